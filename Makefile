@@ -1,0 +1,71 @@
+# kdgpu: exact kd-tree neighbour search for PostgreSQL, on the GPU and the CPU.
+#
+#   make && make install       the extension (kdgpu.so), and kdgpu_cuda.so
+#                              when nvcc is found (NVCC=... to choose one)
+#   make installcheck          pg_regress suites against a running server
+#   make engine-check          engine tests, no server (GPU too when present)
+#   make engine-bench          engine benchmark (bench/README.md)
+
+EXTENSION = kdgpu
+MODULE_big = kdgpu
+DATA = kdgpu--0.1.sql
+PGFILEDESC = "kdgpu - exact kd-tree neighbour search on GPU and CPU"
+
+ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
+EXT_SRCS = $(sort $(wildcard src/*.c))
+OBJS = $(EXT_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
+
+REGRESS_OPTS = --inputdir=test --outputdir=test/results
+REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
+
+# float8 results must be bit-identical to the GPU's: no contraction to FMA
+ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
+PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
+SHLIB_LINK = -ldl -pthread
+EXTRA_CLEAN = test/results engine-test engine-bench-bin $(CUDA_SO) cuda/*.o
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# ---- GPU object ------------------------------------------------------------
+NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+CUDA_SO = cuda/kdgpu_cuda.so
+CUDA_SRCS = $(sort $(wildcard cuda/*.cu))
+CUDA_HDRS = $(wildcard cuda/*.h cuda/*.cuh) src/engine/kdtree.h
+NVCC_FLAGS = -O3 -std=c++17 --fmad=false -Xcompiler -fPIC,-fvisibility=hidden \
+	-cudart static \
+	-gencode arch=compute_80,code=sm_80 \
+	-gencode arch=compute_90,code=sm_90 \
+	-gencode arch=compute_90,code=compute_90
+
+ifneq ($(NVCC),)
+ifneq ($(CUDA_SRCS),)
+all: $(CUDA_SO)
+install: install-cuda
+endif
+endif
+
+$(CUDA_SO): $(CUDA_SRCS) $(CUDA_HDRS)
+	$(NVCC) $(NVCC_FLAGS) -shared -o $@ $(CUDA_SRCS) \
+		-Xlinker --version-script=cuda/exports.map
+
+install-cuda: $(CUDA_SO)
+	$(INSTALL_SHLIB) $(CUDA_SO) '$(DESTDIR)$(pkglibdir)/kdgpu_cuda.so'
+
+# ---- engine tests and benchmark (no server) --------------------------------
+ENGINE_TEST_SRCS = $(sort $(wildcard test/engine/*.c))
+
+engine-test: $(ENGINE_SRCS) $(ENGINE_TEST_SRCS) src/engine/kdtree.h test/engine/*.h
+	$(CC) $(ENGINE_CFLAGS) -Wall -Isrc/engine -o $@ $(ENGINE_TEST_SRCS) $(ENGINE_SRCS) -ldl -lm
+
+engine-bench-bin: $(ENGINE_SRCS) bench/engine_bench.c src/engine/kdtree.h test/engine/*.h
+	$(CC) $(ENGINE_CFLAGS) -O3 -march=x86-64-v2 -Wall -Isrc/engine -Itest/engine -o $@ bench/engine_bench.c test/engine/datagen.c $(ENGINE_SRCS) -ldl -lm
+
+engine-check: engine-test $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
+	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./engine-test
+
+engine-bench: engine-bench-bin $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
+	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./engine-bench-bin $(BENCH_ARGS)
+
+.PHONY: engine-check engine-bench install-cuda

@@ -1,0 +1,77 @@
+/*
+ * kdgpu_cuda.h
+ *	  The plain C ABI of kdgpu_cuda.so, the GPU side of the kd-tree engine.
+ *
+ * kdgpu_cuda.so is linked with the static CUDA runtime and opened by the
+ * engine (src/engine/kd_gpu.c) with dlopen(RTLD_NOW | RTLD_LOCAL).  Its one
+ * exported symbol, kdgpu_cuda_api(), returns a table of entry points; the
+ * engine checks abi_version before using it.  Every entry point returns a
+ * KdStatus and fills a KdError; none of them exits, and every device
+ * allocation made by a call is freed before it returns (the device copy of a
+ * tree lives until release()).  Types and result orders are those of
+ * src/engine/kdtree.h, and results are bit-identical to the CPU path's.
+ */
+#ifndef KDGPU_CUDA_H
+#define KDGPU_CUDA_H
+
+#include "../src/engine/kdtree.h"
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+#define KDGPU_CUDA_ABI_VERSION 1
+
+typedef struct KdCudaApi
+{
+	int			abi_version;
+
+	/* find a device and describe it; KD_ERR_GPU_UNAVAILABLE says why not */
+	KdStatus	(*probe) (KdGpuInfo *info, KdError *err);
+
+	/* copy a host tree to the device; *out is freed with release() */
+	KdStatus	(*upload) (const KdTree *tree, KdGpuTree **out,
+						   const KdExec *exec, KdError *err);
+	void		(*release) (KdGpuTree *gtree);
+
+	/*
+	 * Build a tree over points (n * dim, input order) on the device and
+	 * copy it into tree, whose arrays are allocated by the caller
+	 * (kd_tree_alloc).  If out is not NULL the device copy is kept there.
+	 */
+	KdStatus	(*build) (const double *points, const uint64_t *refs,
+						  int64_t n, int dim, KdTree *tree, KdGpuTree **out,
+						  const KdExec *exec, KdError *err);
+
+	/* the same contracts as kd_knn, kd_all_knn, kd_radius, kd_box */
+	KdStatus	(*knn) (const KdGpuTree *gtree, const double *queries,
+						int64_t nq, int k, KdNeighbor *out, int32_t *count,
+						const KdExec *exec, KdError *err);
+	KdStatus	(*all_knn) (const KdGpuTree *gtree, int k, bool include_self,
+							KdNeighbor *out, int32_t *count,
+							const KdExec *exec, KdError *err);
+	KdStatus	(*radius) (const KdGpuTree *gtree, const double *centers,
+						   int64_t nq, const double *radii, int64_t nradii,
+						   KdRangeResult *res, const KdExec *exec,
+						   KdError *err);
+	KdStatus	(*box) (const KdGpuTree *gtree, const double *lows,
+						const double *highs, int64_t nq, KdRangeResult *res,
+						const KdExec *exec, KdError *err);
+
+	/* the same contract as kd_brute_knn */
+	KdStatus	(*brute_knn) (const double *points, const uint64_t *refs,
+							  int64_t n, int dim, const double *queries,
+							  int64_t nq, int k, KdNeighbor *out,
+							  int32_t *count, const KdExec *exec,
+							  KdError *err);
+} KdCudaApi;
+
+/* the one exported symbol */
+extern const KdCudaApi *kdgpu_cuda_api(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* KDGPU_CUDA_H */

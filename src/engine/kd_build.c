@@ -1,0 +1,294 @@
+/*
+ * kd_build.c
+ *	  Building a left-balanced kd-tree on the CPU, and the build dispatcher.
+ *
+ * The builder works on a copy of the points in a scratch array and keeps
+ * every subtree's points in one contiguous range: node i owns [begin, end),
+ * its left subtree the first leftsize points, itself the next one, its right
+ * subtree the rest (an in-order layout).  For each node it takes the tight
+ * bounding box of its range, splits on the widest dimension (the lowest one
+ * on ties) and selects the point of rank leftsize by (coordinate, ref) with
+ * quickselect, so a build is O(n log n) expected whatever the data:
+ * duplicates and degenerate sets split evenly because the shape, not the
+ * values, fixes the ranks.  The top levels run on the calling thread; the
+ * subtrees below are built in parallel.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kd_internal.h"
+#include "../../cuda/kdgpu_cuda.h"
+
+typedef struct BuildCtx
+{
+	int			dim;
+	double	   *pts;			/* scratch copy of the points, moved around */
+	uint64_t   *refs;			/* scratch copy of the refs, moved alongside */
+	KdTree	   *tree;
+	int64_t    *task_node;		/* roots of the subtrees built in parallel */
+	int64_t    *task_begin;
+	int64_t		ntasks;
+} BuildCtx;
+
+/* (coordinate in dimension s, ref) order of scratch entries a and b */
+KD_INLINE bool
+entry_less(const BuildCtx *c, int64_t a, int64_t b, int s)
+{
+	double		x = c->pts[a * c->dim + s];
+	double		y = c->pts[b * c->dim + s];
+
+	return x < y || (x == y && c->refs[a] < c->refs[b]);
+}
+
+/* Swap scratch entries a and b. */
+KD_INLINE void
+entry_swap(BuildCtx *c, int64_t a, int64_t b)
+{
+	double	   *pa = c->pts + a * c->dim;
+	double	   *pb = c->pts + b * c->dim;
+	uint64_t	r = c->refs[a];
+
+	for (int j = 0; j < c->dim; j++)
+	{
+		double		t = pa[j];
+
+		pa[j] = pb[j];
+		pb[j] = t;
+	}
+	c->refs[a] = c->refs[b];
+	c->refs[b] = r;
+}
+
+/* Partially sort [lo, hi] so that rank target sits at its sorted place. */
+static void
+select_rank(BuildCtx *c, int64_t lo, int64_t hi, int64_t target, int s)
+{
+	while (hi - lo > 16)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+		int64_t		i = lo,
+					j = hi;
+
+		/* median of three moved to mid, used as the pivot */
+		if (entry_less(c, mid, lo, s))
+			entry_swap(c, mid, lo);
+		if (entry_less(c, hi, mid, s))
+		{
+			entry_swap(c, hi, mid);
+			if (entry_less(c, mid, lo, s))
+				entry_swap(c, mid, lo);
+		}
+		/* keep the pivot in place at mid while partitioning around it */
+		while (i <= j)
+		{
+			while (entry_less(c, i, mid, s))
+				i++;
+			while (entry_less(c, mid, j, s))
+				j--;
+			if (i <= j)
+			{
+				/* track the pivot if it moves */
+				if (i == mid)
+					mid = j;
+				else if (j == mid)
+					mid = i;
+				entry_swap(c, i, j);
+				i++;
+				j--;
+			}
+		}
+		if (target <= j)
+			hi = j;
+		else if (target >= i)
+			lo = i;
+		else
+			return;
+	}
+	/* insertion sort of a short range */
+	for (int64_t a = lo + 1; a <= hi; a++)
+		for (int64_t b = a; b > lo && entry_less(c, b, b - 1, s); b--)
+			entry_swap(c, b, b - 1);
+}
+
+/*
+ * Make node the root of the points in [begin, end): choose its split, place
+ * its point and, when it has one, store its bounding box.  Returns the size
+ * of its left subtree.
+ */
+static int64_t
+build_node(BuildCtx *c, int64_t node, int64_t begin, int64_t end)
+{
+	KdTree	   *t = c->tree;
+	int			dim = c->dim;
+	double		box[2 * KD_MAX_DIM];
+	int64_t		left = kd_subtree_size(2 * node + 1, t->n);
+	int			s = 0;
+
+	for (int j = 0; j < dim; j++)
+		box[j] = box[dim + j] = c->pts[begin * dim + j];
+	for (int64_t i = begin + 1; i < end; i++)
+	{
+		const double *p = c->pts + i * dim;
+
+		for (int j = 0; j < dim; j++)
+		{
+			if (p[j] < box[j])
+				box[j] = p[j];
+			if (p[j] > box[dim + j])
+				box[dim + j] = p[j];
+		}
+	}
+	for (int j = 1; j < dim; j++)
+		if (box[dim + j] - box[j] > box[dim + s] - box[s])
+			s = j;
+
+	if (end - begin > 1)
+		select_rank(c, begin, end - 1, begin + left, s);
+
+	memcpy(t->coords + node * dim, c->pts + (begin + left) * dim,
+		   sizeof(double) * dim);
+	t->refs[node] = c->refs[begin + left];
+	t->split[node] = (uint8_t) s;
+	if (node < t->nbounds)
+		memcpy(t->bounds + node * 2 * dim, box, sizeof(double) * 2 * dim);
+	return left;
+}
+
+/* Build the whole subtree of node over [begin, end). */
+static void
+build_subtree(BuildCtx *c, int64_t node, int64_t begin, int64_t end)
+{
+	while (end > begin)
+	{
+		int64_t		left = build_node(c, node, begin, end);
+
+		build_subtree(c, 2 * node + 1, begin, begin + left);
+		/* the right subtree by iteration */
+		node = 2 * node + 2;
+		begin = begin + left + 1;
+	}
+}
+
+/*
+ * Build the levels above task_level on the calling thread and record the
+ * subtrees rooted at task_level as tasks.
+ */
+static void
+build_top(BuildCtx *c, int64_t node, int64_t begin, int64_t end,
+		  int level, int task_level)
+{
+	int64_t		left;
+
+	if (end <= begin)
+		return;
+	if (level == task_level)
+	{
+		c->task_node[c->ntasks] = node;
+		c->task_begin[c->ntasks] = begin;
+		c->ntasks++;
+		return;
+	}
+	left = build_node(c, node, begin, end);
+	build_top(c, 2 * node + 1, begin, begin + left, level + 1, task_level);
+	build_top(c, 2 * node + 2, begin + left + 1, end, level + 1, task_level);
+}
+
+/* Parallel body: build recorded subtrees [first, last). */
+static void
+build_tasks(void *arg, int64_t first, int64_t last)
+{
+	BuildCtx   *c = arg;
+
+	for (int64_t i = first; i < last; i++)
+	{
+		int64_t		node = c->task_node[i];
+		int64_t		begin = c->task_begin[i];
+
+		build_subtree(c, node, begin, begin + kd_subtree_size(node, c->tree->n));
+	}
+}
+
+/*
+ * Build a tree over n points (n * dim, input order) with their refs on the
+ * CPU.  tree is allocated here; free it with kd_tree_free.
+ */
+KdStatus
+kd_build_cpu(const double *points, const uint64_t *refs, int64_t n, int dim,
+			 KdTree *tree, KdExec *exec, KdError *err)
+{
+	BuildCtx	c;
+	int			task_level = 0;
+	KdStatus	st;
+
+	st = kd_check_points(points, n, dim, err);
+	if (st == KD_OK)
+		st = kd_tree_alloc(tree, n, dim, err);
+	if (st != KD_OK)
+		return st;
+
+	/* enough subtrees for the threads to balance, each of useful size */
+	while (exec && exec->threads > 1 &&
+		   ((int64_t) 1 << task_level) < 8 * (int64_t) exec->threads &&
+		   (n >> task_level) > 4096)
+		task_level++;
+
+	memset(&c, 0, sizeof(c));
+	c.dim = dim;
+	c.tree = tree;
+	c.pts = malloc(sizeof(double) * (size_t) (n * dim) + 1);
+	c.refs = malloc(sizeof(uint64_t) * (size_t) n + 1);
+	c.task_node = malloc(sizeof(int64_t) << task_level);
+	c.task_begin = malloc(sizeof(int64_t) << task_level);
+	if (!c.pts || !c.refs || !c.task_node || !c.task_begin)
+		st = kd_set_error(err, KD_ERR_NOMEM, -1,
+						  "out of memory building a tree of %lld points",
+						  (long long) n);
+	else
+	{
+		memcpy(c.pts, points, sizeof(double) * (size_t) (n * dim));
+		memcpy(c.refs, refs, sizeof(uint64_t) * (size_t) n);
+		build_top(&c, 0, 0, n, 0, task_level);
+		if (kd_interrupted(exec))
+			st = kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
+		else
+			st = kd_parallel_for(exec, c.ntasks, 1, build_tasks, &c, err);
+	}
+	free(c.pts);
+	free(c.refs);
+	free(c.task_node);
+	free(c.task_begin);
+	if (st != KD_OK)
+		kd_tree_free(tree);
+	return st;
+}
+
+/*
+ * Build a tree on the device chosen by exec (see kd_gpu_chosen).  A GPU
+ * build keeps the tree's device copy in tree->gpu for the queries that
+ * follow.
+ */
+KdStatus
+kd_build(const double *points, const uint64_t *refs, int64_t n, int dim,
+		 KdTree *tree, KdExec *exec, KdError *err)
+{
+	KdStatus	st;
+
+	if (kd_gpu_chosen(exec, n, err, &st))
+	{
+		st = kd_check_points(points, n, dim, err);
+		if (st == KD_OK)
+			st = kd_tree_alloc(tree, n, dim, err);
+		if (st != KD_OK)
+			return st;
+		st = kd_gpu_api()->build(points, refs, n, dim, tree, &tree->gpu,
+								 exec, err);
+		if (st == KD_OK)
+			return KD_OK;
+		kd_tree_free(tree);
+		if (!kd_gpu_fallback(exec, st, err))
+			return st;
+	}
+	else if (st != KD_OK)
+		return st;
+	return kd_build_cpu(points, refs, n, dim, tree, exec, err);
+}

@@ -1,0 +1,198 @@
+/*
+ * kd_gpu.c
+ *	  Opening the GPU object and choosing between the GPU and the CPU.
+ *
+ * kdgpu_cuda.so is opened with dlopen(RTLD_NOW | RTLD_LOCAL) on the first
+ * call that could use it, never before, so a process that never asks for
+ * the GPU never initializes CUDA (a PostgreSQL postmaster must not: CUDA
+ * state does not survive fork).  The outcome is remembered for the life of
+ * the process: either a usable function table and the device's description,
+ * or the reason there is none (no library, no driver, no device, driver too
+ * old), which kd_gpu_available reports and KdExec.note repeats.
+ *
+ * Device choice: KD_DEVICE_CPU never opens the library; KD_DEVICE_GPU fails
+ * with the reason when no GPU is usable; KD_DEVICE_AUTO uses the GPU for work
+ * of at least gpu_min_work items and falls back to the CPU when the GPU
+ * fails for want of memory or with a CUDA error.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kd_internal.h"
+#include "../../cuda/kdgpu_cuda.h"
+
+static char gpu_library[1024] = "";
+static bool gpu_loaded = false;
+static const KdCudaApi *gpu_api = NULL;
+static KdGpuInfo gpu_info;
+static char gpu_why[256] = "";
+
+/*
+ * Set the path of kdgpu_cuda.so; takes effect if the library has not been
+ * opened yet.  Without it, $KDGPU_CUDA_LIB or the dynamic linker's search.
+ */
+void
+kd_gpu_set_library(const char *path)
+{
+	snprintf(gpu_library, sizeof(gpu_library), "%s", path ? path : "");
+}
+
+/* Open the library and probe for a device, once per process. */
+static void
+gpu_load(void)
+{
+	const char *path = gpu_library;
+	void	   *handle;
+	const KdCudaApi *(*entry) (void);
+	const KdCudaApi *api;
+	KdError		err;
+
+	if (gpu_loaded)
+		return;
+	gpu_loaded = true;
+	if (path[0] == '\0')
+		path = getenv("KDGPU_CUDA_LIB");
+	if (path == NULL || path[0] == '\0')
+		path = "kdgpu_cuda.so";
+
+	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (handle == NULL)
+	{
+		snprintf(gpu_why, sizeof(gpu_why), "GPU library not loaded: %.200s",
+				 dlerror());
+		return;
+	}
+	*(void **) (&entry) = dlsym(handle, "kdgpu_cuda_api");
+	api = entry ? entry() : NULL;
+	if (api == NULL || api->abi_version != KDGPU_CUDA_ABI_VERSION)
+	{
+		snprintf(gpu_why, sizeof(gpu_why),
+				 "GPU library %.200s does not match this build (ABI %d expected)",
+				 path, KDGPU_CUDA_ABI_VERSION);
+		return;
+	}
+	memset(&err, 0, sizeof(err));
+	if (api->probe(&gpu_info, &err) != KD_OK)
+	{
+		snprintf(gpu_why, sizeof(gpu_why), "%s", err.message);
+		return;
+	}
+	gpu_api = api;
+}
+
+/* The function table, or NULL when no GPU is usable. */
+const KdCudaApi *
+kd_gpu_api(void)
+{
+	gpu_load();
+	return gpu_api;
+}
+
+/*
+ * Whether a GPU is usable; fills info (if given) or, when there is none,
+ * the reason (if why is given).
+ */
+bool
+kd_gpu_available(KdGpuInfo *info, char *why, size_t whylen)
+{
+	gpu_load();
+	if (gpu_api && info)
+		*info = gpu_info;
+	if (!gpu_api && why && whylen > 0)
+		snprintf(why, whylen, "%s", gpu_why);
+	return gpu_api != NULL;
+}
+
+/*
+ * Whether exec's work of `work` items goes to the GPU.  When it cannot,
+ * exec->note says why; *st is an error only when the GPU was required.
+ */
+bool
+kd_gpu_chosen(KdExec *exec, int64_t work, KdError *err, KdStatus *st)
+{
+	*st = KD_OK;
+	exec->used_gpu = false;
+	exec->note[0] = '\0';
+	if (exec->device == KD_DEVICE_CPU)
+	{
+		snprintf(exec->note, sizeof(exec->note), "CPU requested");
+		return false;
+	}
+	if (kd_gpu_api() == NULL)
+	{
+		snprintf(exec->note, sizeof(exec->note), "%s", gpu_why);
+		if (exec->device == KD_DEVICE_GPU)
+			*st = kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "%s", gpu_why);
+		return false;
+	}
+	if (exec->device == KD_DEVICE_AUTO && work < exec->gpu_min_work)
+	{
+		snprintf(exec->note, sizeof(exec->note),
+				 "%lld items are below the GPU threshold of %lld",
+				 (long long) work, (long long) exec->gpu_min_work);
+		return false;
+	}
+	exec->used_gpu = true;
+	return true;
+}
+
+/*
+ * After a GPU failure: true when the CPU should redo the work (AUTO mode
+ * and a failure of the GPU itself, not of the arguments), noting why.
+ */
+bool
+kd_gpu_fallback(KdExec *exec, KdStatus st, const KdError *err)
+{
+	exec->used_gpu = false;
+	if (exec->device != KD_DEVICE_AUTO ||
+		(st != KD_ERR_GPU && st != KD_ERR_GPU_NOMEM &&
+		 st != KD_ERR_GPU_UNAVAILABLE))
+		return false;
+	snprintf(exec->note, sizeof(exec->note), "GPU failed, CPU used: %.200s",
+			 err ? err->message : "");
+	return true;
+}
+
+/* See kd_internal.h. */
+bool
+kd_gpu_run(const KdTree *tree, int64_t work, KdGpuFn fn, void *arg,
+		   KdExec *exec, KdError *err, KdStatus *st)
+{
+	KdGpuTree  *gtree = tree->gpu;
+
+	if (!kd_gpu_chosen(exec, work, err, st))
+		return *st != KD_OK;
+	if (gtree == NULL)
+		*st = gpu_api->upload(tree, &gtree, exec, err);
+	if (*st == KD_OK)
+	{
+		*st = fn(gtree, arg, exec, err);
+		if (gtree != tree->gpu)
+			gpu_api->release(gtree);
+	}
+	if (*st == KD_OK)
+		return true;
+	return !kd_gpu_fallback(exec, *st, err);
+}
+
+/* Keep a device copy of tree in tree->gpu for the queries that follow. */
+KdStatus
+kd_gpu_upload(KdTree *tree, KdExec *exec, KdError *err)
+{
+	if (tree->gpu)
+		return KD_OK;
+	if (kd_gpu_api() == NULL)
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "%s", gpu_why);
+	return gpu_api->upload(tree, &tree->gpu, exec, err);
+}
+
+/* Free the tree's device copy, if any. */
+void
+kd_gpu_release(KdTree *tree)
+{
+	if (tree->gpu && gpu_api)
+		gpu_api->release(tree->gpu);
+	tree->gpu = NULL;
+}

@@ -1,0 +1,147 @@
+/*
+ * kd_internal.h
+ *	  Helpers shared by the engine's C files and not part of its API:
+ *	  squared distances, the sorted candidate list of a kNN search, the
+ *	  thread pool's parallel loop and the GPU dispatch hooks.
+ *
+ * Distances are computed in one place (kd_dist2) so that every query kind
+ * rounds identically; the GPU kernels reproduce the same sum, term by term.
+ */
+#ifndef KD_INTERNAL_H
+#define KD_INTERNAL_H
+
+#include <math.h>
+
+#include "kdtree.h"
+
+#ifdef __GNUC__
+#define KD_INLINE static inline __attribute__((always_inline))
+#else
+#define KD_INLINE static inline
+#endif
+
+/* deepest possible stack of a left-balanced tree of up to 2^63 nodes */
+#define KD_STACK_DEPTH 64
+
+/*
+ * The cheap squared-radius prefilter of range queries: r^2 widened by a
+ * relative slack and a few subnormals, so that it never rejects a point with
+ * sqrt(d2) <= r.  The GPU kernels use the same bound.
+ */
+KD_INLINE double
+kd_radius_bound(double r)
+{
+	return r * r * (1.0 + 1e-12) + 1e-321;
+}
+
+/* Squared distance, summed in dimension order. */
+KD_INLINE double
+kd_dist2(const double *a, const double *b, int dim)
+{
+	double		s = 0.0;
+
+	for (int j = 0; j < dim; j++)
+	{
+		double		d = a[j] - b[j];
+
+		s += d * d;
+	}
+	return s;
+}
+
+/*
+ * Squared distance from q to an axis-aligned box (lo[dim] then hi[dim]);
+ * never more than kd_dist2 of q and any point inside the box.
+ */
+KD_INLINE double
+kd_box_dist2(const double *q, const double *box, int dim)
+{
+	double		s = 0.0;
+
+	for (int j = 0; j < dim; j++)
+	{
+		double		d = 0.0;
+
+		if (q[j] < box[j])
+			d = q[j] - box[j];
+		else if (q[j] > box[dim + j])
+			d = q[j] - box[dim + j];
+		s += d * d;
+	}
+	return s;
+}
+
+/* (d2, ref) order of results */
+KD_INLINE bool
+kd_neighbor_less(double d2a, uint64_t refa, double d2b, uint64_t refb)
+{
+	return d2a < d2b || (d2a == d2b && refa < refb);
+}
+
+/*
+ * Offer a candidate to a sorted list of at most k neighbours; *count grows
+ * until it reaches k.  Callers check against the worst entry first.
+ */
+KD_INLINE void
+kd_candidate_insert(KdNeighbor *list, int *count, int k, double d2,
+					uint64_t ref)
+{
+	int			i = (*count < k) ? (*count)++ : k - 1;
+
+	while (i > 0 && kd_neighbor_less(d2, ref, list[i - 1].d2, list[i - 1].ref))
+	{
+		list[i] = list[i - 1];
+		i--;
+	}
+	list[i].d2 = d2;
+	list[i].ref = ref;
+}
+
+/* true when (d2, ref) would enter a full or partial list of k */
+KD_INLINE bool
+kd_candidate_wanted(const KdNeighbor *list, int count, int k, double d2,
+					uint64_t ref)
+{
+	return count < k ||
+		kd_neighbor_less(d2, ref, list[k - 1].d2, list[k - 1].ref);
+}
+
+/* radius test shared by CPU range queries: sqrt(d2) <= r */
+KD_INLINE bool
+kd_within_radius(double d2, double r2max, double r)
+{
+	return d2 <= r2max && sqrt(d2) <= r;
+}
+
+/* kd_parallel.c */
+typedef void (*KdRangeFn) (void *arg, int64_t begin, int64_t end);
+extern KdStatus kd_parallel_for(KdExec *exec, int64_t nitems, int64_t chunk,
+								KdRangeFn fn, void *arg, KdError *err);
+extern bool kd_interrupted(KdExec *exec);
+
+/* kd_tree.c */
+extern KdStatus kd_check_k(int k, KdError *err);
+extern KdStatus kd_range_result_alloc(KdRangeResult *res, int64_t nq,
+									  KdError *err);
+extern KdStatus kd_range_result_fill_offsets(KdRangeResult *res,
+											 KdError *err);
+extern void kd_sort_neighbors(KdNeighbor *hits, int64_t n, bool by_ref);
+
+/*
+ * kd_gpu.c: dispatch.  kd_gpu_run runs fn on the tree's device copy (made
+ * for the call if the tree has none) when exec chooses the GPU for work
+ * items.  It returns true when the caller is to return *st (the GPU did the
+ * work, or failed in a way the CPU cannot mend) and false when the caller is
+ * to run the CPU path instead.
+ */
+struct KdCudaApi;
+typedef KdStatus (*KdGpuFn) (const KdGpuTree *gtree, void *arg,
+							 KdExec *exec, KdError *err);
+extern const struct KdCudaApi *kd_gpu_api(void);
+extern bool kd_gpu_chosen(KdExec *exec, int64_t work, KdError *err,
+						  KdStatus *st);
+extern bool kd_gpu_fallback(KdExec *exec, KdStatus st, const KdError *err);
+extern bool kd_gpu_run(const KdTree *tree, int64_t work, KdGpuFn fn,
+					   void *arg, KdExec *exec, KdError *err, KdStatus *st);
+
+#endif							/* KD_INTERNAL_H */

@@ -1,0 +1,294 @@
+/*
+ * kd_range.c
+ *	  Radius and box queries on the CPU, and their dispatch to the GPU.
+ *
+ * Both walk the tree depth-first, skipping a subtree when its splitting
+ * plane or its stored bounding box shows it cannot hold a hit.  Results are
+ * sized by a count pass and then filled, so memory is exactly what the
+ * answer needs; each query's hits are then sorted: by (d2, ref) for radius
+ * queries, by ref for boxes.
+ *
+ * A point is within radius r when sqrt(d2) <= r with the correctly rounded
+ * square root, which is what a brute-force `distance <= r` computes.  The
+ * walk compares squared distances with r^2 widened by a relative slack (and a
+ * few subnormals), so the cheap test never rejects a point the exact test
+ * would keep.
+ */
+#include <stdlib.h>
+
+#include "kd_internal.h"
+#include "../../cuda/kdgpu_cuda.h"
+
+typedef struct RangeBatch
+{
+	const KdTree *tree;
+	const double *centers;		/* radius queries: centres ... */
+	const double *radii;		/* ... and radii (nradii of them) */
+	int64_t		nradii;
+	const double *lows;			/* box queries: corners */
+	const double *highs;
+	KdRangeResult *res;
+	bool		fill;			/* false: count pass into offsets[q + 1] */
+} RangeBatch;
+
+/* Hits of one radius query; writes them to out unless out is NULL. */
+KD_INLINE int64_t
+radius_search(const KdTree *t, const double *q, double r, KdNeighbor *out,
+			  const int dim)
+{
+	int64_t		stack[KD_STACK_DEPTH];
+	int			sp = 0;
+	int64_t		hits = 0;
+	double		r2max = kd_radius_bound(r);
+
+	if (t->n > 0)
+		stack[sp++] = 0;
+	while (sp > 0)
+	{
+		int64_t		node = stack[--sp];
+
+		for (;;)
+		{
+			const double *p = t->coords + node * dim;
+			double		d2,
+						diff;
+			int64_t		near,
+						far;
+			int			s;
+
+			if (node < t->nbounds &&
+				kd_box_dist2(q, t->bounds + node * 2 * dim, dim) > r2max)
+				break;
+			d2 = kd_dist2(q, p, dim);
+			if (kd_within_radius(d2, r2max, r))
+			{
+				if (out)
+				{
+					out[hits].d2 = d2;
+					out[hits].ref = t->refs[node];
+				}
+				hits++;
+			}
+			s = t->split[node];
+			diff = q[s] - p[s];
+			near = 2 * node + (diff < 0 ? 1 : 2);
+			far = 2 * node + (diff < 0 ? 2 : 1);
+			if (far < t->n && diff * diff <= r2max)
+				stack[sp++] = far;
+			if (near >= t->n)
+				break;
+			node = near;
+		}
+	}
+	return hits;
+}
+
+/* True when the box [lo, hi] and the box stored as lo[dim], hi[dim] meet. */
+KD_INLINE bool
+boxes_meet(const double *lo, const double *hi, const double *box, int dim)
+{
+	for (int j = 0; j < dim; j++)
+		if (hi[j] < box[j] || lo[j] > box[dim + j])
+			return false;
+	return true;
+}
+
+/* Hits of one box query; writes them to out unless out is NULL. */
+KD_INLINE int64_t
+box_search(const KdTree *t, const double *lo, const double *hi,
+		   KdNeighbor *out, const int dim)
+{
+	int64_t		stack[KD_STACK_DEPTH];
+	int			sp = 0;
+	int64_t		hits = 0;
+
+	if (t->n > 0)
+		stack[sp++] = 0;
+	while (sp > 0)
+	{
+		int64_t		node = stack[--sp];
+
+		while (node < t->n)
+		{
+			const double *p = t->coords + node * dim;
+			bool		inside = true;
+			int			s = t->split[node];
+
+			if (node < t->nbounds &&
+				!boxes_meet(lo, hi, t->bounds + node * 2 * dim, dim))
+				break;
+			for (int j = 0; j < dim; j++)
+				inside &= (p[j] >= lo[j]) & (p[j] <= hi[j]);
+			if (inside)
+			{
+				if (out)
+				{
+					out[hits].d2 = 0.0;
+					out[hits].ref = t->refs[node];
+				}
+				hits++;
+			}
+			if (lo[s] <= p[s] && hi[s] >= p[s])
+			{
+				stack[sp++] = 2 * node + 2;
+				node = 2 * node + 1;
+			}
+			else
+				node = 2 * node + (hi[s] < p[s] ? 1 : 2);
+		}
+	}
+	return hits;
+}
+
+/* One query of a batch, for a dimension count known at compile time. */
+KD_INLINE int64_t
+range_query(const RangeBatch *b, int64_t q, KdNeighbor *out, const int dim)
+{
+	if (b->centers)
+		return radius_search(b->tree, b->centers + q * dim,
+							 b->radii[b->nradii == 1 ? 0 : q], out, dim);
+	return box_search(b->tree, b->lows + q * dim, b->highs + q * dim, out, dim);
+}
+
+/* Parallel body: count or fill queries [begin, end). */
+static void
+range_batch_range(void *arg, int64_t begin, int64_t end)
+{
+	RangeBatch *b = arg;
+	KdRangeResult *res = b->res;
+
+	for (int64_t q = begin; q < end; q++)
+	{
+		KdNeighbor *out = b->fill ? res->hits + res->offsets[q] : NULL;
+		int64_t		hits;
+
+		switch (b->tree->dim)
+		{
+			case 1:
+				hits = range_query(b, q, out, 1);
+				break;
+			case 2:
+				hits = range_query(b, q, out, 2);
+				break;
+			case 3:
+				hits = range_query(b, q, out, 3);
+				break;
+			case 4:
+				hits = range_query(b, q, out, 4);
+				break;
+			default:
+				hits = range_query(b, q, out, b->tree->dim);
+				break;
+		}
+		if (b->fill)
+			kd_sort_neighbors(out, hits, b->centers == NULL);
+		else
+			res->offsets[q + 1] = hits;
+	}
+}
+
+/* Count, size and fill a batch of range queries. */
+static KdStatus
+range_run(RangeBatch *b, int64_t nq, KdExec *exec, KdError *err)
+{
+	KdStatus	st = kd_range_result_alloc(b->res, nq, err);
+
+	b->fill = false;
+	if (st == KD_OK)
+		st = kd_parallel_for(exec, nq, 64, range_batch_range, b, err);
+	if (st == KD_OK)
+		st = kd_range_result_fill_offsets(b->res, err);
+	b->fill = true;
+	if (st == KD_OK)
+		st = kd_parallel_for(exec, nq, 64, range_batch_range, b, err);
+	if (st != KD_OK)
+		kd_range_result_free(b->res);
+	return st;
+}
+
+/* Reject NaN or negative radii and a radius count other than 1 or nq. */
+static KdStatus
+check_radii(const double *radii, int64_t nradii, int64_t nq, KdError *err)
+{
+	if (nradii != 1 && nradii != nq)
+		return kd_set_error(err, KD_ERR_ARG, -1,
+							"%lld radii given for %lld centres",
+							(long long) nradii, (long long) nq);
+	for (int64_t i = 0; i < nradii; i++)
+		if (isnan(radii[i]) || radii[i] < 0)
+			return kd_set_error(err, KD_ERR_ARG, i, "radius %lld is %s",
+								(long long) i,
+								isnan(radii[i]) ? "NaN" : "negative");
+	return KD_OK;
+}
+
+/* Radius queries on the CPU threads of exec. */
+KdStatus
+kd_radius_cpu(const KdTree *tree, const double *centers, int64_t nq,
+			  const double *radii, int64_t nradii, KdRangeResult *res,
+			  KdExec *exec, KdError *err)
+{
+	RangeBatch	b = {tree, centers, radii, nradii, NULL, NULL, res, false};
+	KdStatus	st;
+
+	if ((st = check_radii(radii, nradii, nq, err)) != KD_OK ||
+		(st = kd_check_points(centers, nq, tree->dim, err)) != KD_OK)
+		return st;
+	return range_run(&b, nq, exec, err);
+}
+
+/* Box queries on the CPU threads of exec. */
+KdStatus
+kd_box_cpu(const KdTree *tree, const double *lows, const double *highs,
+		   int64_t nq, KdRangeResult *res, KdExec *exec, KdError *err)
+{
+	RangeBatch	b = {tree, NULL, NULL, 0, lows, highs, res, false};
+	KdStatus	st;
+
+	if ((st = kd_check_points(lows, nq, tree->dim, err)) != KD_OK ||
+		(st = kd_check_points(highs, nq, tree->dim, err)) != KD_OK)
+		return st;
+	return range_run(&b, nq, exec, err);
+}
+
+/* GPU body of kd_radius and kd_box. */
+static KdStatus
+range_batch_gpu(const KdGpuTree *gtree, void *arg, KdExec *exec, KdError *err)
+{
+	RangeBatch *b = arg;
+
+	if (b->centers)
+		return kd_gpu_api()->radius(gtree, b->centers, b->res->nq, b->radii,
+									b->nradii, b->res, exec, err);
+	return kd_gpu_api()->box(gtree, b->lows, b->highs, b->res->nq, b->res,
+							 exec, err);
+}
+
+/* Radius queries, on the device exec chooses. */
+KdStatus
+kd_radius(const KdTree *tree, const double *centers, int64_t nq,
+		  const double *radii, int64_t nradii, KdRangeResult *res,
+		  KdExec *exec, KdError *err)
+{
+	RangeBatch	b = {tree, centers, radii, nradii, NULL, NULL, res, false};
+	KdStatus	st;
+
+	res->nq = nq;
+	if (kd_gpu_run(tree, nq, range_batch_gpu, &b, exec, err, &st))
+		return st;
+	return kd_radius_cpu(tree, centers, nq, radii, nradii, res, exec, err);
+}
+
+/* Box queries, on the device exec chooses. */
+KdStatus
+kd_box(const KdTree *tree, const double *lows, const double *highs,
+	   int64_t nq, KdRangeResult *res, KdExec *exec, KdError *err)
+{
+	RangeBatch	b = {tree, NULL, NULL, 0, lows, highs, res, false};
+	KdStatus	st;
+
+	res->nq = nq;
+	if (kd_gpu_run(tree, nq, range_batch_gpu, &b, exec, err, &st))
+		return st;
+	return kd_box_cpu(tree, lows, highs, nq, res, exec, err);
+}

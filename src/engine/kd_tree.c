@@ -1,0 +1,304 @@
+/*
+ * kd_tree.c
+ *	  Tree memory, the shape of a left-balanced tree, argument checks, error
+ *	  reporting and the structural check of a built tree.
+ *
+ * The shape of a left-balanced tree depends on n alone: node i's subtree is
+ * the set of array positions reachable through 2i+1 and 2i+2, a complete
+ * binary tree filled from the left.  kd_subtree_size walks it level by level
+ * in O(log n) without building anything.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kd_internal.h"
+
+/* Fill err (if given) and return code. */
+KdStatus
+kd_set_error(KdError *err, KdStatus code, int64_t item, const char *fmt,...)
+{
+	if (err)
+	{
+		va_list		ap;
+
+		err->code = code;
+		err->item = item;
+		va_start(ap, fmt);
+		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* Defaults: automatic device choice, the calling thread only. */
+void
+kd_exec_init(KdExec *exec)
+{
+	memset(exec, 0, sizeof(*exec));
+	exec->device = KD_DEVICE_AUTO;
+	exec->threads = 1;
+	exec->gpu_min_work = 100000;
+}
+
+/* Number of nodes in the subtree rooted at node of a tree of n nodes. */
+int64_t
+kd_subtree_size(int64_t node, int64_t n)
+{
+	int64_t		lo = node;
+	int64_t		hi = node;
+	int64_t		size = 0;
+
+	while (lo < n)
+	{
+		size += (hi < n ? hi : n - 1) - lo + 1;
+		if (lo > (INT64_MAX - 2) / 2)
+			break;
+		lo = 2 * lo + 1;
+		hi = 2 * hi + 2;
+	}
+	return size;
+}
+
+/* Depth (levels) of a left-balanced tree of n nodes: ceil(log2(n + 1)). */
+int
+kd_tree_depth(int64_t n)
+{
+	int			depth = 0;
+
+	while (n > 0)
+	{
+		depth++;
+		n >>= 1;
+	}
+	return depth;
+}
+
+/*
+ * Number of leading nodes that store a bounding box: all nodes of the full
+ * top levels in which every subtree holds at least KD_BOUNDS_MIN_SUBTREE
+ * points.  The smallest subtree of a level is its rightmost node's.
+ */
+int64_t
+kd_tree_nbounds(int64_t n)
+{
+	int64_t		levels_nodes = 0;	/* 2^L - 1 */
+
+	for (;;)
+	{
+		int64_t		rightmost = 2 * levels_nodes;	/* last node of level L */
+
+		if (rightmost >= n ||
+			kd_subtree_size(rightmost, n) < KD_BOUNDS_MIN_SUBTREE)
+			break;
+		levels_nodes = 2 * levels_nodes + 1;
+	}
+	return levels_nodes;
+}
+
+/* Allocate the arrays of a tree of n points in dim dimensions. */
+KdStatus
+kd_tree_alloc(KdTree *tree, int64_t n, int dim, KdError *err)
+{
+	memset(tree, 0, sizeof(*tree));
+	if (dim < 1 || dim > KD_MAX_DIM)
+		return kd_set_error(err, KD_ERR_ARG, -1,
+							"dimension %d is out of range 1..%d", dim, KD_MAX_DIM);
+	if (n < 0)
+		return kd_set_error(err, KD_ERR_ARG, -1, "negative point count");
+	tree->n = n;
+	tree->dim = dim;
+	tree->nbounds = kd_tree_nbounds(n);
+	tree->owned = true;
+	tree->coords = malloc(sizeof(double) * (size_t) (n * dim) + 1);
+	tree->refs = malloc(sizeof(uint64_t) * (size_t) n + 1);
+	tree->split = malloc((size_t) n + 1);
+	tree->bounds = malloc(sizeof(double) * 2 * dim * (size_t) tree->nbounds + 1);
+	if (!tree->coords || !tree->refs || !tree->split || !tree->bounds)
+	{
+		kd_tree_free(tree);
+		return kd_set_error(err, KD_ERR_NOMEM, -1,
+							"out of memory for a tree of %lld points",
+							(long long) n);
+	}
+	return KD_OK;
+}
+
+/* Free what kd_tree_alloc allocated, and the tree's device copy. */
+void
+kd_tree_free(KdTree *tree)
+{
+	kd_gpu_release(tree);
+	if (tree->owned)
+	{
+		free(tree->coords);
+		free(tree->refs);
+		free(tree->split);
+		free(tree->bounds);
+	}
+	tree->coords = NULL;
+	tree->refs = NULL;
+	tree->split = NULL;
+	tree->bounds = NULL;
+	tree->owned = false;
+}
+
+/* Reject NaN and infinite coordinates, naming the first bad point. */
+KdStatus
+kd_check_points(const double *points, int64_t n, int dim, KdError *err)
+{
+	if (dim < 1 || dim > KD_MAX_DIM)
+		return kd_set_error(err, KD_ERR_ARG, -1,
+							"dimension %d is out of range 1..%d", dim, KD_MAX_DIM);
+	for (int64_t i = 0; i < n * dim; i++)
+		if (!isfinite(points[i]))
+			return kd_set_error(err, KD_ERR_NONFINITE, i / dim,
+								"point %lld has a %s coordinate",
+								(long long) (i / dim),
+								isnan(points[i]) ? "NaN" : "infinite");
+	return KD_OK;
+}
+
+/* Reject k outside 1..KD_MAX_K. */
+KdStatus
+kd_check_k(int k, KdError *err)
+{
+	if (k < 1 || k > KD_MAX_K)
+		return kd_set_error(err, KD_ERR_ARG, -1,
+							"k = %d is out of range 1..%d", k, KD_MAX_K);
+	return KD_OK;
+}
+
+/* Allocate offsets for nq queries; hits come later. */
+KdStatus
+kd_range_result_alloc(KdRangeResult *res, int64_t nq, KdError *err)
+{
+	res->nq = nq;
+	res->hits = NULL;
+	res->offsets = calloc((size_t) nq + 1, sizeof(int64_t));
+	if (!res->offsets)
+		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	return KD_OK;
+}
+
+/*
+ * Turn per-query counts stored in offsets[1..nq] into offsets and allocate
+ * the hits.
+ */
+KdStatus
+kd_range_result_fill_offsets(KdRangeResult *res, KdError *err)
+{
+	for (int64_t q = 0; q < res->nq; q++)
+		res->offsets[q + 1] += res->offsets[q];
+	res->hits = malloc(sizeof(KdNeighbor) * (size_t) res->offsets[res->nq] + 1);
+	if (!res->hits)
+		return kd_set_error(err, KD_ERR_NOMEM, -1,
+							"out of memory for %lld range hits",
+							(long long) res->offsets[res->nq]);
+	return KD_OK;
+}
+
+/* Free a range result's arrays. */
+void
+kd_range_result_free(KdRangeResult *res)
+{
+	free(res->offsets);
+	free(res->hits);
+	res->offsets = NULL;
+	res->hits = NULL;
+	res->nq = 0;
+}
+
+static int
+cmp_d2_ref(const void *a, const void *b)
+{
+	const KdNeighbor *x = a;
+	const KdNeighbor *y = b;
+
+	if (kd_neighbor_less(x->d2, x->ref, y->d2, y->ref))
+		return -1;
+	return kd_neighbor_less(y->d2, y->ref, x->d2, x->ref) ? 1 : 0;
+}
+
+static int
+cmp_ref(const void *a, const void *b)
+{
+	uint64_t	x = ((const KdNeighbor *) a)->ref;
+	uint64_t	y = ((const KdNeighbor *) b)->ref;
+
+	return (x > y) - (x < y);
+}
+
+/* Sort hits by (d2, ref), or by ref alone. */
+void
+kd_sort_neighbors(KdNeighbor *hits, int64_t n, bool by_ref)
+{
+	if (n > 1)
+		qsort(hits, (size_t) n, sizeof(KdNeighbor), by_ref ? cmp_ref : cmp_d2_ref);
+}
+
+/*
+ * Verify a tree: split dimensions in range, finite coordinates, every node
+ * on the correct side of each ancestor's split, and each stored bounding box
+ * containing its subtree.  O(n log n).
+ */
+KdStatus
+kd_tree_check(const KdTree *tree, KdError *err)
+{
+	int			dim = tree->dim;
+	KdStatus	st;
+
+	if (dim < 1 || dim > KD_MAX_DIM || tree->n < 0)
+		return kd_set_error(err, KD_ERR_ARG, -1, "bad tree header");
+	if (tree->nbounds != kd_tree_nbounds(tree->n))
+		return kd_set_error(err, KD_ERR_ARG, -1,
+							"tree has %lld bounding boxes, expected %lld",
+							(long long) tree->nbounds,
+							(long long) kd_tree_nbounds(tree->n));
+	st = kd_check_points(tree->coords, tree->n, dim, err);
+	if (st != KD_OK)
+		return st;
+	for (int64_t i = 0; i < tree->n; i++)
+	{
+		const double *p = tree->coords + i * dim;
+
+		if (tree->split[i] >= dim)
+			return kd_set_error(err, KD_ERR_ARG, i,
+								"node %lld has split dimension %d",
+								(long long) i, tree->split[i]);
+		/* walk up: p must be on its side of every ancestor's plane */
+		for (int64_t c = i; c > 0; c = (c - 1) / 2)
+		{
+			int64_t		a = (c - 1) / 2;
+			int			s = tree->split[a];
+			double		v = tree->coords[a * dim + s];
+
+			if ((c == 2 * a + 1 && p[s] > v) || (c == 2 * a + 2 && p[s] < v))
+				return kd_set_error(err, KD_ERR_ARG, i,
+									"node %lld is on the wrong side of node %lld",
+									(long long) i, (long long) a);
+			if (a < tree->nbounds)
+			{
+				const double *box = tree->bounds + a * 2 * dim;
+
+				for (int j = 0; j < dim; j++)
+					if (p[j] < box[j] || p[j] > box[dim + j])
+						return kd_set_error(err, KD_ERR_ARG, i,
+											"node %lld lies outside the box of node %lld",
+											(long long) i, (long long) a);
+			}
+		}
+		if (i < tree->nbounds)
+		{
+			const double *box = tree->bounds + i * 2 * dim;
+
+			for (int j = 0; j < dim; j++)
+				if (p[j] < box[j] || p[j] > box[dim + j])
+					return kd_set_error(err, KD_ERR_ARG, i,
+										"node %lld lies outside its own box",
+										(long long) i);
+		}
+	}
+	return KD_OK;
+}

@@ -1,0 +1,226 @@
+/*
+ * kdtree.h
+ *	  The kdgpu kd-tree engine: one tree format, CPU build and queries, and the
+ *	  dispatch to the GPU object (kdgpu_cuda.so) when one is usable.
+ *
+ * Plain C99; nothing here knows PostgreSQL.  The same code is linked into the
+ * extension, the engine tests and the engine benchmark.
+ *
+ * Tree format.  A left-balanced, pointer-free kd-tree with one point per node:
+ * node i has children 2i+1 and 2i+2, every level is full except the last,
+ * which is filled from the left, so the depth is ceil(log2(n+1)) whatever the
+ * data.  For each node the tree stores its coordinates (float8, dim per node),
+ * its 64-bit row reference and its split dimension.  Points in the left
+ * subtree of node i have coords[split[i]] <= the node's, points in the right
+ * subtree have coords[split[i]] >= the node's.  The first nbounds nodes (the
+ * top levels, whose subtrees hold eight or more points) also store the tight
+ * bounding box of their subtree, which lets queries far from dense clusters
+ * prune early.  Loading a tree is copying these arrays; nothing is rebuilt.
+ *
+ * Exactness.  Squared distances are sums of squared coordinate differences
+ * taken in dimension order in float8 with no fused multiply-add, on the CPU
+ * and the GPU alike, so both give bit-identical distances.  Results are
+ * ordered by (squared distance, row reference); this order is total as long
+ * as row references are unique.  Pruning uses lower bounds that are
+ * themselves rounded sums of a subset of the same terms, so it never drops a
+ * point that the brute-force answer would keep.
+ *
+ * Errors are returned as a KdStatus plus a KdError with a message; the
+ * engine never exits, aborts or longjmps.  Long work polls the caller's
+ * interrupt callback (from the calling thread only) and stops with
+ * KD_ERR_CANCELED when it returns nonzero.
+ */
+#ifndef KDTREE_H
+#define KDTREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+#define KD_MAX_DIM 8
+#define KD_MAX_K 1024
+/* subtrees smaller than this get no stored bounding box */
+#define KD_BOUNDS_MIN_SUBTREE 8
+
+typedef enum KdStatus
+{
+	KD_OK = 0,
+	KD_ERR_ARG,					/* bad dimension, k, radius, box or size */
+	KD_ERR_NONFINITE,			/* NaN or infinite coordinate */
+	KD_ERR_NOMEM,				/* host memory allocation failed */
+	KD_ERR_GPU_UNAVAILABLE,		/* no GPU library, driver or device */
+	KD_ERR_GPU_NOMEM,			/* not enough device memory */
+	KD_ERR_GPU,					/* a CUDA call or kernel failed */
+	KD_ERR_CANCELED				/* the interrupt callback asked to stop */
+} KdStatus;
+
+typedef struct KdError
+{
+	KdStatus	code;
+	int64_t		item;			/* offending point or query index, or -1 */
+	char		message[256];
+} KdError;
+
+/* One neighbour or range hit: squared distance and row reference. */
+typedef struct KdNeighbor
+{
+	double		d2;
+	uint64_t	ref;
+} KdNeighbor;
+
+/* Device-resident copy of a tree; opaque outside cuda/. */
+typedef struct KdGpuTree KdGpuTree;
+
+typedef struct KdTree
+{
+	int64_t		n;				/* number of points (nodes) */
+	int			dim;			/* 1..KD_MAX_DIM */
+	int64_t		nbounds;		/* nodes 0..nbounds-1 carry a bounding box */
+	double	   *coords;			/* n * dim, node order */
+	uint64_t   *refs;			/* n row references, node order */
+	uint8_t    *split;			/* n split dimensions */
+	double	   *bounds;			/* nbounds * 2 * dim: lo[dim] then hi[dim] */
+	bool		owned;			/* arrays were allocated by kd_tree_alloc */
+	KdGpuTree  *gpu;			/* resident device copy, or NULL */
+} KdTree;
+
+/* Batched query results of variable size (radius and box queries). */
+typedef struct KdRangeResult
+{
+	int64_t		nq;				/* number of queries */
+	int64_t    *offsets;		/* nq + 1; hits of query q are [offsets[q], offsets[q+1]) */
+	KdNeighbor *hits;			/* offsets[nq] hits */
+} KdRangeResult;
+
+typedef enum KdDevice
+{
+	KD_DEVICE_AUTO = 0,			/* GPU when usable and the work is large enough */
+	KD_DEVICE_CPU,
+	KD_DEVICE_GPU				/* GPU or an error */
+} KdDevice;
+
+typedef int (*KdInterruptFn) (void *arg);
+
+/* How to run a piece of work, and (on return) how it was run. */
+typedef struct KdExec
+{
+	KdDevice	device;
+	int			threads;		/* CPU threads for batches; <= 1: caller only */
+	int64_t		gpu_min_work;	/* AUTO uses the CPU below this many items */
+	int64_t		gpu_memory_limit;	/* bytes of device memory to use; 0: free */
+	KdInterruptFn interrupt;	/* polled by the calling thread, may be NULL */
+	void	   *interrupt_arg;
+	/* set by the engine */
+	bool		used_gpu;		/* the work ran on the GPU */
+	char		note[256];		/* why AUTO stayed on or fell back to the CPU */
+} KdExec;
+
+/* Information about the GPU, as seen by kd_gpu_probe. */
+typedef struct KdGpuInfo
+{
+	int			device_count;
+	int			device;			/* the device in use */
+	char		name[128];
+	int			cc_major;
+	int			cc_minor;
+	int			driver_version; /* e.g. 13000 */
+	int			runtime_version;
+	int64_t		total_memory;
+	int64_t		free_memory;
+	int			multiprocessors;
+} KdGpuInfo;
+
+/* kd_tree.c: tree memory, shape and validation */
+extern void kd_exec_init(KdExec *exec);
+extern KdStatus kd_tree_alloc(KdTree *tree, int64_t n, int dim, KdError *err);
+extern void kd_tree_free(KdTree *tree);
+extern int64_t kd_tree_nbounds(int64_t n);
+extern int64_t kd_subtree_size(int64_t node, int64_t n);
+extern int	kd_tree_depth(int64_t n);
+extern KdStatus kd_tree_check(const KdTree *tree, KdError *err);
+extern KdStatus kd_check_points(const double *points, int64_t n, int dim,
+								KdError *err);
+extern void kd_range_result_free(KdRangeResult *res);
+extern KdStatus kd_set_error(KdError *err, KdStatus code, int64_t item,
+							 const char *fmt,...);
+
+/* kd_build.c: build a tree from points in input order */
+extern KdStatus kd_build(const double *points, const uint64_t *refs,
+						 int64_t n, int dim, KdTree *tree,
+						 KdExec *exec, KdError *err);
+extern KdStatus kd_build_cpu(const double *points, const uint64_t *refs,
+							 int64_t n, int dim, KdTree *tree,
+							 KdExec *exec, KdError *err);
+
+/*
+ * kd_knn.c: k nearest neighbours.  Outputs are nq * k KdNeighbors, query q's
+ * at [q * k, q * k + count[q]), sorted by (d2, ref); count[q] = min(k, n).
+ */
+extern int	kd_knn_one(const KdTree *tree, const double *query, int k,
+					   int64_t exclude_node, KdNeighbor *out);
+extern KdStatus kd_knn(const KdTree *tree, const double *queries, int64_t nq,
+					   int k, KdNeighbor *out, int32_t *count,
+					   KdExec *exec, KdError *err);
+extern KdStatus kd_knn_cpu(const KdTree *tree, const double *queries,
+						   int64_t nq, int k, KdNeighbor *out, int32_t *count,
+						   KdExec *exec, KdError *err);
+
+/*
+ * All-kNN: the k nearest other points of every tree point, in node order
+ * (query i is tree point i; its own node is excluded unless include_self).
+ */
+extern KdStatus kd_all_knn(const KdTree *tree, int k, bool include_self,
+						   KdNeighbor *out, int32_t *count,
+						   KdExec *exec, KdError *err);
+extern KdStatus kd_all_knn_cpu(const KdTree *tree, int k, bool include_self,
+							   KdNeighbor *out, int32_t *count,
+							   KdExec *exec, KdError *err);
+
+/*
+ * kd_range.c: radius and box queries.  A point is within radius r of a
+ * centre when sqrt(d2) <= r; each query's hits are sorted by (d2, ref).
+ * radii holds nradii values: 1 (shared) or nq (one per centre).  Box hits
+ * (lo <= p <= hi in every dimension) are sorted by ref and have d2 = 0.
+ */
+extern KdStatus kd_radius(const KdTree *tree, const double *centers,
+						  int64_t nq, const double *radii, int64_t nradii,
+						  KdRangeResult *res, KdExec *exec, KdError *err);
+extern KdStatus kd_radius_cpu(const KdTree *tree, const double *centers,
+							  int64_t nq, const double *radii, int64_t nradii,
+							  KdRangeResult *res, KdExec *exec, KdError *err);
+extern KdStatus kd_box(const KdTree *tree, const double *lows,
+					   const double *highs, int64_t nq,
+					   KdRangeResult *res, KdExec *exec, KdError *err);
+extern KdStatus kd_box_cpu(const KdTree *tree, const double *lows,
+						   const double *highs, int64_t nq,
+						   KdRangeResult *res, KdExec *exec, KdError *err);
+
+/* kd_brute.c: brute-force kNN over unindexed points (same output as kd_knn) */
+extern KdStatus kd_brute_knn(const double *points, const uint64_t *refs,
+							 int64_t n, int dim, const double *queries,
+							 int64_t nq, int k, KdNeighbor *out,
+							 int32_t *count, KdExec *exec, KdError *err);
+extern KdStatus kd_brute_knn_cpu(const double *points, const uint64_t *refs,
+								 int64_t n, int dim, const double *queries,
+								 int64_t nq, int k, KdNeighbor *out,
+								 int32_t *count, KdExec *exec, KdError *err);
+
+/*
+ * kd_gpu.c: the GPU object, opened on first use from the path given to
+ * kd_gpu_set_library (default: "kdgpu_cuda.so" found by the dynamic linker).
+ */
+extern void kd_gpu_set_library(const char *path);
+extern bool kd_gpu_available(KdGpuInfo *info, char *why, size_t whylen);
+extern KdStatus kd_gpu_upload(KdTree *tree, KdExec *exec, KdError *err);
+extern void kd_gpu_release(KdTree *tree);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* KDTREE_H */

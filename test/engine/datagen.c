@@ -1,0 +1,144 @@
+/*
+ * datagen.c
+ *	  Deterministic point sets for the engine tests and the benchmark: see
+ *	  datagen.h.  Clustered data follows cudaKDTree's stress case: a few
+ *	  hundred tight clusters holding most points plus a sparse uniform
+ *	  background, with queries spread over the whole domain.
+ */
+#include <math.h>
+#include <stdbool.h>
+
+#include "datagen.h"
+
+/* Name of a data kind, for reports. */
+const char *
+data_kind_name(DataKind kind)
+{
+	static const char *const names[] = {
+		"uniform", "clustered", "grid", "equal", "line", "offset"
+	};
+
+	return names[kind];
+}
+
+/* splitmix64 */
+uint64_t
+rng_next(Rng *rng)
+{
+	uint64_t	z = (rng->state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1) with 53 random bits. */
+double
+rng_uniform(Rng *rng)
+{
+	return (rng_next(rng) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Standard normal (Box-Muller). */
+double
+rng_normal(Rng *rng)
+{
+	double		u = rng_uniform(rng) + 1e-300;
+	double		v = rng_uniform(rng);
+
+	return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* Fill out (n * dim) with a data set of the given kind. */
+void
+data_generate(DataKind kind, int64_t n, int dim, uint64_t seed, double *out)
+{
+	Rng			rng = {seed * 0x2545f4914f6cdd1dULL + 1};
+	int			nclusters = 256;
+	double		centers[256 * 8];
+	double		offset[8];
+
+	for (int c = 0; c < nclusters * dim; c++)
+		centers[c] = rng_uniform(&rng);
+	for (int j = 0; j < dim; j++)
+		offset[j] = 4.0e5 + 1.0e6 * rng_uniform(&rng);
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		double	   *p = out + i * dim;
+		double		t = rng_uniform(&rng);
+		int			c = (int) (rng_next(&rng) % nclusters);
+		bool		noise = rng_uniform(&rng) < 0.05;
+
+		for (int j = 0; j < dim; j++)
+		{
+			switch (kind)
+			{
+				case DATA_UNIFORM:
+					p[j] = rng_uniform(&rng);
+					break;
+				case DATA_CLUSTERED:
+					p[j] = noise ? rng_uniform(&rng)
+						: centers[c * dim + j] + 0.002 * rng_normal(&rng);
+					break;
+				case DATA_GRID:
+					p[j] = floor(rng_uniform(&rng) * 16.0) / 4.0;
+					break;
+				case DATA_EQUAL:
+					p[j] = 0.25;
+					break;
+				case DATA_LINE:
+					p[j] = t * (j + 1);
+					break;
+				case DATA_OFFSET:
+					p[j] = offset[j] + 1.0e-3 * (double) (rng_next(&rng) % 100000);
+					break;
+				default:
+					p[j] = 0.0;
+			}
+		}
+	}
+}
+
+/*
+ * Fill out (nq * dim) with queries for a data set: half of them are data
+ * points jittered a little (near hits, exact duplicates when the jitter
+ * is zero), half spread over the data's domain.
+ */
+void
+data_queries(DataKind kind, int64_t nq, int dim, uint64_t seed,
+			 const double *points, int64_t n, double *out)
+{
+	Rng			rng = {seed * 0x9e3779b97f4a7c15ULL + 7};
+	double		lo[8],
+				hi[8];
+
+	for (int j = 0; j < dim; j++)
+	{
+		lo[j] = n > 0 ? points[j] : 0.0;
+		hi[j] = n > 0 ? points[j] : 1.0;
+	}
+	for (int64_t i = 1; i < n; i++)
+		for (int j = 0; j < dim; j++)
+		{
+			lo[j] = fmin(lo[j], points[i * dim + j]);
+			hi[j] = fmax(hi[j], points[i * dim + j]);
+		}
+	for (int64_t q = 0; q < nq; q++)
+	{
+		bool		near = n > 0 && (q % 2 == 0);
+		int64_t		src = near ? (int64_t) (rng_next(&rng) % (uint64_t) n) : 0;
+		int			exact = (rng_next(&rng) % 4) == 0;
+
+		for (int j = 0; j < dim; j++)
+		{
+			double		w = hi[j] - lo[j];
+
+			if (near)
+				out[q * dim + j] = points[src * dim + j] +
+					(exact || kind == DATA_OFFSET ? 0.0 : 1e-3 * w * (rng_uniform(&rng) - 0.5));
+			else
+				out[q * dim + j] = lo[j] - 0.1 * w + 1.2 * w * rng_uniform(&rng);
+		}
+	}
+}
