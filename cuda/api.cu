@@ -1,0 +1,541 @@
+/*
+ * api.cu
+ *	  The exported entry table of kdgpu_cuda.so, device probing, tree upload
+ *	  and release, and the host helpers shared by the other files: errors,
+ *	  device allocation lists, memory budgets, synchronization with interrupt
+ *	  polling, finiteness checks and the spatial ordering of query points.
+ *
+ * Design.  The library uses device 0 and the default stream.  Nothing here
+ * prints or exits; every failure is reported through KdError.  A CUDA error
+ * caused by a failed kernel is sticky for the context, which the caller will
+ * see on its next call; allocation failures are not, and become
+ * KD_ERR_GPU_NOMEM.
+ *
+ * Queries are ordered spatially by a Morton code of their coordinates,
+ * quantized inside the bounding box of the batch (bits per dimension shrink
+ * with the dimension so the code fits 63 bits), and sorted with CUB's radix
+ * sort; threads of a warp then walk neighbouring paths of the tree.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <new>
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include "common.cuh"
+
+/* Fill err (if given) and return code. */
+KdStatus
+kdc_error(KdError *err, KdStatus code, int64_t item, const char *fmt,...)
+{
+	if (err)
+	{
+		va_list		ap;
+
+		err->code = code;
+		err->item = item;
+		va_start(ap, fmt);
+		vsnprintf(err->message, sizeof(err->message), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* Report a failed CUDA call; allocation failures become KD_ERR_GPU_NOMEM. */
+KdStatus
+kdc_cuda_error(KdError *err, cudaError_t e, const char *what)
+{
+	KdStatus	code = KD_ERR_GPU;
+
+	if (e == cudaErrorMemoryAllocation)
+	{
+		code = KD_ERR_GPU_NOMEM;
+		cudaGetLastError();		/* not sticky: clear it */
+	}
+	else if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+			 e == cudaErrorInitializationError ||
+			 e == cudaErrorCompatNotSupportedOnDevice ||
+			 e == cudaErrorSystemDriverMismatch ||
+			 e == cudaErrorNoKernelImageForDevice)
+		code = KD_ERR_GPU_UNAVAILABLE;
+	return kdc_error(err, code, -1, "CUDA error in %s: %s (%s)", what,
+					 cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+/* Make device 0 current; KD_ERR_GPU_UNAVAILABLE if there is none. */
+KdStatus
+kdc_begin(KdError *err)
+{
+	int			count = 0;
+	cudaError_t e = cudaGetDeviceCount(&count);
+
+	if (e != cudaSuccess)
+		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+						 "no usable CUDA device: %s", cudaGetErrorString(e));
+	if (count < 1)
+		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "no CUDA device");
+	e = cudaSetDevice(0);
+	if (e != cudaSuccess)
+		return kdc_cuda_error(err, e, "cudaSetDevice");
+	return KD_OK;
+}
+
+/* Allocate device memory and record it in a; the list frees it later. */
+KdStatus
+kdc_alloc(KdcAllocs *a, void **ptr, size_t bytes, const char *what,
+		  KdError *err)
+{
+	cudaError_t e;
+
+	*ptr = NULL;
+	if (a->count >= KDC_MAX_ALLOCS)
+		return kdc_error(err, KD_ERR_GPU, -1,
+						 "too many device allocations (%s)", what);
+	e = cudaMalloc(ptr, bytes ? bytes : 1);
+	if (e != cudaSuccess)
+	{
+		*ptr = NULL;
+		cudaGetLastError();
+		if (e == cudaErrorMemoryAllocation)
+			return kdc_error(err, KD_ERR_GPU_NOMEM, -1,
+							 "out of device memory allocating %zu bytes for %s",
+							 bytes, what);
+		return kdc_cuda_error(err, e, what);
+	}
+	a->ptr[a->count++] = *ptr;
+	return KD_OK;
+}
+
+/* Free every allocation recorded in a (waits for pending work first). */
+void
+kdc_free_all(KdcAllocs *a)
+{
+	cudaDeviceSynchronize();
+	while (a->count > 0)
+		cudaFree(a->ptr[--a->count]);
+}
+
+/*
+ * Device memory this call may allocate: the free memory less a safety
+ * margin, capped by exec->gpu_memory_limit less the reserved bytes (the
+ * resident tree the call works on).
+ */
+KdStatus
+kdc_budget(const KdExec *exec, size_t reserved, size_t *budget, KdError *err)
+{
+	size_t		freemem = 0;
+	size_t		total = 0;
+	size_t		margin;
+	cudaError_t e = cudaMemGetInfo(&freemem, &total);
+
+	if (e != cudaSuccess)
+		return kdc_cuda_error(err, e, "cudaMemGetInfo");
+	margin = total / 50 + ((size_t) 64 << 20);
+	*budget = freemem > margin ? freemem - margin : 0;
+	if (exec && exec->gpu_memory_limit > 0)
+	{
+		size_t		limit = (size_t) exec->gpu_memory_limit;
+
+		limit = limit > reserved ? limit - reserved : 0;
+		if (limit < *budget)
+			*budget = limit;
+	}
+	return KD_OK;
+}
+
+/* Wait for the device, report kernel errors, then poll the interrupt. */
+KdStatus
+kdc_sync(const KdExec *exec, const char *what, KdError *err)
+{
+	cudaError_t e = cudaDeviceSynchronize();
+
+	if (e == cudaSuccess)
+		e = cudaGetLastError();
+	if (e != cudaSuccess)
+		return kdc_cuda_error(err, e, what);
+	if (exec && exec->interrupt && exec->interrupt(exec->interrupt_arg))
+		return kdc_error(err, KD_ERR_CANCELED, -1, "canceled");
+	return KD_OK;
+}
+
+/* Record the lowest point index with a non-finite coordinate. */
+static __global__ void
+find_nonfinite_kernel(const double *pts, int64_t count, unsigned long long *first)
+{
+	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+
+	if (i < count && !isfinite(pts[i]))
+		atomicMin(first, (unsigned long long) i);
+}
+
+/*
+ * KD_ERR_NONFINITE (item = base + point) if a point of d_pts has a NaN or
+ * infinite coordinate; what names the points in the message.
+ */
+KdStatus
+kdc_check_finite(const double *d_pts, int64_t n, int dim, int64_t base,
+				 const char *what, KdcAllocs *a, KdError *err)
+{
+	unsigned long long *d_first;
+	unsigned long long first = ~0ULL;
+	double		bad = 0;
+	KdStatus	st;
+	cudaError_t e;
+
+	if (n == 0)
+		return KD_OK;
+	st = kdc_alloc(a, (void **) &d_first, sizeof(first), "a finiteness check", err);
+	if (st != KD_OK)
+		return st;
+	cudaMemcpy(d_first, &first, sizeof(first), cudaMemcpyHostToDevice);
+	find_nonfinite_kernel <<< kdc_blocks(n * dim), KDC_BLOCK >>> (d_pts, n * dim, d_first);
+	e = cudaMemcpy(&first, d_first, sizeof(first), cudaMemcpyDeviceToHost);
+	if (e == cudaSuccess)
+		e = cudaGetLastError();
+	if (e != cudaSuccess)
+		return kdc_cuda_error(err, e, "the finiteness check");
+	if (first == ~0ULL)
+		return KD_OK;
+	cudaMemcpy(&bad, d_pts + first, sizeof(bad), cudaMemcpyDeviceToHost);
+	return kdc_error(err, KD_ERR_NONFINITE, base + (int64_t) (first / dim),
+					 "%s %lld has a %s coordinate", what,
+					 (long long) (base + (int64_t) (first / dim)),
+					 bad != bad ? "NaN" : "infinite");
+}
+
+/* Per-dimension bounding box of the points, as ordered bits. */
+static __global__ void
+bbox_kernel(const double *pts, int64_t n, int dim, unsigned long long *box)
+{
+	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+
+	if (i >= n)
+		return;
+	for (int j = 0; j < dim; j++)
+	{
+		unsigned long long b = kdc_ordered_bits(pts[i * dim + j]);
+
+		atomicMin(&box[j], b);
+		atomicMax(&box[KD_MAX_DIM + j], b);
+	}
+}
+
+/* Morton code of each point inside the box, and the identity permutation. */
+static __global__ void
+morton_kernel(const double *pts, int64_t n, int dim,
+			  const unsigned long long *box, uint64_t *codes, uint32_t *idx)
+{
+	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+	int			bits = 63 / dim < 21 ? 63 / dim : 21;
+	double		top = (double) ((1u << bits) - 1);
+	uint32_t	cell[KD_MAX_DIM];
+	uint64_t	code = 0;
+
+	if (i >= n)
+		return;
+	for (int j = 0; j < dim; j++)
+	{
+		double		lo = kdc_from_ordered_bits(box[j]);
+		double		hi = kdc_from_ordered_bits(box[KD_MAX_DIM + j]);
+		double		w = hi - lo;
+		double		f = w > 0 && w < 1e308 ? (pts[i * dim + j] - lo) / w : 0.0;
+
+		f = f < 0 ? 0 : (f > 1 ? 1 : f);
+		cell[j] = (uint32_t) (f * top);
+	}
+	for (int b = bits - 1; b >= 0; b--)
+		for (int j = 0; j < dim; j++)
+			code = (code << 1) | ((cell[j] >> b) & 1u);
+	codes[i] = code;
+	idx[i] = (uint32_t) i;
+}
+
+/*
+ * Fill d_perm with the indexes 0..n-1 of d_pts in Morton order.  Needs
+ * KDC_ORDER_BYTES(n) of device memory (released when a is freed).
+ */
+KdStatus
+kdc_spatial_order(const double *d_pts, int64_t n, int dim, uint32_t *d_perm,
+				  KdcAllocs *a, KdError *err)
+{
+	unsigned long long box[2 * KD_MAX_DIM];
+	unsigned long long *d_box;
+	uint64_t   *d_codes;
+	uint32_t   *d_idx;
+	void	   *d_temp = NULL;
+	size_t		temp_bytes = 0;
+	int			bits = (63 / dim < 21 ? 63 / dim : 21) * dim;
+	KdStatus	st;
+	cudaError_t e;
+
+	if (n == 0)
+		return KD_OK;
+	for (int j = 0; j < KD_MAX_DIM; j++)
+	{
+		box[j] = ~0ULL;
+		box[KD_MAX_DIM + j] = 0;
+	}
+	cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, (uint64_t *) NULL,
+									(uint64_t *) NULL, (uint32_t *) NULL,
+									(uint32_t *) NULL, n, 0, bits);
+	if ((st = kdc_alloc(a, (void **) &d_box, sizeof(box), "a bounding box", err)) != KD_OK ||
+		(st = kdc_alloc(a, (void **) &d_codes, sizeof(uint64_t) * 2 * n, "Morton codes", err)) != KD_OK ||
+		(st = kdc_alloc(a, (void **) &d_idx, sizeof(uint32_t) * n, "query order", err)) != KD_OK ||
+		(st = kdc_alloc(a, &d_temp, temp_bytes, "sort space", err)) != KD_OK)
+		return st;
+	cudaMemcpy(d_box, box, sizeof(box), cudaMemcpyHostToDevice);
+	bbox_kernel <<< kdc_blocks(n), KDC_BLOCK >>> (d_pts, n, dim, d_box);
+	morton_kernel <<< kdc_blocks(n), KDC_BLOCK >>> (d_pts, n, dim, d_box, d_codes, d_idx);
+	e = cub::DeviceRadixSort::SortPairs(d_temp, temp_bytes, d_codes, d_codes + n,
+										d_idx, d_perm, n, 0, bits);
+	if (e == cudaSuccess)
+		e = cudaGetLastError();
+	if (e != cudaSuccess)
+		return kdc_cuda_error(err, e, "the query ordering");
+	return KD_OK;
+}
+
+/* Nodes that carry a bounding box; must match kd_tree_nbounds. */
+int64_t
+kdc_nbounds(int64_t n)
+{
+	int64_t		levels_nodes = 0;
+
+	for (;;)
+	{
+		int64_t		rightmost = 2 * levels_nodes;
+
+		if (rightmost >= n ||
+			kdc_subtree_size(rightmost, n) < KD_BOUNDS_MIN_SUBTREE)
+			break;
+		levels_nodes = 2 * levels_nodes + 1;
+	}
+	return levels_nodes;
+}
+
+/* Levels of a left-balanced tree of n nodes: ceil(log2(n + 1)). */
+int
+kdc_depth(int64_t n)
+{
+	int			depth = 0;
+
+	while (n > 0)
+	{
+		depth++;
+		n >>= 1;
+	}
+	return depth;
+}
+
+/* Reject k outside 1..KD_MAX_K. */
+KdStatus
+kdc_check_k(int k, KdError *err)
+{
+	if (k < 1 || k > KD_MAX_K)
+		return kdc_error(err, KD_ERR_ARG, -1,
+						 "k = %d is out of range 1..%d", k, KD_MAX_K);
+	return KD_OK;
+}
+
+/*
+ * Copy nq results of k slots, of which the first cnt are valid, to the
+ * host; slots past cnt are left untouched.
+ */
+KdStatus
+kdc_heap_copy_out(const KdNeighbor *d_out, int64_t nq, int k, int cnt,
+				  KdNeighbor *out, int32_t *count, KdError *err)
+{
+	cudaError_t e = cudaSuccess;
+
+	for (int64_t q = 0; q < nq; q++)
+		count[q] = cnt;
+	if (nq == 0 || cnt == 0)
+		return KD_OK;
+	if (cnt == k)
+		e = cudaMemcpy(out, d_out, sizeof(KdNeighbor) * k * nq,
+					   cudaMemcpyDeviceToHost);
+	else
+		e = cudaMemcpy2D(out, sizeof(KdNeighbor) * k, d_out,
+						 sizeof(KdNeighbor) * k, sizeof(KdNeighbor) * cnt,
+						 nq, cudaMemcpyDeviceToHost);
+	if (e != cudaSuccess)
+		return kdc_cuda_error(err, e, "copying results to the host");
+	return KD_OK;
+}
+
+/* Find device 0 and describe it. */
+static KdStatus
+kdc_probe(KdGpuInfo *info, KdError *err)
+{
+	int			driver = 0;
+	int			runtime = 0;
+	int			count = 0;
+	cudaDeviceProp prop;
+	size_t		freemem = 0;
+	size_t		total = 0;
+	cudaError_t e;
+
+	memset(info, 0, sizeof(*info));
+	cudaRuntimeGetVersion(&runtime);
+	info->runtime_version = runtime;
+	if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0)
+		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+						 "no NVIDIA driver is installed");
+	info->driver_version = driver;
+	e = cudaGetDeviceCount(&count);
+	if (e == cudaErrorInsufficientDriver)
+		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+						 "the NVIDIA driver (CUDA %d.%d) is older than this library's runtime (CUDA %d.%d)",
+						 driver / 1000, driver % 1000 / 10,
+						 runtime / 1000, runtime % 1000 / 10);
+	if (e == cudaErrorNoDevice || (e == cudaSuccess && count == 0))
+		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "no CUDA device is present");
+	if (e != cudaSuccess)
+		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+						 "CUDA is not usable: %s", cudaGetErrorString(e));
+	info->device_count = count;
+	info->device = 0;
+	e = cudaGetDeviceProperties(&prop, 0);
+	if (e != cudaSuccess)
+		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+						 "cannot query CUDA device 0: %s", cudaGetErrorString(e));
+	snprintf(info->name, sizeof(info->name), "%s", prop.name);
+	info->cc_major = prop.major;
+	info->cc_minor = prop.minor;
+	info->multiprocessors = prop.multiProcessorCount;
+	info->total_memory = (int64_t) prop.totalGlobalMem;
+	if (prop.major < 8)
+		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+						 "CUDA device 0 (%s) has compute capability %d.%d; 8.0 or later is needed",
+						 prop.name, prop.major, prop.minor);
+	e = cudaSetDevice(0);
+	if (e == cudaSuccess)
+		e = cudaMemGetInfo(&freemem, &total);
+	if (e != cudaSuccess)
+		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+						 "cannot use CUDA device 0 (%s): %s", prop.name,
+						 cudaGetErrorString(e));
+	info->free_memory = (int64_t) freemem;
+	info->total_memory = (int64_t) total;
+	return KD_OK;
+}
+
+/* Free a device tree. */
+void
+kdc_release(KdGpuTree *gtree)
+{
+	if (gtree == NULL)
+		return;
+	cudaFree(gtree->coords);
+	cudaFree(gtree->refs);
+	cudaFree(gtree->split);
+	cudaFree(gtree->bounds);
+	delete gtree;
+}
+
+/* Device bytes of a tree. */
+size_t
+kdc_tree_bytes(int64_t n, int dim, int64_t nbounds)
+{
+	return (size_t) n * (sizeof(double) * dim + sizeof(uint64_t) + 1) +
+		(size_t) nbounds * 2 * dim * sizeof(double);
+}
+
+/*
+ * Allocate a device tree of n points; its arrays are owned by it, not by an
+ * allocation list.
+ */
+KdStatus
+kdc_tree_create(int64_t n, int dim, int64_t nbounds, const KdExec *exec,
+				KdGpuTree **out, KdError *err)
+{
+	KdGpuTree  *g;
+	size_t		budget;
+	size_t		need = kdc_tree_bytes(n, dim, nbounds);
+	KdStatus	st;
+	cudaError_t e;
+
+	*out = NULL;
+	if ((st = kdc_budget(exec, 0, &budget, err)) != KD_OK)
+		return st;
+	if (need > budget)
+		return kdc_error(err, KD_ERR_GPU_NOMEM, -1,
+						 "a tree of %lld points needs %zu MB of device memory, %zu MB are available",
+						 (long long) n, need >> 20, budget >> 20);
+	g = new(std::nothrow) KdGpuTree();
+	if (g == NULL)
+		return kdc_error(err, KD_ERR_NOMEM, -1, "out of host memory");
+	g->n = n;
+	g->dim = dim;
+	g->nbounds = nbounds;
+	e = cudaMalloc((void **) &g->coords, sizeof(double) * dim * n + 1);
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **) &g->refs, sizeof(uint64_t) * n + 1);
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **) &g->split, n + 1);
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **) &g->bounds, sizeof(double) * 2 * dim * nbounds + 1);
+	if (e != cudaSuccess)
+	{
+		kdc_release(g);
+		return kdc_cuda_error(err, e, "allocating a device tree");
+	}
+	*out = g;
+	return KD_OK;
+}
+
+/* Copy a host tree to the device. */
+static KdStatus
+kdc_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
+		   KdError *err)
+{
+	KdGpuTree  *g;
+	int64_t		n = tree->n;
+	int			dim = tree->dim;
+	KdStatus	st;
+	cudaError_t e;
+
+	*out = NULL;
+	if ((st = kdc_begin(err)) != KD_OK)
+		return st;
+	if (dim < 1 || dim > KD_MAX_DIM || n < 0 || tree->nbounds != kdc_nbounds(n))
+		return kdc_error(err, KD_ERR_ARG, -1, "malformed tree");
+	if ((st = kdc_tree_create(n, dim, tree->nbounds, exec, &g, err)) != KD_OK)
+		return st;
+	e = cudaMemcpy(g->coords, tree->coords, sizeof(double) * dim * n, cudaMemcpyHostToDevice);
+	if (e == cudaSuccess)
+		e = cudaMemcpy(g->refs, tree->refs, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
+	if (e == cudaSuccess)
+		e = cudaMemcpy(g->split, tree->split, n, cudaMemcpyHostToDevice);
+	if (e == cudaSuccess)
+		e = cudaMemcpy(g->bounds, tree->bounds,
+					   sizeof(double) * 2 * dim * tree->nbounds, cudaMemcpyHostToDevice);
+	if (e != cudaSuccess)
+	{
+		kdc_release(g);
+		return kdc_cuda_error(err, e, "uploading a tree");
+	}
+	*out = g;
+	return KD_OK;
+}
+
+static const KdCudaApi kdc_api = {
+	KDGPU_CUDA_ABI_VERSION,
+	kdc_probe,
+	kdc_upload,
+	kdc_release,
+	kdc_build,
+	kdc_knn,
+	kdc_all_knn,
+	kdc_radius,
+	kdc_box,
+	kdc_brute_knn
+};
+
+/* The one exported symbol: the entry table. */
+extern "C" __attribute__((visibility("default"))) const KdCudaApi *
+kdgpu_cuda_api(void)
+{
+	return &kdc_api;
+}

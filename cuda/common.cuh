@@ -1,0 +1,368 @@
+/*
+ * common.cuh
+ *	  Shared declarations of the GPU side of the kdgpu engine.
+ *
+ * Design.  Every entry point of kdgpu_cuda.so follows one pattern: check the
+ * arguments like the CPU does, size the device memory it needs against
+ * cudaMemGetInfo and exec->gpu_memory_limit, allocate everything through a
+ * KdcAllocs list (so that every exit path frees every allocation with one
+ * call), and run long work as a sequence of kernel launches whose sizes are
+ * paced to stay well under 100 ms each, polling the caller's interrupt
+ * callback between them.
+ *
+ * The device helpers here (distances, bounding-box distances, tree shape,
+ * the bounded max-heap of neighbours) are inline because each .cu file is a
+ * separate translation unit without relocatable device code.  The floating
+ * point helpers reproduce the CPU's arithmetic exactly: the same terms, in
+ * dimension order, with no fused multiply-add (the .so is built with
+ * --fmad=false, and the helpers use __dmul_rn/__dadd_rn besides).
+ */
+#ifndef KDGPU_COMMON_CUH
+#define KDGPU_COMMON_CUH
+
+#include <stdint.h>
+#include <cuda_runtime.h>
+
+#include "kdgpu_cuda.h"
+
+/* Device-resident copy of a tree, in the host tree's format. */
+struct KdGpuTree
+{
+	int64_t		n;
+	int			dim;
+	int64_t		nbounds;
+	double	   *coords;			/* n * dim, node order */
+	uint64_t   *refs;			/* n */
+	uint8_t    *split;			/* n */
+	double	   *bounds;			/* nbounds * 2 * dim */
+};
+
+/* The most stack entries a traversal needs: one per level. */
+#define KDC_STACK 64
+
+/* Device allocations of one call, freed together. */
+#define KDC_MAX_ALLOCS 40
+typedef struct KdcAllocs
+{
+	int			count;
+	void	   *ptr[KDC_MAX_ALLOCS];
+} KdcAllocs;
+
+/* api.cu: errors, memory, pacing, query ordering */
+extern KdStatus kdc_error(KdError *err, KdStatus code, int64_t item,
+						  const char *fmt,...)
+			__attribute__((format(printf, 4, 5)));
+extern KdStatus kdc_cuda_error(KdError *err, cudaError_t e, const char *what);
+extern KdStatus kdc_begin(KdError *err);
+extern KdStatus kdc_alloc(KdcAllocs *a, void **ptr, size_t bytes,
+						  const char *what, KdError *err);
+extern void kdc_free_all(KdcAllocs *a);
+extern KdStatus kdc_budget(const KdExec *exec, size_t reserved,
+						   size_t *budget, KdError *err);
+extern KdStatus kdc_sync(const KdExec *exec, const char *what, KdError *err);
+extern KdStatus kdc_check_finite(const double *d_pts, int64_t n, int dim,
+								 int64_t base, const char *what,
+								 KdcAllocs *a, KdError *err);
+extern KdStatus kdc_spatial_order(const double *d_pts, int64_t n, int dim,
+								  uint32_t *d_perm, KdcAllocs *a,
+								  KdError *err);
+extern int64_t kdc_nbounds(int64_t n);
+extern int	kdc_depth(int64_t n);
+extern KdStatus kdc_check_k(int k, KdError *err);
+extern KdStatus kdc_heap_copy_out(const KdNeighbor *d_out, int64_t nq, int k,
+								  int cnt, KdNeighbor *out, int32_t *count,
+								  KdError *err);
+extern size_t kdc_tree_bytes(int64_t n, int dim, int64_t nbounds);
+extern KdStatus kdc_tree_create(int64_t n, int dim, int64_t nbounds,
+								const KdExec *exec, KdGpuTree **out,
+								KdError *err);
+extern void kdc_release(KdGpuTree *gtree);
+
+/* the entry points, one file each */
+extern KdStatus kdc_build(const double *points, const uint64_t *refs,
+						  int64_t n, int dim, KdTree *tree, KdGpuTree **out,
+						  const KdExec *exec, KdError *err);
+extern KdStatus kdc_knn(const KdGpuTree *gtree, const double *queries,
+						int64_t nq, int k, KdNeighbor *out, int32_t *count,
+						const KdExec *exec, KdError *err);
+extern KdStatus kdc_all_knn(const KdGpuTree *gtree, int k, bool include_self,
+							KdNeighbor *out, int32_t *count,
+							const KdExec *exec, KdError *err);
+extern KdStatus kdc_radius(const KdGpuTree *gtree, const double *centers,
+						   int64_t nq, const double *radii, int64_t nradii,
+						   KdRangeResult *res, const KdExec *exec,
+						   KdError *err);
+extern KdStatus kdc_box(const KdGpuTree *gtree, const double *lows,
+						const double *highs, int64_t nq, KdRangeResult *res,
+						const KdExec *exec, KdError *err);
+extern KdStatus kdc_brute_knn(const double *points, const uint64_t *refs,
+							  int64_t n, int dim, const double *queries,
+							  int64_t nq, int k, KdNeighbor *out,
+							  int32_t *count, const KdExec *exec,
+							  KdError *err);
+
+/* device bytes that a spatial ordering of n points needs */
+#define KDC_ORDER_BYTES(n) ((size_t) (n) * 32 + ((size_t) 1 << 20))
+
+/*
+ * Run work over items [0, total) in launches of paced size: launch(start,
+ * count) enqueues the kernels for one slice; after each slice the device is
+ * synchronized, the slice size (*slice, kept by the caller across calls) is
+ * adapted to aim at ~40 ms per slice, and the interrupt callback is polled.
+ * Returns KD_OK, KD_ERR_CANCELED or a CUDA error.
+ */
+template <typename Launch>
+static KdStatus
+kdc_run_paced(const KdExec *exec, int64_t total, int64_t *slice,
+			  const char *what, KdError *err, Launch launch)
+{
+	int64_t		start = 0;
+	cudaEvent_t ev[2];
+	KdStatus	st = KD_OK;
+
+	if (cudaEventCreate(&ev[0]) != cudaSuccess)
+		return kdc_cuda_error(err, cudaGetLastError(), "cudaEventCreate");
+	if (cudaEventCreate(&ev[1]) != cudaSuccess)
+	{
+		cudaEventDestroy(ev[0]);
+		return kdc_cuda_error(err, cudaGetLastError(), "cudaEventCreate");
+	}
+	while (start < total)
+	{
+		int64_t		count = total - start < *slice ? total - start : *slice;
+		float		ms = 0;
+
+		cudaEventRecord(ev[0]);
+		launch(start, count);
+		cudaEventRecord(ev[1]);
+		if ((st = kdc_sync(exec, what, err)) != KD_OK)
+			break;
+		cudaEventElapsedTime(&ms, ev[0], ev[1]);
+		start += count;
+		if (count == *slice)
+		{
+			double		f = ms > 0.01 ? 40.0 / ms : 4.0;
+
+			f = f > 4.0 ? 4.0 : (f < 0.25 ? 0.25 : f);
+			*slice = (int64_t) (*slice * f);
+			if (*slice < 256)
+				*slice = 256;
+			if (*slice > ((int64_t) 1 << 30))
+				*slice = (int64_t) 1 << 30;
+		}
+	}
+	cudaEventDestroy(ev[0]);
+	cudaEventDestroy(ev[1]);
+	return st;
+}
+
+/* ---- device helpers ------------------------------------------------------ */
+
+/* Threads per block of the query kernels. */
+#define KDC_BLOCK 128
+
+/* Blocks for n threads of KDC_BLOCK. */
+static inline unsigned int
+kdc_blocks(int64_t n)
+{
+	return (unsigned int) ((n + KDC_BLOCK - 1) / KDC_BLOCK);
+}
+
+/* Size of the subtree of node in a left-balanced tree of n nodes. */
+static __host__ __device__ __forceinline__ int64_t
+kdc_subtree_size(int64_t node, int64_t n)
+{
+	int64_t		lo = node;
+	int64_t		hi = node;
+	int64_t		size = 0;
+
+	while (lo < n)
+	{
+		size += (hi < n ? hi : n - 1) - lo + 1;
+		if (lo > (INT64_MAX - 2) / 2)
+			break;
+		lo = 2 * lo + 1;
+		hi = 2 * hi + 2;
+	}
+	return size;
+}
+
+/* Order-preserving map of a float8 onto uint64 (NaN excluded). */
+static __device__ __forceinline__ uint64_t
+kdc_ordered_bits(double x)
+{
+	uint64_t	b = (uint64_t) __double_as_longlong(x);
+
+	return (b & 0x8000000000000000ULL) ? ~b : (b | 0x8000000000000000ULL);
+}
+
+/* Inverse of kdc_ordered_bits. */
+static __device__ __forceinline__ double
+kdc_from_ordered_bits(uint64_t b)
+{
+	b = (b & 0x8000000000000000ULL) ? (b & ~0x8000000000000000ULL) : ~b;
+	return __longlong_as_double((long long) b);
+}
+
+/* Load a point into registers (unrolled over KD_MAX_DIM). */
+static __device__ __forceinline__ void
+kdc_load_point(double *q, const double *src, int dim)
+{
+#pragma unroll
+	for (int j = 0; j < KD_MAX_DIM; j++)
+		q[j] = j < dim ? src[j] : 0.0;
+}
+
+/* Coordinate s of a register-resident point, without dynamic indexing. */
+static __device__ __forceinline__ double
+kdc_coord(const double *q, int s)
+{
+	double		v = q[0];
+
+#pragma unroll
+	for (int j = 1; j < KD_MAX_DIM; j++)
+		if (j == s)
+			v = q[j];
+	return v;
+}
+
+/* Squared distance, summed in dimension order without FMA. */
+static __device__ __forceinline__ double
+kdc_dist2(const double *q, const double *p, int dim)
+{
+	double		d2 = 0.0;
+
+#pragma unroll
+	for (int j = 0; j < KD_MAX_DIM; j++)
+		if (j < dim)
+		{
+			double		t = __dadd_rn(q[j], -p[j]);
+
+			d2 = __dadd_rn(d2, __dmul_rn(t, t));
+		}
+	return d2;
+}
+
+/*
+ * Squared distance from q to the box [lo, hi], term by term in dimension
+ * order: a lower bound of kdc_dist2 for every point of the box.
+ */
+static __device__ __forceinline__ double
+kdc_box_dist2(const double *q, const double *box, int dim)
+{
+	double		d2 = 0.0;
+
+#pragma unroll
+	for (int j = 0; j < KD_MAX_DIM; j++)
+		if (j < dim)
+		{
+			double		lo = box[j];
+			double		hi = box[dim + j];
+			double		t = 0.0;
+
+			if (q[j] < lo)
+				t = __dadd_rn(lo, -q[j]);
+			else if (q[j] > hi)
+				t = __dadd_rn(q[j], -hi);
+			d2 = __dadd_rn(d2, __dmul_rn(t, t));
+		}
+	return d2;
+}
+
+/* (d2, ref) order of results. */
+static __device__ __forceinline__ bool
+kdc_less(double d2a, uint64_t refa, double d2b, uint64_t refb)
+{
+	return d2a < d2b || (d2a == d2b && refa < refb);
+}
+
+/*
+ * Bounded max-heap of the k best (d2, ref) pairs, stored at h (local memory
+ * for small k, the query's output slot in global memory for large k).
+ */
+struct KdcHeap
+{
+	KdNeighbor *h;
+	int			k;
+	int			size;
+
+	/* d2 of the current k-th neighbour, +inf while fewer than k */
+	__device__ __forceinline__ double worst() const
+	{
+		return size < k ? __longlong_as_double(0x7ff0000000000000LL) : h[0].d2;
+	}
+
+	/* offer a candidate */
+	__device__ __forceinline__ void push(double d2, uint64_t ref)
+	{
+		int			i;
+
+		if (size < k)
+		{
+			/* sift up */
+			i = size++;
+			while (i > 0)
+			{
+				int			parent = (i - 1) >> 1;
+
+				if (!kdc_less(h[parent].d2, h[parent].ref, d2, ref))
+					break;
+				h[i] = h[parent];
+				i = parent;
+			}
+		}
+		else
+		{
+			if (!kdc_less(d2, ref, h[0].d2, h[0].ref))
+				return;
+			/* replace the top and sift down */
+			i = 0;
+			for (;;)
+			{
+				int			c = 2 * i + 1;
+
+				if (c >= size)
+					break;
+				if (c + 1 < size &&
+					kdc_less(h[c].d2, h[c].ref, h[c + 1].d2, h[c + 1].ref))
+					c++;
+				if (!kdc_less(d2, ref, h[c].d2, h[c].ref))
+					break;
+				h[i] = h[c];
+				i = c;
+			}
+		}
+		h[i].d2 = d2;
+		h[i].ref = ref;
+	}
+
+	/* heapsort in place into ascending (d2, ref) order */
+	__device__ __forceinline__ void sort()
+	{
+		for (int end = size - 1; end > 0; end--)
+		{
+			KdNeighbor	top = h[0];
+			KdNeighbor	x = h[end];
+			int			i = 0;
+
+			for (;;)
+			{
+				int			c = 2 * i + 1;
+
+				if (c >= end)
+					break;
+				if (c + 1 < end &&
+					kdc_less(h[c].d2, h[c].ref, h[c + 1].d2, h[c + 1].ref))
+					c++;
+				if (!kdc_less(x.d2, x.ref, h[c].d2, h[c].ref))
+					break;
+				h[i] = h[c];
+				i = c;
+			}
+			h[i] = x;
+			h[end] = top;
+		}
+	}
+};
+
+#endif							/* KDGPU_COMMON_CUH */
