@@ -1,0 +1,158 @@
+/*
+ * kdgpu.h
+ *	  Declarations shared by the PostgreSQL-facing files of kdgpu.
+ *
+ * The extension reads points from tables and arguments (datum.c, source.c),
+ * hands them to the engine (src/engine/kdtree.h) with an execution plan taken
+ * from the GUCs (exec.c), turns the engine's squared distances into the
+ * distances of the SQL operator the results stand in for (search.c), and
+ * returns rows from the SQL functions (*_funcs.c).
+ *
+ * A row reference is the heap TID packed into 64 bits, block << 16 | offset,
+ * so that ordering by reference is ordering by ctid: ties in distance are
+ * broken by ctid, as a brute-force "ORDER BY distance, ctid" would.
+ */
+#ifndef KDGPU_H
+#define KDGPU_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "nodes/pg_list.h"
+#include "storage/itemptr.h"
+#include "utils/tuplestore.h"
+
+#include "engine/kdtree.h"
+
+/* The point types the extension reads. */
+typedef enum KdPointType
+{
+	KD_TYPE_NONE = 0,
+	KD_TYPE_POINT,				/* built-in point, 2-D, metric pg_hypot */
+	KD_TYPE_ARRAY				/* float8[] of 1..KD_MAX_DIM, metric sqrt(d2) */
+} KdPointType;
+
+/* Largest k accepted by the kNN functions. */
+#define KD_SQL_MAX_K	KD_MAX_K
+
+/* GUCs (kdgpu.c) */
+extern int	kdgpu_device;
+extern int	kdgpu_gpu_min_points;
+extern int	kdgpu_gpu_memory_limit;
+extern int	kdgpu_cpu_threads;
+extern char kdgpu_gpu_library[];
+
+/* Where a value came from, for error messages (datum.c). */
+typedef struct KdWhere
+{
+	const char *arg;			/* argument name, or NULL for a table row */
+	int64		ord;			/* 1-based array position, or 0 */
+	ItemPointerData tid;		/* the row, when arg is NULL */
+	Oid			relid;			/* the row's table, when arg is NULL */
+} KdWhere;
+
+/* One neighbour in the results: final distance and row reference. */
+typedef struct KdHit
+{
+	double		dist;
+	uint64		ref;
+} KdHit;
+
+/* Points read from a table (source.c), in ctid order. */
+typedef struct KdSource
+{
+	Oid			relid;
+	AttrNumber	attnum;
+	char	   *colname;
+	KdPointType type;
+	int			dim;			/* 0 until a non-empty row is read */
+	int64		n;
+	int64		cap;
+	double	   *coords;			/* n * dim */
+	uint64	   *tids;			/* n packed heap TIDs, ascending */
+	bool		unsorted;		/* rows arrived out of ctid order */
+	MemoryContext mcxt;			/* where the arrays live */
+} KdSource;
+
+/*
+ * Exact answers to nq queries (search.c): query q's hits are
+ * hits[offsets[q] .. offsets[q + 1]), in result order.  For All-kNN, order
+ * maps a point's ordinal to its query number; otherwise it is NULL.
+ */
+typedef struct KdAnswer
+{
+	int64		nq;
+	int64	   *offsets;
+	KdHit	   *hits;
+	int64	   *order;
+} KdAnswer;
+
+/* How the batched functions identify a query in their output (output.c). */
+typedef enum KdQueryKey
+{
+	KD_KEY_NONE,				/* one query: no query column */
+	KD_KEY_ORD,					/* query_ord: 1-based array position */
+	KD_KEY_CTID					/* query_ctid: a row of a table */
+} KdQueryKey;
+
+/* The leading arguments of a table-reading function (args.c). */
+typedef struct KdArgs
+{
+	Oid			relid;
+	Name		colname;		/* NULL: the column is found by its type */
+	int			next;			/* index of the first argument after them */
+	Oid		   *argtypes;
+	int			nargs;
+} KdArgs;
+
+/* datum.c */
+extern KdPointType kdg_point_type(Oid typid);
+extern const char *kdg_point_type_name(KdPointType type);
+extern int	kdg_datum_coords(KdPointType type, Datum value, double *coords,
+							const KdWhere *where);
+extern void kdg_query_coords(KdPointType type, Datum value, int dim,
+							double *coords, const char *arg);
+extern int64 kdg_array_points(KdPointType type, Datum array, int dim,
+							 double **coords, const char *arg);
+extern double kdg_metric(KdPointType type, const double *a, const double *b,
+						int dim);
+extern void kdg_check_k(int k);
+extern void kdg_check_radius(double radius, const char *arg, int64 ord);
+
+/* source.c */
+extern void kdg_source_open(KdSource *src, Oid relid, Name colname);
+extern void kdg_source_read(KdSource *src);
+extern void kdg_source_check_query(const KdSource *src, KdPointType qtype,
+								  Oid argtype, const char *arg);
+extern void kdg_source_check_dims(const KdSource *src, const KdSource *other);
+extern void kdg_ref_to_tid(uint64 ref, ItemPointer tid);
+
+/* exec.c */
+extern void kdg_exec_prepare(KdExec *exec);
+extern void kdg_check_status(KdStatus status, const KdError *err,
+							const KdExec *exec, const char *what);
+extern KdTree *kdg_tree_new(void);
+extern KdRangeResult *kdg_range_result_new(void);
+
+/* search.c */
+extern KdTree *kdg_source_tree(const KdSource *src, bool *used_gpu);
+extern KdAnswer *kdg_search_knn(const KdSource *src, const KdTree *tree,
+							   const double *queries, int64 nq, int k);
+extern KdAnswer *kdg_search_all_knn(const KdSource *src, const KdTree *tree,
+								   int k, bool include_self);
+extern KdAnswer *kdg_search_radius(const KdSource *src, const KdTree *tree,
+								  const double *centers, int64 nq,
+								  const double *radii, int64 nradii);
+extern KdAnswer *kdg_search_box(const KdSource *src, const KdTree *tree,
+							   const double *lows, const double *highs,
+							   int64 nq);
+
+/* args.c */
+extern void kdg_args(FunctionCallInfo fcinfo, KdArgs *args, KdSource *src);
+
+/* output.c */
+extern void kdg_emit(FunctionCallInfo fcinfo, const KdSource *src,
+					const KdAnswer *ans, KdQueryKey key,
+					const KdSource *query_src);
+
+#endif							/* KDGPU_H */

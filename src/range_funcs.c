@@ -1,0 +1,167 @@
+/*
+ * range_funcs.c
+ *	  kd_range, kd_range_join and kd_box: the rows within a radius of one or
+ *	  many centres, and the rows inside a box.
+ *
+ * A row is within radius r of a centre when its distance (the type's <->)
+ * is <= r; hits come nearest first, ties by ctid, and are ranked from 1.  A
+ * box holds the points whose every coordinate lies between the low and the
+ * high corner's, bounds included; its hits come in ctid order.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/geo_decls.h"
+
+#include "kdgpu.h"
+
+PG_FUNCTION_INFO_V1(kdgpu_range);
+PG_FUNCTION_INFO_V1(kdgpu_range_join);
+PG_FUNCTION_INFO_V1(kdgpu_box);
+
+/* kd_range(rel [, col], center, radius): the rows within radius of center. */
+Datum
+kdgpu_range(PG_FUNCTION_ARGS)
+{
+	KdArgs		args;
+	KdSource	src;
+	double		center[KD_MAX_DIM];
+	double		radius;
+	Oid			qtype;
+
+	kdg_args(fcinfo, &args, &src);
+	qtype = args.argtypes[args.next];
+	kdg_source_check_query(&src, kdg_point_type(qtype), qtype, "center");
+	radius = PG_GETARG_FLOAT8(args.next + 1);
+	kdg_check_radius(radius, "radius", 0);
+	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), 0, center, "center");
+	kdg_source_read(&src);
+	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, center, "center");
+	kdg_emit(fcinfo, &src,
+			kdg_search_radius(&src, kdg_source_tree(&src, NULL), center, 1, &radius, 1),
+			KD_KEY_NONE, NULL);
+	return (Datum) 0;
+}
+
+/*
+ * Read the radii argument of kd_range_join: one float8, or a float8[] with
+ * one radius per centre.  Returns how many.
+ */
+static int64
+kdg_radii(FunctionCallInfo fcinfo, int argno, Oid argtype, int64 nq, double **radii)
+{
+	ArrayType  *arr;
+	int64		n;
+
+	if (argtype == FLOAT8OID)
+	{
+		*radii = palloc(sizeof(double));
+		**radii = PG_GETARG_FLOAT8(argno);
+		kdg_check_radius(**radii, "radius", 0);
+		return 1;
+	}
+	arr = PG_GETARG_ARRAYTYPE_P(argno);
+	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	if (ARR_NDIM(arr) > 1 || n != nq)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("argument \"radii\" must be a one-dimensional array with one radius per centre"),
+				 errdetail("There are %lld centres and %lld radii.",
+						   (long long) nq, (long long) n)));
+	if (ARR_HASNULL(arr) && array_contains_nulls(arr))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("argument \"radii\" has a NULL radius")));
+	*radii = (double *) ARR_DATA_PTR(arr);
+	for (int64 i = 0; i < n; i++)
+		kdg_check_radius((*radii)[i], "radii", i + 1);
+	return n;
+}
+
+/*
+ * kd_range_join(rel [, col], centers, radius | radii): the rows within a
+ * radius of each centre of an array.
+ */
+Datum
+kdgpu_range_join(PG_FUNCTION_ARGS)
+{
+	KdArgs		args;
+	KdSource	src;
+	double	   *centers;
+	double	   *radii;
+	int64		nq;
+	int64		nradii;
+	Oid			qtype;
+
+	kdg_args(fcinfo, &args, &src);
+	qtype = args.argtypes[args.next];
+	kdg_source_check_query(&src, qtype == FLOAT8ARRAYOID ? KD_TYPE_ARRAY : KD_TYPE_POINT,
+						  qtype, "centers");
+	nq = kdg_array_points(src.type, PG_GETARG_DATUM(args.next), 0, &centers, "centers");
+	nradii = kdg_radii(fcinfo, args.next + 1, args.argtypes[args.next + 1], nq, &radii);
+	kdg_source_read(&src);
+	kdg_array_points(src.type, PG_GETARG_DATUM(args.next), src.dim, &centers, "centers");
+	kdg_emit(fcinfo, &src,
+			kdg_search_radius(&src, kdg_source_tree(&src, NULL), centers, nq, radii,
+							 nradii),
+			KD_KEY_ORD, NULL);
+	return (Datum) 0;
+}
+
+/* Error unless low <= high in every dimension. */
+static void
+kdg_check_corners(const double *low, const double *high, int dim)
+{
+	for (int i = 0; i < dim; i++)
+		if (low[i] > high[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("low corner exceeds high corner in dimension %d", i + 1),
+					 errhint("Give the corners as low, high.")));
+}
+
+/*
+ * kd_box(rel [, col], low, high) and kd_box(rel [, col], box): the rows
+ * inside a box, bounds included, in ctid order.
+ */
+Datum
+kdgpu_box(PG_FUNCTION_ARGS)
+{
+	KdArgs		args;
+	KdSource	src;
+	double		low[KD_MAX_DIM];
+	double		high[KD_MAX_DIM];
+	Oid			qtype;
+	bool		isbox;
+
+	kdg_args(fcinfo, &args, &src);
+	qtype = args.argtypes[args.next];
+	isbox = qtype == BOXOID;
+	kdg_source_check_query(&src, isbox ? KD_TYPE_POINT : kdg_point_type(qtype),
+						  qtype, isbox ? "box" : "low");
+	if (isbox)
+	{
+		BOX		   *box = PG_GETARG_BOX_P(args.next);
+
+		kdg_query_coords(KD_TYPE_POINT, PointPGetDatum(&box->low), 0, low, "box");
+		kdg_query_coords(KD_TYPE_POINT, PointPGetDatum(&box->high), 0, high, "box");
+	}
+	else
+	{
+		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), 0, low, "low");
+		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next + 1), 0, high, "high");
+	}
+	kdg_source_read(&src);
+	if (!isbox)
+	{
+		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, low, "low");
+		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next + 1), src.dim, high, "high");
+	}
+	kdg_check_corners(low, high, src.dim);
+	kdg_emit(fcinfo, &src,
+			kdg_search_box(&src, kdg_source_tree(&src, NULL), low, high, 1),
+			KD_KEY_NONE, NULL);
+	return (Datum) 0;
+}

@@ -1,0 +1,396 @@
+/*
+ * search.c
+ *	  Running the engine on a table's points and making its answers exact in
+ *	  the metric of the SQL operator they stand in for.
+ *
+ * The engine orders neighbours by (d2, ref), d2 being the rounded sum of
+ * squared differences.  SQL orders them by (p <-> q, ctid): pg_hypot(dx, dy)
+ * for point, sqrt(d2) for float8[].  The two orders agree except where
+ * distances are within a few units in the last place of each other, so
+ * every answer is re-ranked here:
+ *
+ *	kNN: the engine is asked for k + 1 neighbours.  Let r = D_k (1 + 1e-12) +
+ *	1e-150, D_k being the k-th neighbour's sqrt(d2).  If the (k + 1)-th
+ *	neighbour's sqrt(d2) exceeds r, every other point is farther than the k
+ *	found in any metric within 1e-12 of sqrt(d2), so those k are the answer.
+ *	Otherwise every point with sqrt(d2) <= r is fetched with a radius query.
+ *	Either way the candidates' distances are computed with the operator's
+ *	own formula (kdg_metric), sorted by (distance, ref), and the first k kept.
+ *	The absolute 1e-150 covers squares that underflow; an overflowing d2
+ *	makes r infinite and the radius query fetch every point, still exact.
+ *
+ *	radius: the engine runs with r (1 + 1e-12) + 1e-150, and hits are kept
+ *	when their operator distance is <= r.
+ *
+ * Row references given to the engine are ordinals into the source's arrays,
+ * which are in ctid order, so a tie on distance is broken by ctid.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+
+#include "kdgpu.h"
+
+#define KD_REL_SLACK	1e-12
+#define KD_ABS_SLACK	1e-150
+/* radius fallbacks run in groups of this many queries */
+#define KD_FALLBACK_GROUP 64
+
+/* The radius that holds every candidate at distance about d. */
+static inline double
+kdg_slack(double d)
+{
+	return d * (1.0 + KD_REL_SLACK) + KD_ABS_SLACK;
+}
+
+/* qsort comparator of hits by (distance, ref). */
+static int
+kdg_hit_cmp(const void *a, const void *b)
+{
+	const KdHit *x = a;
+	const KdHit *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	return (x->ref > y->ref) - (x->ref < y->ref);
+}
+
+/* Sort hits by (distance, ref): insertion sort for the usual short runs. */
+static void
+kdg_sort_hits(KdHit *hits, int64 n)
+{
+	if (n > 32)
+	{
+		qsort(hits, n, sizeof(KdHit), kdg_hit_cmp);
+		return;
+	}
+	for (int64 i = 1; i < n; i++)
+	{
+		KdHit		h = hits[i];
+		int64		j = i;
+
+		while (j > 0 && kdg_hit_cmp(&hits[j - 1], &h) > 0)
+		{
+			hits[j] = hits[j - 1];
+			j--;
+		}
+		hits[j] = h;
+	}
+}
+
+/*
+ * Turn candidates (engine neighbours, ref = ordinal) into hits with the
+ * operator's distance from q, dropping the ref "exclude" (or none when it is
+ * -1), sorted by (distance, ref).  Returns the number of hits; out may
+ * overlap cand only when it starts at or before it.
+ */
+static int64
+kdg_rank(const KdSource *src, const double *q, const KdNeighbor *cand,
+		int64 ncand, int64 exclude, KdHit *out)
+{
+	int64		n = 0;
+
+	for (int64 i = 0; i < ncand; i++)
+	{
+		uint64		ref = cand[i].ref;
+
+		if ((int64) ref == exclude)
+			continue;
+		out[n].dist = kdg_metric(src->type, q, src->coords + ref * src->dim, src->dim);
+		out[n].ref = ref;
+		n++;
+	}
+	kdg_sort_hits(out, n);
+	return n;
+}
+
+/*
+ * Build the tree over a source's points, refs being their ordinals; NULL
+ * when there are none.  *used_gpu (if given) tells where it was built.
+ */
+KdTree *
+kdg_source_tree(const KdSource *src, bool *used_gpu)
+{
+	KdTree	   *tree;
+	uint64	   *ords;
+	KdExec		exec;
+	KdError		err;
+
+	if (src->n == 0)
+		return NULL;
+	tree = kdg_tree_new();
+	ords = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < src->n; i++)
+		ords[i] = i;
+	kdg_exec_prepare(&exec);
+	kdg_check_status(kd_build(src->coords, ords, src->n, src->dim, tree, &exec, &err),
+					&err, &exec, "tree build");
+	if (used_gpu)
+		*used_gpu = exec.used_gpu;
+	pfree(ords);
+	return tree;
+}
+
+/*
+ * Re-rank the engine's kNN answers in place.  raw holds nq runs of kk
+ * neighbours (query q's at q * kk, count[q] of them); on return query q's
+ * exact hits are at q * k, count[q] of them, as KdHits.  Query q's point is
+ * at queries + q * dim, exclude[q] (if exclude is given) is the ordinal it
+ * must not return, and avail is the number of points each query may return.
+ */
+static void
+kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
+			  int32 *count, int64 nq, int k, int kk, const double *queries,
+			  const uint64 *exclude, int64 avail)
+{
+	int			dim = src->dim;
+	KdHit	   *out = (KdHit *) raw;
+	KdHit	   *scratch = palloc(sizeof(KdHit) * kk);
+	int64	   *pending = NULL;
+	double	   *pending_r = NULL;
+	int64		npending = 0;
+	KdExec		exec;
+
+	StaticAssertStmt(sizeof(KdHit) == sizeof(KdNeighbor), "KdHit overlays KdNeighbor");
+
+	/* pass 1: answers complete as found; the others wait for pass 2 */
+	for (int64 q = 0; q < nq; q++)
+	{
+		const KdNeighbor *cand = raw + q * kk;
+		int			c = count[q];
+		int64		ncand;
+		int64		n;
+
+		if ((q & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (c == avail)
+			ncand = c;			/* every eligible point is a candidate */
+		else if (kk > k && sqrt(cand[k].d2) > kdg_slack(sqrt(cand[k - 1].d2)))
+			ncand = k;			/* a clear gap after the k-th */
+		else
+		{
+			if (pending == NULL)
+			{
+				pending = palloc_extended(sizeof(int64) * nq, MCXT_ALLOC_HUGE);
+				pending_r = palloc_extended(sizeof(double) * nq, MCXT_ALLOC_HUGE);
+			}
+			pending[npending] = q;
+			pending_r[npending++] = kdg_slack(sqrt(cand[k - 1].d2));
+			continue;
+		}
+		n = Min(kdg_rank(src, queries + q * dim, cand, ncand, -1, scratch), k);
+		memcpy(out + q * k, scratch, sizeof(KdHit) * n);
+		count[q] = (int32) n;
+	}
+
+	/* pass 2: every point within the slack radius, in groups of queries */
+	kdg_exec_prepare(&exec);
+	for (int64 g = 0; g < npending; g += KD_FALLBACK_GROUP)
+	{
+		int64		m = Min(KD_FALLBACK_GROUP, npending - g);
+		double	   *centers = palloc(sizeof(double) * dim * m);
+		KdRangeResult *res = kdg_range_result_new();
+		KdError		err;
+
+		for (int64 i = 0; i < m; i++)
+			memcpy(centers + i * dim, queries + pending[g + i] * dim, sizeof(double) * dim);
+		kdg_check_status(kd_radius_cpu(tree, centers, m, pending_r + g, m, res, &exec, &err),
+						&err, NULL, "kNN refinement");
+		for (int64 i = 0; i < m; i++)
+		{
+			int64		q = pending[g + i];
+			int64		nc = res->offsets[i + 1] - res->offsets[i];
+			KdHit	   *hits = palloc_extended(sizeof(KdHit) * Max(nc, 1), MCXT_ALLOC_HUGE);
+			int64		n;
+
+			n = Min(kdg_rank(src, centers + i * dim, res->hits + res->offsets[i], nc,
+							exclude ? (int64) exclude[q] : -1, hits), k);
+			memcpy(out + q * k, hits, sizeof(KdHit) * n);
+			count[q] = (int32) n;
+			pfree(hits);
+		}
+		kd_range_result_free(res);
+		pfree(centers);
+	}
+	pfree(scratch);
+}
+
+/*
+ * Package re-ranked kNN answers (query q's count[q] hits at q * k) as a
+ * KdAnswer, compacting the hits in place.
+ */
+static KdAnswer *
+kdg_knn_answer(KdHit *hits, const int32 *count, int64 nq, int k)
+{
+	KdAnswer   *ans = palloc0(sizeof(KdAnswer));
+
+	ans->nq = nq;
+	ans->hits = hits;
+	ans->offsets = palloc_extended(sizeof(int64) * (nq + 1), MCXT_ALLOC_HUGE);
+	ans->offsets[0] = 0;
+	for (int64 q = 0; q < nq; q++)
+	{
+		memmove(hits + ans->offsets[q], hits + q * k, sizeof(KdHit) * count[q]);
+		ans->offsets[q + 1] = ans->offsets[q] + count[q];
+	}
+	return ans;
+}
+
+/* An answer with no hits for nq queries. */
+static KdAnswer *
+kdg_empty_answer(int64 nq)
+{
+	KdAnswer   *ans = palloc0(sizeof(KdAnswer));
+
+	ans->nq = nq;
+	ans->offsets = palloc_extended(sizeof(int64) * (nq + 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	return ans;
+}
+
+/* The k nearest points of each of nq queries, exact. */
+KdAnswer *
+kdg_search_knn(const KdSource *src, const KdTree *tree, const double *queries,
+			  int64 nq, int k)
+{
+	int			kk = Min(k + 1, KD_MAX_K);
+	KdNeighbor *raw;
+	int32	   *count;
+	KdExec		exec;
+	KdError		err;
+
+	if (nq == 0 || src->n == 0)
+		return kdg_empty_answer(nq);
+	raw = palloc_extended(sizeof(KdNeighbor) * nq * kk, MCXT_ALLOC_HUGE);
+	count = palloc_extended(sizeof(int32) * nq, MCXT_ALLOC_HUGE);
+	kdg_exec_prepare(&exec);
+	kdg_check_status(kd_knn(tree, queries, nq, kk, raw, count, &exec, &err),
+					&err, &exec, "kNN search");
+	kdg_refine_knn(src, tree, raw, count, nq, k, kk, queries, NULL, src->n);
+	return kdg_knn_answer((KdHit *) raw, count, nq, k);
+}
+
+/*
+ * Every point's k nearest points, exact.  Answer q belongs to the point of
+ * ordinal q: the engine's node order is undone through ans->order.
+ */
+KdAnswer *
+kdg_search_all_knn(const KdSource *src, const KdTree *tree, int k,
+				  bool include_self)
+{
+	int			kk = Min(k + 1, KD_MAX_K);
+	int64		n = src->n;
+	KdNeighbor *raw;
+	int32	   *count;
+	KdExec		exec;
+	KdError		err;
+	KdAnswer   *ans;
+
+	if (n == 0)
+		return kdg_empty_answer(0);
+	raw = palloc_extended(sizeof(KdNeighbor) * n * kk, MCXT_ALLOC_HUGE);
+	count = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
+	kdg_exec_prepare(&exec);
+	kdg_check_status(kd_all_knn(tree, kk, include_self, raw, count, &exec, &err),
+					&err, &exec, "All-kNN search");
+	kdg_refine_knn(src, tree, raw, count, n, k, kk, tree->coords,
+				  include_self ? NULL : tree->refs, include_self ? n : n - 1);
+	ans = kdg_knn_answer((KdHit *) raw, count, n, k);
+	ans->order = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
+	for (int64 node = 0; node < n; node++)
+		ans->order[tree->refs[node]] = node;
+	return ans;
+}
+
+/*
+ * Copy a range result into an answer: with centres, hits at operator
+ * distance <= their radius, sorted by (distance, ref); without, box hits as
+ * they are (sorted by ref).
+ */
+static KdAnswer *
+kdg_range_answer(const KdSource *src, const KdRangeResult *res,
+				const double *centers, const double *radii, int64 nradii)
+{
+	KdAnswer   *ans = palloc0(sizeof(KdAnswer));
+	int64		total = res->offsets[res->nq];
+
+	ans->nq = res->nq;
+	ans->offsets = palloc_extended(sizeof(int64) * (res->nq + 1), MCXT_ALLOC_HUGE);
+	ans->hits = palloc_extended(sizeof(KdHit) * Max(total, 1), MCXT_ALLOC_HUGE);
+	ans->offsets[0] = 0;
+	for (int64 q = 0; q < res->nq; q++)
+	{
+		const KdNeighbor *cand = res->hits + res->offsets[q];
+		int64		nc = res->offsets[q + 1] - res->offsets[q];
+		KdHit	   *out = ans->hits + ans->offsets[q];
+		int64		n = nc;
+
+		if (centers)
+		{
+			double		r = radii[nradii == 1 ? 0 : q];
+
+			n = kdg_rank(src, centers + q * src->dim, cand, nc, -1, out);
+			while (n > 0 && !(out[n - 1].dist <= r))
+				n--;
+		}
+		else
+			for (int64 i = 0; i < nc; i++)
+			{
+				out[i].dist = 0.0;
+				out[i].ref = cand[i].ref;
+			}
+		ans->offsets[q + 1] = ans->offsets[q] + n;
+	}
+	return ans;
+}
+
+/*
+ * The points within radii (one, or one per centre) of nq centres, exact,
+ * each query's sorted by (distance, ref).
+ */
+KdAnswer *
+kdg_search_radius(const KdSource *src, const KdTree *tree,
+				 const double *centers, int64 nq, const double *radii,
+				 int64 nradii)
+{
+	double	   *slack = palloc(sizeof(double) * Max(nradii, 1));
+	KdRangeResult *res;
+	KdAnswer   *ans;
+	KdExec		exec;
+	KdError		err;
+
+	if (nq == 0 || src->n == 0)
+		return kdg_empty_answer(nq);
+	for (int64 i = 0; i < nradii; i++)
+		slack[i] = kdg_slack(radii[i]);
+	res = kdg_range_result_new();
+	kdg_exec_prepare(&exec);
+	kdg_check_status(kd_radius(tree, centers, nq, slack, nradii, res, &exec, &err),
+					&err, &exec, "radius search");
+	ans = kdg_range_answer(src, res, centers, radii, nradii);
+	kd_range_result_free(res);
+	pfree(slack);
+	return ans;
+}
+
+/* The points inside nq boxes (bounds inclusive), each sorted by ref. */
+KdAnswer *
+kdg_search_box(const KdSource *src, const KdTree *tree, const double *lows,
+			  const double *highs, int64 nq)
+{
+	KdRangeResult *res;
+	KdAnswer   *ans;
+	KdExec		exec;
+	KdError		err;
+
+	if (nq == 0 || src->n == 0)
+		return kdg_empty_answer(nq);
+	res = kdg_range_result_new();
+	kdg_exec_prepare(&exec);
+	kdg_check_status(kd_box(tree, lows, highs, nq, res, &exec, &err),
+					&err, &exec, "box search");
+	ans = kdg_range_answer(src, res, NULL, NULL, 0);
+	kd_range_result_free(res);
+	return ans;
+}

@@ -1,0 +1,352 @@
+/*
+ * source.c
+ *	  Reading the points of a table: finding its point column, checking the
+ *	  caller's rights, and scanning the rows visible to the query's snapshot.
+ *
+ * The points are kept in ctid order with their heap TIDs packed into 64 bits
+ * (block << 16 | offset, so that the packed order is the ctid order).  The
+ * engine is given each point's ordinal in that array as its row reference,
+ * so the engine's tie-break on references is the tie-break on ctid, and an
+ * answer's reference leads straight to the point's coordinates and TID.
+ *
+ * A table is read directly with a heap scan under the active snapshot,
+ * unless row-level security applies to the caller: then the rows are read
+ * through SPI with "SELECT ctid, col FROM tab" so that the policies apply.
+ * Either way only rows visible to the query are read; NULL and empty points
+ * are skipped.
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_attribute.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+
+#include "kdgpu.h"
+
+/* Pack a heap TID into a row reference that sorts like the TID. */
+static uint64
+kdg_tid_to_ref(ItemPointer tid)
+{
+	return ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
+		ItemPointerGetOffsetNumberNoCheck(tid);
+}
+
+/* Unpack a row reference into a heap TID. */
+void
+kdg_ref_to_tid(uint64 ref, ItemPointer tid)
+{
+	ItemPointerSet(tid, (BlockNumber) (ref >> 16), (OffsetNumber) (ref & 0xFFFF));
+}
+
+/* Error unless the relation is a table kdgpu can read. */
+static void
+kdg_check_relkind(Relation rel)
+{
+	char		relkind = rel->rd_rel->relkind;
+
+	if (relkind == RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a partitioned table", RelationGetRelationName(rel)),
+				 errdetail("ctid does not identify a row across partitions."),
+				 errhint("Query each partition.")));
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a table or materialized view",
+						RelationGetRelationName(rel))));
+	if (!RelationIsScannable(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("materialized view \"%s\" has not been populated",
+						RelationGetRelationName(rel)),
+				 errhint("Use the REFRESH MATERIALIZED VIEW command.")));
+}
+
+/* The only point or float8[] column of rel, or an error with a hint. */
+static AttrNumber
+kdg_find_column(Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	AttrNumber	found = InvalidAttrNumber;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped || kdg_point_type(att->atttypid) == KD_TYPE_NONE)
+			continue;
+		if (found != InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_AMBIGUOUS_COLUMN),
+					 errmsg("table \"%s\" has more than one point column",
+							RelationGetRelationName(rel)),
+					 errdetail("Columns \"%s\" and \"%s\" are both of type point or float8[].",
+							   NameStr(TupleDescAttr(desc, found - 1)->attname),
+							   NameStr(att->attname)),
+					 errhint("Name the column: kd_knn('%s', '%s', ...).",
+							 RelationGetRelationName(rel),
+							 NameStr(TupleDescAttr(desc, found - 1)->attname))));
+		found = att->attnum;
+	}
+	if (found == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("table \"%s\" has no column of type point or float8[]",
+						RelationGetRelationName(rel)),
+				 errhint("Name the column: kd_knn('%s', 'column', ...).",
+						 RelationGetRelationName(rel))));
+	return found;
+}
+
+/* The column called colname, which must be of a point type. */
+static AttrNumber
+kdg_named_column(Relation rel, const char *colname)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped || strcmp(NameStr(att->attname), colname) != 0)
+			continue;
+		if (kdg_point_type(att->atttypid) == KD_TYPE_NONE)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" of table \"%s\" is of type %s, not point or float8[]",
+							colname, RelationGetRelationName(rel),
+							format_type_be(att->atttypid))));
+		return att->attnum;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("column \"%s\" of table \"%s\" does not exist",
+					colname, RelationGetRelationName(rel))));
+	return InvalidAttrNumber;	/* keep compiler quiet */
+}
+
+/*
+ * Open the table relid for reading its point column (colname, or the only
+ * one): check its kind and the caller's SELECT right on the column.
+ */
+void
+kdg_source_open(KdSource *src, Oid relid, Name colname)
+{
+	Relation	rel;
+	Oid			userid = GetUserId();
+	bool		table_priv;
+
+	memset(src, 0, sizeof(*src));
+	src->mcxt = CurrentMemoryContext;
+	if (get_rel_name(relid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	rel = table_open(relid, AccessShareLock);
+	kdg_check_relkind(rel);
+	table_priv = pg_class_aclcheck(relid, userid, ACL_SELECT) == ACLCHECK_OK;
+	if (!table_priv &&
+		pg_attribute_aclcheck_all(relid, userid, ACL_SELECT, ACLMASK_ANY) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(rel->rd_rel->relkind),
+					   RelationGetRelationName(rel));
+
+	src->relid = relid;
+	src->attnum = colname ? kdg_named_column(rel, NameStr(*colname)) : kdg_find_column(rel);
+	src->colname = pstrdup(NameStr(TupleDescAttr(RelationGetDescr(rel), src->attnum - 1)->attname));
+	src->type = kdg_point_type(TupleDescAttr(RelationGetDescr(rel), src->attnum - 1)->atttypid);
+	if (!table_priv &&
+		pg_attribute_aclcheck(relid, src->attnum, userid, ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_COLUMN,
+					   psprintf("%s.%s", RelationGetRelationName(rel), src->colname));
+	table_close(rel, NoLock);
+}
+
+/*
+ * Error unless query points of type qtype (given as argument arg of SQL
+ * type argtype) fit the column.
+ */
+void
+kdg_source_check_query(const KdSource *src, KdPointType qtype, Oid argtype,
+					  const char *arg)
+{
+	if (qtype != src->type)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("argument \"%s\" is of type %s but column \"%s\" of table \"%s\" is of type %s",
+						arg, format_type_be(argtype), src->colname,
+						get_rel_name(src->relid), kdg_point_type_name(src->type)),
+				 errhint("Give the query points as %s.", kdg_point_type_name(src->type))));
+}
+
+/* Error unless the points of two sources have the same dimension. */
+void
+kdg_source_check_dims(const KdSource *src, const KdSource *other)
+{
+	if (src->dim > 0 && other->dim > 0 && src->dim != other->dim)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("points of table \"%s\" have %d dimensions, those of table \"%s\" have %d",
+						get_rel_name(other->relid), other->dim,
+						get_rel_name(src->relid), src->dim)));
+}
+
+/* Append one row's point, unless it is NULL or empty. */
+static void
+kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid)
+{
+	double		coords[KD_MAX_DIM];
+	KdWhere		where = {NULL, 0};
+	int			dim;
+
+	if (isnull)
+		return;
+	where.tid = *tid;
+	where.relid = src->relid;
+	dim = kdg_datum_coords(src->type, value, coords, &where);
+	if (dim == 0)
+		return;
+	if (src->dim == 0)
+	{
+		src->dim = dim;
+		src->cap = 1024;
+		src->coords = MemoryContextAllocExtended(src->mcxt, sizeof(double) * dim * src->cap,
+												 MCXT_ALLOC_HUGE);
+		src->tids = MemoryContextAllocExtended(src->mcxt, sizeof(uint64) * src->cap,
+											   MCXT_ALLOC_HUGE);
+	}
+	else if (dim != src->dim)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("point in row (%u,%u) of table \"%s\" has %d dimensions, earlier rows have %d",
+						ItemPointerGetBlockNumberNoCheck(tid),
+						ItemPointerGetOffsetNumberNoCheck(tid),
+						get_rel_name(src->relid), dim, src->dim),
+				 errhint("All points of a column must have the same number of coordinates.")));
+	else if (src->n == src->cap)
+	{
+		src->cap *= 2;
+		src->coords = repalloc_huge(src->coords, sizeof(double) * src->dim * src->cap);
+		src->tids = repalloc_huge(src->tids, sizeof(uint64) * src->cap);
+	}
+	memcpy(src->coords + src->n * dim, coords, sizeof(double) * dim);
+	src->tids[src->n] = kdg_tid_to_ref(tid);
+	if (src->n > 0 && src->tids[src->n] < src->tids[src->n - 1])
+		src->unsorted = true;
+	src->n++;
+}
+
+/* Read the visible rows with a heap scan under the active snapshot. */
+static void
+kdg_source_scan(KdSource *src)
+{
+	Relation	rel = table_open(src->relid, AccessShareLock);
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+
+	/* no synchronized scan: rows then arrive in ctid order */
+	scan = table_beginscan_strat(rel, GetActiveSnapshot(), 0, NULL, true, false);
+	slot = table_slot_create(rel, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		bool		isnull;
+		Datum		value = slot_getattr(slot, src->attnum, &isnull);
+
+		CHECK_FOR_INTERRUPTS();
+		kdg_source_add(src, value, isnull, &slot->tts_tid);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	table_close(rel, NoLock);
+}
+
+/* Read the rows through SPI, so that row-level security policies apply. */
+static void
+kdg_source_spi(KdSource *src)
+{
+	char	   *query;
+	Portal		portal;
+
+	query = psprintf("SELECT ctid, %s FROM %s",
+					 quote_identifier(src->colname),
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(src->relid)),
+												get_rel_name(src->relid)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	portal = SPI_cursor_open_with_args(NULL, query, 0, NULL, NULL, NULL, true, 0);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, 10000);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	tuple = SPI_tuptable->vals[i];
+			bool		isnull;
+			Datum		tid = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &isnull);
+			Datum		value = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &isnull);
+
+			kdg_source_add(src, value, isnull, (ItemPointer) DatumGetPointer(tid));
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+}
+
+/* qsort comparator of (tid, ordinal) pairs. */
+static int
+kdg_pair_cmp(const void *a, const void *b)
+{
+	uint64		x = ((const uint64 *) a)[0];
+	uint64		y = ((const uint64 *) b)[0];
+
+	return (x > y) - (x < y);
+}
+
+/* Put the points in ctid order (rows read through SPI may come unordered). */
+static void
+kdg_source_sort(KdSource *src)
+{
+	uint64	   *pairs = palloc_extended(sizeof(uint64) * 2 * src->n, MCXT_ALLOC_HUGE);
+	double	   *coords = palloc_extended(sizeof(double) * src->dim * src->n, MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < src->n; i++)
+	{
+		pairs[2 * i] = src->tids[i];
+		pairs[2 * i + 1] = i;
+	}
+	qsort(pairs, src->n, 2 * sizeof(uint64), kdg_pair_cmp);
+	for (int64 i = 0; i < src->n; i++)
+	{
+		src->tids[i] = pairs[2 * i];
+		memcpy(coords + i * src->dim, src->coords + pairs[2 * i + 1] * src->dim,
+			   sizeof(double) * src->dim);
+	}
+	pfree(src->coords);
+	pfree(pairs);
+	src->coords = coords;
+	src->unsorted = false;
+}
+
+/* Read the visible points of an opened source, in ctid order. */
+void
+kdg_source_read(KdSource *src)
+{
+	if (check_enable_rls(src->relid, InvalidOid, false) == RLS_ENABLED)
+		kdg_source_spi(src);
+	else
+		kdg_source_scan(src);
+	if (src->unsorted)
+		kdg_source_sort(src);
+}
