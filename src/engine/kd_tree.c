@@ -210,32 +210,74 @@ kd_range_result_free(KdRangeResult *res)
 	res->nq = 0;
 }
 
-static int
-cmp_d2_ref(const void *a, const void *b)
+/* a before b in the order kd_sort_neighbors sorts by */
+KD_INLINE bool
+sorts_before(const KdNeighbor *a, const KdNeighbor *b, bool by_ref)
 {
-	const KdNeighbor *x = a;
-	const KdNeighbor *y = b;
-
-	if (kd_neighbor_less(x->d2, x->ref, y->d2, y->ref))
-		return -1;
-	return kd_neighbor_less(y->d2, y->ref, x->d2, x->ref) ? 1 : 0;
+	return by_ref ? a->ref < b->ref
+		: kd_neighbor_less(a->d2, a->ref, b->d2, b->ref);
 }
 
-static int
-cmp_ref(const void *a, const void *b)
-{
-	uint64_t	x = ((const KdNeighbor *) a)->ref;
-	uint64_t	y = ((const KdNeighbor *) b)->ref;
-
-	return (x > y) - (x < y);
-}
-
-/* Sort hits by (d2, ref), or by ref alone. */
+/*
+ * Sort hits by (d2, ref), or by ref alone: quicksort with a median-of-three
+ * pivot over ranges longer than 16, insertion sort below, recursing into the
+ * shorter side only (so the stack stays O(log n)).
+ */
 void
 kd_sort_neighbors(KdNeighbor *hits, int64_t n, bool by_ref)
 {
-	if (n > 1)
-		qsort(hits, (size_t) n, sizeof(KdNeighbor), by_ref ? cmp_ref : cmp_d2_ref);
+	while (n > 16)
+	{
+		int64_t		mid = n / 2;
+		int64_t		i = 0,
+					j = n - 1;
+		KdNeighbor	pivot,
+					t;
+
+		if (sorts_before(&hits[mid], &hits[0], by_ref))
+			t = hits[mid], hits[mid] = hits[0], hits[0] = t;
+		if (sorts_before(&hits[n - 1], &hits[mid], by_ref))
+		{
+			t = hits[mid], hits[mid] = hits[n - 1], hits[n - 1] = t;
+			if (sorts_before(&hits[mid], &hits[0], by_ref))
+				t = hits[mid], hits[mid] = hits[0], hits[0] = t;
+		}
+		pivot = hits[mid];
+		while (i <= j)
+		{
+			while (sorts_before(&hits[i], &pivot, by_ref))
+				i++;
+			while (sorts_before(&pivot, &hits[j], by_ref))
+				j--;
+			if (i <= j)
+			{
+				t = hits[i], hits[i] = hits[j], hits[j] = t;
+				i++;
+				j--;
+			}
+		}
+		/* [0, j] and [i, n) remain */
+		if (j + 1 < n - i)
+		{
+			kd_sort_neighbors(hits, j + 1, by_ref);
+			hits += i;
+			n -= i;
+		}
+		else
+		{
+			kd_sort_neighbors(hits + i, n - i, by_ref);
+			n = j + 1;
+		}
+	}
+	for (int64_t a = 1; a < n; a++)
+	{
+		KdNeighbor	t = hits[a];
+		int64_t		b = a;
+
+		for (; b > 0 && sorts_before(&t, &hits[b - 1], by_ref); b--)
+			hits[b] = hits[b - 1];
+		hits[b] = t;
+	}
 }
 
 /*
