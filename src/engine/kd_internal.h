@@ -119,6 +119,12 @@ extern KdStatus kd_parallel_for(KdExec *exec, int64_t nitems, int64_t chunk,
 								KdRangeFn fn, void *arg, KdError *err);
 extern bool kd_interrupted(KdExec *exec);
 
+/* kd_order.c */
+extern int64_t *kd_query_order(const KdTree *tree, const double *queries,
+							   int64_t nq, KdError *err, KdStatus *st);
+extern int64_t *kd_inorder_nodes(const KdTree *tree, KdError *err,
+								 KdStatus *st);
+
 /* kd_tree.c */
 extern KdStatus kd_check_k(int k, KdError *err);
 extern KdStatus kd_range_result_alloc(KdRangeResult *res, int64_t nq,

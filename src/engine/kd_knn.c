@@ -140,6 +140,7 @@ typedef struct KnnBatch
 	bool		include_self;
 	KdNeighbor *out;
 	int32_t    *count;
+	const int64_t *order;		/* processing order of the queries */
 } KnnBatch;
 
 /* Parallel body: queries [begin, end). */
@@ -149,8 +150,9 @@ knn_batch_range(void *arg, int64_t begin, int64_t end)
 	KnnBatch   *b = arg;
 	int			dim = b->tree->dim;
 
-	for (int64_t q = begin; q < end; q++)
+	for (int64_t i = begin; i < end; i++)
 	{
+		int64_t		q = b->order[i];
 		const double *query = b->queries ? b->queries + q * dim
 			: b->tree->coords + q * dim;
 		int64_t		exclude = (b->queries || b->include_self) ? -1 : q;
@@ -164,13 +166,17 @@ KdStatus
 kd_knn_cpu(const KdTree *tree, const double *queries, int64_t nq, int k,
 		   KdNeighbor *out, int32_t *count, KdExec *exec, KdError *err)
 {
-	KnnBatch	b = {tree, queries, nq, k, false, out, count};
+	KnnBatch	b = {tree, queries, nq, k, false, out, count, NULL};
 	KdStatus	st;
 
 	if ((st = kd_check_k(k, err)) != KD_OK ||
 		(st = kd_check_points(queries, nq, tree->dim, err)) != KD_OK)
 		return st;
-	return kd_parallel_for(exec, nq, 256, knn_batch_range, &b, err);
+	b.order = kd_query_order(tree, queries, nq, err, &st);
+	if (st == KD_OK)
+		st = kd_parallel_for(exec, nq, 256, knn_batch_range, &b, err);
+	free((void *) b.order);
+	return st;
 }
 
 /* All-kNN over the tree's own points on the CPU threads of exec. */
@@ -178,12 +184,16 @@ KdStatus
 kd_all_knn_cpu(const KdTree *tree, int k, bool include_self,
 			   KdNeighbor *out, int32_t *count, KdExec *exec, KdError *err)
 {
-	KnnBatch	b = {tree, NULL, tree->n, k, include_self, out, count};
+	KnnBatch	b = {tree, NULL, tree->n, k, include_self, out, count, NULL};
 	KdStatus	st;
 
 	if ((st = kd_check_k(k, err)) != KD_OK)
 		return st;
-	return kd_parallel_for(exec, tree->n, 256, knn_batch_range, &b, err);
+	b.order = kd_inorder_nodes(tree, err, &st);
+	if (st == KD_OK)
+		st = kd_parallel_for(exec, tree->n, 256, knn_batch_range, &b, err);
+	free((void *) b.order);
+	return st;
 }
 
 /* GPU body of kd_knn and kd_all_knn. */
@@ -205,7 +215,7 @@ KdStatus
 kd_knn(const KdTree *tree, const double *queries, int64_t nq, int k,
 	   KdNeighbor *out, int32_t *count, KdExec *exec, KdError *err)
 {
-	KnnBatch	b = {tree, queries, nq, k, false, out, count};
+	KnnBatch	b = {tree, queries, nq, k, false, out, count, NULL};
 	KdStatus	st;
 
 	if (kd_gpu_run(tree, nq, knn_batch_gpu, &b, exec, err, &st))
@@ -218,7 +228,7 @@ KdStatus
 kd_all_knn(const KdTree *tree, int k, bool include_self, KdNeighbor *out,
 		   int32_t *count, KdExec *exec, KdError *err)
 {
-	KnnBatch	b = {tree, NULL, tree->n, k, include_self, out, count};
+	KnnBatch	b = {tree, NULL, tree->n, k, include_self, out, count, NULL};
 	KdStatus	st;
 
 	if (kd_gpu_run(tree, tree->n, knn_batch_gpu, &b, exec, err, &st))
