@@ -33,7 +33,8 @@ kdg_emit(FunctionCallInfo fcinfo, const KdSource *src, const KdAnswer *ans,
 	ItemPointerData qtid;
 	ItemPointerData tid;
 
-	InitMaterializedSRF(fcinfo, 0);
+	/* the expected descriptor also serves a single-column (scalar) result */
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	desc = rsinfo->setDesc;
 	Assert(desc->natts <= 4);
 
