@@ -142,7 +142,7 @@ kdg_check_dim(int got, int dim, const KdWhere *where)
 	if (dim > 0 && got != dim)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("query point in %s has %d dimensions, the column's points have %d",
+				 errmsg("query point in %s has dimension %d, the column's points have dimension %d",
 						kdg_where_text(where), got, dim)));
 }
 

@@ -196,7 +196,7 @@ kdg_source_check_dims(const KdSource *src, const KdSource *other)
 	if (src->dim > 0 && other->dim > 0 && src->dim != other->dim)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("points of table \"%s\" have %d dimensions, those of table \"%s\" have %d",
+				 errmsg("points of table \"%s\" have dimension %d, those of table \"%s\" have dimension %d",
 						get_rel_name(other->relid), other->dim,
 						get_rel_name(src->relid), src->dim)));
 }
@@ -228,7 +228,7 @@ kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid)
 	else if (dim != src->dim)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("point in row (%u,%u) of table \"%s\" has %d dimensions, earlier rows have %d",
+				 errmsg("point in row (%u,%u) of table \"%s\" has dimension %d, earlier rows have dimension %d",
 						ItemPointerGetBlockNumberNoCheck(tid),
 						ItemPointerGetOffsetNumberNoCheck(tid),
 						get_rel_name(src->relid), dim, src->dim),

@@ -5,9 +5,9 @@ RESET client_min_messages;
 SELECT setseed(0.5);
 
 CREATE TABLE pts (p point);
-INSERT INTO pts SELECT point(random() * 10, random() * 10) FROM generate_series(1, 1500);
+INSERT INTO pts SELECT point(random() * 10, random() * 10) FROM generate_series(1, 700);
 -- duplicates: many rows at the same places
-INSERT INTO pts SELECT point(floor(random() * 5), floor(random() * 5)) FROM generate_series(1, 500);
+INSERT INTO pts SELECT point(floor(random() * 5), floor(random() * 5)) FROM generate_series(1, 300);
 INSERT INTO pts VALUES (NULL);
 DELETE FROM pts WHERE random() < 0.05;
 
