@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <new>
+#include <thread>
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -154,6 +155,13 @@ kdc_sync(const KdExec *exec, const char *what, KdError *err)
 		e = cudaGetLastError();
 	if (e != cudaSuccess)
 		return kdc_cuda_error(err, e, what);
+	return kdc_poll(exec, err);
+}
+
+/* KD_ERR_CANCELED if the interrupt callback asks to stop. */
+KdStatus
+kdc_poll(const KdExec *exec, KdError *err)
+{
 	if (exec && exec->interrupt && exec->interrupt(exec->interrupt_arg))
 		return kdc_error(err, KD_ERR_CANCELED, -1, "canceled");
 	return KD_OK;
@@ -204,33 +212,75 @@ kdc_check_finite(const double *d_pts, int64_t n, int dim, int64_t base,
 					 bad != bad ? "NaN" : "infinite");
 }
 
-/* Per-dimension bounding box of the points, as ordered bits. */
+/* Blocks of the bounding-box kernel (a grid-stride loop). */
+#define BBOX_BLOCKS 1024
+
+/*
+ * Per-dimension bounding box of the points, as ordered bits: each thread
+ * reduces a strided share, each warp its threads, then one atomic per warp.
+ */
 static __global__ void
 bbox_kernel(const double *pts, int64_t n, int dim, unsigned long long *box)
 {
-	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+	unsigned long long lo[KD_MAX_DIM];
+	unsigned long long hi[KD_MAX_DIM];
 
-	if (i >= n)
-		return;
-	for (int j = 0; j < dim; j++)
+#pragma unroll
+	for (int j = 0; j < KD_MAX_DIM; j++)
 	{
-		unsigned long long b = kdc_ordered_bits(pts[i * dim + j]);
-
-		atomicMin(&box[j], b);
-		atomicMax(&box[KD_MAX_DIM + j], b);
+		lo[j] = ~0ULL;
+		hi[j] = 0;
 	}
+	for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n;
+		 i += (int64_t) gridDim.x * blockDim.x)
+	{
+#pragma unroll
+		for (int j = 0; j < KD_MAX_DIM; j++)
+			if (j < dim)
+			{
+				unsigned long long b = kdc_ordered_bits(pts[i * dim + j]);
+
+				lo[j] = b < lo[j] ? b : lo[j];
+				hi[j] = b > hi[j] ? b : hi[j];
+			}
+	}
+#pragma unroll
+	for (int j = 0; j < KD_MAX_DIM; j++)
+		if (j < dim)
+		{
+			for (int off = 16; off > 0; off >>= 1)
+			{
+				unsigned long long l = __shfl_xor_sync(0xffffffffu, lo[j], off);
+				unsigned long long h = __shfl_xor_sync(0xffffffffu, hi[j], off);
+
+				lo[j] = l < lo[j] ? l : lo[j];
+				hi[j] = h > hi[j] ? h : hi[j];
+			}
+			if ((threadIdx.x & 31) == 0)
+			{
+				atomicMin(&box[j], lo[j]);
+				atomicMax(&box[KD_MAX_DIM + j], hi[j]);
+			}
+		}
+}
+
+/* Bits per dimension of the 32-bit Morton code. */
+static __host__ __device__ __forceinline__ int
+morton_bits(int dim)
+{
+	return 30 / dim;
 }
 
 /* Morton code of each point inside the box, and the identity permutation. */
 static __global__ void
 morton_kernel(const double *pts, int64_t n, int dim,
-			  const unsigned long long *box, uint64_t *codes, uint32_t *idx)
+			  const unsigned long long *box, uint32_t *codes, uint32_t *idx)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
-	int			bits = 63 / dim < 21 ? 63 / dim : 21;
+	int			bits = morton_bits(dim);
 	double		top = (double) ((1u << bits) - 1);
 	uint32_t	cell[KD_MAX_DIM];
-	uint64_t	code = 0;
+	uint32_t	code = 0;
 
 	if (i >= n)
 		return;
@@ -261,11 +311,12 @@ kdc_spatial_order(const double *d_pts, int64_t n, int dim, uint32_t *d_perm,
 {
 	unsigned long long box[2 * KD_MAX_DIM];
 	unsigned long long *d_box;
-	uint64_t   *d_codes;
+	uint32_t   *d_codes;
 	uint32_t   *d_idx;
 	void	   *d_temp = NULL;
 	size_t		temp_bytes = 0;
-	int			bits = (63 / dim < 21 ? 63 / dim : 21) * dim;
+	int			bits = morton_bits(dim) * dim;
+	int64_t		blocks = n / KDC_BLOCK + 1;
 	KdStatus	st;
 	cudaError_t e;
 
@@ -276,16 +327,17 @@ kdc_spatial_order(const double *d_pts, int64_t n, int dim, uint32_t *d_perm,
 		box[j] = ~0ULL;
 		box[KD_MAX_DIM + j] = 0;
 	}
-	cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, (uint64_t *) NULL,
-									(uint64_t *) NULL, (uint32_t *) NULL,
+	cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, (uint32_t *) NULL,
+									(uint32_t *) NULL, (uint32_t *) NULL,
 									(uint32_t *) NULL, n, 0, bits);
 	if ((st = kdc_alloc(a, (void **) &d_box, sizeof(box), "a bounding box", err)) != KD_OK ||
-		(st = kdc_alloc(a, (void **) &d_codes, sizeof(uint64_t) * 2 * n, "Morton codes", err)) != KD_OK ||
+		(st = kdc_alloc(a, (void **) &d_codes, sizeof(uint32_t) * 2 * n, "Morton codes", err)) != KD_OK ||
 		(st = kdc_alloc(a, (void **) &d_idx, sizeof(uint32_t) * n, "query order", err)) != KD_OK ||
 		(st = kdc_alloc(a, &d_temp, temp_bytes, "sort space", err)) != KD_OK)
 		return st;
 	cudaMemcpy(d_box, box, sizeof(box), cudaMemcpyHostToDevice);
-	bbox_kernel <<< kdc_blocks(n), KDC_BLOCK >>> (d_pts, n, dim, d_box);
+	bbox_kernel <<< (unsigned int) (blocks < BBOX_BLOCKS ? blocks : BBOX_BLOCKS), KDC_BLOCK >>>
+		(d_pts, n, dim, d_box);
 	morton_kernel <<< kdc_blocks(n), KDC_BLOCK >>> (d_pts, n, dim, d_box, d_codes, d_idx);
 	e = cub::DeviceRadixSort::SortPairs(d_temp, temp_bytes, d_codes, d_codes + n,
 										d_idx, d_perm, n, 0, bits);
@@ -294,6 +346,85 @@ kdc_spatial_order(const double *d_pts, int64_t n, int dim, uint32_t *d_perm,
 	if (e != cudaSuccess)
 		return kdc_cuda_error(err, e, "the query ordering");
 	return KD_OK;
+}
+
+/* Copies at least this large pin their host range and pre-fault it. */
+#define PIN_MIN_BYTES ((size_t) 32 << 20)
+#define PAGE_BYTES 4096
+#define TOUCH_THREADS 8
+
+/*
+ * Write every page of [p, p + bytes) back to itself, so that pages never
+ * touched before are faulted in (several threads fault in parallel, where
+ * the driver's copy would fault them one by one).  The caller's thread is
+ * inside our call, so no one else writes these bytes meanwhile.
+ */
+static void
+prefault_range(char *p, size_t bytes)
+{
+	std::thread threads[TOUCH_THREADS];
+	size_t		pages = (bytes + PAGE_BYTES - 1) / PAGE_BYTES;
+
+	for (int t = 0; t < TOUCH_THREADS; t++)
+	{
+		size_t		first = pages * t / TOUCH_THREADS;
+		size_t		last = pages * (t + 1) / TOUCH_THREADS;
+
+		try
+		{
+			threads[t] = std::thread([=]()
+			{
+				for (size_t i = first; i < last; i++)
+				{
+					volatile char *c = p + (i * PAGE_BYTES < bytes ? i * PAGE_BYTES : bytes - 1);
+
+					*c = *c;
+				}
+			});
+		}
+		catch (...)
+		{
+			/* no thread: fault the share in on this one */
+			for (size_t i = first; i < last; i++)
+			{
+				volatile char *c = p + (i * PAGE_BYTES < bytes ? i * PAGE_BYTES : bytes - 1);
+
+				*c = *c;
+			}
+		}
+	}
+	for (int t = 0; t < TOUCH_THREADS; t++)
+		if (threads[t].joinable())
+			threads[t].join();
+}
+
+/*
+ * cudaMemcpy between the device and pageable host memory.  Large copies
+ * pre-fault a device-to-host destination in parallel (results usually land
+ * in freshly allocated memory) and pin the host range for the copy's
+ * duration, so the DMA runs at link speed instead of through the driver's
+ * staging buffer.  If pinning fails (e.g. the range is already registered)
+ * the plain copy is used.
+ */
+cudaError_t
+kdc_memcpy_host(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+	void	   *host = (void *) (kind == cudaMemcpyDeviceToHost ? dst : src);
+	bool		pinned = false;
+	cudaError_t e;
+
+	if (bytes >= PIN_MIN_BYTES)
+	{
+		if (kind == cudaMemcpyDeviceToHost)
+			prefault_range((char *) dst, bytes);
+		pinned = cudaHostRegister(host, bytes, cudaHostRegisterDefault) == cudaSuccess;
+		if (!pinned)
+			cudaGetLastError();
+	}
+	e = cudaMemcpy(dst, src, bytes, kind);
+	if (pinned)
+		cudaHostUnregister(host);
+	return e;
 }
 
 /* Nodes that carry a bounding box; must match kd_tree_nbounds. */
@@ -353,8 +484,8 @@ kdc_heap_copy_out(const KdNeighbor *d_out, int64_t nq, int k, int cnt,
 	if (nq == 0 || cnt == 0)
 		return KD_OK;
 	if (cnt == k)
-		e = cudaMemcpy(out, d_out, sizeof(KdNeighbor) * k * nq,
-					   cudaMemcpyDeviceToHost);
+		e = kdc_memcpy_host(out, d_out, sizeof(KdNeighbor) * k * nq,
+							cudaMemcpyDeviceToHost);
 	else
 		e = cudaMemcpy2D(out, sizeof(KdNeighbor) * k, d_out,
 						 sizeof(KdNeighbor) * k, sizeof(KdNeighbor) * cnt,
@@ -503,9 +634,9 @@ kdc_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 		return kdc_error(err, KD_ERR_ARG, -1, "malformed tree");
 	if ((st = kdc_tree_create(n, dim, tree->nbounds, exec, &g, err)) != KD_OK)
 		return st;
-	e = cudaMemcpy(g->coords, tree->coords, sizeof(double) * dim * n, cudaMemcpyHostToDevice);
+	e = kdc_memcpy_host(g->coords, tree->coords, sizeof(double) * dim * n, cudaMemcpyHostToDevice);
 	if (e == cudaSuccess)
-		e = cudaMemcpy(g->refs, tree->refs, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
+		e = kdc_memcpy_host(g->refs, tree->refs, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
 	if (e == cudaSuccess)
 		e = cudaMemcpy(g->split, tree->split, n, cudaMemcpyHostToDevice);
 	if (e == cudaSuccess)

@@ -137,9 +137,9 @@ kdc_brute_knn(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if ((st = kdc_alloc(&pa, (void **) &d_pts, sizeof(double) * dim * n, "points", err)) != KD_OK ||
 		(st = kdc_alloc(&pa, (void **) &d_refs, sizeof(uint64_t) * n, "references", err)) != KD_OK)
 		goto done;
-	e = cudaMemcpy(d_pts, points, sizeof(double) * dim * n, cudaMemcpyHostToDevice);
+	e = kdc_memcpy_host(d_pts, points, sizeof(double) * dim * n, cudaMemcpyHostToDevice);
 	if (e == cudaSuccess)
-		e = cudaMemcpy(d_refs, refs, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
+		e = kdc_memcpy_host(d_refs, refs, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
 	if (e != cudaSuccess)
 	{
 		st = kdc_cuda_error(err, e, "uploading points");
@@ -158,7 +158,7 @@ kdc_brute_knn(const double *points, const uint64_t *refs, int64_t n, int dim,
 		if ((st = kdc_alloc(&a, (void **) &d_q, sizeof(double) * dim * m, "queries", err)) != KD_OK ||
 			(st = kdc_alloc(&a, (void **) &d_out, sizeof(KdNeighbor) * k * m, "results", err)) != KD_OK)
 			goto chunk_done;
-		e = cudaMemcpy(d_q, queries + c0 * dim, sizeof(double) * dim * m, cudaMemcpyHostToDevice);
+		e = kdc_memcpy_host(d_q, queries + c0 * dim, sizeof(double) * dim * m, cudaMemcpyHostToDevice);
 		if (e != cudaSuccess)
 		{
 			st = kdc_cuda_error(err, e, "uploading queries");

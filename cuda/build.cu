@@ -368,9 +368,9 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	nodes.point = d_point;
 	nodes.split = g->split;
 
-	e = cudaMemcpy(d_pts, points, sizeof(double) * dim * n, cudaMemcpyHostToDevice);
+	e = kdc_memcpy_host(d_pts, points, sizeof(double) * dim * n, cudaMemcpyHostToDevice);
 	if (e == cudaSuccess)
-		e = cudaMemcpy(d_refs, refs, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
+		e = kdc_memcpy_host(d_refs, refs, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
 	if (e != cudaSuccess)
 	{
 		st = kdc_cuda_error(err, e, "uploading points");
@@ -406,9 +406,9 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if ((st = kdc_sync(exec, "the build", err)) != KD_OK)
 		goto done;
 
-	e = cudaMemcpy(tree->coords, g->coords, sizeof(double) * dim * n, cudaMemcpyDeviceToHost);
+	e = kdc_memcpy_host(tree->coords, g->coords, sizeof(double) * dim * n, cudaMemcpyDeviceToHost);
 	if (e == cudaSuccess)
-		e = cudaMemcpy(tree->refs, g->refs, sizeof(uint64_t) * n, cudaMemcpyDeviceToHost);
+		e = kdc_memcpy_host(tree->refs, g->refs, sizeof(uint64_t) * n, cudaMemcpyDeviceToHost);
 	if (e == cudaSuccess)
 		e = cudaMemcpy(tree->split, g->split, n, cudaMemcpyDeviceToHost);
 	if (e == cudaSuccess)

@@ -60,9 +60,12 @@ extern void kdc_free_all(KdcAllocs *a);
 extern KdStatus kdc_budget(const KdExec *exec, size_t reserved,
 						   size_t *budget, KdError *err);
 extern KdStatus kdc_sync(const KdExec *exec, const char *what, KdError *err);
+extern KdStatus kdc_poll(const KdExec *exec, KdError *err);
 extern KdStatus kdc_check_finite(const double *d_pts, int64_t n, int dim,
 								 int64_t base, const char *what,
 								 KdcAllocs *a, KdError *err);
+extern cudaError_t kdc_memcpy_host(void *dst, const void *src, size_t bytes,
+								   cudaMemcpyKind kind);
 extern KdStatus kdc_spatial_order(const double *d_pts, int64_t n, int dim,
 								  uint32_t *d_perm, KdcAllocs *a,
 								  KdError *err);
@@ -102,14 +105,15 @@ extern KdStatus kdc_brute_knn(const double *points, const uint64_t *refs,
 							  KdError *err);
 
 /* device bytes that a spatial ordering of n points needs */
-#define KDC_ORDER_BYTES(n) ((size_t) (n) * 32 + ((size_t) 1 << 20))
+#define KDC_ORDER_BYTES(n) ((size_t) (n) * 16 + ((size_t) 1 << 20))
 
 /*
  * Run work over items [0, total) in launches of paced size: launch(start,
  * count) enqueues the kernels for one slice; after each slice the device is
  * synchronized, the slice size (*slice, kept by the caller across calls) is
- * adapted to aim at ~40 ms per slice, and the interrupt callback is polled.
- * Returns KD_OK, KD_ERR_CANCELED or a CUDA error.
+ * adapted to aim at ~40 ms per slice, and the interrupt callback is polled
+ * (before the first slice too).  Returns KD_OK, KD_ERR_CANCELED or a CUDA
+ * error.
  */
 template <typename Launch>
 static KdStatus
@@ -118,8 +122,10 @@ kdc_run_paced(const KdExec *exec, int64_t total, int64_t *slice,
 {
 	int64_t		start = 0;
 	cudaEvent_t ev[2];
-	KdStatus	st = KD_OK;
+	KdStatus	st;
 
+	if ((st = kdc_poll(exec, err)) != KD_OK)
+		return st;
 	if (cudaEventCreate(&ev[0]) != cudaSuccess)
 		return kdc_cuda_error(err, cudaGetLastError(), "cudaEventCreate");
 	if (cudaEventCreate(&ev[1]) != cudaSuccess)

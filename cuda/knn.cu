@@ -161,7 +161,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	size_t		budget;
 	size_t		per_query;
 	int64_t		chunk;
-	int64_t		slice = ((int64_t) 1 << 18) / (k > 8 ? k / 8 : 1);
+	int64_t		slice = ((int64_t) 1 << 15) / (k > 8 ? k / 8 : 1);
 	KdStatus	st;
 
 	if ((st = kdc_check_k(k, err)) != KD_OK)
@@ -203,7 +203,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 			if ((st = kdc_alloc(&a, (void **) &d_q, sizeof(double) * g->dim * m,
 								"queries", err)) != KD_OK)
 				goto chunk_done;
-			e = cudaMemcpy(d_q, queries + c0 * g->dim, sizeof(double) * g->dim * m,
+			e = kdc_memcpy_host(d_q, queries + c0 * g->dim, sizeof(double) * g->dim * m,
 						   cudaMemcpyHostToDevice);
 			if (e != cudaSuccess)
 			{
