@@ -3,6 +3,8 @@
 #   make && make install       the extension (kdgpu.so), and kdgpu_cuda.so
 #                              when nvcc is found (NVCC=... to choose one)
 #   make installcheck          pg_regress suites against a running server
+#   make prove-check           pgTAP suites (pg_prove) against a running server
+#   make check-all             everything, on a throwaway server (test/run-all)
 #   make engine-check          engine tests, no server (GPU too when present)
 #   make engine-bench          engine benchmark (bench/README.md)
 
@@ -12,7 +14,7 @@ DATA = kdgpu--0.1.sql
 PGFILEDESC = "kdgpu - exact kd-tree neighbour search on GPU and CPU"
 
 ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
-EXT_SRCS = $(sort $(wildcard src/*.c))
+EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c))
 OBJS = $(EXT_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
 REGRESS_OPTS = --inputdir=test --outputdir=test/results
@@ -21,6 +23,7 @@ REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
 # float8 results must be bit-identical to the GPU's: no contraction to FMA
 ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
+PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -ldl -pthread
 EXTRA_CLEAN = test/results engine-test engine-bench-bin $(CUDA_SO) cuda/*.o
 
@@ -69,3 +72,14 @@ engine-bench: engine-bench-bin $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
 	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./engine-bench-bin $(BENCH_ARGS)
 
 .PHONY: engine-check engine-bench install-cuda
+
+# ---- pgTAP suites and the whole test run -----------------------------------
+PGTAP_SUITES = $(sort $(wildcard test/pgtap/*.sql))
+
+prove-check:
+	pg_prove $(PGTAP_SUITES)
+
+check-all:
+	test/run-all
+
+.PHONY: prove-check check-all

@@ -224,3 +224,22 @@ CREATE FUNCTION kd_load(rel regclass, col name, OUT points bigint, OUT dimension
 CREATE FUNCTION kd_unload(rel regclass) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'kdgpu_unload'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+-- The kdgpu index access method
+
+CREATE FUNCTION kdam_handler(internal) RETURNS index_am_handler
+	AS 'MODULE_PATHNAME', 'kdam_handler'
+	LANGUAGE C;
+
+CREATE ACCESS METHOD kdgpu TYPE INDEX HANDLER kdam_handler;
+COMMENT ON ACCESS METHOD kdgpu IS 'exact kd-tree index for points, built on the GPU where one is usable';
+
+CREATE OPERATOR CLASS kd_point_ops
+	DEFAULT FOR TYPE point USING kdgpu AS
+	OPERATOR 1 pg_catalog.<@ (point, box),
+	OPERATOR 2 pg_catalog.<@ (point, circle),
+	OPERATOR 15 pg_catalog.<-> (point, point) FOR ORDER BY pg_catalog.float_ops;
+
+CREATE OPERATOR CLASS kd_float8_ops
+	DEFAULT FOR TYPE float8[] USING kdgpu AS
+	OPERATOR 15 <-> (float8[], float8[]) FOR ORDER BY pg_catalog.float_ops;

@@ -20,9 +20,6 @@
 #define KD_INLINE static inline
 #endif
 
-/* deepest possible stack of a left-balanced tree of up to 2^63 nodes */
-#define KD_STACK_DEPTH 64
-
 /*
  * The cheap squared-radius prefilter of range queries: r^2 widened by a
  * relative slack and a few subnormals, so that it never rejects a point with

@@ -44,6 +44,8 @@ extern "C"
 
 #define KD_MAX_DIM 8
 #define KD_MAX_K 1024
+/* deepest stack a depth-first walk of a tree of up to 2^63 nodes needs */
+#define KD_STACK_DEPTH 64
 /* subtrees smaller than this get no stored bounding box */
 #define KD_BOUNDS_MIN_SUBTREE 8
 

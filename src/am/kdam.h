@@ -1,0 +1,161 @@
+/*
+ * kdam.h
+ *	  The kdgpu index access method: on-disk layout and the functions shared
+ *	  by its phases (handler, build, insert, scan, vacuum, pages, cache).
+ *
+ * Layout.  Block 0 is the metapage.  The tree is a byte stream (the engine's
+ * arrays: coords, refs, split, bounds, back to back) cut into the data areas
+ * of a chain of tree pages; loading it is copying those bytes.  Rows
+ * inserted after the build sit in a chain of pending pages as fixed-size
+ * records (ref, coords) until VACUUM folds them into a new tree.  Every page
+ * carries a KdamPageOpaque in its special space.
+ *
+ * Row references are heap TIDs packed as block << 16 | offset, so that ties
+ * in distance are broken by ctid.  VACUUM marks the reference of a dead tree
+ * row KDAM_DEAD_REF in place and removes dead pending records.
+ *
+ * Generations.  Each change to the tree pages (dead marks, a new tree) bumps
+ * meta->generation.  Backends cache loaded trees keyed by (index, relfile,
+ * generation), so a scan never uses a tree older than the index.  A scan
+ * keeps the metapage pinned while it runs, and VACUUM takes a cleanup lock
+ * on the metapage before changing the tree, so no scan in flight can return
+ * a reference VACUUM removed.
+ */
+#ifndef KDAM_H
+#define KDAM_H
+
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "nodes/execnodes.h"
+#include "storage/bufmgr.h"
+#include "utils/relcache.h"
+
+#include "kdgpu.h"
+
+#define KDAM_MAGIC			0x4B444731	/* "KDG1" */
+#define KDAM_FORMAT_VERSION	1
+#define KDAM_METAPAGE_BLKNO	0
+#define KDAM_PAGE_ID		0xFF8B
+#define KDAM_DEAD_REF		UINT64_MAX
+
+/* page kinds, in KdamPageOpaque.flags */
+#define KDAM_META		(1 << 0)
+#define KDAM_TREE		(1 << 1)
+#define KDAM_PENDING	(1 << 2)
+#define KDAM_FREE		(1 << 3)
+
+/* strategies of the operator classes */
+#define KDAM_STRATEGY_IN_BOX		1	/* point <@ box */
+#define KDAM_STRATEGY_IN_CIRCLE		2	/* point <@ circle */
+#define KDAM_STRATEGY_DISTANCE		15	/* <-> for ORDER BY */
+
+typedef struct KdamPageOpaqueData
+{
+	BlockNumber next;			/* next page of the same chain */
+	uint16		flags;
+	uint16		page_id;		/* KDAM_PAGE_ID */
+} KdamPageOpaqueData;
+
+typedef KdamPageOpaqueData *KdamPageOpaque;
+
+typedef struct KdamMetaPageData
+{
+	uint32		magic;
+	uint32		format_version;
+	int32		dim;			/* 0 until the first point */
+	int32		point_type;		/* KdPointType of the indexed column */
+	int64		ntree;			/* points in the tree */
+	int64		nbounds;
+	BlockNumber tree_head;		/* first tree page, or InvalidBlockNumber */
+	BlockNumber pending_head;	/* first pending page, or InvalidBlockNumber */
+	BlockNumber pending_tail;
+	int64		npending;		/* records in the pending pages */
+	int64		ndead;			/* dead references in the tree */
+	uint64		generation;
+} KdamMetaPageData;
+
+typedef KdamMetaPageData *KdamMetaPage;
+
+#define KdamPageGetOpaque(page) ((KdamPageOpaque) PageGetSpecialPointer(page))
+#define KdamPageGetMeta(page) ((KdamMetaPage) PageGetContents(page))
+/* bytes of payload a tree or pending page holds */
+#define KDAM_PAGE_BYTES \
+	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(KdamPageOpaqueData)))
+
+/* A tree loaded into memory, as the cache holds it. */
+typedef struct KdamTree
+{
+	KdTree		tree;			/* arrays point into data */
+	char	   *data;			/* the byte stream */
+	Size		size;
+} KdamTree;
+
+/* Pending records read for one scan. */
+typedef struct KdamPending
+{
+	int64		n;
+	double	   *coords;
+	uint64	   *refs;
+} KdamPending;
+
+/* kdam_handler.c */
+extern KdPointType kdam_index_type(Relation index);
+extern int64 kdam_fold_threshold(int64 ntree);
+
+/* kdam_pages.c */
+extern Size kdam_tree_stream_size(int64 n, int dim, int64 nbounds);
+extern void kdam_tree_stream_slices(int64 n, int dim, int64 nbounds,
+									Size *coords, Size *refs, Size *split,
+									Size *bounds);
+extern Buffer kdam_new_buffer(Relation index, bool reuse);
+extern void kdam_init_page(Page page, uint16 flags);
+extern void kdam_init_metapage(Page page, int dim, KdPointType type);
+extern KdamMetaPage kdam_metapage(Relation index, Page page);
+extern BlockNumber kdam_write_tree_stream(Relation index, const char *data,
+										  Size size, bool wal);
+extern void kdam_read_tree_stream(Relation index, BlockNumber head,
+								  char *data, Size size);
+extern void kdam_free_chain(Relation index, BlockNumber head);
+extern Size kdam_pending_record_size(int dim);
+extern void kdam_read_pending(Relation index, const KdamMetaPageData *meta,
+							  KdamPending *pending);
+extern void kdam_tree_to_stream(const KdTree *tree, char *data);
+extern void kdam_stream_to_tree(KdamTree *t, int64 n, int dim, int64 nbounds);
+
+/* kdam_build.c */
+extern IndexBuildResult *kdam_build(Relation heap, Relation index,
+									IndexInfo *indexInfo);
+extern void kdam_buildempty(Relation index);
+extern BlockNumber kdam_write_new_tree(Relation index, const double *coords,
+									   const uint64 *refs, int64 n, int dim,
+									   bool for_build, int64 *nbounds);
+
+/* kdam_insert.c */
+extern bool kdam_insert(Relation index, Datum *values, bool *isnull,
+						ItemPointer heap_tid, Relation heap,
+						IndexUniqueCheck checkUnique, bool indexUnchanged,
+						IndexInfo *indexInfo);
+
+/* kdam_cache.c */
+extern KdamTree *kdam_cache_get(Relation index, const KdamMetaPageData *meta);
+extern void kdam_cache_forget(Oid indexrelid);
+
+/* kdam_scan.c */
+extern IndexScanDesc kdam_beginscan(Relation index, int nkeys, int norderbys);
+extern void kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
+						ScanKey orderbys, int norderbys);
+extern bool kdam_gettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 kdam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void kdam_endscan(IndexScanDesc scan);
+
+/* kdam_vacuum.c */
+extern IndexBulkDeleteResult *kdam_bulkdelete(IndexVacuumInfo *info,
+											  IndexBulkDeleteResult *stats,
+											  IndexBulkDeleteCallback callback,
+											  void *callback_state);
+extern IndexBulkDeleteResult *kdam_vacuumcleanup(IndexVacuumInfo *info,
+												 IndexBulkDeleteResult *stats);
+
+#endif							/* KDAM_H */

@@ -1,0 +1,216 @@
+/*
+ * kdam_build.c
+ *	  CREATE INDEX for the kdgpu access method.
+ *
+ * The heap is read with table_index_build_scan into arrays of coordinates
+ * and packed TIDs, the tree is built by the engine (on the GPU when
+ * kdgpu.device allows and the table is large enough, else on the CPU) and
+ * its byte stream is written to a chain of pages after the metapage.  The
+ * pages are written without WAL and logged at the end with
+ * log_newpage_range, as other index builds do.  The points and the tree
+ * must fit in maintenance_work_mem; the error says how much is needed.
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "access/xloginsert.h"
+#include "catalog/index.h"
+#include "commands/progress.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/backend_progress.h"
+#include "storage/bufmgr.h"
+#include "storage/smgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "kdam.h"
+
+/* subphases reported in pg_stat_progress_create_index */
+#define KDAM_PHASE_TREE		2
+#define KDAM_PHASE_WRITE	3
+
+typedef struct KdamBuildState
+{
+	Relation	index;
+	KdPointType type;
+	int			dim;
+	int64		n;
+	int64		cap;
+	double	   *coords;
+	uint64	   *refs;
+	Size		limit;			/* maintenance_work_mem in bytes */
+} KdamBuildState;
+
+/* Bytes a build of n points of dim dimensions needs at its peak. */
+static Size
+build_memory(int64 n, int dim)
+{
+	/* input arrays, the engine's scratch copy and tree, the page stream */
+	return (Size) n * (sizeof(double) * dim + sizeof(uint64)) * 4;
+}
+
+/* table_index_build_scan callback: collect one row's point. */
+static void
+build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			   bool tupleIsAlive, void *state)
+{
+	KdamBuildState *bs = state;
+	double		coords[KD_MAX_DIM];
+	KdWhere		where = {NULL, 0, *tid, index->rd_index->indrelid};
+	int			dim;
+
+	if (isnull[0])
+		return;
+	dim = kdg_datum_coords(bs->type, values[0], coords, &where);
+	if (dim == 0)
+		return;
+	if (bs->dim == 0)
+		bs->dim = dim;
+	else if (dim != bs->dim)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("row (%u,%u) has a point of dimension %d, earlier rows have dimension %d",
+						ItemPointerGetBlockNumber(tid),
+						ItemPointerGetOffsetNumber(tid), dim, bs->dim),
+				 errhint("A kdgpu index holds points of one dimension.")));
+	if (bs->n == bs->cap)
+	{
+		int64		cap = Max(bs->cap * 2, 1024);
+
+		if (build_memory(cap / 2 + 1, bs->dim) > bs->limit)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("kdgpu index build needs more than maintenance_work_mem (%zu kB)",
+							bs->limit / 1024),
+					 errdetail("%lld points of dimension %d read so far need about %zu kB.",
+							   (long long) bs->n, bs->dim,
+							   build_memory(bs->n + 1, bs->dim) / 1024),
+					 errhint("Raise maintenance_work_mem to about %zu MB per million points of this dimension.",
+							 build_memory(1000000, bs->dim) >> 20)));
+		bs->coords = bs->coords
+			? repalloc_huge(bs->coords, sizeof(double) * bs->dim * cap)
+			: palloc_extended(sizeof(double) * bs->dim * cap, MCXT_ALLOC_HUGE);
+		bs->refs = bs->refs
+			? repalloc_huge(bs->refs, sizeof(uint64) * cap)
+			: palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
+		bs->cap = cap;
+	}
+	memcpy(bs->coords + bs->n * bs->dim, coords, sizeof(double) * bs->dim);
+	bs->refs[bs->n] = ((uint64) ItemPointerGetBlockNumber(tid) << 16) |
+		ItemPointerGetOffsetNumber(tid);
+	bs->n++;
+}
+
+/*
+ * Build a tree over n points with the engine and write it to a new chain of
+ * pages; returns the chain's head, or InvalidBlockNumber for no points, and
+ * sets *nbounds.  For CREATE INDEX (for_build) the pages are written without
+ * WAL and progress is reported; for VACUUM they are WAL-logged.
+ */
+BlockNumber
+kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
+					int64 n, int dim, bool for_build, int64 *nbounds)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
+											  "kdgpu tree build",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	KdTree	   *tree = kdg_tree_new();
+	KdExec		exec;
+	KdError		err;
+	KdStatus	st;
+	char	   *stream;
+	Size		size;
+	BlockNumber head = InvalidBlockNumber;
+
+	*nbounds = 0;
+	if (n > 0)
+	{
+		if (for_build)
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_TREE);
+		kdg_exec_prepare(&exec);
+		st = kd_build(coords, refs, n, dim, tree, &exec, &err);
+		kdg_check_status(st, &err, &exec, "index build");
+		kd_gpu_release(tree);
+
+		if (for_build)
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_WRITE);
+		size = kdam_tree_stream_size(n, dim, tree->nbounds);
+		stream = palloc_extended(size, MCXT_ALLOC_HUGE);
+		kdam_tree_to_stream(tree, stream);
+		*nbounds = tree->nbounds;
+		kd_tree_free(tree);
+		head = kdam_write_tree_stream(index, stream, size, !for_build);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
+	return head;
+}
+
+/* ambuild */
+IndexBuildResult *
+kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	IndexBuildResult *result = palloc0(sizeof(IndexBuildResult));
+	KdamBuildState bs;
+	Buffer		metabuf;
+	KdamMetaPage meta;
+	BlockNumber head;
+	int64		nbounds;
+	double		reltuples;
+
+	if (RelationGetNumberOfBlocks(index) != 0)
+		elog(ERROR, "index \"%s\" already contains data",
+			 RelationGetRelationName(index));
+
+	memset(&bs, 0, sizeof(bs));
+	bs.index = index;
+	bs.type = kdam_index_type(index);
+	bs.limit = (Size) maintenance_work_mem * 1024;
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+									   build_callback, &bs, NULL);
+
+	/* block 0 first, so that the tree follows it */
+	metabuf = kdam_new_buffer(index, false);
+	Assert(BufferGetBlockNumber(metabuf) == KDAM_METAPAGE_BLKNO);
+	kdam_init_metapage(BufferGetPage(metabuf), bs.dim, bs.type);
+	MarkBufferDirty(metabuf);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
+	head = kdam_write_new_tree(index, bs.coords, bs.refs, bs.n, bs.dim,
+							   true, &nbounds);
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = KdamPageGetMeta(BufferGetPage(metabuf));
+	meta->ntree = bs.n;
+	meta->nbounds = nbounds;
+	meta->tree_head = head;
+	meta->generation = 1;
+	MarkBufferDirty(metabuf);
+	UnlockReleaseBuffer(metabuf);
+
+	if (RelationNeedsWAL(index))
+		log_newpage_range(index, MAIN_FORKNUM, 0,
+						  RelationGetNumberOfBlocks(index), true);
+
+	result->heap_tuples = reltuples;
+	result->index_tuples = (double) bs.n;
+	return result;
+}
+
+/* ambuildempty: the init fork of an unlogged index holds a metapage */
+void
+kdam_buildempty(Relation index)
+{
+	Page		page = (Page) palloc(BLCKSZ);
+
+	kdam_init_metapage(page, 0, kdam_index_type(index));
+	PageSetChecksumInplace(page, KDAM_METAPAGE_BLKNO);
+	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, KDAM_METAPAGE_BLKNO,
+			  (char *) page, true);
+	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+				KDAM_METAPAGE_BLKNO, page, true);
+	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+	pfree(page);
+}

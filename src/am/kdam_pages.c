@@ -1,0 +1,342 @@
+/*
+ * kdam_pages.c
+ *	  Page utilities of the kdgpu index: the metapage, the tree stream cut
+ *	  into a chain of pages, the pending records, and recycling pages.
+ *
+ * The tree stream holds the engine's arrays back to back: coords (n * dim
+ * float8), refs (n uint64), split (n bytes), then, 8-aligned, the bounding
+ * boxes (nbounds * 2 * dim float8).  Every page's payload is a multiple of 8
+ * bytes, so no reference straddles two pages and VACUUM can mark one in
+ * place.  pd_lower marks the end of the payload, so full-page images skip
+ * the unused rest of a page.
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "miscadmin.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+
+#include "kdam.h"
+
+/* Size of the tree stream of a tree. */
+Size
+kdam_tree_stream_size(int64 n, int dim, int64 nbounds)
+{
+	Size		coords,
+				refs,
+				split,
+				bounds;
+
+	kdam_tree_stream_slices(n, dim, nbounds, &coords, &refs, &split, &bounds);
+	return bounds + sizeof(double) * 2 * dim * (Size) nbounds;
+}
+
+/* Offsets of the arrays in the tree stream. */
+void
+kdam_tree_stream_slices(int64 n, int dim, int64 nbounds, Size *coords,
+						Size *refs, Size *split, Size *bounds)
+{
+	*coords = 0;
+	*refs = sizeof(double) * dim * (Size) n;
+	*split = *refs + sizeof(uint64) * (Size) n;
+	*bounds = TYPEALIGN(sizeof(double), *split + (Size) n);
+}
+
+/* Copy a tree's arrays into its stream. */
+void
+kdam_tree_to_stream(const KdTree *tree, char *data)
+{
+	Size		coords,
+				refs,
+				split,
+				bounds;
+
+	kdam_tree_stream_slices(tree->n, tree->dim, tree->nbounds,
+							&coords, &refs, &split, &bounds);
+	memcpy(data + coords, tree->coords, refs - coords);
+	memcpy(data + refs, tree->refs, split - refs);
+	memcpy(data + split, tree->split, (Size) tree->n);
+	memcpy(data + bounds, tree->bounds,
+		   sizeof(double) * 2 * tree->dim * (Size) tree->nbounds);
+}
+
+/* Point t->tree's arrays into the stream held in t->data. */
+void
+kdam_stream_to_tree(KdamTree *t, int64 n, int dim, int64 nbounds)
+{
+	Size		coords,
+				refs,
+				split,
+				bounds;
+
+	kdam_tree_stream_slices(n, dim, nbounds, &coords, &refs, &split, &bounds);
+	memset(&t->tree, 0, sizeof(t->tree));
+	t->tree.n = n;
+	t->tree.dim = dim;
+	t->tree.nbounds = nbounds;
+	t->tree.coords = (double *) (t->data + coords);
+	t->tree.refs = (uint64_t *) (t->data + refs);
+	t->tree.split = (uint8_t *) (t->data + split);
+	t->tree.bounds = (double *) (t->data + bounds);
+	t->tree.owned = false;
+}
+
+/* Initialize a page of the given kind. */
+void
+kdam_init_page(Page page, uint16 flags)
+{
+	KdamPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(KdamPageOpaqueData));
+	opaque = KdamPageGetOpaque(page);
+	opaque->next = InvalidBlockNumber;
+	opaque->flags = flags;
+	opaque->page_id = KDAM_PAGE_ID;
+}
+
+/* Initialize the metapage of an index with no points yet. */
+void
+kdam_init_metapage(Page page, int dim, KdPointType type)
+{
+	KdamMetaPage meta;
+
+	kdam_init_page(page, KDAM_META);
+	meta = KdamPageGetMeta(page);
+	memset(meta, 0, sizeof(*meta));
+	meta->magic = KDAM_MAGIC;
+	meta->format_version = KDAM_FORMAT_VERSION;
+	meta->dim = dim;
+	meta->point_type = type;
+	meta->tree_head = InvalidBlockNumber;
+	meta->pending_head = InvalidBlockNumber;
+	meta->pending_tail = InvalidBlockNumber;
+	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(*meta)) - (char *) page;
+}
+
+/* The metapage's contents, after checking its magic number and version. */
+KdamMetaPage
+kdam_metapage(Relation index, Page page)
+{
+	KdamMetaPage meta = KdamPageGetMeta(page);
+
+	if (meta->magic != KDAM_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a kdgpu index",
+						RelationGetRelationName(index))));
+	if (meta->format_version != KDAM_FORMAT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" has on-disk format %u, this kdgpu reads format %u",
+						RelationGetRelationName(index), meta->format_version,
+						KDAM_FORMAT_VERSION),
+				 errhint("REINDEX INDEX %s;", RelationGetRelationName(index))));
+	return meta;
+}
+
+/*
+ * A new page for the index, exclusively locked: a recycled one from the
+ * free space map when reuse is set and one is there, else a new block.
+ */
+Buffer
+kdam_new_buffer(Relation index, bool reuse)
+{
+	Buffer		buf;
+
+	while (reuse)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		buf = ReadBuffer(index, blkno);
+		if (ConditionalLockBuffer(buf))
+		{
+			Page		page = BufferGetPage(buf);
+
+			if (PageIsNew(page) ||
+				(KdamPageGetOpaque(page)->flags & KDAM_FREE))
+				return buf;
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
+	LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
+}
+
+/*
+ * Write a tree stream to a new chain of pages and return its head.  With
+ * wal, each page is logged as a full image through Generic WAL (VACUUM);
+ * without, pages are only dirtied and the build logs them all at the end.
+ */
+BlockNumber
+kdam_write_tree_stream(Relation index, const char *data, Size size, bool wal)
+{
+	BlockNumber head = InvalidBlockNumber;
+	Size		done = 0;
+	Buffer		buf = kdam_new_buffer(index, wal);
+
+	head = BufferGetBlockNumber(buf);
+	for (;;)
+	{
+		GenericXLogState *state = NULL;
+		Page		page;
+		Size		chunk = Min(KDAM_PAGE_BYTES, size - done);
+		Buffer		next = InvalidBuffer;
+
+		CHECK_FOR_INTERRUPTS();
+		if (wal)
+		{
+			state = GenericXLogStart(index);
+			page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+		}
+		else
+			page = BufferGetPage(buf);
+		kdam_init_page(page, KDAM_TREE);
+		memcpy(PageGetContents(page), data + done, chunk);
+		((PageHeader) page)->pd_lower += chunk;
+		done += chunk;
+		if (done < size)
+		{
+			next = kdam_new_buffer(index, wal);
+			KdamPageGetOpaque(page)->next = BufferGetBlockNumber(next);
+		}
+		if (wal)
+			GenericXLogFinish(state);
+		else
+			MarkBufferDirty(buf);
+		UnlockReleaseBuffer(buf);
+		if (next == InvalidBuffer)
+			break;
+		buf = next;
+	}
+	return head;
+}
+
+/* Read size bytes of tree stream from the chain starting at head. */
+void
+kdam_read_tree_stream(Relation index, BlockNumber head, char *data, Size size)
+{
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+	BlockNumber blkno = head;
+	Size		done = 0;
+
+	while (done < size)
+	{
+		Buffer		buf;
+		Page		page;
+		Size		chunk;
+
+		CHECK_FOR_INTERRUPTS();
+		if (blkno == InvalidBlockNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("tree of index \"%s\" ends after %zu of %zu bytes",
+							RelationGetRelationName(index), done, size),
+					 errhint("REINDEX INDEX %s;", RelationGetRelationName(index))));
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		chunk = ((PageHeader) page)->pd_lower - (PageGetContents(page) - (char *) page);
+		if (!(KdamPageGetOpaque(page)->flags & KDAM_TREE) || chunk > size - done)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("block %u of index \"%s\" is not the tree page expected",
+							blkno, RelationGetRelationName(index)),
+					 errhint("REINDEX INDEX %s;", RelationGetRelationName(index))));
+		memcpy(data + done, PageGetContents(page), chunk);
+		done += chunk;
+		blkno = KdamPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+	FreeAccessStrategy(strategy);
+}
+
+/* Mark every page of a chain free and record it in the free space map. */
+void
+kdam_free_chain(Relation index, BlockNumber head)
+{
+	BlockNumber blkno = head;
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		GenericXLogState *state;
+		Page		page;
+		BlockNumber next;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		state = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+		next = KdamPageGetOpaque(page)->next;
+		kdam_init_page(page, KDAM_FREE);
+		GenericXLogFinish(state);
+		UnlockReleaseBuffer(buf);
+		RecordFreeIndexPage(index, blkno);
+		blkno = next;
+	}
+	IndexFreeSpaceMapVacuum(index);
+}
+
+/* Bytes of one pending record: the ref, then the coordinates. */
+Size
+kdam_pending_record_size(int dim)
+{
+	return sizeof(uint64) + sizeof(double) * dim;
+}
+
+/*
+ * Read the live pending records (in CurrentMemoryContext).  The caller
+ * holds a lock on the metapage, so the chain does not change meanwhile.
+ */
+void
+kdam_read_pending(Relation index, const KdamMetaPageData *meta,
+				  KdamPending *pending)
+{
+	Size		recsize = kdam_pending_record_size(meta->dim);
+	BlockNumber blkno = meta->pending_head;
+	int64		cap = Max(meta->npending, 1);
+
+	pending->n = 0;
+	pending->coords = palloc_extended(sizeof(double) * meta->dim * cap,
+									  MCXT_ALLOC_HUGE);
+	pending->refs = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		char	   *rec;
+		char	   *end;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		rec = PageGetContents(page);
+		end = (char *) page + ((PageHeader) page)->pd_lower;
+		for (; rec + recsize <= end; rec += recsize)
+		{
+			uint64		ref;
+
+			memcpy(&ref, rec, sizeof(uint64));
+			if (ref == KDAM_DEAD_REF)
+				continue;
+			if (pending->n == cap)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\" has more pending rows than its metapage says",
+								RelationGetRelationName(index))));
+			pending->refs[pending->n] = ref;
+			memcpy(pending->coords + pending->n * meta->dim, rec + sizeof(uint64),
+				   sizeof(double) * meta->dim);
+			pending->n++;
+		}
+		blkno = KdamPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
+}

@@ -1,0 +1,618 @@
+/*
+ * kdam_scan.c
+ *	  Index scans of the kdgpu access method: ordered (ORDER BY <->), range
+ *	  (box and circle) and bitmap scans.
+ *
+ * A scan pins the metapage for its whole life (see kdam.h), takes the tree
+ * from the backend's cache and reads the pending records once.
+ *
+ * Ordered scans are an incremental best-first search: a binary heap holds
+ * subtrees keyed by a lower bound on their squared distance to the query
+ * and points keyed by their exact squared distance.  The smallest entry is
+ * expanded (a subtree pushes its own point and its children) or returned
+ * (a point), so rows come out in (distance, ctid) order for as long as the
+ * executor asks; filters above the scan never starve a LIMIT.  On equal
+ * keys subtrees sort before points, so a point is returned only when no
+ * subtree can still hold a nearer or equal-but-lower-ctid one.
+ *
+ * Keys are the ORDER BY operator's own values, so rows come out in exactly
+ * the order (and with the distances) a sort on `col <-> query, ctid` gives,
+ * with no recheck: sqrt(d2) for float8[], pg_hypot(dx, dy) for point.  A
+ * subtree's key is a lower bound of its points' keys: sqrt of its squared
+ * distance bound, lowered for point by a margin that covers the few ulps
+ * between pg_hypot and sqrt(d2).  Circle quals are widened and rechecked by
+ * the executor; box quals are exact.
+ *
+ * Range and bitmap scans collect the matches of all quals at once with a
+ * depth-first walk that skips subtrees outside the quals' region.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/relscan.h"
+#include "nodes/tidbitmap.h"
+#include "utils/float.h"
+#include "utils/geo_decls.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "kdam.h"
+
+/* relative margin that keeps a lowered sqrt(d2) below pg_hypot's value */
+#define KDAM_HYPOT_MARGIN 4e-15
+
+typedef struct KdamQual
+{
+	int			strategy;
+	double		lo[KD_MAX_DIM]; /* box */
+	double		hi[KD_MAX_DIM];
+	double		center[KD_MAX_DIM]; /* circle */
+	double		radius;
+	double		r2max;			/* squared radius, widened */
+} KdamQual;
+
+/* heap entry: a subtree (node) or a point (ref) */
+typedef struct KdamHeapItem
+{
+	double		key;			/* operator distance, or a lower bound */
+	double		lb2;			/* subtree: lower bound on its d2 */
+	uint64		ref;
+	int64		node;			/* subtree root, or -1 for a point */
+} KdamHeapItem;
+
+typedef struct KdamScanOpaqueData
+{
+	MemoryContext cxt;			/* per-rescan allocations */
+	Buffer		metabuf;		/* pinned for the scan's life */
+	KdamMetaPageData meta;
+	KdamTree   *tree;
+	KdamPending pending;
+	KdPointType type;
+	int			nquals;
+	KdamQual   *quals;
+	bool		empty;			/* a qual can match nothing */
+	bool		started;
+	/* ordered scans */
+	bool		ordered;
+	bool		order_null;		/* ORDER BY argument is NULL */
+	double		query[KD_MAX_DIM];
+	KdamHeapItem *heap;
+	int64		nheap;
+	int64		capheap;
+	/* range scans */
+	uint64	   *hits;
+	int64		nhits;
+	int64		pos;
+} KdamScanOpaqueData;
+
+typedef KdamScanOpaqueData *KdamScanOpaque;
+
+/* heap order: key, then subtrees before points, then ref */
+static inline bool
+item_less(const KdamHeapItem *a, const KdamHeapItem *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key;
+	if ((a->node >= 0) != (b->node >= 0))
+		return a->node >= 0;
+	return a->ref < b->ref;
+}
+
+static void
+heap_push(KdamScanOpaque so, double key, double lb2, uint64 ref, int64 node)
+{
+	int64		i;
+
+	if (so->nheap == so->capheap)
+	{
+		so->capheap *= 2;
+		so->heap = repalloc_huge(so->heap, sizeof(KdamHeapItem) * so->capheap);
+	}
+	i = so->nheap++;
+	so->heap[i].key = key;
+	so->heap[i].lb2 = lb2;
+	so->heap[i].ref = ref;
+	so->heap[i].node = node;
+	while (i > 0 && item_less(&so->heap[i], &so->heap[(i - 1) / 2]))
+	{
+		KdamHeapItem t = so->heap[i];
+
+		so->heap[i] = so->heap[(i - 1) / 2];
+		so->heap[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static KdamHeapItem
+heap_pop(KdamScanOpaque so)
+{
+	KdamHeapItem top = so->heap[0];
+	int64		i = 0;
+
+	so->heap[0] = so->heap[--so->nheap];
+	for (;;)
+	{
+		int64		l = 2 * i + 1,
+					m = i;
+
+		if (l < so->nheap && item_less(&so->heap[l], &so->heap[m]))
+			m = l;
+		if (l + 1 < so->nheap && item_less(&so->heap[l + 1], &so->heap[m]))
+			m = l + 1;
+		if (m == i)
+			break;
+		{
+			KdamHeapItem t = so->heap[i];
+
+			so->heap[i] = so->heap[m];
+			so->heap[m] = t;
+		}
+		i = m;
+	}
+	return top;
+}
+
+/* squared distance in dimension order, as the engine computes it */
+static inline double
+dist2(const double *a, const double *b, int dim)
+{
+	double		s = 0.0;
+
+	for (int j = 0; j < dim; j++)
+	{
+		double		d = a[j] - b[j];
+
+		s += d * d;
+	}
+	return s;
+}
+
+/* squared distance from q to a box stored as lo[dim], hi[dim] */
+static inline double
+box_dist2(const double *q, const double *box, int dim)
+{
+	double		s = 0.0;
+
+	for (int j = 0; j < dim; j++)
+	{
+		double		d = 0.0;
+
+		if (q[j] < box[j])
+			d = q[j] - box[j];
+		else if (q[j] > box[dim + j])
+			d = q[j] - box[dim + j];
+		s += d * d;
+	}
+	return s;
+}
+
+/* The ORDER BY operator's distance from the query to p. */
+static inline double
+op_distance(const KdamScanOpaque so, const double *p, int dim)
+{
+	if (so->order_null)
+		return 0.0;
+	if (so->type == KD_TYPE_POINT)
+		return pg_hypot(p[0] - so->query[0], p[1] - so->query[1]);
+	return sqrt(dist2(p, so->query, dim));
+}
+
+/* A lower bound on op_distance for points with d2 >= lb2. */
+static inline double
+op_lower_bound(const KdamScanOpaque so, double lb2)
+{
+	if (so->type == KD_TYPE_POINT)
+		return sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN);
+	return sqrt(lb2);
+}
+
+/* Whether a point may satisfy every qual (exact for boxes). */
+static bool
+quals_match(const KdamScanOpaque so, const double *p, int dim)
+{
+	for (int i = 0; i < so->nquals; i++)
+	{
+		const KdamQual *q = &so->quals[i];
+
+		if (q->strategy == KDAM_STRATEGY_IN_BOX)
+		{
+			for (int j = 0; j < dim; j++)
+				if (p[j] < q->lo[j] || p[j] > q->hi[j])
+					return false;
+		}
+		else if (dist2(p, q->center, dim) > q->r2max)
+			return false;
+	}
+	return true;
+}
+
+/* Whether a region (a stored box) may hold a point satisfying the quals. */
+static bool
+quals_meet_box(const KdamScanOpaque so, const double *box, int dim)
+{
+	for (int i = 0; i < so->nquals; i++)
+	{
+		const KdamQual *q = &so->quals[i];
+
+		if (q->strategy == KDAM_STRATEGY_IN_BOX)
+		{
+			for (int j = 0; j < dim; j++)
+				if (q->hi[j] < box[j] || q->lo[j] > box[dim + j])
+					return false;
+		}
+		else if (box_dist2(q->center, box, dim) > q->r2max)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Whether the side of node's split plane holding coordinates <= v (left) or
+ * >= v (right) may hold a point satisfying the quals.
+ */
+static bool
+quals_meet_side(const KdamScanOpaque so, int s, double v, bool left)
+{
+	for (int i = 0; i < so->nquals; i++)
+	{
+		const KdamQual *q = &so->quals[i];
+
+		if (q->strategy == KDAM_STRATEGY_IN_BOX)
+		{
+			if (left ? q->lo[s] > v : q->hi[s] < v)
+				return false;
+		}
+		else
+		{
+			double		d = q->center[s] - v;
+
+			if ((left ? d > 0 : d < 0) && d * d > q->r2max)
+				return false;
+		}
+	}
+	return true;
+}
+
+static inline ItemPointerData
+ref_tid(uint64 ref)
+{
+	ItemPointerData tid;
+
+	ItemPointerSet(&tid, (BlockNumber) (ref >> 16), (OffsetNumber) (ref & 0xFFFF));
+	return tid;
+}
+
+/* Read a scan key's argument into a qual; false if it can match nothing. */
+static bool
+qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
+{
+	q->strategy = key->sk_strategy;
+	if (key->sk_flags & SK_ISNULL)
+		return false;
+	if (key->sk_strategy == KDAM_STRATEGY_IN_BOX)
+	{
+		BOX		   *box = DatumGetBoxP(key->sk_argument);
+
+		q->lo[0] = box->low.x;
+		q->lo[1] = box->low.y;
+		q->hi[0] = box->high.x;
+		q->hi[1] = box->high.y;
+		return !isnan(box->low.x) && !isnan(box->low.y) &&
+			!isnan(box->high.x) && !isnan(box->high.y);
+	}
+	if (key->sk_strategy == KDAM_STRATEGY_IN_CIRCLE)
+	{
+		CIRCLE	   *c = DatumGetCircleP(key->sk_argument);
+
+		q->center[0] = c->center.x;
+		q->center[1] = c->center.y;
+		q->radius = c->radius;
+		q->r2max = c->radius * c->radius * (1.0 + 1e-12) + 1e-321;
+		return !isnan(c->radius) && !isnan(c->center.x) && !isnan(c->center.y);
+	}
+	elog(ERROR, "unsupported kdgpu strategy %d", key->sk_strategy);
+	return false;
+}
+
+/* ambeginscan */
+IndexScanDesc
+kdam_beginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	KdamScanOpaque so = palloc0(sizeof(KdamScanOpaqueData));
+
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu scan",
+									ALLOCSET_DEFAULT_SIZES);
+	so->metabuf = InvalidBuffer;
+	so->type = kdam_index_type(index);
+	if (norderbys > 0)
+	{
+		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
+		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
+		memset(scan->xs_orderbynulls, true, sizeof(bool) * norderbys);
+	}
+	scan->opaque = so;
+	return scan;
+}
+
+/* amrescan: take the quals and the query point; the search starts lazily */
+void
+kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
+			int norderbys)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	MemoryContext old;
+
+	MemoryContextReset(so->cxt);
+	so->started = false;
+	so->empty = false;
+	so->nheap = 0;
+	so->nhits = 0;
+	so->pos = 0;
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+
+	old = MemoryContextSwitchTo(so->cxt);
+	so->nquals = scan->numberOfKeys;
+	so->quals = palloc0(sizeof(KdamQual) * Max(so->nquals, 1));
+	for (int i = 0; i < so->nquals; i++)
+		if (!qual_from_key(so, &scan->keyData[i], &so->quals[i]))
+			so->empty = true;
+	so->ordered = scan->numberOfOrderBys > 0;
+	so->order_null = so->ordered &&
+		(scan->orderByData[0].sk_flags & SK_ISNULL) != 0;
+	MemoryContextSwitchTo(old);
+}
+
+/* Pin the metapage, take the tree and the pending records. */
+static void
+scan_start(IndexScanDesc scan)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	MemoryContext old;
+
+	if (!BufferIsValid(so->metabuf))
+		so->metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	LockBuffer(so->metabuf, BUFFER_LOCK_SHARE);
+	so->meta = *kdam_metapage(index, BufferGetPage(so->metabuf));
+	old = MemoryContextSwitchTo(so->cxt);
+	kdam_read_pending(index, &so->meta, &so->pending);
+	MemoryContextSwitchTo(old);
+	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
+	/* the pin keeps VACUUM off the tree pages while they are read */
+	so->tree = kdam_cache_get(index, &so->meta);
+	so->started = true;
+}
+
+/* Start an ordered scan: the root subtree and every pending point. */
+static void
+ordered_start(IndexScanDesc scan)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	int			dim = so->meta.dim;
+	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+
+	so->capheap = 1024;
+	so->heap = palloc(sizeof(KdamHeapItem) * so->capheap);
+	MemoryContextSwitchTo(old);
+	if (!so->order_null)
+	{
+		KdWhere		where = {"ORDER BY", 0};
+		int			qdim = kdg_datum_coords(so->type,
+											scan->orderByData[0].sk_argument,
+											so->query, &where);
+
+		if (dim > 0 && qdim != dim)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("query point has dimension %d, index \"%s\" has dimension %d",
+							qdim, RelationGetRelationName(scan->indexRelation), dim)));
+	}
+	else
+		memset(so->query, 0, sizeof(so->query));
+	if (so->tree->tree.n > 0)
+		heap_push(so, 0.0, 0.0, 0, 0);
+	for (int64 i = 0; i < so->pending.n; i++)
+	{
+		const double *p = so->pending.coords + i * dim;
+
+		if (quals_match(so, p, dim))
+			heap_push(so, op_distance(so, p, dim), 0.0, so->pending.refs[i], -1);
+	}
+}
+
+/*
+ * Next point of an ordered scan in (distance, ref) order; false when none
+ * is left.
+ */
+static bool
+ordered_next(KdamScanOpaque so, double *dist, uint64 *ref)
+{
+	const KdTree *t = &so->tree->tree;
+	int			dim = t->dim;
+
+	while (so->nheap > 0)
+	{
+		KdamHeapItem it = heap_pop(so);
+		const double *p;
+		int			s;
+
+		if (it.node < 0)
+		{
+			*dist = it.key;
+			*ref = it.ref;
+			return true;
+		}
+		p = t->coords + it.node * dim;
+		if (t->refs[it.node] != KDAM_DEAD_REF && quals_match(so, p, dim))
+			heap_push(so, op_distance(so, p, dim), 0.0, t->refs[it.node], -1);
+		s = t->split[it.node];
+		for (int side = 0; side < 2; side++)
+		{
+			int64		child = 2 * it.node + 1 + side;
+			double		lb = it.lb2;
+
+			if (child >= t->n || !quals_meet_side(so, s, p[s], side == 0))
+				continue;
+			if (!so->order_null)
+			{
+				double		diff = so->query[s] - p[s];
+
+				if ((side == 0) == (diff > 0) && diff * diff > lb)
+					lb = diff * diff;
+			}
+			if (child < t->nbounds)
+			{
+				const double *box = t->bounds + child * 2 * dim;
+
+				if (!quals_meet_box(so, box, dim))
+					continue;
+				if (!so->order_null)
+					lb = Max(lb, box_dist2(so->query, box, dim));
+			}
+			heap_push(so, so->order_null ? 0.0 : op_lower_bound(so, lb), lb, 0, child);
+		}
+	}
+	return false;
+}
+
+/* Collect every match of the quals (range and bitmap scans). */
+static void
+range_collect(KdamScanOpaque so)
+{
+	const KdTree *t = &so->tree->tree;
+	int			dim = t->dim;
+	int64		stack[KD_STACK_DEPTH];
+	int			sp = 0;
+	int64		cap = 1024;
+	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+
+	so->hits = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
+	MemoryContextSwitchTo(old);
+	if (t->n > 0)
+		stack[sp++] = 0;
+	while (sp > 0)
+	{
+		int64		node = stack[--sp];
+
+		while (node < t->n)
+		{
+			const double *p = t->coords + node * dim;
+			int			s = t->split[node];
+			bool		left,
+						right;
+
+			if (node < t->nbounds &&
+				!quals_meet_box(so, t->bounds + node * 2 * dim, dim))
+				break;
+			if (t->refs[node] != KDAM_DEAD_REF && quals_match(so, p, dim))
+			{
+				if (so->nhits == cap)
+				{
+					cap *= 2;
+					so->hits = repalloc_huge(so->hits, sizeof(uint64) * cap);
+				}
+				so->hits[so->nhits++] = t->refs[node];
+			}
+			left = quals_meet_side(so, s, p[s], true);
+			right = quals_meet_side(so, s, p[s], false);
+			if (left && right)
+				stack[sp++] = 2 * node + 2;
+			node = left ? 2 * node + 1 : right ? 2 * node + 2 : t->n;
+		}
+	}
+	for (int64 i = 0; i < so->pending.n; i++)
+		if (quals_match(so, so->pending.coords + i * dim, dim))
+		{
+			if (so->nhits == cap)
+			{
+				cap *= 2;
+				so->hits = repalloc_huge(so->hits, sizeof(uint64) * cap);
+			}
+			so->hits[so->nhits++] = so->pending.refs[i];
+		}
+}
+
+/* amgettuple */
+bool
+kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+
+	if (so->empty)
+		return false;
+	if (!so->started)
+	{
+		scan_start(scan);
+		if (so->ordered)
+			ordered_start(scan);
+		else
+			range_collect(so);
+	}
+	/* circle quals are widened: the executor applies the exact test */
+	scan->xs_recheck = false;
+	for (int i = 0; i < so->nquals; i++)
+		if (so->quals[i].strategy == KDAM_STRATEGY_IN_CIRCLE)
+			scan->xs_recheck = true;
+
+	if (so->ordered)
+	{
+		double		dist;
+		uint64		ref;
+
+		if (!ordered_next(so, &dist, &ref))
+			return false;
+		scan->xs_heaptid = ref_tid(ref);
+		scan->xs_orderbyvals[0] = Float8GetDatum(dist);
+		scan->xs_orderbynulls[0] = so->order_null;
+		scan->xs_recheckorderby = false;
+		return true;
+	}
+	if (so->pos >= so->nhits)
+		return false;
+	scan->xs_heaptid = ref_tid(so->hits[so->pos++]);
+	return true;
+}
+
+/* amgetbitmap */
+int64
+kdam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	bool		recheck = false;
+
+	if (so->empty)
+		return 0;
+	if (!so->started)
+	{
+		scan_start(scan);
+		range_collect(so);
+	}
+	for (int i = 0; i < so->nquals; i++)
+		if (so->quals[i].strategy == KDAM_STRATEGY_IN_CIRCLE)
+			recheck = true;
+	for (int64 i = 0; i < so->nhits; i++)
+	{
+		ItemPointerData tid = ref_tid(so->hits[i]);
+
+		tbm_add_tuples(tbm, &tid, 1, recheck);
+	}
+	return so->nhits;
+}
+
+/* amendscan */
+void
+kdam_endscan(IndexScanDesc scan)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+
+	if (BufferIsValid(so->metabuf))
+		ReleaseBuffer(so->metabuf);
+	MemoryContextDelete(so->cxt);
+	pfree(so);
+	scan->opaque = NULL;
+}

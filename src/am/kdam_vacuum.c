@@ -1,0 +1,254 @@
+/*
+ * kdam_vacuum.c
+ *	  VACUUM for the kdgpu access method.
+ *
+ * ambulkdelete takes a cleanup lock on the metapage, which waits for every
+ * scan in flight to end (scans pin the metapage) and keeps new ones out,
+ * marks the references of dead tree rows KDAM_DEAD_REF in place, compacts
+ * the pending pages, and bumps the generation so cached trees are reloaded.
+ *
+ * amvacuumcleanup folds: when the pending records exceed a fraction of the
+ * tree (kdam_fold_threshold), or dead references do, it builds a new tree of
+ * the live points, writes it WAL-logged to new pages, switches the metapage
+ * to it and frees the old tree and pending pages for reuse.  The fold holds
+ * the metapage's cleanup lock throughout, so writers and new scans of this
+ * index wait for it.
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/indexfsm.h"
+#include "utils/rel.h"
+
+#include "kdam.h"
+
+/* Mark dead references on the tree pages; returns how many were marked. */
+static int64
+delete_from_tree(Relation index, const KdamMetaPageData *meta,
+				 IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Size		coords,
+				refs,
+				split,
+				bounds;
+	Size		off = 0;		/* stream offset of the current page */
+	BlockNumber blkno = meta->tree_head;
+	int64		marked = 0;
+
+	kdam_tree_stream_slices(meta->ntree, meta->dim, meta->nbounds,
+							&coords, &refs, &split, &bounds);
+	while (blkno != InvalidBlockNumber && off < split)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		Size		len;
+		BlockNumber next;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buf);
+		len = ((PageHeader) page)->pd_lower - (PageGetContents(page) - (char *) page);
+		next = KdamPageGetOpaque(page)->next;
+		if (off + len > refs)
+		{
+			Size		from = Max(off, refs) - off;
+			Size		to = Min(off + len, split) - off;
+			GenericXLogState *state = NULL;
+			char	   *data = PageGetContents(page);
+
+			for (Size at = from; at < to; at += sizeof(uint64))
+			{
+				uint64		ref;
+				ItemPointerData tid;
+
+				memcpy(&ref, data + at, sizeof(uint64));
+				if (ref == KDAM_DEAD_REF)
+					continue;
+				ItemPointerSet(&tid, (BlockNumber) (ref >> 16),
+							   (OffsetNumber) (ref & 0xFFFF));
+				if (!callback(&tid, callback_state))
+					continue;
+				if (state == NULL)
+				{
+					state = GenericXLogStart(index);
+					data = PageGetContents(GenericXLogRegisterBuffer(state, buf, 0));
+				}
+				ref = KDAM_DEAD_REF;
+				memcpy(data + at, &ref, sizeof(uint64));
+				marked++;
+			}
+			if (state)
+				GenericXLogFinish(state);
+		}
+		UnlockReleaseBuffer(buf);
+		off += len;
+		blkno = next;
+	}
+	return marked;
+}
+
+/* Remove dead records from the pending pages; returns how many. */
+static int64
+delete_from_pending(Relation index, const KdamMetaPageData *meta,
+					IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Size		recsize = kdam_pending_record_size(meta->dim);
+	BlockNumber blkno = meta->pending_head;
+	int64		removed = 0;
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		GenericXLogState *state;
+		Page		page;
+		char	   *rec,
+				   *end,
+				   *keep;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		state = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		rec = keep = PageGetContents(page);
+		end = (char *) page + ((PageHeader) page)->pd_lower;
+		for (; rec + recsize <= end; rec += recsize)
+		{
+			uint64		ref;
+			ItemPointerData tid;
+
+			memcpy(&ref, rec, sizeof(uint64));
+			ItemPointerSet(&tid, (BlockNumber) (ref >> 16),
+						   (OffsetNumber) (ref & 0xFFFF));
+			if (callback(&tid, callback_state))
+			{
+				removed++;
+				continue;
+			}
+			if (keep != rec)
+				memmove(keep, rec, recsize);
+			keep += recsize;
+		}
+		((PageHeader) page)->pd_lower = keep - (char *) page;
+		blkno = KdamPageGetOpaque(page)->next;
+		if (keep != end)
+			GenericXLogFinish(state);
+		else
+			GenericXLogAbort(state);
+		UnlockReleaseBuffer(buf);
+	}
+	return removed;
+}
+
+/* ambulkdelete */
+IndexBulkDeleteResult *
+kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+				IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Relation	index = info->index;
+	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	KdamMetaPage meta;
+	int64		marked,
+				removed;
+
+	if (stats == NULL)
+		stats = palloc0(sizeof(IndexBulkDeleteResult));
+	LockBufferForCleanup(metabuf);
+	meta = kdam_metapage(index, BufferGetPage(metabuf));
+	marked = delete_from_tree(index, meta, callback, callback_state);
+	removed = delete_from_pending(index, meta, callback, callback_state);
+	if (marked + removed > 0)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+
+		meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		meta->ndead += marked;
+		meta->npending -= removed;
+		meta->generation++;
+		GenericXLogFinish(state);
+	}
+	stats->tuples_removed += marked + removed;
+	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending;
+	UnlockReleaseBuffer(metabuf);
+	return stats;
+}
+
+/*
+ * Build a new tree of the live tree and pending points and switch the
+ * metapage (locked for cleanup in metabuf) to it.
+ */
+static void
+fold(Relation index, Buffer metabuf)
+{
+	KdamMetaPageData meta = *KdamPageGetMeta(BufferGetPage(metabuf));
+	KdamTree   *t = kdam_cache_get(index, &meta);
+	KdamPending pending;
+	int64		n = 0;
+	double	   *coords;
+	uint64	   *refs;
+	int64		nbounds;
+	BlockNumber head;
+	GenericXLogState *state;
+	KdamMetaPage newmeta;
+
+	kdam_read_pending(index, &meta, &pending);
+	coords = palloc_extended(sizeof(double) * meta.dim *
+							 (t->tree.n + pending.n + 1), MCXT_ALLOC_HUGE);
+	refs = palloc_extended(sizeof(uint64) * (t->tree.n + pending.n + 1),
+						   MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < t->tree.n; i++)
+		if (t->tree.refs[i] != KDAM_DEAD_REF)
+		{
+			memcpy(coords + n * meta.dim, t->tree.coords + i * meta.dim,
+				   sizeof(double) * meta.dim);
+			refs[n++] = t->tree.refs[i];
+		}
+	memcpy(coords + n * meta.dim, pending.coords,
+		   sizeof(double) * meta.dim * pending.n);
+	memcpy(refs + n, pending.refs, sizeof(uint64) * pending.n);
+	n += pending.n;
+
+	head = kdam_write_new_tree(index, coords, refs, n, meta.dim, false, &nbounds);
+
+	state = GenericXLogStart(index);
+	newmeta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	newmeta->ntree = n;
+	newmeta->nbounds = nbounds;
+	newmeta->tree_head = head;
+	newmeta->pending_head = InvalidBlockNumber;
+	newmeta->pending_tail = InvalidBlockNumber;
+	newmeta->npending = 0;
+	newmeta->ndead = 0;
+	newmeta->generation++;
+	GenericXLogFinish(state);
+
+	kdam_cache_forget(RelationGetRelid(index));
+	kdam_free_chain(index, meta.tree_head);
+	kdam_free_chain(index, meta.pending_head);
+	pfree(coords);
+	pfree(refs);
+}
+
+/* amvacuumcleanup */
+IndexBulkDeleteResult *
+kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	Relation	index = info->index;
+	Buffer		metabuf;
+	KdamMetaPage meta;
+
+	if (info->analyze_only)
+		return stats;
+	if (stats == NULL)
+		stats = palloc0(sizeof(IndexBulkDeleteResult));
+
+	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	LockBufferForCleanup(metabuf);
+	meta = kdam_metapage(index, BufferGetPage(metabuf));
+	if (meta->npending + meta->ndead > kdam_fold_threshold(meta->ntree))
+		fold(index, metabuf);
+	meta = KdamPageGetMeta(BufferGetPage(metabuf));
+	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending;
+	stats->num_pages = RelationGetNumberOfBlocks(index);
+	UnlockReleaseBuffer(metabuf);
+	return stats;
+}
