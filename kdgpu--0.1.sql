@@ -243,3 +243,15 @@ CREATE OPERATOR CLASS kd_point_ops
 CREATE OPERATOR CLASS kd_float8_ops
 	DEFAULT FOR TYPE float8[] USING kdgpu AS
 	OPERATOR 15 <-> (float8[], float8[]) FOR ORDER BY pg_catalog.float_ops;
+
+CREATE FUNCTION kd_index_check(index regclass) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'kd_index_check'
+	LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kd_index_check(regclass) IS 'verify a kdgpu index: tree structure, and every live row indexed with its point';
+
+CREATE FUNCTION kd_index_stats(index regclass,
+	OUT tree_rows bigint, OUT pending_rows bigint, OUT dead_rows bigint,
+	OUT dimension integer, OUT generation bigint, OUT pages bigint)
+	AS 'MODULE_PATHNAME', 'kd_index_stats'
+	LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kd_index_stats(regclass) IS 'rows in the tree, pending and dead, dimension, generation and pages of a kdgpu index';

@@ -1,0 +1,225 @@
+/*
+ * kdam_check.c
+ *	  kd_index_check(index): verify a kdgpu index against its table;
+ *	  kd_index_stats(index): what its metapage says.
+ *
+ * It checks the metapage, reads the tree from its pages and runs the
+ * engine's structural check (split dimensions, every point on the right
+ * side of each ancestor's plane, bounding boxes containing their subtrees),
+ * checks that no reference appears twice among the live tree and pending
+ * entries, and then reads the table with table_index_build_scan (under a
+ * ShareLock, so no rows change meanwhile) to check that every live row with
+ * a point is in the index with exactly its coordinates.  Any failure is an
+ * ERROR that names it; success returns true.
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "commands/defrem.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "kdam.h"
+
+PG_FUNCTION_INFO_V1(kd_index_check);
+PG_FUNCTION_INFO_V1(kd_index_stats);
+
+/* A live index entry: reference and where its coordinates are. */
+typedef struct CheckEntry
+{
+	uint64		ref;
+	const double *coords;
+	bool		seen;			/* matched by a table row */
+} CheckEntry;
+
+typedef struct CheckState
+{
+	Relation	index;
+	KdPointType type;
+	int			dim;
+	CheckEntry *entries;
+	int64		n;
+	int64		rows;
+} CheckState;
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+	uint64		x = ((const CheckEntry *) a)->ref;
+	uint64		y = ((const CheckEntry *) b)->ref;
+
+	return (x > y) - (x < y);
+}
+
+static void
+check_fail(Relation index, const char *fmt, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg(fmt, RelationGetRelationName(index)),
+			 detail ? errdetail("%s", detail) : 0,
+			 errhint("REINDEX INDEX %s;", RelationGetRelationName(index))));
+}
+
+/* table_index_build_scan callback: the row must be indexed as it is. */
+static void
+check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			   bool tupleIsAlive, void *state)
+{
+	CheckState *cs = state;
+	double		coords[KD_MAX_DIM];
+	KdWhere		where = {NULL, 0, *tid, index->rd_index->indrelid};
+	CheckEntry	key;
+	CheckEntry *e;
+
+	if (!tupleIsAlive || isnull[0])
+		return;
+	if (kdg_datum_coords(cs->type, values[0], coords, &where) == 0)
+		return;
+	cs->rows++;
+	key.ref = ((uint64) ItemPointerGetBlockNumber(tid) << 16) |
+		ItemPointerGetOffsetNumber(tid);
+	e = bsearch(&key, cs->entries, cs->n, sizeof(CheckEntry), cmp_entry);
+	if (e == NULL)
+		check_fail(index, "index \"%s\" is missing a row",
+				   psprintf("row (%u,%u) is not in the index",
+							ItemPointerGetBlockNumber(tid),
+							ItemPointerGetOffsetNumber(tid)));
+	if (memcmp(e->coords, coords, sizeof(double) * cs->dim) != 0)
+		check_fail(index, "index \"%s\" holds a wrong point",
+				   psprintf("row (%u,%u) has other coordinates in the index",
+							ItemPointerGetBlockNumber(tid),
+							ItemPointerGetOffsetNumber(tid)));
+	e->seen = true;
+}
+
+/*
+ * Open a kdgpu index and lock its table in heaplock mode; errors if indexoid
+ * is not a kdgpu index.
+ */
+static Relation
+open_kdgpu_index(Oid indexoid, LOCKMODE heaplock, Relation *heap)
+{
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Relation	index;
+
+	if (!OidIsValid(heapoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+	*heap = table_open(heapoid, heaplock);
+	index = index_open(indexoid, AccessShareLock);
+	if (index->rd_rel->relam != get_index_am_oid("kdgpu", false))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a kdgpu index",
+						RelationGetRelationName(index))));
+	return index;
+}
+
+/* kd_index_check(index regclass) returns boolean */
+Datum
+kd_index_check(PG_FUNCTION_ARGS)
+{
+	Relation	heap;
+	Relation	index = open_kdgpu_index(PG_GETARG_OID(0), ShareLock, &heap);
+	Buffer		metabuf;
+	KdamMetaPageData meta;
+	KdamTree	t;
+	KdamPending pending;
+	KdError		err;
+	CheckState	cs;
+	IndexInfo  *info;
+
+	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = *kdam_metapage(index, BufferGetPage(metabuf));
+	kdam_read_pending(index, &meta, &pending);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
+	if (pending.n != meta.npending)
+		check_fail(index, "index \"%s\" has a wrong count of pending rows", NULL);
+	if (meta.ndead > meta.ntree || meta.nbounds != kd_tree_nbounds(meta.ntree))
+		check_fail(index, "index \"%s\" has an inconsistent metapage", NULL);
+	t.size = kdam_tree_stream_size(meta.ntree, meta.dim, meta.nbounds);
+	t.data = palloc_extended(Max(t.size, 1), MCXT_ALLOC_HUGE);
+	if (meta.ntree > 0)
+		kdam_read_tree_stream(index, meta.tree_head, t.data, t.size);
+	kdam_stream_to_tree(&t, meta.ntree, meta.dim, meta.nbounds);
+	ReleaseBuffer(metabuf);
+	if (meta.ntree > 0 && kd_tree_check(&t.tree, &err) != KD_OK)
+		check_fail(index, "index \"%s\" has a malformed tree", err.message);
+
+	memset(&cs, 0, sizeof(cs));
+	cs.index = index;
+	cs.type = kdam_index_type(index);
+	cs.dim = meta.dim;
+	cs.entries = palloc_extended(sizeof(CheckEntry) * (meta.ntree + pending.n + 1),
+								 MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < meta.ntree; i++)
+		if (t.tree.refs[i] != KDAM_DEAD_REF)
+		{
+			cs.entries[cs.n].ref = t.tree.refs[i];
+			cs.entries[cs.n].coords = t.tree.coords + i * meta.dim;
+			cs.entries[cs.n++].seen = false;
+		}
+	if (cs.n != meta.ntree - meta.ndead)
+		check_fail(index, "index \"%s\" has a wrong count of dead rows", NULL);
+	for (int64 i = 0; i < pending.n; i++)
+	{
+		cs.entries[cs.n].ref = pending.refs[i];
+		cs.entries[cs.n].coords = pending.coords + i * meta.dim;
+		cs.entries[cs.n++].seen = false;
+	}
+	qsort(cs.entries, cs.n, sizeof(CheckEntry), cmp_entry);
+	for (int64 i = 1; i < cs.n; i++)
+		if (cs.entries[i].ref == cs.entries[i - 1].ref)
+			check_fail(index, "index \"%s\" holds a row twice",
+					   psprintf("reference (%u,%u)",
+								(unsigned) (cs.entries[i].ref >> 16),
+								(unsigned) (cs.entries[i].ref & 0xFFFF)));
+
+	info = BuildIndexInfo(index);
+	table_index_build_scan(heap, index, info, true, false, check_callback,
+						   &cs, NULL);
+
+	index_close(index, AccessShareLock);
+	table_close(heap, ShareLock);
+	PG_RETURN_BOOL(true);
+}
+
+/*
+ * kd_index_stats(index regclass) returns (tree_rows, pending_rows,
+ * dead_rows, dimension, generation, pages)
+ */
+Datum
+kd_index_stats(PG_FUNCTION_ARGS)
+{
+	Relation	heap;
+	Relation	index = open_kdgpu_index(PG_GETARG_OID(0), AccessShareLock, &heap);
+	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	KdamMetaPageData meta;
+	TupleDesc	tupdesc;
+	Datum		values[6];
+	bool		nulls[6] = {false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = *kdam_metapage(index, BufferGetPage(metabuf));
+	UnlockReleaseBuffer(metabuf);
+	values[0] = Int64GetDatum(meta.ntree);
+	values[1] = Int64GetDatum(meta.npending);
+	values[2] = Int64GetDatum(meta.ndead);
+	values[3] = Int32GetDatum(meta.dim);
+	values[4] = Int64GetDatum((int64) meta.generation);
+	values[5] = Int64GetDatum((int64) RelationGetNumberOfBlocks(index));
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
