@@ -3,6 +3,8 @@
 #   make && make install       the extension (kdgpu.so), and kdgpu_cuda.so
 #                              when nvcc is found (NVCC=... to choose one)
 #   make installcheck          pg_regress suites against a running server
+#   make tap-check             TAP suites: crash recovery, replicas (test/tap;
+#                              run as a user initdb accepts, not root)
 #   make prove-check           pgTAP suites (pg_prove) against a running server
 #   make check-all             everything, on a throwaway server (test/run-all)
 #   make engine-check          engine tests, no server (GPU too when present)
@@ -18,6 +20,7 @@ EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c))
 OBJS = $(EXT_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
 REGRESS_OPTS = --inputdir=test --outputdir=test/results
+PROVE_TESTS = test/tap/*.pl
 REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
 
 # float8 results must be bit-identical to the GPU's: no contraction to FMA
@@ -71,7 +74,11 @@ engine-check: engine-test $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
 engine-bench: engine-bench-bin $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
 	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./engine-bench-bin $(BENCH_ARGS)
 
-.PHONY: engine-check engine-bench install-cuda
+# PostgreSQL::Test::Cluster suites: servers of their own, in tmp_check/
+tap-check:
+	$(prove_installcheck)
+
+.PHONY: engine-check engine-bench install-cuda tap-check
 
 # ---- pgTAP suites and the whole test run -----------------------------------
 PGTAP_SUITES = $(sort $(wildcard test/pgtap/*.sql))

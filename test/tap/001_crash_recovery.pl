@@ -1,0 +1,101 @@
+# Crash recovery of kdgpu indexes: an immediate shutdown (the postmaster and
+# every backend killed, as with kill -9) during inserts, after a VACUUM fold
+# and during an index build; after restart every index passes
+# kd_index_check and answers exactly like a sequential scan.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('primary');
+$node->init;
+$node->append_conf('postgresql.conf', "autovacuum = off\nmaintenance_work_mem = '256MB'");
+$node->start;
+
+# the first 50 nearest rows by index and by sequential scan, for a few points
+sub knn_differences
+{
+	my ($node, $table) = @_;
+	return $node->safe_psql('postgres', qq{
+		CREATE TEMP TABLE q AS SELECT point(x * 13.7 % 100, x * 7.3 % 100) AS q FROM generate_series(1, 20) x;
+		SET enable_seqscan = off;
+		CREATE TEMP TABLE a AS SELECT q, (SELECT array_agg(c) FROM (SELECT ctid c FROM $table ORDER BY p <-> q LIMIT 50) s) c FROM q;
+		SET enable_seqscan = on; SET enable_indexscan = off; SET enable_bitmapscan = off;
+		CREATE TEMP TABLE b AS SELECT q, (SELECT array_agg(c) FROM (SELECT ctid c FROM $table WHERE p IS NOT NULL ORDER BY p <-> q, ctid LIMIT 50) s) c FROM q;
+		SELECT count(*) FROM a JOIN b ON a.q ~= b.q WHERE a.c IS DISTINCT FROM b.c;});
+}
+
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION kdgpu;
+	CREATE TABLE pts (id int, p point);
+	INSERT INTO pts SELECT i, point(random() * 100, random() * 100) FROM generate_series(1, 20000) i;
+	CREATE INDEX pts_p ON pts USING kdgpu (p);
+	CHECKPOINT;
+});
+
+# inserts (pending area, Generic WAL), updates and deletes, then a crash
+$node->safe_psql('postgres', q{
+	INSERT INTO pts SELECT i, point(random() * 100, random() * 100) FROM generate_series(20001, 21000) i;
+	UPDATE pts SET p = point(p[0], p[1] + 0.5) WHERE id % 17 = 0;
+	DELETE FROM pts WHERE id % 19 = 0;
+});
+$node->stop('immediate');
+$node->start;
+is($node->safe_psql('postgres', "SELECT kd_index_check('pts_p')"), 't',
+	'index sound after a crash with pending rows');
+is(knn_differences($node, 'pts'), '0', 'kNN after a crash equals a sequential scan');
+is($node->safe_psql('postgres', "SELECT pending_rows > 0 FROM kd_index_stats('pts_p')"), 't',
+	'pending rows survived the crash');
+
+# VACUUM marks dead rows and folds the pending area into a new tree
+$node->safe_psql('postgres', 'VACUUM pts');
+$node->stop('immediate');
+$node->start;
+is($node->safe_psql('postgres', "SELECT pending_rows, dead_rows FROM kd_index_stats('pts_p')"), '0|0',
+	'the fold survived the crash');
+is($node->safe_psql('postgres', "SELECT kd_index_check('pts_p')"), 't',
+	'index sound after a crash following VACUUM');
+is(knn_differences($node, 'pts'), '0', 'kNN after the fold and a crash equals a sequential scan');
+
+# inserts in flight when the server dies
+my $bg = $node->background_psql('postgres');
+$bg->query_until(qr/start/, q{
+	\echo start
+	INSERT INTO pts SELECT i, point(random() * 100, random() * 100) FROM generate_series(30001, 230000) i;
+});
+usleep(300_000);
+$node->stop('immediate');
+# the session died with the server
+eval { $bg->quit; };
+$node->start;
+is($node->safe_psql('postgres', "SELECT kd_index_check('pts_p')"), 't',
+	'index sound after a crash during inserts');
+is(knn_differences($node, 'pts'), '0', 'kNN after a crash during inserts equals a sequential scan');
+
+# a build in flight when the server dies leaves no index behind
+$node->safe_psql('postgres', q{
+	CREATE TABLE big AS SELECT i AS id, point(random() * 1000, random() * 1000) AS p FROM generate_series(1, 1000000) i;
+});
+$bg = $node->background_psql('postgres');
+$bg->query_until(qr/start/, q{
+	\echo start
+	CREATE INDEX big_p ON big USING kdgpu (p);
+});
+usleep(500_000);
+$node->stop('immediate');
+# the session died with the server
+eval { $bg->quit; };
+$node->start;
+is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname = 'big_p'"), '0',
+	'an interrupted build leaves no index');
+$node->safe_psql('postgres', 'CREATE INDEX big_p ON big USING kdgpu (p)');
+$node->stop('immediate');
+$node->start;
+is($node->safe_psql('postgres', "SELECT kd_index_check('big_p')"), 't',
+	'a built index survives a crash right after the build');
+is(knn_differences($node, 'big'), '0', 'kNN on the rebuilt index equals a sequential scan');
+
+$node->stop;
+done_testing();

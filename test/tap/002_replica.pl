@@ -1,0 +1,66 @@
+# Streaming replication of kdgpu indexes: a hot standby's index answers
+# exactly like the primary's after the build, inserts (Generic WAL), deletes
+# and a VACUUM fold, all of which reach it through WAL only.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', 'autovacuum = off');
+$primary->start;
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION kdgpu;
+	CREATE TABLE pts (id int, p point);
+	INSERT INTO pts SELECT i, point(random() * 100, random() * 100) FROM generate_series(1, 20000) i;
+	CREATE INDEX pts_p ON pts USING kdgpu (p);
+});
+$primary->backup('backup');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'backup', has_streaming => 1);
+$standby->start;
+
+# the 30 nearest rows to a few points, by index, as one string
+my $knn = q{
+	SET enable_seqscan = off;
+	SELECT string_agg(c::text, ',') FROM
+	  (SELECT (SELECT array_agg(c) FROM (SELECT ctid c FROM pts ORDER BY p <-> point(x * 9.1 % 100, x * 4.7 % 100) LIMIT 30) s) c
+	     FROM generate_series(1, 10) x) t;
+};
+my $plan = q{SET enable_seqscan = off;
+	EXPLAIN (COSTS OFF) SELECT ctid FROM pts ORDER BY p <-> point(1, 1) LIMIT 3;};
+
+$primary->wait_for_catchup($standby);
+like($standby->safe_psql('postgres', $plan), qr/Index Scan using pts_p/, 'the standby uses the index');
+is($standby->safe_psql('postgres', $knn), $primary->safe_psql('postgres', $knn),
+	'standby answers like the primary after the build');
+
+$primary->safe_psql('postgres', q{
+	INSERT INTO pts SELECT i, point(random() * 100, random() * 100) FROM generate_series(20001, 23000) i;
+	DELETE FROM pts WHERE id % 7 = 0;
+});
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $knn), $primary->safe_psql('postgres', $knn),
+	'standby answers like the primary after inserts and deletes');
+
+$primary->safe_psql('postgres', 'VACUUM pts');
+$primary->wait_for_catchup($standby);
+is($primary->safe_psql('postgres', "SELECT pending_rows FROM kd_index_stats('pts_p')"), '0',
+	'the primary folded its pending rows');
+is($standby->safe_psql('postgres', "SELECT tree_rows, pending_rows FROM kd_index_stats('pts_p')"),
+	$primary->safe_psql('postgres', "SELECT tree_rows, pending_rows FROM kd_index_stats('pts_p')"),
+	'the standby sees the same tree');
+is($standby->safe_psql('postgres', $knn), $primary->safe_psql('postgres', $knn),
+	'standby answers like the primary after VACUUM');
+my $seq = q{SET enable_indexscan = off; SET enable_bitmapscan = off;
+	SELECT string_agg(c::text, ',') FROM
+	  (SELECT (SELECT array_agg(c) FROM (SELECT ctid c FROM pts ORDER BY p <-> point(x * 9.1 % 100, x * 4.7 % 100), ctid LIMIT 30) s) c
+	     FROM generate_series(1, 10) x) t;};
+is($standby->safe_psql('postgres', $knn), $standby->safe_psql('postgres', $seq),
+	'standby index equals its sequential scan');
+
+$standby->stop;
+$primary->stop;
+done_testing();
