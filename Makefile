@@ -80,6 +80,9 @@ tap-check:
 
 .PHONY: engine-check engine-bench install-cuda tap-check
 
+# PGXS does not track headers: rebuild the extension's objects when they change
+$(EXT_SRCS:.c=.o): src/kdgpu.h src/engine/kdtree.h
+
 # ---- pgTAP suites and the whole test run -----------------------------------
 PGTAP_SUITES = $(sort $(wildcard test/pgtap/*.sql))
 

@@ -86,11 +86,11 @@ kdgpu_all_knn_arrays(PG_FUNCTION_ARGS)
 		distvals = palloc(sizeof(Datum) * Max(n, 1));
 		for (int j = 0; j < n; j++)
 		{
-			kdg_ref_to_tid(src.tids[ans->hits[off + j].ref], &tids[j]);
+			kdg_ref_to_tid(ans->hits[off + j].ref, &tids[j]);
 			tidvals[j] = PointerGetDatum(&tids[j]);
 			distvals[j] = Float8GetDatum(ans->hits[off + j].dist);
 		}
-		kdg_ref_to_tid(src.tids[i], &qtid);
+		kdg_ref_to_tid(kdg_row_tid(&src, i), &qtid);
 		values[0] = PointerGetDatum(&qtid);
 		values[1] = PointerGetDatum(construct_array(tidvals, n, TIDOID,
 													sizeof(ItemPointerData), false,

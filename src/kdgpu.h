@@ -51,14 +51,25 @@ typedef struct KdWhere
 	Oid			relid;			/* the row's table, when arg is NULL */
 } KdWhere;
 
-/* One neighbour in the results: final distance and row reference. */
+/* One neighbour in the results: final distance and packed heap TID. */
 typedef struct KdHit
 {
 	double		dist;
 	uint64		ref;
 } KdHit;
 
-/* Points read from a table (source.c), in ctid order. */
+/* One slot of a source row: a coordinate or the packed TID. */
+typedef union KdSlot
+{
+	double		coord;
+	uint64		tid;
+} KdSlot;
+
+/*
+ * Points read from a table (source.c), in ctid order.  Row i is the stride
+ * slots at rows + i * stride: the point's dim coordinates, then its packed
+ * heap TID, so that a lookup by ordinal touches one place.
+ */
 typedef struct KdSource
 {
 	Oid			relid;
@@ -66,13 +77,27 @@ typedef struct KdSource
 	char	   *colname;
 	KdPointType type;
 	int			dim;			/* 0 until a non-empty row is read */
+	int			stride;			/* dim + 1 */
 	int64		n;
 	int64		cap;
-	double	   *coords;			/* n * dim */
-	uint64	   *tids;			/* n packed heap TIDs, ascending */
+	KdSlot	   *rows;			/* n * stride */
 	bool		unsorted;		/* rows arrived out of ctid order */
-	MemoryContext mcxt;			/* where the arrays live */
+	MemoryContext mcxt;			/* where the rows live */
 } KdSource;
+
+/* The coordinates of row i of a source. */
+static inline const double *
+kdg_row_coords(const KdSource *src, int64 i)
+{
+	return &src->rows[i * src->stride].coord;
+}
+
+/* The packed TID of row i of a source. */
+static inline uint64
+kdg_row_tid(const KdSource *src, int64 i)
+{
+	return src->rows[i * src->stride + src->dim].tid;
+}
 
 /*
  * Exact answers to nq queries (search.c): query q's hits are
@@ -126,6 +151,7 @@ extern void kdg_source_check_query(const KdSource *src, KdPointType qtype,
 								  Oid argtype, const char *arg);
 extern void kdg_source_check_dims(const KdSource *src, const KdSource *other);
 extern void kdg_ref_to_tid(uint64 ref, ItemPointer tid);
+extern double *kdg_source_coords(const KdSource *src);
 
 /* exec.c */
 extern void kdg_exec_prepare(KdExec *exec);

@@ -100,7 +100,8 @@ kdgpu_knn_join_table(PG_FUNCTION_ARGS)
 	kdg_source_read(&qsrc);
 	kdg_source_check_dims(&src, &qsrc);
 	kdg_emit(fcinfo, &src,
-			kdg_search_knn(&src, kdg_source_tree(&src, NULL), qsrc.coords, qsrc.n, k),
+			kdg_search_knn(&src, kdg_source_tree(&src, NULL), kdg_source_coords(&qsrc),
+						   qsrc.n, k),
 			KD_KEY_CTID, &qsrc);
 	return (Datum) 0;
 }

@@ -46,14 +46,14 @@ kdg_emit(FunctionCallInfo fcinfo, const KdSource *src, const KdAnswer *ans,
 			values[0] = Int32GetDatum((int32) (i + 1));
 		else if (key == KD_KEY_CTID)
 		{
-			kdg_ref_to_tid(query_src->tids[i], &qtid);
+			kdg_ref_to_tid(kdg_row_tid(query_src, i), &qtid);
 			values[0] = PointerGetDatum(&qtid);
 		}
 		for (int64 j = ans->offsets[q]; j < ans->offsets[q + 1]; j++)
 		{
 			const KdHit *hit = &ans->hits[j];
 
-			kdg_ref_to_tid(src->tids[hit->ref], &tid);
+			kdg_ref_to_tid(hit->ref, &tid);
 			values[first] = PointerGetDatum(&tid);
 			if (desc->natts > first + 1)
 			{

@@ -82,9 +82,9 @@ kdg_sort_hits(KdHit *hits, int64 n)
 
 /*
  * Turn candidates (engine neighbours, ref = ordinal) into hits with the
- * operator's distance from q, dropping the ref "exclude" (or none when it is
- * -1), sorted by (distance, ref).  Returns the number of hits; out may
- * overlap cand only when it starts at or before it.
+ * operator's distance from q and the row's TID, dropping the ordinal
+ * "exclude" (or none when it is -1), sorted by (distance, TID).  Returns the
+ * number of hits; out may overlap cand only when it starts at or before it.
  */
 static int64
 kdg_rank(const KdSource *src, const double *q, const KdNeighbor *cand,
@@ -98,8 +98,8 @@ kdg_rank(const KdSource *src, const double *q, const KdNeighbor *cand,
 
 		if ((int64) ref == exclude)
 			continue;
-		out[n].dist = kdg_metric(src->type, q, src->coords + ref * src->dim, src->dim);
-		out[n].ref = ref;
+		out[n].dist = kdg_metric(src->type, q, kdg_row_coords(src, ref), src->dim);
+		out[n].ref = kdg_row_tid(src, ref);
 		n++;
 	}
 	kdg_sort_hits(out, n);
@@ -114,6 +114,7 @@ KdTree *
 kdg_source_tree(const KdSource *src, bool *used_gpu)
 {
 	KdTree	   *tree;
+	double	   *coords;
 	uint64	   *ords;
 	KdExec		exec;
 	KdError		err;
@@ -121,15 +122,17 @@ kdg_source_tree(const KdSource *src, bool *used_gpu)
 	if (src->n == 0)
 		return NULL;
 	tree = kdg_tree_new();
+	coords = kdg_source_coords(src);
 	ords = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < src->n; i++)
 		ords[i] = i;
 	kdg_exec_prepare(&exec);
-	kdg_check_status(kd_build(src->coords, ords, src->n, src->dim, tree, &exec, &err),
-					&err, &exec, "tree build");
+	kdg_check_status(kd_build(coords, ords, src->n, src->dim, tree, &exec, &err),
+					 &err, &exec, "tree build");
 	if (used_gpu)
 		*used_gpu = exec.used_gpu;
 	pfree(ords);
+	pfree(coords);
 	return tree;
 }
 
@@ -338,7 +341,7 @@ kdg_range_answer(const KdSource *src, const KdRangeResult *res,
 			for (int64 i = 0; i < nc; i++)
 			{
 				out[i].dist = 0.0;
-				out[i].ref = cand[i].ref;
+				out[i].ref = kdg_row_tid(src, cand[i].ref);
 			}
 		ans->offsets[q + 1] = ans->offsets[q] + n;
 	}

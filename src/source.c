@@ -3,9 +3,9 @@
  *	  Reading the points of a table: finding its point column, checking the
  *	  caller's rights, and scanning the rows visible to the query's snapshot.
  *
- * The points are kept in ctid order with their heap TIDs packed into 64 bits
- * (block << 16 | offset, so that the packed order is the ctid order).  The
- * engine is given each point's ordinal in that array as its row reference,
+ * The points are kept in ctid order, each beside its heap TID packed into
+ * 64 bits (block << 16 | offset, so that the packed order is the ctid
+ * order).  The engine is given each point's ordinal as its row reference,
  * so the engine's tie-break on references is the tie-break on ctid, and an
  * answer's reference leads straight to the point's coordinates and TID.
  *
@@ -207,6 +207,7 @@ kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid)
 {
 	double		coords[KD_MAX_DIM];
 	KdWhere		where = {NULL, 0};
+	KdSlot	   *row;
 	int			dim;
 
 	if (isnull)
@@ -219,10 +220,10 @@ kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid)
 	if (src->dim == 0)
 	{
 		src->dim = dim;
+		src->stride = dim + 1;
 		src->cap = 1024;
-		src->coords = MemoryContextAllocExtended(src->mcxt, sizeof(double) * dim * src->cap,
-												 MCXT_ALLOC_HUGE);
-		src->tids = MemoryContextAllocExtended(src->mcxt, sizeof(uint64) * src->cap,
+		src->rows = MemoryContextAllocExtended(src->mcxt,
+											   sizeof(KdSlot) * src->stride * src->cap,
 											   MCXT_ALLOC_HUGE);
 	}
 	else if (dim != src->dim)
@@ -236,12 +237,13 @@ kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid)
 	else if (src->n == src->cap)
 	{
 		src->cap *= 2;
-		src->coords = repalloc_huge(src->coords, sizeof(double) * src->dim * src->cap);
-		src->tids = repalloc_huge(src->tids, sizeof(uint64) * src->cap);
+		src->rows = repalloc_huge(src->rows, sizeof(KdSlot) * src->stride * src->cap);
 	}
-	memcpy(src->coords + src->n * dim, coords, sizeof(double) * dim);
-	src->tids[src->n] = kdg_tid_to_ref(tid);
-	if (src->n > 0 && src->tids[src->n] < src->tids[src->n - 1])
+	row = src->rows + src->n * src->stride;
+	for (int i = 0; i < dim; i++)
+		row[i].coord = coords[i];
+	row[dim].tid = kdg_tid_to_ref(tid);
+	if (src->n > 0 && row[dim].tid < kdg_row_tid(src, src->n - 1))
 		src->unsorted = true;
 	src->n++;
 }
@@ -304,39 +306,35 @@ kdg_source_spi(KdSource *src)
 	SPI_finish();
 }
 
-/* qsort comparator of (tid, ordinal) pairs. */
+/* qsort_arg comparator of source rows by TID; arg points to the dim. */
 static int
-kdg_pair_cmp(const void *a, const void *b)
+kdg_row_cmp(const void *a, const void *b, void *arg)
 {
-	uint64		x = ((const uint64 *) a)[0];
-	uint64		y = ((const uint64 *) b)[0];
+	int			dim = *(const int *) arg;
+	uint64		x = ((const KdSlot *) a)[dim].tid;
+	uint64		y = ((const KdSlot *) b)[dim].tid;
 
 	return (x > y) - (x < y);
 }
 
-/* Put the points in ctid order (rows read through SPI may come unordered). */
+/* Put the rows in ctid order (rows read through SPI may come unordered). */
 static void
 kdg_source_sort(KdSource *src)
 {
-	uint64	   *pairs = palloc_extended(sizeof(uint64) * 2 * src->n, MCXT_ALLOC_HUGE);
-	double	   *coords = palloc_extended(sizeof(double) * src->dim * src->n, MCXT_ALLOC_HUGE);
+	qsort_arg(src->rows, src->n, sizeof(KdSlot) * src->stride, kdg_row_cmp, &src->dim);
+	src->unsorted = false;
+}
+
+/* A palloc'd copy of the source's coordinates, n * dim, in row order. */
+double *
+kdg_source_coords(const KdSource *src)
+{
+	double	   *coords = palloc_extended(sizeof(double) * src->dim * Max(src->n, 1),
+										 MCXT_ALLOC_HUGE);
 
 	for (int64 i = 0; i < src->n; i++)
-	{
-		pairs[2 * i] = src->tids[i];
-		pairs[2 * i + 1] = i;
-	}
-	qsort(pairs, src->n, 2 * sizeof(uint64), kdg_pair_cmp);
-	for (int64 i = 0; i < src->n; i++)
-	{
-		src->tids[i] = pairs[2 * i];
-		memcpy(coords + i * src->dim, src->coords + pairs[2 * i + 1] * src->dim,
-			   sizeof(double) * src->dim);
-	}
-	pfree(src->coords);
-	pfree(pairs);
-	src->coords = coords;
-	src->unsorted = false;
+		memcpy(coords + i * src->dim, kdg_row_coords(src, i), sizeof(double) * src->dim);
+	return coords;
 }
 
 /* Read the visible points of an opened source, in ctid order. */
