@@ -9,8 +9,15 @@
  * holds up to KDAM_CACHE_SIZE trees and evicts the least recently used.
  * The caller holds a pin on the metapage, which keeps VACUUM from changing
  * the tree pages while they are read.
+ *
+ * A search touches a few dozen nodes spread over the whole tree, so the
+ * tree lives in its own anonymous mapping with transparent huge pages asked
+ * for: a tree of a few hundred megabytes then fits the TLB.  The mapping is
+ * unmapped when the entry's memory context goes.
  */
 #include "postgres.h"
+
+#include <sys/mman.h>
 
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -25,12 +32,40 @@ typedef struct KdamCacheEntry
 	RelFileNode node;
 	uint64		generation;
 	uint64		last_use;
-	MemoryContext cxt;
-	KdamTree	tree;
+	MemoryContext cxt;			/* holds tree; deleting it unmaps the data */
+	KdamTree   *tree;
 } KdamCacheEntry;
 
 static KdamCacheEntry cache[KDAM_CACHE_SIZE];
 static uint64 cache_clock = 0;
+
+/* Memory context reset callback: unmap a tree's mapping. */
+static void
+unmap_tree(void *arg)
+{
+	KdamTree   *t = arg;
+
+	if (t->data)
+		munmap(t->data, t->size);
+	t->data = NULL;
+}
+
+/* An anonymous mapping of size bytes, on huge pages where the kernel can. */
+static char *
+map_tree(Size size)
+{
+	void	   *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+						 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory for a kdgpu index tree of %zu bytes", size)));
+#ifdef MADV_HUGEPAGE
+	madvise(p, size, MADV_HUGEPAGE);
+#endif
+	return p;
+}
 
 /* Drop a slot's tree. */
 static void
@@ -50,7 +85,8 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 {
 	KdamCacheEntry *slot = NULL;
 	MemoryContext cxt;
-	KdamTree	t;
+	KdamTree   *t;
+	MemoryContextCallback *cb;
 
 	for (int i = 0; i < KDAM_CACHE_SIZE; i++)
 	{
@@ -62,7 +98,7 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 			e->generation == meta->generation)
 		{
 			e->last_use = ++cache_clock;
-			return &e->tree;
+			return e->tree;
 		}
 		cache_drop(e);
 	}
@@ -72,14 +108,21 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 	cache_drop(slot);
 
 	cxt = AllocSetContextCreate(TopMemoryContext, "kdgpu index tree",
-								ALLOCSET_DEFAULT_SIZES);
+								ALLOCSET_SMALL_SIZES);
+	t = MemoryContextAllocZero(cxt, sizeof(KdamTree));
+	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	cb->func = unmap_tree;
+	cb->arg = t;
+	MemoryContextRegisterResetCallback(cxt, cb);
 	PG_TRY();
 	{
-		t.size = kdam_tree_stream_size(meta->ntree, meta->dim, meta->nbounds);
-		t.data = MemoryContextAllocExtended(cxt, Max(t.size, 1), MCXT_ALLOC_HUGE);
+		Size		size = kdam_tree_stream_size(meta->ntree, meta->dim, meta->nbounds);
+
+		t->data = map_tree(Max(size, 1));
+		t->size = Max(size, 1);
 		if (meta->ntree > 0)
-			kdam_read_tree_stream(index, meta->tree_head, t.data, t.size);
-		kdam_stream_to_tree(&t, meta->ntree, meta->dim, meta->nbounds);
+			kdam_read_tree_stream(index, meta->tree_head, t->data, size);
+		kdam_stream_to_tree(t, meta->ntree, meta->dim, meta->nbounds);
 	}
 	PG_CATCH();
 	{
@@ -94,7 +137,7 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 	slot->last_use = ++cache_clock;
 	slot->cxt = cxt;
 	slot->tree = t;
-	return &slot->tree;
+	return slot->tree;
 }
 
 /* Drop the cached tree of an index, if any. */
