@@ -27,6 +27,7 @@ typedef struct RangeBatch
 	int64_t		nradii;
 	const double *lows;			/* box queries: corners */
 	const double *highs;
+	int64_t		nq;
 	KdRangeResult *res;
 	bool		fill;			/* false: count pass into offsets[q + 1] */
 } RangeBatch;
@@ -228,7 +229,7 @@ kd_radius_cpu(const KdTree *tree, const double *centers, int64_t nq,
 			  const double *radii, int64_t nradii, KdRangeResult *res,
 			  KdExec *exec, KdError *err)
 {
-	RangeBatch	b = {tree, centers, radii, nradii, NULL, NULL, res, false};
+	RangeBatch	b = {tree, centers, radii, nradii, NULL, NULL, nq, res, false};
 	KdStatus	st;
 
 	if ((st = check_radii(radii, nradii, nq, err)) != KD_OK ||
@@ -242,7 +243,7 @@ KdStatus
 kd_box_cpu(const KdTree *tree, const double *lows, const double *highs,
 		   int64_t nq, KdRangeResult *res, KdExec *exec, KdError *err)
 {
-	RangeBatch	b = {tree, NULL, NULL, 0, lows, highs, res, false};
+	RangeBatch	b = {tree, NULL, NULL, 0, lows, highs, nq, res, false};
 	KdStatus	st;
 
 	if ((st = kd_check_points(lows, nq, tree->dim, err)) != KD_OK ||
@@ -258,9 +259,9 @@ range_batch_gpu(const KdGpuTree *gtree, void *arg, KdExec *exec, KdError *err)
 	RangeBatch *b = arg;
 
 	if (b->centers)
-		return kd_gpu_api()->radius(gtree, b->centers, b->res->nq, b->radii,
+		return kd_gpu_api()->radius(gtree, b->centers, b->nq, b->radii,
 									b->nradii, b->res, exec, err);
-	return kd_gpu_api()->box(gtree, b->lows, b->highs, b->res->nq, b->res,
+	return kd_gpu_api()->box(gtree, b->lows, b->highs, b->nq, b->res,
 							 exec, err);
 }
 
@@ -270,10 +271,9 @@ kd_radius(const KdTree *tree, const double *centers, int64_t nq,
 		  const double *radii, int64_t nradii, KdRangeResult *res,
 		  KdExec *exec, KdError *err)
 {
-	RangeBatch	b = {tree, centers, radii, nradii, NULL, NULL, res, false};
+	RangeBatch	b = {tree, centers, radii, nradii, NULL, NULL, nq, res, false};
 	KdStatus	st;
 
-	res->nq = nq;
 	if (kd_gpu_run(tree, nq, range_batch_gpu, &b, exec, err, &st))
 		return st;
 	return kd_radius_cpu(tree, centers, nq, radii, nradii, res, exec, err);
@@ -284,10 +284,9 @@ KdStatus
 kd_box(const KdTree *tree, const double *lows, const double *highs,
 	   int64_t nq, KdRangeResult *res, KdExec *exec, KdError *err)
 {
-	RangeBatch	b = {tree, NULL, NULL, 0, lows, highs, res, false};
+	RangeBatch	b = {tree, NULL, NULL, 0, lows, highs, nq, res, false};
 	KdStatus	st;
 
-	res->nq = nq;
 	if (kd_gpu_run(tree, nq, range_batch_gpu, &b, exec, err, &st))
 		return st;
 	return kd_box_cpu(tree, lows, highs, nq, res, exec, err);
