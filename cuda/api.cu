@@ -377,38 +377,6 @@ kdc_memcpy_host(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 	return e;
 }
 
-/* Nodes that carry a bounding box; must match kd_tree_nbounds. */
-int64_t
-kdc_nbounds(int64_t n)
-{
-	int64_t		levels_nodes = 0;
-
-	for (;;)
-	{
-		int64_t		rightmost = 2 * levels_nodes;
-
-		if (rightmost >= n ||
-			kdc_subtree_size(rightmost, n) < KD_BOUNDS_MIN_SUBTREE)
-			break;
-		levels_nodes = 2 * levels_nodes + 1;
-	}
-	return levels_nodes;
-}
-
-/* Levels of a left-balanced tree of n nodes: ceil(log2(n + 1)). */
-int
-kdc_depth(int64_t n)
-{
-	int			depth = 0;
-
-	while (n > 0)
-	{
-		depth++;
-		n >>= 1;
-	}
-	return depth;
-}
-
 /* Reject k outside 1..KD_MAX_K. */
 KdStatus
 kdc_check_k(int k, KdError *err)
@@ -580,7 +548,7 @@ kdc_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 	*out = NULL;
 	if ((st = kdc_begin(err)) != KD_OK)
 		return st;
-	if (dim < 1 || dim > KD_MAX_DIM || n < 0 || tree->nbounds != kdc_nbounds(n))
+	if (dim < 1 || dim > KD_MAX_DIM || n < 0 || tree->nbounds != kd_tree_nbounds(n))
 		return kdc_error(err, KD_ERR_ARG, -1, "malformed tree");
 	if ((st = kdc_tree_create(n, dim, tree->nbounds, exec, &g, err)) != KD_OK)
 		return st;

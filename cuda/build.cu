@@ -93,8 +93,8 @@ node_kernel(const double *pts, int64_t n, int dim, int64_t nbounds,
 	if (i >= first + count)
 		return;
 	start = nodes.start[i];
-	size = kdc_subtree_size(i, n);
-	left = kdc_subtree_size(2 * i + 1, n);
+	size = kd_subtree_size(i, n);
+	left = kd_subtree_size(2 * i + 1, n);
 	for (int j = 0; j < dim; j++)
 	{
 		const uint32_t *l = lists + j * n;
@@ -232,7 +232,7 @@ build_levels(const double *d_pts, int64_t n, int dim, KdGpuTree *g,
 			 uint64_t *scan, void *temp, size_t temp_bytes, BuildNodes nodes,
 			 const KdExec *exec, KdError *err)
 {
-	int			depth = kdc_depth(n);
+	int			depth = kd_tree_depth(n);
 	int			cur = 0;
 	KdStatus	st;
 	cudaError_t e;
@@ -309,7 +309,7 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 		return kdc_error(err, KD_ERR_ARG, -1,
 						 "%lld points are more than the device build takes (%lld)",
 						 (long long) n, (long long) BUILD_MAX_N);
-	nbounds = kdc_nbounds(n);
+	nbounds = kd_tree_nbounds(n);
 	if (tree->n != n || tree->dim != dim || tree->nbounds != nbounds)
 		return kdc_error(err, KD_ERR_ARG, -1,
 						 "the output tree is not allocated for %lld points of dimension %d",

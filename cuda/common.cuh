@@ -69,8 +69,6 @@ extern cudaError_t kdc_memcpy_host(void *dst, const void *src, size_t bytes,
 extern KdStatus kdc_spatial_order(const double *d_pts, int64_t n, int dim,
 								  uint32_t *d_perm, KdcAllocs *a,
 								  KdError *err);
-extern int64_t kdc_nbounds(int64_t n);
-extern int	kdc_depth(int64_t n);
 extern KdStatus kdc_check_k(int k, KdError *err);
 extern KdStatus kdc_heap_copy_out(const KdNeighbor *d_out, int64_t nq, int k,
 								  int cnt, KdNeighbor *out, int32_t *count,
@@ -172,25 +170,6 @@ static inline unsigned int
 kdc_blocks(int64_t n)
 {
 	return (unsigned int) ((n + KDC_BLOCK - 1) / KDC_BLOCK);
-}
-
-/* Size of the subtree of node in a left-balanced tree of n nodes. */
-static __host__ __device__ __forceinline__ int64_t
-kdc_subtree_size(int64_t node, int64_t n)
-{
-	int64_t		lo = node;
-	int64_t		hi = node;
-	int64_t		size = 0;
-
-	while (lo < n)
-	{
-		size += (hi < n ? hi : n - 1) - lo + 1;
-		if (lo > (INT64_MAX - 2) / 2)
-			break;
-		lo = 2 * lo + 1;
-		hi = 2 * hi + 2;
-	}
-	return size;
 }
 
 /* Order-preserving map of a float8 onto uint64 (NaN excluded). */

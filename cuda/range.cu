@@ -25,16 +25,6 @@
 
 #include "common.cuh"
 
-/* Upper bound of r * r for the d2 prefilter; never below a true hit's d2. */
-static __device__ __forceinline__ double
-radius_r2x(double r)
-{
-	double		r2 = r * r * (1.0 + 1e-12);
-
-	/* below the normal range r * r loses relative precision */
-	return r2 > 4.0 * 2.2250738585072014e-308 ? r2 : 4.0 * 2.2250738585072014e-308;
-}
-
 /*
  * One query's walk.  BOX: a = lo, b = hi; else a = centre, b[0] = radius.
  * Calls emit(d2, ref) for every hit, in traversal order.
@@ -48,7 +38,7 @@ range_search(const KdGpuTree &t, const double *a, const double *b, Emit emit)
 	int64_t		node = 0;
 	int			dim = t.dim;
 	double		r = b[0];
-	double		r2x = BOX ? 0.0 : radius_r2x(r);
+	double		r2x = BOX ? 0.0 : kd_radius_bound(r);
 
 	for (;;)
 	{

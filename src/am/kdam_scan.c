@@ -153,40 +153,6 @@ heap_pop(KdamScanOpaque so)
 	return top;
 }
 
-/* squared distance in dimension order, as the engine computes it */
-static inline double
-dist2(const double *a, const double *b, int dim)
-{
-	double		s = 0.0;
-
-	for (int j = 0; j < dim; j++)
-	{
-		double		d = a[j] - b[j];
-
-		s += d * d;
-	}
-	return s;
-}
-
-/* squared distance from q to a box stored as lo[dim], hi[dim] */
-static inline double
-box_dist2(const double *q, const double *box, int dim)
-{
-	double		s = 0.0;
-
-	for (int j = 0; j < dim; j++)
-	{
-		double		d = 0.0;
-
-		if (q[j] < box[j])
-			d = q[j] - box[j];
-		else if (q[j] > box[dim + j])
-			d = q[j] - box[dim + j];
-		s += d * d;
-	}
-	return s;
-}
-
 /* The ORDER BY operator's distance from the query to p. */
 static inline double
 op_distance(const KdamScanOpaque so, const double *p, int dim)
@@ -195,7 +161,7 @@ op_distance(const KdamScanOpaque so, const double *p, int dim)
 		return 0.0;
 	if (so->type == KD_TYPE_POINT)
 		return pg_hypot(p[0] - so->query[0], p[1] - so->query[1]);
-	return sqrt(dist2(p, so->query, dim));
+	return sqrt(kd_dist2(p, so->query, dim));
 }
 
 /* A lower bound on op_distance for points with d2 >= lb2. */
@@ -221,7 +187,7 @@ quals_match(const KdamScanOpaque so, const double *p, int dim)
 				if (p[j] < q->lo[j] || p[j] > q->hi[j])
 					return false;
 		}
-		else if (dist2(p, q->center, dim) > q->r2max)
+		else if (kd_dist2(p, q->center, dim) > q->r2max)
 			return false;
 	}
 	return true;
@@ -241,7 +207,7 @@ quals_meet_box(const KdamScanOpaque so, const double *box, int dim)
 				if (q->hi[j] < box[j] || q->lo[j] > box[dim + j])
 					return false;
 		}
-		else if (box_dist2(q->center, box, dim) > q->r2max)
+		else if (kd_box_dist2(q->center, box, dim) > q->r2max)
 			return false;
 	}
 	return true;
@@ -308,7 +274,7 @@ qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
 		q->center[0] = c->center.x;
 		q->center[1] = c->center.y;
 		q->radius = c->radius;
-		q->r2max = c->radius * c->radius * (1.0 + 1e-12) + 1e-321;
+		q->r2max = kd_radius_bound(c->radius);
 		return !isnan(c->radius) && !isnan(c->center.x) && !isnan(c->center.y);
 	}
 	elog(ERROR, "unsupported kdgpu strategy %d", key->sk_strategy);
@@ -472,7 +438,7 @@ ordered_next(KdamScanOpaque so, double *dist, uint64 *ref)
 				if (!quals_meet_box(so, box, dim))
 					continue;
 				if (!so->order_null)
-					lb = Max(lb, box_dist2(so->query, box, dim));
+					lb = Max(lb, kd_box_dist2(so->query, box, dim));
 			}
 			heap_push(so, so->order_null ? 0.0 : op_lower_bound(so, lb), lb, 0, child);
 		}

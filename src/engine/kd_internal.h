@@ -4,8 +4,8 @@
  *	  squared distances, the sorted candidate list of a kNN search, the
  *	  thread pool's parallel loop and the GPU dispatch hooks.
  *
- * Distances are computed in one place (kd_dist2) so that every query kind
- * rounds identically; the GPU kernels reproduce the same sum, term by term.
+ * Distances come from kd_shape.h, so that every query kind rounds
+ * identically; the GPU kernels reproduce the same sum, term by term.
  */
 #ifndef KD_INTERNAL_H
 #define KD_INTERNAL_H
@@ -19,54 +19,6 @@
 #else
 #define KD_INLINE static inline
 #endif
-
-/*
- * The cheap squared-radius prefilter of range queries: r^2 widened by a
- * relative slack and a few subnormals, so that it never rejects a point with
- * sqrt(d2) <= r.  The GPU kernels use the same bound.
- */
-KD_INLINE double
-kd_radius_bound(double r)
-{
-	return r * r * (1.0 + 1e-12) + 1e-321;
-}
-
-/* Squared distance, summed in dimension order. */
-KD_INLINE double
-kd_dist2(const double *a, const double *b, int dim)
-{
-	double		s = 0.0;
-
-	for (int j = 0; j < dim; j++)
-	{
-		double		d = a[j] - b[j];
-
-		s += d * d;
-	}
-	return s;
-}
-
-/*
- * Squared distance from q to an axis-aligned box (lo[dim] then hi[dim]);
- * never more than kd_dist2 of q and any point inside the box.
- */
-KD_INLINE double
-kd_box_dist2(const double *q, const double *box, int dim)
-{
-	double		s = 0.0;
-
-	for (int j = 0; j < dim; j++)
-	{
-		double		d = 0.0;
-
-		if (q[j] < box[j])
-			d = q[j] - box[j];
-		else if (q[j] > box[dim + j])
-			d = q[j] - box[dim + j];
-		s += d * d;
-	}
-	return s;
-}
 
 /* (d2, ref) order of results */
 KD_INLINE bool

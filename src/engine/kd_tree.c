@@ -42,61 +42,6 @@ kd_exec_init(KdExec *exec)
 	exec->gpu_min_work = 100000;
 }
 
-/* Number of nodes in the subtree rooted at node of a tree of n nodes. */
-int64_t
-kd_subtree_size(int64_t node, int64_t n)
-{
-	int64_t		lo = node;
-	int64_t		hi = node;
-	int64_t		size = 0;
-
-	while (lo < n)
-	{
-		size += (hi < n ? hi : n - 1) - lo + 1;
-		if (lo > (INT64_MAX - 2) / 2)
-			break;
-		lo = 2 * lo + 1;
-		hi = 2 * hi + 2;
-	}
-	return size;
-}
-
-/* Depth (levels) of a left-balanced tree of n nodes: ceil(log2(n + 1)). */
-int
-kd_tree_depth(int64_t n)
-{
-	int			depth = 0;
-
-	while (n > 0)
-	{
-		depth++;
-		n >>= 1;
-	}
-	return depth;
-}
-
-/*
- * Number of leading nodes that store a bounding box: all nodes of the full
- * top levels in which every subtree holds at least KD_BOUNDS_MIN_SUBTREE
- * points.  The smallest subtree of a level is its rightmost node's.
- */
-int64_t
-kd_tree_nbounds(int64_t n)
-{
-	int64_t		levels_nodes = 0;	/* 2^L - 1 */
-
-	for (;;)
-	{
-		int64_t		rightmost = 2 * levels_nodes;	/* last node of level L */
-
-		if (rightmost >= n ||
-			kd_subtree_size(rightmost, n) < KD_BOUNDS_MIN_SUBTREE)
-			break;
-		levels_nodes = 2 * levels_nodes + 1;
-	}
-	return levels_nodes;
-}
-
 /* Allocate the arrays of a tree of n points in dim dimensions. */
 KdStatus
 kd_tree_alloc(KdTree *tree, int64_t n, int dim, KdError *err)

@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kd_shape.h"
+
 #ifdef __cplusplus
 extern "C"
 {
@@ -46,8 +48,6 @@ extern "C"
 #define KD_MAX_K 1024
 /* deepest stack a depth-first walk of a tree of up to 2^63 nodes needs */
 #define KD_STACK_DEPTH 64
-/* subtrees smaller than this get no stored bounding box */
-#define KD_BOUNDS_MIN_SUBTREE 8
 
 typedef enum KdStatus
 {
@@ -141,15 +141,16 @@ typedef struct KdGpuInfo
 extern void kd_exec_init(KdExec *exec);
 extern KdStatus kd_tree_alloc(KdTree *tree, int64_t n, int dim, KdError *err);
 extern void kd_tree_free(KdTree *tree);
-extern int64_t kd_tree_nbounds(int64_t n);
-extern int64_t kd_subtree_size(int64_t node, int64_t n);
-extern int	kd_tree_depth(int64_t n);
 extern KdStatus kd_tree_check(const KdTree *tree, KdError *err);
 extern KdStatus kd_check_points(const double *points, int64_t n, int dim,
 								KdError *err);
 extern void kd_range_result_free(KdRangeResult *res);
 extern KdStatus kd_set_error(KdError *err, KdStatus code, int64_t item,
-							 const char *fmt,...);
+							 const char *fmt,...)
+#ifdef __GNUC__
+			__attribute__((format(printf, 4, 5)))
+#endif
+			;
 
 /* kd_build.c: build a tree from points in input order */
 extern KdStatus kd_build(const double *points, const uint64_t *refs,
