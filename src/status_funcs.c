@@ -3,10 +3,10 @@
  *	  kd_status, kd_devices, kd_load and kd_unload: what kdgpu would run on,
  *	  and the residency of trees.
  *
- * Until the kdgpu index access method exists there is nothing to keep: a
- * tree is built for one query from a scan under that query's snapshot, which
- * is what makes it exact, and a tree kept across queries could miss rows
- * committed since.  So kd_load builds a table's tree and reports what that
+ * The kd_* functions read tables, not kdgpu indexes, so there is nothing to
+ * keep: a tree is built for one query from a scan under that query's
+ * snapshot, which is what makes it exact, and a tree kept across queries
+ * could miss rows committed since.  So kd_load builds a table's tree and reports what that
  * costs and where it ran, without keeping it, and kd_unload has nothing to
  * drop.  Probing the GPU here opens the GPU object, which is the first use
  * of it in this backend if nothing else has used it.
@@ -73,8 +73,8 @@ kdgpu_status(PG_FUNCTION_ARGS)
 	values[4] = CStringGetTextDatum(kdgpu_gpu_library);
 	values[5] = Int32GetDatum(exec.threads);
 	values[6] = Int32GetDatum(0);
-	values[7] = CStringGetTextDatum("trees are built for one query; "
-									"the kdgpu index access method will keep them");
+	values[7] = CStringGetTextDatum("the kd_* functions build a tree for each query "
+									"from a scan under its snapshot; none is cached");
 	PG_RETURN_DATUM(kdg_row(fcinfo, values, nulls));
 }
 
