@@ -38,7 +38,8 @@ include $(PGXS)
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_SO = cuda/kdgpu_cuda.so
 CUDA_SRCS = $(sort $(wildcard cuda/*.cu))
-CUDA_HDRS = $(wildcard cuda/*.h cuda/*.cuh) src/engine/kdtree.h
+ENGINE_HDRS = $(wildcard src/engine/*.h)
+CUDA_HDRS = $(wildcard cuda/*.h cuda/*.cuh) $(ENGINE_HDRS)
 NVCC_FLAGS = -O3 -std=c++17 --fmad=false -Xcompiler -fPIC,-fvisibility=hidden \
 	-cudart static \
 	-gencode arch=compute_80,code=sm_80 \
@@ -62,10 +63,10 @@ install-cuda: $(CUDA_SO)
 # ---- engine tests and benchmark (no server) --------------------------------
 ENGINE_TEST_SRCS = $(sort $(wildcard test/engine/*.c))
 
-engine-test: $(ENGINE_SRCS) $(ENGINE_TEST_SRCS) src/engine/kdtree.h test/engine/*.h
+engine-test: $(ENGINE_SRCS) $(ENGINE_TEST_SRCS) $(ENGINE_HDRS) test/engine/*.h
 	$(CC) $(ENGINE_CFLAGS) -Wall -Isrc/engine -o $@ $(ENGINE_TEST_SRCS) $(ENGINE_SRCS) -ldl -lm
 
-engine-bench-bin: $(ENGINE_SRCS) bench/engine_bench.c src/engine/kdtree.h test/engine/*.h
+engine-bench-bin: $(ENGINE_SRCS) bench/engine_bench.c $(ENGINE_HDRS) test/engine/*.h
 	$(CC) $(ENGINE_CFLAGS) -O3 -march=x86-64-v2 -Wall -Isrc/engine -Itest/engine -o $@ bench/engine_bench.c test/engine/datagen.c $(ENGINE_SRCS) -ldl -lm
 
 engine-check: engine-test $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
@@ -80,8 +81,9 @@ tap-check:
 
 .PHONY: engine-check engine-bench install-cuda tap-check
 
-# PGXS does not track headers: rebuild the extension's objects when they change
-$(EXT_SRCS:.c=.o): src/kdgpu.h src/engine/kdtree.h
+# PGXS does not track headers: rebuild the objects when they change
+$(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h) $(ENGINE_HDRS)
+$(ENGINE_SRCS:.c=.o): $(ENGINE_HDRS)
 
 # ---- pgTAP suites and the whole test run -----------------------------------
 PGTAP_SUITES = $(sort $(wildcard test/pgtap/*.sql))
