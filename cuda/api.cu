@@ -25,23 +25,6 @@
 
 #include "common.cuh"
 
-/* Fill err (if given) and return code. */
-KdStatus
-kdc_error(KdError *err, KdStatus code, int64_t item, const char *fmt,...)
-{
-	if (err)
-	{
-		va_list		ap;
-
-		err->code = code;
-		err->item = item;
-		va_start(ap, fmt);
-		vsnprintf(err->message, sizeof(err->message), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 /* Report a failed CUDA call; allocation failures become KD_ERR_GPU_NOMEM. */
 KdStatus
 kdc_cuda_error(KdError *err, cudaError_t e, const char *what)
@@ -59,7 +42,7 @@ kdc_cuda_error(KdError *err, cudaError_t e, const char *what)
 			 e == cudaErrorSystemDriverMismatch ||
 			 e == cudaErrorNoKernelImageForDevice)
 		code = KD_ERR_GPU_UNAVAILABLE;
-	return kdc_error(err, code, -1, "CUDA error in %s: %s (%s)", what,
+	return kd_set_error(err, code, -1, "CUDA error in %s: %s (%s)", what,
 					 cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
@@ -71,10 +54,10 @@ kdc_begin(KdError *err)
 	cudaError_t e = cudaGetDeviceCount(&count);
 
 	if (e != cudaSuccess)
-		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "no usable CUDA device: %s", cudaGetErrorString(e));
 	if (count < 1)
-		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "no CUDA device");
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "no CUDA device");
 	e = cudaSetDevice(0);
 	if (e != cudaSuccess)
 		return kdc_cuda_error(err, e, "cudaSetDevice");
@@ -90,7 +73,7 @@ kdc_alloc(KdcAllocs *a, void **ptr, size_t bytes, const char *what,
 
 	*ptr = NULL;
 	if (a->count >= KDC_MAX_ALLOCS)
-		return kdc_error(err, KD_ERR_GPU, -1,
+		return kd_set_error(err, KD_ERR_GPU, -1,
 						 "too many device allocations (%s)", what);
 	e = cudaMalloc(ptr, bytes ? bytes : 1);
 	if (e != cudaSuccess)
@@ -98,7 +81,7 @@ kdc_alloc(KdcAllocs *a, void **ptr, size_t bytes, const char *what,
 		*ptr = NULL;
 		cudaGetLastError();
 		if (e == cudaErrorMemoryAllocation)
-			return kdc_error(err, KD_ERR_GPU_NOMEM, -1,
+			return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
 							 "out of device memory allocating %zu bytes for %s",
 							 bytes, what);
 		return kdc_cuda_error(err, e, what);
@@ -162,7 +145,7 @@ KdStatus
 kdc_poll(const KdExec *exec, KdError *err)
 {
 	if (exec && exec->interrupt && exec->interrupt(exec->interrupt_arg))
-		return kdc_error(err, KD_ERR_CANCELED, -1, "canceled");
+		return kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
 	return KD_OK;
 }
 
@@ -205,7 +188,7 @@ kdc_check_finite(const double *d_pts, int64_t n, int dim, int64_t base,
 	if (first == ~0ULL)
 		return KD_OK;
 	cudaMemcpy(&bad, d_pts + first, sizeof(bad), cudaMemcpyDeviceToHost);
-	return kdc_error(err, KD_ERR_NONFINITE, base + (int64_t) (first / dim),
+	return kd_set_error(err, KD_ERR_NONFINITE, base + (int64_t) (first / dim),
 					 "%s %lld has a %s coordinate", what,
 					 (long long) (base + (int64_t) (first / dim)),
 					 bad != bad ? "NaN" : "infinite");
@@ -382,7 +365,7 @@ KdStatus
 kdc_check_k(int k, KdError *err)
 {
 	if (k < 1 || k > KD_MAX_K)
-		return kdc_error(err, KD_ERR_ARG, -1,
+		return kd_set_error(err, KD_ERR_ARG, -1,
 						 "k = %d is out of range 1..%d", k, KD_MAX_K);
 	return KD_OK;
 }
@@ -429,25 +412,25 @@ kdc_probe(KdGpuInfo *info, KdError *err)
 	cudaRuntimeGetVersion(&runtime);
 	info->runtime_version = runtime;
 	if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0)
-		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "no NVIDIA driver is installed");
 	info->driver_version = driver;
 	e = cudaGetDeviceCount(&count);
 	if (e == cudaErrorInsufficientDriver)
-		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "the NVIDIA driver (CUDA %d.%d) is older than this library's runtime (CUDA %d.%d)",
 						 driver / 1000, driver % 1000 / 10,
 						 runtime / 1000, runtime % 1000 / 10);
 	if (e == cudaErrorNoDevice || (e == cudaSuccess && count == 0))
-		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "no CUDA device is present");
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "no CUDA device is present");
 	if (e != cudaSuccess)
-		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "CUDA is not usable: %s", cudaGetErrorString(e));
 	info->device_count = count;
 	info->device = 0;
 	e = cudaGetDeviceProperties(&prop, 0);
 	if (e != cudaSuccess)
-		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "cannot query CUDA device 0: %s", cudaGetErrorString(e));
 	snprintf(info->name, sizeof(info->name), "%s", prop.name);
 	info->cc_major = prop.major;
@@ -455,14 +438,14 @@ kdc_probe(KdGpuInfo *info, KdError *err)
 	info->multiprocessors = prop.multiProcessorCount;
 	info->total_memory = (int64_t) prop.totalGlobalMem;
 	if (prop.major < 8)
-		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "CUDA device 0 (%s) has compute capability %d.%d; 8.0 or later is needed",
 						 prop.name, prop.major, prop.minor);
 	e = cudaSetDevice(0);
 	if (e == cudaSuccess)
 		e = cudaMemGetInfo(&freemem, &total);
 	if (e != cudaSuccess)
-		return kdc_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "cannot use CUDA device 0 (%s): %s", prop.name,
 						 cudaGetErrorString(e));
 	info->free_memory = (int64_t) freemem;
@@ -509,12 +492,12 @@ kdc_tree_create(int64_t n, int dim, int64_t nbounds, const KdExec *exec,
 	if ((st = kdc_budget(exec, 0, &budget, err)) != KD_OK)
 		return st;
 	if (need > budget)
-		return kdc_error(err, KD_ERR_GPU_NOMEM, -1,
+		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
 						 "a tree of %lld points needs %zu MB of device memory, %zu MB are available",
 						 (long long) n, need >> 20, budget >> 20);
 	g = new(std::nothrow) KdGpuTree();
 	if (g == NULL)
-		return kdc_error(err, KD_ERR_NOMEM, -1, "out of host memory");
+		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of host memory");
 	g->n = n;
 	g->dim = dim;
 	g->nbounds = nbounds;
@@ -549,7 +532,7 @@ kdc_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 	if ((st = kdc_begin(err)) != KD_OK)
 		return st;
 	if (dim < 1 || dim > KD_MAX_DIM || n < 0 || tree->nbounds != kd_tree_nbounds(n))
-		return kdc_error(err, KD_ERR_ARG, -1, "malformed tree");
+		return kd_set_error(err, KD_ERR_ARG, -1, "malformed tree");
 	if ((st = kdc_tree_create(n, dim, tree->nbounds, exec, &g, err)) != KD_OK)
 		return st;
 	e = kdc_memcpy_host(g->coords, tree->coords, sizeof(double) * dim * n, cudaMemcpyHostToDevice);

@@ -113,17 +113,17 @@ kdc_brute_knn(const double *points, const uint64_t *refs, int64_t n, int dim,
 	cudaError_t e;
 
 	if (dim < 1 || dim > KD_MAX_DIM)
-		return kdc_error(err, KD_ERR_ARG, -1,
+		return kd_set_error(err, KD_ERR_ARG, -1,
 						 "dimension %d is out of range 1..%d", dim, KD_MAX_DIM);
 	if ((st = kdc_check_k(k, err)) != KD_OK)
 		return st;
 	if (n < 0 || nq < 0)
-		return kdc_error(err, KD_ERR_ARG, -1, "negative point or query count");
+		return kd_set_error(err, KD_ERR_ARG, -1, "negative point or query count");
 	if ((st = kdc_begin(err)) != KD_OK ||
 		(st = kdc_budget(exec, 0, &budget, err)) != KD_OK)
 		return st;
 	if ((size_t) n * (sizeof(double) * dim + sizeof(uint64_t)) + ((size_t) 4 << 20) > budget)
-		return kdc_error(err, KD_ERR_GPU_NOMEM, -1,
+		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
 						 "%lld points do not fit in device memory (%zu MB available)",
 						 (long long) n, budget >> 20);
 	budget -= (size_t) n * (sizeof(double) * dim + sizeof(uint64_t)) + ((size_t) 4 << 20);
@@ -131,7 +131,7 @@ kdc_brute_knn(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if (chunk > ((int64_t) 1 << 30))
 		chunk = (int64_t) 1 << 30;
 	if (chunk < 1 && nq > 0)
-		return kdc_error(err, KD_ERR_GPU_NOMEM, -1,
+		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
 						 "not enough device memory for one query");
 
 	if ((st = kdc_alloc(&pa, (void **) &d_pts, sizeof(double) * dim * n, "points", err)) != KD_OK ||

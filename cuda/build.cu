@@ -301,17 +301,17 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if (out)
 		*out = NULL;
 	if (dim < 1 || dim > KD_MAX_DIM)
-		return kdc_error(err, KD_ERR_ARG, -1,
+		return kd_set_error(err, KD_ERR_ARG, -1,
 						 "dimension %d is out of range 1..%d", dim, KD_MAX_DIM);
 	if (n < 0)
-		return kdc_error(err, KD_ERR_ARG, -1, "negative point count");
+		return kd_set_error(err, KD_ERR_ARG, -1, "negative point count");
 	if (n > BUILD_MAX_N)
-		return kdc_error(err, KD_ERR_ARG, -1,
+		return kd_set_error(err, KD_ERR_ARG, -1,
 						 "%lld points are more than the device build takes (%lld)",
 						 (long long) n, (long long) BUILD_MAX_N);
 	nbounds = kd_tree_nbounds(n);
 	if (tree->n != n || tree->dim != dim || tree->nbounds != nbounds)
-		return kdc_error(err, KD_ERR_ARG, -1,
+		return kd_set_error(err, KD_ERR_ARG, -1,
 						 "the output tree is not allocated for %lld points of dimension %d",
 						 (long long) n, dim);
 	if ((st = kdc_begin(err)) != KD_OK)
@@ -341,7 +341,7 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if ((st = kdc_budget(exec, 0, &budget, err)) != KD_OK)
 		return st;
 	if (need > budget)
-		return kdc_error(err, KD_ERR_GPU_NOMEM, -1,
+		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
 						 "building a tree of %lld points needs %zu MB of device memory, %zu MB are available",
 						 (long long) n, need >> 20, budget >> 20);
 	if ((st = kdc_tree_create(n, dim, nbounds, exec, &g, err)) != KD_OK)

@@ -24,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include "kdgpu_cuda.h"
+#include "../src/engine/kd_error.h"
 
 /* Device-resident copy of a tree, in the host tree's format. */
 struct KdGpuTree
@@ -49,9 +50,6 @@ typedef struct KdcAllocs
 } KdcAllocs;
 
 /* api.cu: errors, memory, pacing, query ordering */
-extern KdStatus kdc_error(KdError *err, KdStatus code, int64_t item,
-						  const char *fmt,...)
-			__attribute__((format(printf, 4, 5)));
 extern KdStatus kdc_cuda_error(KdError *err, cudaError_t e, const char *what);
 extern KdStatus kdc_begin(KdError *err);
 extern KdStatus kdc_alloc(KdcAllocs *a, void **ptr, size_t bytes,

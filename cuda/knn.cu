@@ -167,9 +167,9 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	if ((st = kdc_check_k(k, err)) != KD_OK)
 		return st;
 	if (g == NULL)
-		return kdc_error(err, KD_ERR_ARG, -1, "no device tree");
+		return kd_set_error(err, KD_ERR_ARG, -1, "no device tree");
 	if (nq < 0)
-		return kdc_error(err, KD_ERR_ARG, -1, "negative query count");
+		return kd_set_error(err, KD_ERR_ARG, -1, "negative query count");
 	candidates = queries == NULL && !include_self ? g->n - 1 : g->n;
 	cnt = candidates < k ? (int) (candidates > 0 ? candidates : 0) : k;
 	if ((st = kdc_begin(err)) != KD_OK)
@@ -184,7 +184,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	if (chunk > ((int64_t) 1 << 30))
 		chunk = (int64_t) 1 << 30;
 	if (chunk < 1 && nq > 0)
-		return kdc_error(err, KD_ERR_GPU_NOMEM, -1,
+		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
 						 "not enough device memory for one query (%zu MB available)",
 						 budget >> 20);
 
@@ -248,7 +248,7 @@ kdc_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
 		KdNeighbor *out, int32_t *count, const KdExec *exec, KdError *err)
 {
 	if (queries == NULL && nq > 0)
-		return kdc_error(err, KD_ERR_ARG, -1, "no query points");
+		return kd_set_error(err, KD_ERR_ARG, -1, "no query points");
 	return knn_run(gtree, queries, nq, k, false, out, count, exec, err);
 }
 

@@ -150,6 +150,7 @@ extern void kdg_source_read(KdSource *src);
 extern void kdg_source_check_query(const KdSource *src, KdPointType qtype,
 								  Oid argtype, const char *arg);
 extern void kdg_source_check_dims(const KdSource *src, const KdSource *other);
+extern uint64 kdg_tid_to_ref(ItemPointer tid);
 extern void kdg_ref_to_tid(uint64 ref, ItemPointer tid);
 extern double *kdg_source_coords(const KdSource *src);
 

@@ -34,7 +34,7 @@
 #include "kdgpu.h"
 
 /* Pack a heap TID into a row reference that sorts like the TID. */
-static uint64
+uint64
 kdg_tid_to_ref(ItemPointer tid)
 {
 	return ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |

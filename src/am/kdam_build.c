@@ -97,8 +97,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		bs->cap = cap;
 	}
 	memcpy(bs->coords + bs->n * bs->dim, coords, sizeof(double) * bs->dim);
-	bs->refs[bs->n] = ((uint64) ItemPointerGetBlockNumber(tid) << 16) |
-		ItemPointerGetOffsetNumber(tid);
+	bs->refs[bs->n] = kdg_tid_to_ref(tid);
 	bs->n++;
 }
 

@@ -82,8 +82,7 @@ check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	if (kdg_datum_coords(cs->type, values[0], coords, &where) == 0)
 		return;
 	cs->rows++;
-	key.ref = ((uint64) ItemPointerGetBlockNumber(tid) << 16) |
-		ItemPointerGetOffsetNumber(tid);
+	key.ref = kdg_tid_to_ref(tid);
 	e = bsearch(&key, cs->entries, cs->n, sizeof(CheckEntry), cmp_entry);
 	if (e == NULL)
 		check_fail(index, "index \"%s\" is missing a row",
@@ -179,10 +178,14 @@ kd_index_check(PG_FUNCTION_ARGS)
 	qsort(cs.entries, cs.n, sizeof(CheckEntry), cmp_entry);
 	for (int64 i = 1; i < cs.n; i++)
 		if (cs.entries[i].ref == cs.entries[i - 1].ref)
+		{
+			ItemPointerData tid;
+
+			kdg_ref_to_tid(cs.entries[i].ref, &tid);
 			check_fail(index, "index \"%s\" holds a row twice",
-					   psprintf("reference (%u,%u)",
-								(unsigned) (cs.entries[i].ref >> 16),
-								(unsigned) (cs.entries[i].ref & 0xFFFF)));
+					   psprintf("row (%u,%u)", ItemPointerGetBlockNumber(&tid),
+								ItemPointerGetOffsetNumber(&tid)));
+		}
 
 	info = BuildIndexInfo(index);
 	table_index_build_scan(heap, index, info, true, false, check_callback,

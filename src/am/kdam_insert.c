@@ -39,8 +39,7 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	dim = kdg_datum_coords(kdam_index_type(index), values[0], coords, &where);
 	if (dim == 0)
 		return false;
-	ref = ((uint64) ItemPointerGetBlockNumber(heap_tid) << 16) |
-		ItemPointerGetOffsetNumber(heap_tid);
+	ref = kdg_tid_to_ref(heap_tid);
 	recsize = kdam_pending_record_size(dim);
 
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);

@@ -240,15 +240,6 @@ quals_meet_side(const KdamScanOpaque so, int s, double v, bool left)
 	return true;
 }
 
-static inline ItemPointerData
-ref_tid(uint64 ref)
-{
-	ItemPointerData tid;
-
-	ItemPointerSet(&tid, (BlockNumber) (ref >> 16), (OffsetNumber) (ref & 0xFFFF));
-	return tid;
-}
-
 /* Read a scan key's argument into a qual; false if it can match nothing. */
 static bool
 qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
@@ -532,7 +523,7 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 
 		if (!ordered_next(so, &dist, &ref))
 			return false;
-		scan->xs_heaptid = ref_tid(ref);
+		kdg_ref_to_tid(ref, &scan->xs_heaptid);
 		scan->xs_orderbyvals[0] = Float8GetDatum(dist);
 		scan->xs_orderbynulls[0] = so->order_null;
 		scan->xs_recheckorderby = false;
@@ -540,7 +531,7 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	if (so->pos >= so->nhits)
 		return false;
-	scan->xs_heaptid = ref_tid(so->hits[so->pos++]);
+	kdg_ref_to_tid(so->hits[so->pos++], &scan->xs_heaptid);
 	return true;
 }
 
@@ -563,8 +554,9 @@ kdam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 			recheck = true;
 	for (int64 i = 0; i < so->nhits; i++)
 	{
-		ItemPointerData tid = ref_tid(so->hits[i]);
+		ItemPointerData tid;
 
+		kdg_ref_to_tid(so->hits[i], &tid);
 		tbm_add_tuples(tbm, &tid, 1, recheck);
 	}
 	return so->nhits;

@@ -65,8 +65,7 @@ delete_from_tree(Relation index, const KdamMetaPageData *meta,
 				memcpy(&ref, data + at, sizeof(uint64));
 				if (ref == KDAM_DEAD_REF)
 					continue;
-				ItemPointerSet(&tid, (BlockNumber) (ref >> 16),
-							   (OffsetNumber) (ref & 0xFFFF));
+				kdg_ref_to_tid(ref, &tid);
 				if (!callback(&tid, callback_state))
 					continue;
 				if (state == NULL)
@@ -117,8 +116,7 @@ delete_from_pending(Relation index, const KdamMetaPageData *meta,
 			ItemPointerData tid;
 
 			memcpy(&ref, rec, sizeof(uint64));
-			ItemPointerSet(&tid, (BlockNumber) (ref >> 16),
-						   (OffsetNumber) (ref & 0xFFFF));
+			kdg_ref_to_tid(ref, &tid);
 			if (callback(&tid, callback_state))
 			{
 				removed++;

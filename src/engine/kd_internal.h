@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "kdtree.h"
+#include "kd_error.h"
 
 #ifdef __GNUC__
 #define KD_INLINE static inline __attribute__((always_inline))

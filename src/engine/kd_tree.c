@@ -15,23 +15,6 @@
 
 #include "kd_internal.h"
 
-/* Fill err (if given) and return code. */
-KdStatus
-kd_set_error(KdError *err, KdStatus code, int64_t item, const char *fmt,...)
-{
-	if (err)
-	{
-		va_list		ap;
-
-		err->code = code;
-		err->item = item;
-		va_start(ap, fmt);
-		vsnprintf(err->message, sizeof(err->message), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 /* Defaults: automatic device choice, the calling thread only. */
 void
 kd_exec_init(KdExec *exec)

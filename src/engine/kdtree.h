@@ -145,12 +145,6 @@ extern KdStatus kd_tree_check(const KdTree *tree, KdError *err);
 extern KdStatus kd_check_points(const double *points, int64_t n, int dim,
 								KdError *err);
 extern void kd_range_result_free(KdRangeResult *res);
-extern KdStatus kd_set_error(KdError *err, KdStatus code, int64_t item,
-							 const char *fmt,...)
-#ifdef __GNUC__
-			__attribute__((format(printf, 4, 5)))
-#endif
-			;
 
 /* kd_build.c: build a tree from points in input order */
 extern KdStatus kd_build(const double *points, const uint64_t *refs,
