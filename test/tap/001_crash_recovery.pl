@@ -74,16 +74,19 @@ is($node->safe_psql('postgres', "SELECT kd_index_check('pts_p')"), 't',
 	'index sound after a crash during inserts');
 is(knn_differences($node, 'pts'), '0', 'kNN after a crash during inserts equals a sequential scan');
 
-# a build in flight when the server dies leaves no index behind
+# a build in flight when the server dies leaves no index behind: the crash
+# comes once pg_stat_progress_create_index shows the build running
 $node->safe_psql('postgres', q{
-	CREATE TABLE big AS SELECT i AS id, point(random() * 1000, random() * 1000) AS p FROM generate_series(1, 1000000) i;
+	CREATE TABLE big AS SELECT i AS id, point(random() * 1000, random() * 1000) AS p FROM generate_series(1, 2000000) i;
 });
 $bg = $node->background_psql('postgres');
 $bg->query_until(qr/start/, q{
 	\echo start
 	CREATE INDEX big_p ON big USING kdgpu (p);
 });
-usleep(500_000);
+$node->poll_query_until('postgres',
+	"SELECT count(*) > 0 FROM pg_stat_progress_create_index WHERE relid = 'big'::regclass")
+  or die 'the build never showed up in pg_stat_progress_create_index';
 $node->stop('immediate');
 # the session died with the server
 eval { $bg->quit; };
