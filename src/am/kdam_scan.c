@@ -7,8 +7,8 @@
  * from the backend's cache and reads the pending records once.
  *
  * Ordered scans are an incremental best-first search: a binary heap holds
- * subtrees keyed by a lower bound on their squared distance to the query
- * and points keyed by their exact squared distance.  The smallest entry is
+ * subtrees keyed by a lower bound on their distance to the query and points
+ * keyed by their exact distance.  The smallest entry is
  * expanded (a subtree pushes its own point and its children) or returned
  * (a point), so rows come out in (distance, ctid) order for as long as the
  * executor asks; filters above the scan never starve a LIMIT.  On equal
@@ -164,12 +164,15 @@ op_distance(const KdamScanOpaque so, const double *p, int dim)
 	return sqrt(kd_dist2(p, so->query, dim));
 }
 
-/* A lower bound on op_distance for points with d2 >= lb2. */
+/*
+ * A lower bound on op_distance for points with d2 >= lb2.  When d2
+ * overflows, pg_hypot may still be finite, so no bound is known.
+ */
 static inline double
 op_lower_bound(const KdamScanOpaque so, double lb2)
 {
 	if (so->type == KD_TYPE_POINT)
-		return sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN);
+		return isinf(lb2) ? 0.0 : sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN);
 	return sqrt(lb2);
 }
 

@@ -175,6 +175,19 @@ SET enable_seqscan = off;
 SELECT array_agg(p[0]) FROM (SELECT p FROM ix_unlogged ORDER BY p <-> point(50.4, 0) LIMIT 3) s;
 RESET enable_seqscan;
 
+-- coordinates whose squares overflow: pg_hypot stays finite, the order holds
+CREATE TABLE ix_huge (p point);
+INSERT INTO ix_huge SELECT point(x * 1e200, y * 1e200) FROM generate_series(-3, 3) x, generate_series(-3, 3) y;
+INSERT INTO ix_huge SELECT point(x, y) FROM generate_series(-3, 3) x, generate_series(-3, 3) y;
+CREATE INDEX ix_huge_p ON ix_huge USING kdgpu (p);
+SET enable_seqscan = off;
+CREATE TEMP TABLE ix_ha AS SELECT array_agg(c) c, array_agg(d) d FROM
+  (SELECT ctid c, p <-> point(1e200, 5) d FROM ix_huge ORDER BY p <-> point(1e200, 5)) s;
+RESET enable_seqscan; SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT (SELECT c FROM ix_ha) = array_agg(c) AS same_rows, (SELECT d FROM ix_ha) = array_agg(d) AS same_distances FROM
+  (SELECT ctid c, p <-> point(1e200, 5) d FROM ix_huge ORDER BY p <-> point(1e200, 5), ctid) s;
+RESET ALL;
+
 -- operator classes validate
 SELECT opcname, amvalidate(c.oid) FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
  WHERE a.amname = 'kdgpu' ORDER BY opcname;
@@ -195,5 +208,5 @@ SELECT kd_index_check('ix_pts');
 SELECT kd_index_check('ix_queries_qid_seq');
 SELECT * FROM kd_index_stats('ix_pts');
 
-DROP TABLE ix_pts, ix_queries, ix_empty, ix_vec, ix_xy, ix_unlogged, ix_big;
+DROP TABLE ix_pts, ix_queries, ix_empty, ix_vec, ix_xy, ix_unlogged, ix_big, ix_huge;
 DROP FUNCTION ix_range_counts, ix_knn, ix_knn_seq, ix_compare;
