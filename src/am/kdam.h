@@ -140,6 +140,7 @@ extern bool kdam_insert(Relation index, Datum *values, bool *isnull,
 
 /* kdam_cache.c */
 extern KdamTree *kdam_cache_get(Relation index, const KdamMetaPageData *meta);
+extern void kdam_cache_release(KdamTree *tree);
 extern void kdam_cache_forget(Oid indexrelid);
 
 /* kdam_scan.c */

@@ -6,7 +6,15 @@
  * it in place.  Entries are keyed by the index, its relfilenode (REINDEX and
  * TRUNCATE give a new one) and the metapage's generation (bumped by every
  * change to the tree pages), so a scan never sees a stale tree.  The cache
- * holds up to KDAM_CACHE_SIZE trees and evicts the least recently used.
+ * keeps up to KDAM_CACHE_KEEP trees and evicts the least recently used one
+ * that no scan holds; it grows past that only while more trees are pinned
+ * (a query over many partitions, say).  Scans pin the tree they use
+ * (kdam_cache_get) and
+ * unpin it when they end (kdam_cache_release), so a tree is never freed
+ * under a running scan; a superseded tree that is still pinned is marked
+ * stale and freed when its last pin goes.  Pins do not outlive the
+ * transaction: its end clears them, which also covers scans ended by an
+ * error.
  * The caller holds a pin on the metapage, which keeps VACUUM from changing
  * the tree pages while they are read.
  *
@@ -19,12 +27,13 @@
 
 #include <sys/mman.h>
 
+#include "access/xact.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "kdam.h"
 
-#define KDAM_CACHE_SIZE 8
+#define KDAM_CACHE_KEEP 8
 
 typedef struct KdamCacheEntry
 {
@@ -32,12 +41,16 @@ typedef struct KdamCacheEntry
 	RelFileNode node;
 	uint64		generation;
 	uint64		last_use;
+	int			pins;			/* scans using the tree */
+	bool		stale;			/* superseded: free when unpinned */
 	MemoryContext cxt;			/* holds tree; deleting it unmaps the data */
 	KdamTree   *tree;
 } KdamCacheEntry;
 
-static KdamCacheEntry cache[KDAM_CACHE_SIZE];
+static KdamCacheEntry *cache = NULL;	/* cache_size slots, TopMemoryContext */
+static int	cache_size = 0;
 static uint64 cache_clock = 0;
+static bool cache_callback_registered = false;
 
 /* Memory context reset callback: unmap a tree's mapping. */
 static void
@@ -76,9 +89,91 @@ cache_drop(KdamCacheEntry *e)
 	memset(e, 0, sizeof(*e));
 }
 
+/* Evict least recently used unpinned trees until KDAM_CACHE_KEEP remain. */
+static void
+cache_trim(void)
+{
+	for (;;)
+	{
+		KdamCacheEntry *lru = NULL;
+		int			loaded = 0;
+
+		for (int i = 0; i < cache_size; i++)
+		{
+			KdamCacheEntry *e = &cache[i];
+
+			if (e->indexrelid == InvalidOid)
+				continue;
+			loaded++;
+			if (e->pins == 0 && (lru == NULL || e->last_use < lru->last_use))
+				lru = e;
+		}
+		if (loaded <= KDAM_CACHE_KEEP || lru == NULL)
+			return;
+		cache_drop(lru);
+	}
+}
+
+/* Transaction end: no scan is left, so no pin is either. */
+static void
+cache_xact_callback(XactEvent event, void *arg)
+{
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PARALLEL_COMMIT &&
+		event != XACT_EVENT_PARALLEL_ABORT && event != XACT_EVENT_PREPARE)
+		return;
+	for (int i = 0; i < cache_size; i++)
+	{
+		cache[i].pins = 0;
+		if (cache[i].stale)
+			cache_drop(&cache[i]);
+	}
+	cache_trim();
+}
+
 /*
- * The tree of index as the metapage meta describes it, loading it into the
- * cache unless the current version is there already.
+ * A free slot for a new tree: an unused one, after evicting the least
+ * recently used unpinned tree once KDAM_CACHE_KEEP are loaded, or a new one.
+ */
+static KdamCacheEntry *
+cache_free_slot(void)
+{
+	KdamCacheEntry *free_slot = NULL;
+	KdamCacheEntry *lru = NULL;
+	int			loaded = 0;
+
+	for (int i = 0; i < cache_size; i++)
+	{
+		KdamCacheEntry *e = &cache[i];
+
+		if (e->indexrelid == InvalidOid)
+			free_slot = free_slot ? free_slot : e;
+		else
+		{
+			loaded++;
+			if (e->pins == 0 && (lru == NULL || e->last_use < lru->last_use))
+				lru = e;
+		}
+	}
+	if (loaded >= KDAM_CACHE_KEEP && lru != NULL)
+	{
+		cache_drop(lru);
+		return lru;
+	}
+	if (free_slot)
+		return free_slot;
+	cache = cache
+		? repalloc(cache, sizeof(KdamCacheEntry) * cache_size * 2)
+		: MemoryContextAlloc(TopMemoryContext, sizeof(KdamCacheEntry) * KDAM_CACHE_KEEP);
+	free_slot = &cache[cache_size];
+	cache_size = cache_size ? cache_size * 2 : KDAM_CACHE_KEEP;
+	memset(free_slot, 0, sizeof(KdamCacheEntry) * (cache + cache_size - free_slot));
+	return free_slot;
+}
+
+/*
+ * The tree of index as the metapage meta describes it, pinned for the
+ * caller, loading it into the cache unless the current version is there.
  */
 KdamTree *
 kdam_cache_get(Relation index, const KdamMetaPageData *meta)
@@ -88,25 +183,29 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 	KdamTree   *t;
 	MemoryContextCallback *cb;
 
-	for (int i = 0; i < KDAM_CACHE_SIZE; i++)
+	if (!cache_callback_registered)
+	{
+		RegisterXactCallback(cache_xact_callback, NULL);
+		cache_callback_registered = true;
+	}
+	for (int i = 0; i < cache_size; i++)
 	{
 		KdamCacheEntry *e = &cache[i];
 
-		if (e->indexrelid != RelationGetRelid(index))
+		if (e->indexrelid != RelationGetRelid(index) || e->stale)
 			continue;
 		if (RelFileNodeEquals(e->node, index->rd_node) &&
 			e->generation == meta->generation)
 		{
 			e->last_use = ++cache_clock;
+			e->pins++;
 			return e->tree;
 		}
-		cache_drop(e);
+		if (e->pins == 0)
+			cache_drop(e);
+		else
+			e->stale = true;
 	}
-	for (int i = 0; i < KDAM_CACHE_SIZE; i++)
-		if (slot == NULL || cache[i].last_use < slot->last_use)
-			slot = &cache[i];
-	cache_drop(slot);
-
 	cxt = AllocSetContextCreate(TopMemoryContext, "kdgpu index tree",
 								ALLOCSET_SMALL_SIZES);
 	t = MemoryContextAllocZero(cxt, sizeof(KdamTree));
@@ -131,20 +230,44 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 	}
 	PG_END_TRY();
 
+	slot = cache_free_slot();
 	slot->indexrelid = RelationGetRelid(index);
 	slot->node = index->rd_node;
 	slot->generation = meta->generation;
 	slot->last_use = ++cache_clock;
+	slot->pins = 1;
 	slot->cxt = cxt;
 	slot->tree = t;
 	return slot->tree;
 }
 
-/* Drop the cached tree of an index, if any. */
+/* Unpin a tree kdam_cache_get returned. */
+void
+kdam_cache_release(KdamTree *tree)
+{
+	for (int i = 0; i < cache_size; i++)
+	{
+		KdamCacheEntry *e = &cache[i];
+
+		if (e->tree != tree || e->pins == 0)
+			continue;
+		if (--e->pins == 0 && e->stale)
+			cache_drop(e);
+		cache_trim();
+		return;
+	}
+}
+
+/* Drop the cached trees of an index, once no scan holds them. */
 void
 kdam_cache_forget(Oid indexrelid)
 {
-	for (int i = 0; i < KDAM_CACHE_SIZE; i++)
+	for (int i = 0; i < cache_size; i++)
 		if (cache[i].indexrelid == indexrelid)
-			cache_drop(&cache[i]);
+		{
+			if (cache[i].pins == 0)
+				cache_drop(&cache[i]);
+			else
+				cache[i].stale = true;
+		}
 }

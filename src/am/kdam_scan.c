@@ -344,6 +344,8 @@ scan_start(IndexScanDesc scan)
 	MemoryContextSwitchTo(old);
 	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
 	/* the pin keeps VACUUM off the tree pages while they are read */
+	if (so->tree)
+		kdam_cache_release(so->tree);
 	so->tree = kdam_cache_get(index, &so->meta);
 	so->started = true;
 }
@@ -571,6 +573,8 @@ kdam_endscan(IndexScanDesc scan)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 
+	if (so->tree)
+		kdam_cache_release(so->tree);
 	if (BufferIsValid(so->metabuf))
 		ReleaseBuffer(so->metabuf);
 	MemoryContextDelete(so->cxt);

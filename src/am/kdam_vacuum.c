@@ -200,6 +200,7 @@ fold(Relation index, Buffer metabuf)
 				   sizeof(double) * meta.dim);
 			refs[n++] = t->tree.refs[i];
 		}
+	kdam_cache_release(t);
 	memcpy(coords + n * meta.dim, pending.coords,
 		   sizeof(double) * meta.dim * pending.n);
 	memcpy(refs + n, pending.refs, sizeof(uint64) * pending.n);

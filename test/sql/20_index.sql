@@ -188,6 +188,24 @@ SELECT (SELECT c FROM ix_ha) = array_agg(c) AS same_rows, (SELECT d FROM ix_ha) 
   (SELECT ctid c, p <-> point(1e200, 5) d FROM ix_huge ORDER BY p <-> point(1e200, 5), ctid) s;
 RESET ALL;
 
+-- a partitioned table: MergeAppend keeps 17 index scans open and
+-- interleaved, more than the 8 trees the cache keeps when nothing pins them
+CREATE TABLE ix_parts (id int, p point) PARTITION BY RANGE (id);
+SELECT format('CREATE TABLE ix_parts%s PARTITION OF ix_parts FOR VALUES FROM (%s) TO (%s)', i, i * 100, i * 100 + 100)
+  FROM generate_series(0, 16) i \gexec
+INSERT INTO ix_parts SELECT i, point(random() * 100, random() * 100) FROM generate_series(0, 1699) i;
+CREATE INDEX ix_parts_p ON ix_parts USING kdgpu (p);
+ANALYZE ix_parts;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM ix_parts ORDER BY p <-> point(50, 50) LIMIT 300;
+CREATE TEMP TABLE ix_pa AS SELECT array_agg(id) ids FROM
+  (SELECT id FROM ix_parts ORDER BY p <-> point(50, 50) LIMIT 300) s;
+RESET enable_seqscan; SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT (SELECT ids FROM ix_pa) = array_agg(id) AS same_rows FROM
+  (SELECT id FROM ix_parts ORDER BY p <-> point(50, 50), id LIMIT 300) s;
+RESET ALL;
+DROP TABLE ix_parts;
+
 -- operator classes validate
 SELECT opcname, amvalidate(c.oid) FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
  WHERE a.amname = 'kdgpu' ORDER BY opcname;
