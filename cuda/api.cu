@@ -160,6 +160,25 @@ find_nonfinite_kernel(const double *pts, int64_t count, unsigned long long *firs
 }
 
 /*
+ * Copy n points and their refs (host) to d_pts and d_refs (device), then
+ * reject NaN and infinite coordinates.
+ */
+KdStatus
+kdc_upload_points(const double *points, const uint64_t *refs, int64_t n,
+				  int dim, double *d_pts, uint64_t *d_refs, KdcAllocs *a,
+				  KdError *err)
+{
+	cudaError_t e;
+
+	e = kdc_memcpy_host(d_pts, points, sizeof(double) * dim * n, cudaMemcpyHostToDevice);
+	if (e == cudaSuccess)
+		e = kdc_memcpy_host(d_refs, refs, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
+	if (e != cudaSuccess)
+		return kdc_cuda_error(err, e, "uploading points");
+	return kdc_check_finite(d_pts, n, dim, 0, "point", a, err);
+}
+
+/*
  * KD_ERR_NONFINITE (item = base + point) if a point of d_pts has a NaN or
  * infinite coordinate; what names the points in the message.
  */

@@ -137,15 +137,7 @@ kdc_brute_knn(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if ((st = kdc_alloc(&pa, (void **) &d_pts, sizeof(double) * dim * n, "points", err)) != KD_OK ||
 		(st = kdc_alloc(&pa, (void **) &d_refs, sizeof(uint64_t) * n, "references", err)) != KD_OK)
 		goto done;
-	e = kdc_memcpy_host(d_pts, points, sizeof(double) * dim * n, cudaMemcpyHostToDevice);
-	if (e == cudaSuccess)
-		e = kdc_memcpy_host(d_refs, refs, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
-	if (e != cudaSuccess)
-	{
-		st = kdc_cuda_error(err, e, "uploading points");
-		goto done;
-	}
-	if ((st = kdc_check_finite(d_pts, n, dim, 0, "point", &pa, err)) != KD_OK)
+	if ((st = kdc_upload_points(points, refs, n, dim, d_pts, d_refs, &pa, err)) != KD_OK)
 		goto done;
 
 	for (int64_t c0 = 0; c0 < nq && st == KD_OK; c0 += chunk)

@@ -368,15 +368,7 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	nodes.point = d_point;
 	nodes.split = g->split;
 
-	e = kdc_memcpy_host(d_pts, points, sizeof(double) * dim * n, cudaMemcpyHostToDevice);
-	if (e == cudaSuccess)
-		e = kdc_memcpy_host(d_refs, refs, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
-	if (e != cudaSuccess)
-	{
-		st = kdc_cuda_error(err, e, "uploading points");
-		goto done;
-	}
-	if ((st = kdc_check_finite(d_pts, n, dim, 0, "point", &a, err)) != KD_OK)
+	if ((st = kdc_upload_points(points, refs, n, dim, d_pts, d_refs, &a, err)) != KD_OK)
 		goto done;
 
 	/* presort every dimension */

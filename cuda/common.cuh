@@ -64,6 +64,9 @@ extern KdStatus kdc_check_finite(const double *d_pts, int64_t n, int dim,
 								 KdcAllocs *a, KdError *err);
 extern cudaError_t kdc_memcpy_host(void *dst, const void *src, size_t bytes,
 								   cudaMemcpyKind kind);
+extern KdStatus kdc_upload_points(const double *points, const uint64_t *refs,
+								  int64_t n, int dim, double *d_pts,
+								  uint64_t *d_refs, KdcAllocs *a, KdError *err);
 extern KdStatus kdc_spatial_order(const double *d_pts, int64_t n, int dim,
 								  uint32_t *d_perm, KdcAllocs *a,
 								  KdError *err);
