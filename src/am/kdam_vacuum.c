@@ -163,6 +163,8 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		meta->npending -= removed;
 		meta->generation++;
 		GenericXLogFinish(state);
+		/* the registered copy is gone with the record: read the page */
+		meta = KdamPageGetMeta(BufferGetPage(metabuf));
 	}
 	stats->tuples_removed += marked + removed;
 	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending;
