@@ -72,6 +72,7 @@ typedef struct KdamScanOpaqueData
 	int			nquals;
 	KdamQual   *quals;
 	bool		empty;			/* a qual can match nothing */
+	bool		recheck;		/* a circle qual: the executor applies it */
 	bool		started;
 	/* ordered scans */
 	bool		ordered;
@@ -318,9 +319,15 @@ kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	old = MemoryContextSwitchTo(so->cxt);
 	so->nquals = scan->numberOfKeys;
 	so->quals = palloc0(sizeof(KdamQual) * Max(so->nquals, 1));
+	so->recheck = false;
 	for (int i = 0; i < so->nquals; i++)
+	{
 		if (!qual_from_key(so, &scan->keyData[i], &so->quals[i]))
 			so->empty = true;
+		/* circle quals are widened: the executor applies the exact test */
+		if (so->quals[i].strategy == KDAM_STRATEGY_IN_CIRCLE)
+			so->recheck = true;
+	}
 	so->ordered = scan->numberOfOrderBys > 0;
 	so->order_null = so->ordered &&
 		(scan->orderByData[0].sk_flags & SK_ISNULL) != 0;
@@ -515,11 +522,7 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 		else
 			range_collect(so);
 	}
-	/* circle quals are widened: the executor applies the exact test */
-	scan->xs_recheck = false;
-	for (int i = 0; i < so->nquals; i++)
-		if (so->quals[i].strategy == KDAM_STRATEGY_IN_CIRCLE)
-			scan->xs_recheck = true;
+	scan->xs_recheck = so->recheck;
 
 	if (so->ordered)
 	{
@@ -545,7 +548,6 @@ int64
 kdam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
-	bool		recheck = false;
 
 	if (so->empty)
 		return 0;
@@ -554,15 +556,12 @@ kdam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		scan_start(scan);
 		range_collect(so);
 	}
-	for (int i = 0; i < so->nquals; i++)
-		if (so->quals[i].strategy == KDAM_STRATEGY_IN_CIRCLE)
-			recheck = true;
 	for (int64 i = 0; i < so->nhits; i++)
 	{
 		ItemPointerData tid;
 
 		kdg_ref_to_tid(so->hits[i], &tid);
-		tbm_add_tuples(tbm, &tid, 1, recheck);
+		tbm_add_tuples(tbm, &tid, 1, so->recheck);
 	}
 	return so->nhits;
 }

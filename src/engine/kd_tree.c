@@ -208,6 +208,16 @@ kd_sort_neighbors(KdNeighbor *hits, int64_t n, bool by_ref)
 	}
 }
 
+/* Whether point p lies in the box stored as lo[dim], hi[dim]. */
+static bool
+point_in_box(const double *p, const double *box, int dim)
+{
+	for (int j = 0; j < dim; j++)
+		if (p[j] < box[j] || p[j] > box[dim + j])
+			return false;
+	return true;
+}
+
 /*
  * Verify a tree: split dimensions in range, finite coordinates, every node
  * on the correct side of each ancestor's split, and each stored bounding box
@@ -248,27 +258,17 @@ kd_tree_check(const KdTree *tree, KdError *err)
 				return kd_set_error(err, KD_ERR_ARG, i,
 									"node %lld is on the wrong side of node %lld",
 									(long long) i, (long long) a);
-			if (a < tree->nbounds)
-			{
-				const double *box = tree->bounds + a * 2 * dim;
-
-				for (int j = 0; j < dim; j++)
-					if (p[j] < box[j] || p[j] > box[dim + j])
-						return kd_set_error(err, KD_ERR_ARG, i,
-											"node %lld lies outside the box of node %lld",
-											(long long) i, (long long) a);
-			}
+			if (a < tree->nbounds &&
+				!point_in_box(p, tree->bounds + a * 2 * dim, dim))
+				return kd_set_error(err, KD_ERR_ARG, i,
+									"node %lld lies outside the box of node %lld",
+									(long long) i, (long long) a);
 		}
-		if (i < tree->nbounds)
-		{
-			const double *box = tree->bounds + i * 2 * dim;
-
-			for (int j = 0; j < dim; j++)
-				if (p[j] < box[j] || p[j] > box[dim + j])
-					return kd_set_error(err, KD_ERR_ARG, i,
-										"node %lld lies outside its own box",
-										(long long) i);
-		}
+		if (i < tree->nbounds &&
+			!point_in_box(p, tree->bounds + i * 2 * dim, dim))
+			return kd_set_error(err, KD_ERR_ARG, i,
+								"node %lld lies outside its own box",
+								(long long) i);
 	}
 	return KD_OK;
 }
