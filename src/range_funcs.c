@@ -110,18 +110,6 @@ kdgpu_range_join(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* Error unless low <= high in every dimension. */
-static void
-kdg_check_corners(const double *low, const double *high, int dim)
-{
-	for (int i = 0; i < dim; i++)
-		if (low[i] > high[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("low corner exceeds high corner in dimension %d", i + 1),
-					 errhint("Give the corners as low, high.")));
-}
-
 /*
  * kd_box(rel [, col], low, high) and kd_box(rel [, col], box): the rows
  * inside a box, bounds included, in ctid order.

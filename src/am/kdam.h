@@ -49,6 +49,8 @@
 /* strategies of the operator classes */
 #define KDAM_STRATEGY_IN_BOX		1	/* point <@ box */
 #define KDAM_STRATEGY_IN_CIRCLE		2	/* point <@ circle */
+#define KDAM_STRATEGY_IN_BALL		3	/* point or float8[] <@ kd_ball */
+#define KDAM_STRATEGY_IN_RECT		4	/* float8[] <@ kd_rect */
 #define KDAM_STRATEGY_DISTANCE		15	/* <-> for ORDER BY */
 
 typedef struct KdamPageOpaqueData
