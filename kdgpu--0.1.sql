@@ -212,12 +212,14 @@ CREATE FUNCTION kd_devices()
 	LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 CREATE FUNCTION kd_load(rel regclass, OUT points bigint, OUT dimensions integer,
-						OUT device text, OUT build_ms float8, OUT cached boolean)
+						OUT device text, OUT build_ms float8, OUT cached boolean,
+						OUT index regclass)
 	AS 'MODULE_PATHNAME', 'kdgpu_load'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 CREATE FUNCTION kd_load(rel regclass, col name, OUT points bigint, OUT dimensions integer,
-						OUT device text, OUT build_ms float8, OUT cached boolean)
+						OUT device text, OUT build_ms float8, OUT cached boolean,
+						OUT index regclass)
 	AS 'MODULE_PATHNAME', 'kdgpu_load'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 

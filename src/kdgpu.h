@@ -168,8 +168,13 @@ extern void kdg_check_status(KdStatus status, const KdError *err,
 extern KdTree *kdg_tree_new(void);
 extern KdRangeResult *kdg_range_result_new(void);
 
+/* index_tree.c */
+extern KdTree *kdg_index_tree(const KdSource *src);
+extern KdTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
+
 /* search.c */
-extern KdTree *kdg_source_tree(const KdSource *src, bool *used_gpu);
+extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
+extern KdTree *kdg_source_tree(const KdSource *src);
 extern KdAnswer *kdg_search_knn(const KdSource *src, const KdTree *tree,
 							   const double *queries, int64 nq, int k);
 extern KdAnswer *kdg_search_all_knn(const KdSource *src, const KdTree *tree,

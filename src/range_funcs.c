@@ -40,7 +40,7 @@ kdgpu_range(PG_FUNCTION_ARGS)
 	kdg_source_read(&src);
 	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, center, "center");
 	kdg_emit(fcinfo, &src,
-			kdg_search_radius(&src, kdg_source_tree(&src, NULL), center, 1, &radius, 1),
+			kdg_search_radius(&src, kdg_source_tree(&src), center, 1, &radius, 1),
 			KD_KEY_NONE, NULL);
 	return (Datum) 0;
 }
@@ -104,7 +104,7 @@ kdgpu_range_join(PG_FUNCTION_ARGS)
 	kdg_source_read(&src);
 	kdg_array_points(src.type, PG_GETARG_DATUM(args.next), src.dim, &centers, "centers");
 	kdg_emit(fcinfo, &src,
-			kdg_search_radius(&src, kdg_source_tree(&src, NULL), centers, nq, radii,
+			kdg_search_radius(&src, kdg_source_tree(&src), centers, nq, radii,
 							 nradii),
 			KD_KEY_ORD, NULL);
 	return (Datum) 0;
@@ -149,7 +149,7 @@ kdgpu_box(PG_FUNCTION_ARGS)
 	}
 	kdg_check_corners(low, high, src.dim);
 	kdg_emit(fcinfo, &src,
-			kdg_search_box(&src, kdg_source_tree(&src, NULL), low, high, 1),
+			kdg_search_box(&src, kdg_source_tree(&src), low, high, 1),
 			KD_KEY_NONE, NULL);
 	return (Datum) 0;
 }

@@ -86,12 +86,23 @@ typedef KdamMetaPageData *KdamMetaPage;
 #define KDAM_PAGE_BYTES \
 	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(KdamPageOpaqueData)))
 
+/*
+ * The ordinal view of a tree, for the kd_* functions (kdam_view.c): the
+ * tree's arrays, with references replaced by their ranks in ctid order.
+ */
+typedef struct KdamView
+{
+	KdTree		tree;			/* tree.gpu: device copy kept by kd_load */
+	uint64	   *tids;			/* the tree's TIDs in rank order */
+} KdamView;
+
 /* A tree loaded into memory, as the cache holds it. */
 typedef struct KdamTree
 {
 	KdTree		tree;			/* arrays point into data */
 	char	   *data;			/* the byte stream */
 	Size		size;
+	KdamView   *view;			/* made on first use by a kd_* function */
 } KdamTree;
 
 /* Pending records read for one scan. */
@@ -144,6 +155,14 @@ extern bool kdam_insert(Relation index, Datum *values, bool *isnull,
 extern KdamTree *kdam_cache_get(Relation index, const KdamMetaPageData *meta);
 extern void kdam_cache_release(KdamTree *tree);
 extern void kdam_cache_forget(Oid indexrelid);
+extern KdStatus kdam_cache_keep_on_gpu(KdamTree *tree, bool keep,
+									   KdExec *exec, KdError *err);
+extern bool kdam_cache_gpu_forget(Oid indexrelid);
+extern void kdam_cache_usage(int *trees, int *on_gpu, Size *gpu_bytes);
+
+/* kdam_view.c */
+extern KdamView *kdam_view_get(KdamTree *t);
+extern Size kdam_view_gpu_bytes(const KdamView *view);
 
 /* kdam_scan.c */
 extern IndexScanDesc kdam_beginscan(Relation index, int nkeys, int norderbys);
