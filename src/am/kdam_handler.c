@@ -192,7 +192,7 @@ kdam_handler(PG_FUNCTION_ARGS)
 	amroutine->amclusterable = false;
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = false;
-	amroutine->amcaninclude = false;
+	amroutine->amcaninclude = true;
 	amroutine->amusemaintenanceworkmem = false;
 	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	amroutine->amkeytype = InvalidOid;
@@ -202,7 +202,7 @@ kdam_handler(PG_FUNCTION_ARGS)
 	amroutine->aminsert = kdam_insert;
 	amroutine->ambulkdelete = kdam_bulkdelete;
 	amroutine->amvacuumcleanup = kdam_vacuumcleanup;
-	amroutine->amcanreturn = NULL;
+	amroutine->amcanreturn = kdam_canreturn;
 	amroutine->amcostestimate = kdam_costestimate;
 	amroutine->amoptions = kdam_options;
 	amroutine->amproperty = NULL;

@@ -3,8 +3,8 @@
  *	  aminsert for the kdgpu access method: rows inserted after the build go
  *	  to the pending pages.
  *
- * The tree is static.  A new row's (ref, coords) record is appended to the
- * tail of the pending chain under an exclusive lock on the metapage, in one
+ * The tree is static.  A new row's (ref, coords, payload) record is appended
+ * to the tail of the pending chain under an exclusive lock on the metapage, in one
  * Generic WAL record covering the metapage, the tail page and, when the
  * tail is full, the new tail.  Scans search the pending records
  * exhaustively beside the tree; VACUUM folds them into a new tree.
@@ -24,6 +24,8 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 {
 	KdWhere		where = {NULL, 0, *heap_tid, RelationGetRelid(heap)};
 	double		coords[KD_MAX_DIM];
+	uint64		payload[INDEX_MAX_KEYS + 1];
+	int			words = kdam_payload_words(index);
 	uint64		ref;
 	int			dim;
 	Size		recsize;
@@ -40,7 +42,9 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	if (dim == 0)
 		return false;
 	ref = kdg_tid_to_ref(heap_tid);
-	recsize = kdam_pending_record_size(dim);
+	if (words > 0)
+		kdam_payload_from_values(index, values, isnull, payload);
+	recsize = kdam_pending_record_size(dim, words);
 
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
@@ -79,6 +83,8 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	memcpy((char *) tail + ((PageHeader) tail)->pd_lower, &ref, sizeof(uint64));
 	memcpy((char *) tail + ((PageHeader) tail)->pd_lower + sizeof(uint64),
 		   coords, sizeof(double) * dim);
+	memcpy((char *) tail + ((PageHeader) tail)->pd_lower + sizeof(uint64) +
+		   sizeof(double) * dim, payload, sizeof(uint64) * words);
 	((PageHeader) tail)->pd_lower += recsize;
 	meta->npending++;
 	GenericXLogFinish(state);

@@ -70,13 +70,16 @@ typedef struct KdamQual
 	double		r2max;			/* squared radius, widened */
 } KdamQual;
 
-/* heap entry: a subtree (node) or a point (ref) */
+/*
+ * heap entry: a subtree (node) or a point (ref).  A point's location is
+ * its tree node, or the tree's size plus its pending record's number.
+ */
 typedef struct KdamHeapItem
 {
 	double		key;			/* operator distance, or a lower bound */
 	double		lb2;			/* subtree: lower bound on its d2 */
 	uint64		ref;
-	int64		node;			/* subtree root, or -1 for a point */
+	int64		node;			/* subtree root, or -1 - location of a point */
 } KdamHeapItem;
 
 typedef struct KdamScanOpaqueData
@@ -103,8 +106,9 @@ typedef struct KdamScanOpaqueData
 	KdamHeapItem *heap;		/* NULL until the best-first search starts */
 	int64		nheap;
 	int64		capheap;
+	MemoryContext tupcxt;		/* the index tuple of an index-only scan */
 	/* range scans */
-	uint64	   *hits;
+	int64	   *hits;			/* locations of the matches */
 	int64		nhits;
 	int64		pos;
 } KdamScanOpaqueData;
@@ -331,6 +335,8 @@ kdam_beginscan(Relation index, int nkeys, int norderbys)
 
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu scan",
 									ALLOCSET_DEFAULT_SIZES);
+	so->tupcxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu scan tuple",
+									   ALLOCSET_SMALL_SIZES);
 	so->metabuf = InvalidBuffer;
 	so->type = kdam_index_type(index);
 	if (norderbys > 0)
@@ -453,7 +459,7 @@ ordered_batch(KdamScanOpaque so)
 		{
 			so->batch[n].key = key;
 			so->batch[n].ref = t->refs[node];
-			so->batch[n++].node = -1;
+			so->batch[n++].node = -1 - node;
 		}
 	}
 	for (int64 i = 0; i < so->pending.n; i++)
@@ -464,7 +470,7 @@ ordered_batch(KdamScanOpaque so)
 		{
 			so->batch[n].key = key;
 			so->batch[n].ref = so->pending.refs[i];
-			so->batch[n++].node = -1;
+			so->batch[n++].node = -1 - (t->n + i);
 		}
 	}
 	qsort(so->batch, n, sizeof(KdamHeapItem), item_cmp);
@@ -487,7 +493,8 @@ best_first_start(KdamScanOpaque so)
 		const double *p = so->pending.coords + i * dim;
 
 		if (quals_match(so, p, dim))
-			heap_push(so, op_distance(so, p, dim), 0.0, so->pending.refs[i], -1);
+			heap_push(so, op_distance(so, p, dim), 0.0, so->pending.refs[i],
+					  -1 - (so->tree->tree.n + i));
 	}
 }
 
@@ -518,11 +525,11 @@ ordered_start(IndexScanDesc scan)
 }
 
 /*
- * Next point of an ordered scan in (distance, ref) order; false when none
- * is left.
+ * Next point of an ordered scan in (distance, ref) order, and its location;
+ * false when none is left.
  */
 static bool
-ordered_next(KdamScanOpaque so, double *dist, uint64 *ref)
+ordered_next(KdamScanOpaque so, double *dist, int64 *loc)
 {
 	const KdTree *t = &so->tree->tree;
 	int			dim = t->dim;
@@ -530,7 +537,7 @@ ordered_next(KdamScanOpaque so, double *dist, uint64 *ref)
 	if (so->batchpos < so->nbatch)
 	{
 		*dist = so->batch[so->batchpos].key;
-		*ref = so->batch[so->batchpos++].ref;
+		*loc = -1 - so->batch[so->batchpos++].node;
 		return true;
 	}
 	if (so->heap == NULL)
@@ -550,12 +557,12 @@ ordered_next(KdamScanOpaque so, double *dist, uint64 *ref)
 				continue;
 			}
 			*dist = it.key;
-			*ref = it.ref;
+			*loc = -1 - it.node;
 			return true;
 		}
 		p = t->coords + it.node * dim;
 		if (t->refs[it.node] != KDAM_DEAD_REF && quals_match(so, p, dim))
-			heap_push(so, op_distance(so, p, dim), 0.0, t->refs[it.node], -1);
+			heap_push(so, op_distance(so, p, dim), 0.0, t->refs[it.node], -1 - it.node);
 		s = t->split[it.node];
 		for (int side = 0; side < 2; side++)
 		{
@@ -597,7 +604,7 @@ range_collect(KdamScanOpaque so)
 	int64		cap = 1024;
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 
-	so->hits = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
+	so->hits = palloc_extended(sizeof(int64) * cap, MCXT_ALLOC_HUGE);
 	MemoryContextSwitchTo(old);
 	if (t->n > 0)
 		stack[sp++] = 0;
@@ -620,9 +627,9 @@ range_collect(KdamScanOpaque so)
 				if (so->nhits == cap)
 				{
 					cap *= 2;
-					so->hits = repalloc_huge(so->hits, sizeof(uint64) * cap);
+					so->hits = repalloc_huge(so->hits, sizeof(int64) * cap);
 				}
-				so->hits[so->nhits++] = t->refs[node];
+				so->hits[so->nhits++] = node;
 			}
 			left = quals_meet_side(so, s, p[s], true);
 			right = quals_meet_side(so, s, p[s], false);
@@ -637,10 +644,46 @@ range_collect(KdamScanOpaque so)
 			if (so->nhits == cap)
 			{
 				cap *= 2;
-				so->hits = repalloc_huge(so->hits, sizeof(uint64) * cap);
+				so->hits = repalloc_huge(so->hits, sizeof(int64) * cap);
 			}
-			so->hits[so->nhits++] = so->pending.refs[i];
+			so->hits[so->nhits++] = t->n + i;
 		}
+}
+
+/* The reference of the point at a location. */
+static inline uint64
+loc_ref(KdamScanOpaque so, int64 loc)
+{
+	const KdTree *t = &so->tree->tree;
+
+	return loc < t->n ? t->refs[loc] : so->pending.refs[loc - t->n];
+}
+
+/* Return the point at loc: its TID, and its index tuple when asked for. */
+static void
+return_point(IndexScanDesc scan, int64 loc)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	const KdamTree *t = so->tree;
+	int			dim = so->meta.dim;
+	int			words = so->meta.payload_words;
+	MemoryContext old;
+
+	kdg_ref_to_tid(loc_ref(so, loc), &scan->xs_heaptid);
+	if (!scan->xs_want_itup)
+		return;
+	MemoryContextReset(so->tupcxt);
+	old = MemoryContextSwitchTo(so->tupcxt);
+	if (loc < t->tree.n)
+		scan->xs_itup = kdam_form_tuple(scan->indexRelation,
+										t->tree.coords + loc * dim,
+										t->payload + loc * words);
+	else
+		scan->xs_itup = kdam_form_tuple(scan->indexRelation,
+										so->pending.coords + (loc - t->tree.n) * dim,
+										so->pending.payload + (loc - t->tree.n) * words);
+	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+	MemoryContextSwitchTo(old);
 }
 
 /* amgettuple */
@@ -664,11 +707,11 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 	if (so->ordered)
 	{
 		double		dist;
-		uint64		ref;
+		int64		loc;
 
-		if (!ordered_next(so, &dist, &ref))
+		if (!ordered_next(so, &dist, &loc))
 			return false;
-		kdg_ref_to_tid(ref, &scan->xs_heaptid);
+		return_point(scan, loc);
 		scan->xs_orderbyvals[0] = Float8GetDatum(dist);
 		scan->xs_orderbynulls[0] = so->order_null;
 		scan->xs_recheckorderby = false;
@@ -676,7 +719,7 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 	}
 	if (so->pos >= so->nhits)
 		return false;
-	kdg_ref_to_tid(so->hits[so->pos++], &scan->xs_heaptid);
+	return_point(scan, so->hits[so->pos++]);
 	return true;
 }
 
@@ -697,7 +740,7 @@ kdam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	{
 		ItemPointerData tid;
 
-		kdg_ref_to_tid(so->hits[i], &tid);
+		kdg_ref_to_tid(loc_ref(so, so->hits[i]), &tid);
 		tbm_add_tuples(tbm, &tid, 1, so->recheck);
 	}
 	return so->nhits;
@@ -714,6 +757,7 @@ kdam_endscan(IndexScanDesc scan)
 	if (BufferIsValid(so->metabuf))
 		ReleaseBuffer(so->metabuf);
 	MemoryContextDelete(so->cxt);
+	MemoryContextDelete(so->tupcxt);
 	pfree(so);
 	scan->opaque = NULL;
 }
