@@ -10,18 +10,23 @@
 #   make engine-check          engine tests, no server (GPU too when present)
 #   make engine-bench          engine benchmark (bench/README.md)
 
-EXTENSION = kdgpu
+EXTENSION = kdgpu kdgpu_postgis
 MODULE_big = kdgpu
-DATA = kdgpu--0.1.sql
+DATA = kdgpu--0.1.sql kdgpu_postgis--0.1.sql
 PGFILEDESC = "kdgpu - exact kd-tree neighbour search on GPU and CPU"
 
 ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
-EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c))
+EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c src/geo/*.c))
 OBJS = $(EXT_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
 REGRESS_OPTS = --inputdir=test --outputdir=test/results
 PROVE_TESTS = test/tap/*.pl
-REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
+PG_CONFIG ?= pg_config
+# the PostGIS suites (test/sql/40_postgis*, test/pgtap/postgis_*) run only
+# where PostGIS is installed
+HAVE_POSTGIS := $(wildcard $(shell $(PG_CONFIG) --sharedir)/extension/postgis.control)
+ALL_REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
+REGRESS = $(if $(HAVE_POSTGIS),$(ALL_REGRESS),$(filter-out 40_postgis%,$(ALL_REGRESS)))
 
 # float8 results must be bit-identical to the GPU's: no contraction to FMA
 ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
@@ -30,7 +35,6 @@ PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -ldl -pthread
 EXTRA_CLEAN = test/results engine-test engine-bench-bin $(CUDA_SO) cuda/*.o
 
-PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
@@ -82,11 +86,12 @@ tap-check:
 .PHONY: engine-check engine-bench install-cuda tap-check
 
 # PGXS does not track headers: rebuild the objects when they change
-$(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h) $(ENGINE_HDRS)
+$(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h src/geo/*.h) $(ENGINE_HDRS)
 $(ENGINE_SRCS:.c=.o): $(ENGINE_HDRS)
 
 # ---- pgTAP suites and the whole test run -----------------------------------
-PGTAP_SUITES = $(sort $(wildcard test/pgtap/*.sql))
+ALL_PGTAP = $(sort $(wildcard test/pgtap/*.sql))
+PGTAP_SUITES = $(if $(HAVE_POSTGIS),$(ALL_PGTAP),$(filter-out test/pgtap/postgis_%,$(ALL_PGTAP)))
 
 prove-check:
 	pg_prove $(PGTAP_SUITES)

@@ -74,6 +74,8 @@ typedef struct KdamMetaPageData
 	int64		npending;		/* records in the pending pages */
 	int64		ndead;			/* dead references in the tree */
 	uint64		generation;
+	int32		srid;			/* PostGIS types: of every point */
+	int32		zm;				/* PostGIS types: KD_HAS_Z | KD_HAS_M */
 } KdamMetaPageData;
 
 typedef KdamMetaPageData *KdamMetaPage;
@@ -142,6 +144,18 @@ extern bool kdam_insert(Relation index, Datum *values, bool *isnull,
 extern KdamTree *kdam_cache_get(Relation index, const KdamMetaPageData *meta);
 extern void kdam_cache_release(KdamTree *tree);
 extern void kdam_cache_forget(Oid indexrelid);
+
+/* kdam_postgis.c */
+extern KdPointType kdam_postgis_index_type(Relation index, KdPointType type);
+extern void kdam_postgis_check_row(Relation index, KdPointType type,
+								   int32 *srid, int32 *zm, bool first,
+								   const KdPointInfo *info, ItemPointer tid);
+extern void kdam_postgis_check_query(Relation index,
+									 const KdamMetaPageData *meta,
+									 const KdPointInfo *info,
+									 const char *opname);
+extern double kdam_postgis_lower_bound(KdPointType type, double d2);
+extern bool kdam_postgis_box_qual(Datum arg, double *lo, double *hi);
 
 /* kdam_scan.c */
 extern IndexScanDesc kdam_beginscan(Relation index, int nkeys, int norderbys);

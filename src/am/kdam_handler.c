@@ -43,7 +43,7 @@ kdam_index_type(Relation index)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("kdgpu indexes point and float8[] columns, not %s",
 						format_type_be(index->rd_opcintype[0]))));
-	return type;
+	return kdam_postgis_index_type(index, type);
 }
 
 /* Pending plus dead rows past which VACUUM builds a new tree. */
@@ -130,9 +130,15 @@ kdam_validate(Oid opclassoid)
 			: (op->amopstrategy == KDAM_STRATEGY_IN_BOX ||
 			   op->amopstrategy == KDAM_STRATEGY_IN_CIRCLE);
 
+		bool		geo = kdg_point_type(form->opcintype) >= KD_TYPE_GEOMETRY;
+
+		/* PostGIS opclasses: && on the column's type as the box qual */
+		if (geo && !order)
+			known = op->amopstrategy == KDAM_STRATEGY_IN_BOX &&
+				op->amoprighttype == form->opcintype;
 		if (!known || op->amoplefttype != form->opcintype ||
 			(order && op->amoprighttype != form->opcintype) ||
-			(!order && op->amoplefttype != POINTOID))
+			(!order && !geo && op->amoplefttype != POINTOID))
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

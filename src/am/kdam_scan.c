@@ -21,7 +21,8 @@
  * subtree's key is a lower bound of its points' keys: sqrt of its squared
  * distance bound, lowered for point by a margin that covers the few ulps
  * between pg_hypot and sqrt(d2).  Circle quals are widened and rechecked by
- * the executor; box quals are exact.
+ * the executor; box quals are exact.  PostGIS types return lower bounds and
+ * have the executor recheck the order (kdam_postgis.c).
  *
  * Range and bitmap scans collect the matches of all quals at once with a
  * depth-first walk that skips subtrees outside the quals' region.
@@ -162,6 +163,8 @@ op_distance(const KdamScanOpaque so, const double *p, int dim)
 		return 0.0;
 	if (so->type == KD_TYPE_POINT)
 		return pg_hypot(p[0] - so->query[0], p[1] - so->query[1]);
+	if (kdg_type_is_postgis(so->type))
+		return kdam_postgis_lower_bound(so->type, kd_dist2(p, so->query, dim));
 	return sqrt(kd_dist2(p, so->query, dim));
 }
 
@@ -174,6 +177,8 @@ op_lower_bound(const KdamScanOpaque so, double lb2)
 {
 	if (so->type == KD_TYPE_POINT)
 		return isinf(lb2) ? 0.0 : sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN);
+	if (kdg_type_is_postgis(so->type))
+		return kdam_postgis_lower_bound(so->type, lb2);
 	return sqrt(lb2);
 }
 
@@ -251,6 +256,12 @@ qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
 	q->strategy = key->sk_strategy;
 	if (key->sk_flags & SK_ISNULL)
 		return false;
+	if (key->sk_strategy == KDAM_STRATEGY_IN_BOX && kdg_type_is_postgis(so->type))
+	{
+		/* geom && arg: PostGIS tests float4 boxes; the executor rechecks */
+		so->recheck = true;
+		return kdam_postgis_box_qual(key->sk_argument, q->lo, q->hi);
+	}
 	if (key->sk_strategy == KDAM_STRATEGY_IN_BOX)
 	{
 		BOX		   *box = DatumGetBoxP(key->sk_argument);
@@ -371,11 +382,22 @@ ordered_start(IndexScanDesc scan)
 	if (!so->order_null)
 	{
 		KdWhere		where = {"ORDER BY", 0};
-		int			qdim = kdg_datum_coords(so->type,
-											scan->orderByData[0].sk_argument,
-											so->query, &where);
+		KdPointInfo info;
+		int			qdim = kdg_datum_read(so->type,
+										  scan->orderByData[0].sk_argument,
+										  so->query, &where, &info);
 
-		if (dim > 0 && qdim != dim)
+		kdam_postgis_check_query(scan->indexRelation, &so->meta, &info,
+								 so->type == KD_TYPE_GEOGRAPHY ? "geography_distance_knn" :
+								 so->type == KD_TYPE_GEOMETRY ? "gserialized_distance_nd" :
+								 "ST_Distance");
+		if (qdim == 0 && kdg_type_is_postgis(so->type))
+		{
+			/* an empty point: PostGIS's distance is NULL for every row */
+			so->order_null = true;
+			memset(so->query, 0, sizeof(so->query));
+		}
+		else if (dim > 0 && qdim != dim)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("query point has dimension %d, index \"%s\" has dimension %d",
@@ -534,7 +556,7 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 		kdg_ref_to_tid(ref, &scan->xs_heaptid);
 		scan->xs_orderbyvals[0] = Float8GetDatum(dist);
 		scan->xs_orderbynulls[0] = so->order_null;
-		scan->xs_recheckorderby = false;
+		scan->xs_recheckorderby = kdg_type_is_postgis(so->type) && !so->order_null;
 		return true;
 	}
 	if (so->pos >= so->nhits)
