@@ -329,8 +329,9 @@ kdg_array_points(KdPointType type, Datum array, int dim, double **coords,
 }
 
 /*
- * The distance between a and b (full coordinates) in the metric of the
- * type's <-> operator.
+ * The distance between a query point a and a column's point b (full
+ * coordinates) in the metric of the type's <-> operator, computed as
+ * `b <-> a` computes it (geography's is not symmetric to the last bit).
  */
 double
 kdg_metric(KdPointType type, const double *a, const double *b, int dim)
@@ -340,7 +341,7 @@ kdg_metric(KdPointType type, const double *a, const double *b, int dim)
 	if (type == KD_TYPE_POINT)
 		return pg_hypot(a[0] - b[0], a[1] - b[1]);
 	if (type == KD_TYPE_GEOGRAPHY)
-		return kdg_geography_distance(a, b);
+		return kdg_geography_distance(b, a);
 	for (int i = 0; i < dim; i++)
 	{
 		double		d = a[i] - b[i];

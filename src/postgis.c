@@ -152,9 +152,9 @@ kdg_lat_radians(double lat)
 }
 
 /*
- * Geography distance in metres between points a and b (engine coordinates
- * followed by lon, lat): PostGIS's sphere_distance times the radius, term
- * for term.
+ * Geography distance in metres from a to b (engine coordinates followed by
+ * lon, lat): PostGIS's sphere_distance(a, b) times the radius, term for
+ * term, which is what `a <-> b` returns.
  */
 double
 kdg_geography_distance(const double *a, const double *b)
