@@ -221,19 +221,22 @@ kdg_check_query_info(const KdSource *src, const KdPointInfo *info,
 }
 
 /*
- * Read a query point argument into coords; dim is the column's dimension,
- * or 0 when the column holds no points; src (if given) is the column's
- * source, whose SRID and Z/M flags the point must share.
+ * Read a query point argument into coords and return its dimension; dim is
+ * the column's dimension, or 0 when the column holds no points; src (if
+ * given) is the column's source, whose SRID and Z/M flags the point must
+ * share.
  */
-void
+int
 kdg_query_coords(KdPointType type, Datum value, int dim, double *coords,
 				const char *arg, const KdSource *src)
 {
 	KdWhere		where = {arg, 0};
 	KdPointInfo info;
+	int			got = kdg_datum_read(type, value, coords, &where, &info);
 
-	kdg_check_dim(kdg_datum_read(type, value, coords, &where, &info), dim, &where);
+	kdg_check_dim(got, dim, &where);
 	kdg_check_query_info(src, &info, &where);
+	return got;
 }
 
 /*

@@ -176,7 +176,7 @@ extern int	kdg_datum_coords(KdPointType type, Datum value, double *coords,
 							const KdWhere *where);
 extern int	kdg_datum_read(KdPointType type, Datum value, double *coords,
 						  const KdWhere *where, KdPointInfo *info);
-extern void kdg_query_coords(KdPointType type, Datum value, int dim,
+extern int	kdg_query_coords(KdPointType type, Datum value, int dim,
 							double *coords, const char *arg,
 							const struct KdSource *src);
 extern int64 kdg_array_points(KdPointType type, Datum array, int dim,
@@ -202,6 +202,13 @@ extern void kdg_srid_mismatch(const char *fname, const KdPointInfo *a,
 							 const KdPointInfo *b);
 extern const char *kdg_zm_name(int zm);
 
+/* region.c */
+extern void kdg_check_corners(const double *low, const double *high, int dim);
+extern int	kdg_ball_from_datum(Datum value, int dim, double *center,
+								double *radius);
+extern int	kdg_rect_from_datum(Datum value, int dim, double *low,
+								double *high);
+
 /* source.c */
 extern void kdg_source_open(KdSource *src, Oid relid, Name colname);
 extern void kdg_source_read(KdSource *src);
@@ -220,8 +227,13 @@ extern void kdg_check_status(KdStatus status, const KdError *err,
 extern KdTree *kdg_tree_new(void);
 extern KdRangeResult *kdg_range_result_new(void);
 
+/* index_tree.c */
+extern KdTree *kdg_index_tree(const KdSource *src);
+extern KdTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
+
 /* search.c */
-extern KdTree *kdg_source_tree(const KdSource *src, bool *used_gpu);
+extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
+extern KdTree *kdg_source_tree(const KdSource *src);
 extern KdAnswer *kdg_search_knn(const KdSource *src, const KdTree *tree,
 							   const double *queries, int64 nq, int k);
 extern KdAnswer *kdg_search_all_knn(const KdSource *src, const KdTree *tree,

@@ -49,6 +49,8 @@
 /* strategies of the operator classes */
 #define KDAM_STRATEGY_IN_BOX		1	/* point <@ box */
 #define KDAM_STRATEGY_IN_CIRCLE		2	/* point <@ circle */
+#define KDAM_STRATEGY_IN_BALL		3	/* point or float8[] <@ kd_ball */
+#define KDAM_STRATEGY_IN_RECT		4	/* float8[] <@ kd_rect */
 #define KDAM_STRATEGY_DISTANCE		15	/* <-> for ORDER BY */
 
 typedef struct KdamPageOpaqueData
@@ -86,12 +88,23 @@ typedef KdamMetaPageData *KdamMetaPage;
 #define KDAM_PAGE_BYTES \
 	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(KdamPageOpaqueData)))
 
+/*
+ * The ordinal view of a tree, for the kd_* functions (kdam_view.c): the
+ * tree's arrays, with references replaced by their ranks in ctid order.
+ */
+typedef struct KdamView
+{
+	KdTree		tree;			/* tree.gpu: device copy kept by kd_load */
+	uint64	   *tids;			/* the tree's TIDs in rank order */
+} KdamView;
+
 /* A tree loaded into memory, as the cache holds it. */
 typedef struct KdamTree
 {
 	KdTree		tree;			/* arrays point into data */
 	char	   *data;			/* the byte stream */
 	Size		size;
+	KdamView   *view;			/* made on first use by a kd_* function */
 } KdamTree;
 
 /* Pending records read for one scan. */
@@ -144,6 +157,14 @@ extern bool kdam_insert(Relation index, Datum *values, bool *isnull,
 extern KdamTree *kdam_cache_get(Relation index, const KdamMetaPageData *meta);
 extern void kdam_cache_release(KdamTree *tree);
 extern void kdam_cache_forget(Oid indexrelid);
+extern KdStatus kdam_cache_keep_on_gpu(KdamTree *tree, bool keep,
+									   KdExec *exec, KdError *err);
+extern bool kdam_cache_gpu_forget(Oid indexrelid);
+extern void kdam_cache_usage(int *trees, int *on_gpu, Size *gpu_bytes);
+
+/* kdam_view.c */
+extern KdamView *kdam_view_get(KdamTree *t);
+extern Size kdam_view_gpu_bytes(const KdamView *view);
 
 /* kdam_postgis.c */
 extern KdPointType kdam_postgis_index_type(Relation index, KdPointType type);

@@ -20,9 +20,15 @@
  * with no recheck: sqrt(d2) for float8[], pg_hypot(dx, dy) for point.  A
  * subtree's key is a lower bound of its points' keys: sqrt of its squared
  * distance bound, lowered for point by a margin that covers the few ulps
- * between pg_hypot and sqrt(d2).  Circle quals are widened and rechecked by
- * the executor; box quals are exact.  PostGIS types return lower bounds and
- * have the executor recheck the order (kdam_postgis.c).
+ * between pg_hypot and sqrt(d2).
+ *
+ * Quals: box and kd_rect quals are exact; kd_ball quals prune with a widened
+ * squared radius and test each point with the operator's own metric, so they
+ * are exact too; circle quals (whose operator allows a tolerance) are
+ * widened and rechecked by the executor.  A qual whose region has another
+ * dimension than the index is an error, as the operator would raise.
+ * PostGIS types return lower bounds and have the executor recheck the
+ * order (kdam_postgis.c).
  *
  * Range and bitmap scans collect the matches of all quals at once with a
  * depth-first walk that skips subtrees outside the quals' region.
@@ -46,9 +52,10 @@
 typedef struct KdamQual
 {
 	int			strategy;
-	double		lo[KD_MAX_DIM]; /* box */
+	int			dim;			/* the region's dimension */
+	double		lo[KD_MAX_DIM]; /* box, kd_rect */
 	double		hi[KD_MAX_DIM];
-	double		center[KD_MAX_DIM]; /* circle */
+	double		center[KD_MAX_DIM]; /* circle, kd_ball */
 	double		radius;
 	double		r2max;			/* squared radius, widened */
 } KdamQual;
@@ -182,7 +189,15 @@ op_lower_bound(const KdamScanOpaque so, double lb2)
 	return sqrt(lb2);
 }
 
-/* Whether a point may satisfy every qual (exact for boxes). */
+/* Whether a qual's region is a box (box, kd_rect) rather than a ball. */
+static inline bool
+qual_is_box(const KdamQual *q)
+{
+	return q->strategy == KDAM_STRATEGY_IN_BOX ||
+		q->strategy == KDAM_STRATEGY_IN_RECT;
+}
+
+/* Whether a point may satisfy every qual (exact but for circles). */
 static bool
 quals_match(const KdamScanOpaque so, const double *p, int dim)
 {
@@ -190,13 +205,16 @@ quals_match(const KdamScanOpaque so, const double *p, int dim)
 	{
 		const KdamQual *q = &so->quals[i];
 
-		if (q->strategy == KDAM_STRATEGY_IN_BOX)
+		if (qual_is_box(q))
 		{
 			for (int j = 0; j < dim; j++)
 				if (p[j] < q->lo[j] || p[j] > q->hi[j])
 					return false;
 		}
 		else if (kd_dist2(p, q->center, dim) > q->r2max)
+			return false;
+		else if (q->strategy == KDAM_STRATEGY_IN_BALL &&
+				 !(kdg_metric(so->type, p, q->center, dim) <= q->radius))
 			return false;
 	}
 	return true;
@@ -210,7 +228,7 @@ quals_meet_box(const KdamScanOpaque so, const double *box, int dim)
 	{
 		const KdamQual *q = &so->quals[i];
 
-		if (q->strategy == KDAM_STRATEGY_IN_BOX)
+		if (qual_is_box(q))
 		{
 			for (int j = 0; j < dim; j++)
 				if (q->hi[j] < box[j] || q->lo[j] > box[dim + j])
@@ -233,7 +251,7 @@ quals_meet_side(const KdamScanOpaque so, int s, double v, bool left)
 	{
 		const KdamQual *q = &so->quals[i];
 
-		if (q->strategy == KDAM_STRATEGY_IN_BOX)
+		if (qual_is_box(q))
 		{
 			if (left ? q->lo[s] > v : q->hi[s] < v)
 				return false;
@@ -254,6 +272,7 @@ static bool
 qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
 {
 	q->strategy = key->sk_strategy;
+	q->dim = 2;
 	if (key->sk_flags & SK_ISNULL)
 		return false;
 	if (key->sk_strategy == KDAM_STRATEGY_IN_BOX && kdg_type_is_postgis(so->type))
@@ -261,6 +280,18 @@ qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
 		/* geom && arg: PostGIS tests float4 boxes; the executor rechecks */
 		so->recheck = true;
 		return kdam_postgis_box_qual(key->sk_argument, q->lo, q->hi);
+	}
+	/* ball and rect dimensions are checked against the index's later */
+	if (key->sk_strategy == KDAM_STRATEGY_IN_BALL)
+	{
+		q->dim = kdg_ball_from_datum(key->sk_argument, 0, q->center, &q->radius);
+		q->r2max = kd_radius_bound(q->radius);
+		return q->dim > 0;
+	}
+	if (key->sk_strategy == KDAM_STRATEGY_IN_RECT)
+	{
+		q->dim = kdg_rect_from_datum(key->sk_argument, 0, q->lo, q->hi);
+		return q->dim > 0;
 	}
 	if (key->sk_strategy == KDAM_STRATEGY_IN_BOX)
 	{
@@ -357,6 +388,16 @@ scan_start(IndexScanDesc scan)
 		so->metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBuffer(so->metabuf, BUFFER_LOCK_SHARE);
 	so->meta = *kdam_metapage(index, BufferGetPage(so->metabuf));
+	for (int i = 0; i < so->nquals; i++)
+		if (so->meta.dim > 0 && so->quals[i].dim != so->meta.dim)
+		{
+			LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("query region has dimension %d, index \"%s\" has dimension %d",
+							so->quals[i].dim, RelationGetRelationName(index),
+							so->meta.dim)));
+		}
 	old = MemoryContextSwitchTo(so->cxt);
 	kdam_read_pending(index, &so->meta, &so->pending);
 	MemoryContextSwitchTo(old);
