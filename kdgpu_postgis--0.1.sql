@@ -152,4 +152,5 @@ CREATE OPERATOR CLASS kd_geometry_nd_ops
 
 CREATE OPERATOR CLASS kd_geography_ops
 	DEFAULT FOR TYPE geography USING kdgpu AS
+	OPERATOR 1 && (geography, geography),
 	OPERATOR 15 <-> (geography, geography) FOR ORDER BY float_ops;

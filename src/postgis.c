@@ -295,6 +295,46 @@ kdg_zm_name(int zm)
 	return names[zm & 3];
 }
 
+/*
+ * The 3-D box on the unit sphere of a geography value for `&&`: its stored
+ * box, else (a point) its unit vector.  false when empty.
+ */
+bool
+kdg_geography_box(Datum value, double *lo, double *hi)
+{
+	struct varlena *v = PG_DETOAST_DATUM(value);
+	float		box[8];
+	int			nfloats;
+	KdGsStatus	st = kd_gserialized_stored_box((const uint8 *) VARDATA_ANY(v),
+											   VARSIZE_ANY_EXHDR(v), box, &nfloats);
+
+	if (st == KD_GS_BAD)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("geography is not a valid serialized PostGIS value")));
+	if (st == KD_GS_OK && nfloats == 6)
+	{
+		for (int j = 0; j < 3; j++)
+		{
+			lo[j] = box[2 * j];
+			hi[j] = box[2 * j + 1];
+		}
+		return true;
+	}
+	else
+	{
+		KdWhere		where = {"&&", 0};
+		KdPointInfo info;
+		double		c[KD_MAX_DIM];
+
+		if (kdg_postgis_coords(KD_TYPE_GEOGRAPHY, value, c, &info, &where) == 0)
+			return false;
+		for (int j = 0; j < 3; j++)
+			lo[j] = hi[j] = c[j];
+		return true;
+	}
+}
+
 /* The bounding box of a geometry value (any type); false when empty. */
 bool
 kdg_postgis_box(Datum value, double *lo, double *hi, int32 *srid)

@@ -13,8 +13,10 @@
  * PostGIS's ST_DWithin offers index conditions only to GiST, SP-GiST and
  * BRIN; the support function of kd_dwithin offers one to a kdgpu index on
  * either argument: `col && ST_Expand(other, radius)` for kd_geometry_ops,
- * which the index answers with a box search.  The condition is lossy, so
- * kd_dwithin itself stays as the filter that decides.
+ * `col && _ST_Expand(other, radius)` for kd_geography_ops (a box on the
+ * unit sphere holding the arc of radius metres, plus 1%), which the index
+ * answers with a box search.  The condition is lossy, so kd_dwithin itself
+ * stays as the filter that decides.
  */
 #include "postgres.h"
 
@@ -69,9 +71,12 @@ kdgpu_dwithin(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(kdg_metric(KD_TYPE_GEOMETRY, a, b, 2) <= radius);
 }
 
-/* The OID of PostGIS's st_expand(geometry, float8), from geometry's schema. */
+/*
+ * The OID of PostGIS's st_expand(geometry, float8) or _st_expand(geography,
+ * float8), from the type's schema.
+ */
 static Oid
-kdg_st_expand_oid(Oid geomtype)
+kdg_st_expand_oid(Oid geomtype, const char *name)
 {
 	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(geomtype));
 	Oid			argtypes[2] = {geomtype, FLOAT8OID};
@@ -82,13 +87,14 @@ kdg_st_expand_oid(Oid geomtype)
 	nsp = ((Form_pg_type) GETSTRUCT(tup))->typnamespace;
 	ReleaseSysCache(tup);
 	return LookupFuncName(list_make2(makeString(get_namespace_name(nsp)),
-									 makeString("st_expand")),
+									 makeString(pstrdup(name))),
 						  2, argtypes, true);
 }
 
 /*
  * Planner support: offer `col && ST_Expand(other, radius)` to a kdgpu
- * index over geometry points whose opclass has && (kd_geometry_ops).
+ * index over points whose opclass has && (kd_geometry_ops,
+ * kd_geography_ops).
  */
 Datum
 kdgpu_dwithin_support(PG_FUNCTION_ARGS)
@@ -116,12 +122,14 @@ kdgpu_dwithin_support(PG_FUNCTION_ARGS)
 	other = (Node *) list_nth(fexpr->args, 1 - req->indexarg);
 	radius = (Node *) list_nth(fexpr->args, 2);
 	geomtype = exprType(indexarg);
-	if (kdg_point_type(geomtype) != KD_TYPE_GEOMETRY ||
+	if (!kdg_type_is_postgis(kdg_point_type(geomtype)) ||
 		contain_volatile_functions(other) || contain_volatile_functions(radius))
 		PG_RETURN_POINTER(NULL);
 	overlap = get_opfamily_member(req->opfamily, geomtype, geomtype,
 								  KDAM_STRATEGY_IN_BOX);
-	expand = kdg_st_expand_oid(geomtype);
+	expand = kdg_st_expand_oid(geomtype,
+							   kdg_point_type(geomtype) == KD_TYPE_GEOGRAPHY ?
+							   "_st_expand" : "st_expand");
 	if (!OidIsValid(overlap) || !OidIsValid(expand))
 		PG_RETURN_POINTER(NULL);
 	box = (Expr *) makeFuncExpr(expand, geomtype, list_make2(other, radius),

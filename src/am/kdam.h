@@ -176,7 +176,8 @@ extern void kdam_postgis_check_query(Relation index,
 									 const KdPointInfo *info,
 									 const char *opname);
 extern double kdam_postgis_lower_bound(KdPointType type, double d2);
-extern bool kdam_postgis_box_qual(Datum arg, double *lo, double *hi);
+extern int	kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo,
+								  double *hi);
 
 /* kdam_scan.c */
 extern IndexScanDesc kdam_beginscan(Relation index, int nkeys, int norderbys);

@@ -8,7 +8,9 @@
  *	kd_geometry_nd_ops: every coordinate of each point (XY, XYZ, XYM or
  *	  XYZM, one kind per index), ordered by `<<->>`;
  *	kd_geography_ops (default for geography): unit vectors, ordered by the
- *	  geography `<->` (sphere distance in metres).
+ *	  geography `<->` (sphere distance in metres), and `&&` (strategy 1) as
+ *	  a 3-D box qual on the unit sphere, the box PostGIS keeps for
+ *	  geography.
  *
  * The index holds points of one SRID (and, for kd_geometry_nd_ops, one
  * Z/M kind), recorded in the metapage with the first point; a query point
@@ -133,20 +135,23 @@ kdam_postgis_lower_bound(KdPointType type, double d2)
 }
 
 /*
- * The box of a `geom && arg` qual: the argument's bounding box widened
- * past float4 rounding.  false when the argument is empty (no match).
+ * The box of a `col && arg` qual, widened past float4 rounding, and its
+ * dimension: x and y for geometry, the unit sphere's x, y and z for
+ * geography.  0 when the argument is empty (no match).
  */
-bool
-kdam_postgis_box_qual(Datum arg, double *lo, double *hi)
+int
+kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo, double *hi)
 {
 	int32		srid;
+	int			dim = type == KD_TYPE_GEOGRAPHY ? 3 : 2;
 
-	if (!kdg_postgis_box(arg, lo, hi, &srid))
-		return false;
-	for (int j = 0; j < 2; j++)
+	if (type == KD_TYPE_GEOGRAPHY ? !kdg_geography_box(arg, lo, hi)
+		: !kdg_postgis_box(arg, lo, hi, &srid))
+		return 0;
+	for (int j = 0; j < dim; j++)
 	{
 		lo[j] -= fabs(lo[j]) * KDAM_FLOAT4_REL + KDAM_FLOAT4_ABS;
 		hi[j] += fabs(hi[j]) * KDAM_FLOAT4_REL + KDAM_FLOAT4_ABS;
 	}
-	return true;
+	return dim;
 }

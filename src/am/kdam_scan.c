@@ -277,9 +277,10 @@ qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
 		return false;
 	if (key->sk_strategy == KDAM_STRATEGY_IN_BOX && kdg_type_is_postgis(so->type))
 	{
-		/* geom && arg: PostGIS tests float4 boxes; the executor rechecks */
+		/* col && arg: PostGIS tests float4 boxes; the executor rechecks */
 		so->recheck = true;
-		return kdam_postgis_box_qual(key->sk_argument, q->lo, q->hi);
+		q->dim = kdam_postgis_box_qual(so->type, key->sk_argument, q->lo, q->hi);
+		return q->dim > 0;
 	}
 	/* ball and rect dimensions are checked against the index's later */
 	if (key->sk_strategy == KDAM_STRATEGY_IN_BALL)

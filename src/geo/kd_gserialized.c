@@ -225,6 +225,26 @@ kd_gserialized_box(const uint8_t *buf, size_t len, KdGeoBox *out)
 	return found ? KD_GS_OK : KD_GS_EMPTY;
 }
 
+KdGsStatus
+kd_gserialized_stored_box(const uint8_t *buf, size_t len, float *box,
+						  int *nfloats)
+{
+	KdGeoPoint	hdr;
+	GsReader	r = {buf, buf ? len : 0, 0};
+	size_t		start;
+
+	*nfloats = 0;
+	if (!gs_header(&r, &hdr))
+		return KD_GS_BAD;
+	if (!(r.buf[3] & GS_BBOX))
+		return KD_GS_EMPTY;
+	/* the box ends where the header left the cursor */
+	*nfloats = hdr.geodetic ? 6 : 2 * hdr.ndims;
+	start = r.pos - (size_t) *nfloats * 4;
+	memcpy(box, r.buf + start, (size_t) *nfloats * 4);
+	return KD_GS_OK;
+}
+
 const char *
 kd_gserialized_type_name(int type)
 {

@@ -66,6 +66,15 @@ extern KdGsStatus kd_gserialized_point(const uint8_t *buf, size_t len,
 extern KdGsStatus kd_gserialized_box(const uint8_t *buf, size_t len,
 									 KdGeoBox *out);
 
+/*
+ * The bounding box stored in a value's header, when it has one: nfloats
+ * float4s (2 per dimension, or 6 for geography: x, y and z of the unit
+ * sphere), as min, max of each dimension in turn.  KD_GS_EMPTY when the
+ * value stores no box.
+ */
+extern KdGsStatus kd_gserialized_stored_box(const uint8_t *buf, size_t len,
+											float *box, int *nfloats);
+
 /* The PostGIS name of a geometry type number ("Point", "Polygon", ...). */
 extern const char *kd_gserialized_type_name(int type);
 

@@ -178,6 +178,28 @@ CREATE TEMP TABLE pg_geog_seq AS SELECT * FROM pg_geog_top(20);
 RESET enable_indexscan;
 SELECT count(*) AS queries, count(*) FILTER (WHERE a.ids <> b.ids OR a.ds <> b.ds) AS mismatches
 FROM pg_geog_kd a JOIN pg_geog_seq b USING (qid);
+-- geography && and kd_dwithin through the index (a box on the unit sphere)
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pg_geog WHERE kd_dwithin(geog, 'SRID=4326;POINT(2.35 48.85)'::geography, 800);
+CREATE TEMP TABLE pg_geog_dw AS SELECT qid, array_agg(id ORDER BY id) AS ids FROM pg_q, pg_geog
+	WHERE kd_dwithin(geog, q::geography, 800) GROUP BY qid;
+CREATE TEMP TABLE pg_geog_ov AS SELECT qid, count(*) AS n FROM pg_q, pg_geog
+	WHERE geog && _ST_Expand(q::geography, 2000) GROUP BY qid;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) AS queries, sum(array_length(ids, 1)) AS rows, count(*) FILTER (WHERE ids <> (SELECT array_agg(id ORDER BY id)
+		FROM pg_geog WHERE ST_DWithin(geog, q::geography, 800, false))) AS mismatches
+FROM pg_geog_dw JOIN pg_q USING (qid);
+SELECT count(*) AS queries, sum(n) AS rows, count(*) FILTER (WHERE n <> (SELECT count(*)
+		FROM pg_geog WHERE geog && _ST_Expand(q::geography, 2000))) AS mismatches
+FROM pg_geog_ov JOIN pg_q USING (qid);
+RESET enable_indexscan;
+RESET enable_bitmapscan;
+-- the kd_* functions on the index's tree give the same answers
+SELECT count(*) AS geog_all_knn_pairs, count(*) FILTER (WHERE a.distance IS DISTINCT FROM b.d OR a.nn_ctid <> b.ctid) AS mismatches
+FROM (SELECT * FROM kd_all_knn('pg_geog', 3) LIMIT 600) a
+LEFT JOIN LATERAL (SELECT p2.ctid, p2.geog <-> p1.geog AS d, row_number() OVER (ORDER BY p2.geog <-> p1.geog, p2.ctid) AS rank
+	FROM pg_geog p1, pg_geog p2 WHERE p1.ctid = a.query_ctid AND p2.ctid <> p1.ctid
+	ORDER BY p2.geog <-> p1.geog, p2.ctid LIMIT 3) b ON b.rank = a.rank;
 
 -- 3-D points: <<->> with kd_geometry_nd_ops, functions in 3-D (ST_3DDistance)
 CREATE TABLE pg_pts3 AS SELECT id, ST_MakePoint(ST_X(geom), ST_Y(geom), (id % 11) * 0.01) AS geom FROM pg_pts
