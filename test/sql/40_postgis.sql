@@ -130,14 +130,16 @@ CREATE TABLE pg_utm AS SELECT id, ST_Transform(geom, 32631) AS geom FROM pg_pts 
 CREATE INDEX ON pg_utm USING kdgpu (geom);
 CREATE FUNCTION pg_utm_top(k int) RETURNS TABLE (qid int, ids int[], ds float8[]) LANGUAGE sql AS $$
 	SELECT qid, array_agg(id ORDER BY ord), array_agg(d ORDER BY ord) FROM pg_q, LATERAL (
-		SELECT id, geom <-> ST_Transform(q, 32631) AS d, row_number() OVER () AS ord FROM (
-			SELECT id, geom FROM pg_utm ORDER BY geom <-> ST_Transform(q, 32631) LIMIT k) s) s2 GROUP BY qid $$;
+		SELECT id, d, row_number() OVER (ORDER BY d, id) AS ord FROM (
+			SELECT id, geom <-> ST_Transform(q, 32631) AS d FROM pg_utm
+			ORDER BY geom <-> ST_Transform(q, 32631) LIMIT k + 50) s
+		ORDER BY d, id LIMIT k) s2 GROUP BY qid $$;
 EXPLAIN (COSTS OFF) SELECT id FROM pg_utm ORDER BY geom <-> 'SRID=32631;POINT(450000 5410000)'::geometry LIMIT 10;
 CREATE TEMP TABLE pg_utm_kd AS SELECT * FROM pg_utm_top(20);
 SET enable_indexscan = off;
 CREATE TEMP TABLE pg_utm_seq AS SELECT * FROM pg_utm_top(20);
 RESET enable_indexscan;
-SELECT count(*) AS queries, count(*) FILTER (WHERE a.ds <> b.ds) AS mismatches
+SELECT count(*) AS queries, count(*) FILTER (WHERE a.ids <> b.ids OR a.ds <> b.ds) AS mismatches
 FROM pg_utm_kd a JOIN pg_utm_seq b USING (qid);
 SELECT count(*) AS utm_knn_mismatches FROM (
 	SELECT qid, k.rank, k.nn_ctid, k.distance FROM pg_q, kd_knn('pg_utm', ST_Transform(q, 32631), 10) k
@@ -170,8 +172,11 @@ CREATE INDEX pg_geog_kd ON pg_geog USING kdgpu (geog);
 EXPLAIN (COSTS OFF) SELECT id FROM pg_geog ORDER BY geog <-> 'SRID=4326;POINT(2.35 48.85)'::geography LIMIT 10;
 CREATE FUNCTION pg_geog_top(k int) RETURNS TABLE (qid int, ids int[], ds float8[]) LANGUAGE sql AS $$
 	SELECT qid, array_agg(id ORDER BY ord), array_agg(d ORDER BY ord) FROM pg_q, LATERAL (
-		SELECT id, geog <-> q::geography AS d, row_number() OVER () AS ord FROM (
-			SELECT id, geog FROM pg_geog ORDER BY geog <-> q::geography, id LIMIT k) s) s2 GROUP BY qid $$;
+		SELECT id, d, row_number() OVER (ORDER BY d, id) AS ord FROM (
+			SELECT id, geog <-> q::geography AS d FROM pg_geog ORDER BY geog <-> q::geography LIMIT k + 50) s
+		ORDER BY d, id LIMIT k) s2 GROUP BY qid $$;
+EXPLAIN (COSTS OFF) SELECT id, geog <-> 'SRID=4326;POINT(2.35 48.85)'::geography AS d FROM pg_geog
+	ORDER BY geog <-> 'SRID=4326;POINT(2.35 48.85)'::geography LIMIT 70;
 CREATE TEMP TABLE pg_geog_kd AS SELECT * FROM pg_geog_top(20);
 SET enable_indexscan = off;
 CREATE TEMP TABLE pg_geog_seq AS SELECT * FROM pg_geog_top(20);
@@ -208,8 +213,10 @@ CREATE INDEX pg_pts3_kd ON pg_pts3 USING kdgpu (geom kd_geometry_nd_ops);
 EXPLAIN (COSTS OFF) SELECT id FROM pg_pts3 ORDER BY geom <<->> ST_MakePoint(2.35, 48.85, 0.05) LIMIT 10;
 CREATE FUNCTION pg_top3(k int) RETURNS TABLE (qid int, ids int[], ds float8[]) LANGUAGE sql AS $$
 	SELECT qid, array_agg(id ORDER BY ord), array_agg(d ORDER BY ord) FROM pg_q, LATERAL (
-		SELECT id, geom <<->> ST_MakePoint(ST_X(q), ST_Y(q), 0.05) AS d, row_number() OVER () AS ord FROM (
-			SELECT id, geom FROM pg_pts3 ORDER BY geom <<->> ST_MakePoint(ST_X(q), ST_Y(q), 0.05), id LIMIT k) s) s2 GROUP BY qid $$;
+		SELECT id, d, row_number() OVER (ORDER BY d, id) AS ord FROM (
+			SELECT id, geom <<->> ST_MakePoint(ST_X(q), ST_Y(q), 0.05) AS d FROM pg_pts3
+			ORDER BY geom <<->> ST_MakePoint(ST_X(q), ST_Y(q), 0.05) LIMIT k + 50) s
+		ORDER BY d, id LIMIT k) s2 GROUP BY qid $$;
 CREATE TEMP TABLE pg_top3_kd AS SELECT * FROM pg_top3(20);
 SET enable_indexscan = off;
 CREATE TEMP TABLE pg_top3_seq AS SELECT * FROM pg_top3(20);
