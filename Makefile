@@ -94,7 +94,7 @@ ALL_PGTAP = $(sort $(wildcard test/pgtap/*.sql))
 PGTAP_SUITES = $(if $(HAVE_POSTGIS),$(ALL_PGTAP),$(filter-out test/pgtap/postgis_%,$(ALL_PGTAP)))
 
 prove-check:
-	pg_prove $(PGTAP_SUITES)
+	pg_prove $(PG_PROVE_FLAGS) $(PGTAP_SUITES)
 
 check-all:
 	test/run-all
