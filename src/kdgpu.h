@@ -193,7 +193,7 @@ extern void kdg_check_radius(double radius, const char *arg, int64 ord);
 extern KdPointType kdg_postgis_type(Oid typid);
 extern int	kdg_postgis_coords(KdPointType type, Datum value, double *coords,
 							  KdPointInfo *info, const KdWhere *where);
-extern bool kdg_postgis_box(Datum value, double *lo, double *hi, int32 *srid);
+extern bool kdg_postgis_box(Datum value, double *lo, double *hi);
 extern bool kdg_geography_box(Datum value, double *lo, double *hi);
 extern double kdg_geography_distance(const double *a, const double *b);
 extern double kdg_geography_chord(double metres);

@@ -337,11 +337,10 @@ kdg_geography_box(Datum value, double *lo, double *hi)
 
 /* The bounding box of a geometry value (any type); false when empty. */
 bool
-kdg_postgis_box(Datum value, double *lo, double *hi, int32 *srid)
+kdg_postgis_box(Datum value, double *lo, double *hi)
 {
 	struct varlena *v = PG_DETOAST_DATUM(value);
 	KdGeoBox	box;
-	KdGeoPoint	g;
 	KdGsStatus	st = kd_gserialized_box((const uint8 *) VARDATA_ANY(v),
 										VARSIZE_ANY_EXHDR(v), &box);
 
@@ -349,9 +348,6 @@ kdg_postgis_box(Datum value, double *lo, double *hi, int32 *srid)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("geometry is not a valid serialized PostGIS value")));
-	(void) kd_gserialized_point((const uint8 *) VARDATA_ANY(v),
-								VARSIZE_ANY_EXHDR(v), &g);
-	*srid = g.srid;
 	lo[0] = box.xmin;
 	lo[1] = box.ymin;
 	hi[0] = box.xmax;

@@ -142,11 +142,10 @@ kdam_postgis_lower_bound(KdPointType type, double d2)
 int
 kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo, double *hi)
 {
-	int32		srid;
 	int			dim = type == KD_TYPE_GEOGRAPHY ? 3 : 2;
 
 	if (type == KD_TYPE_GEOGRAPHY ? !kdg_geography_box(arg, lo, hi)
-		: !kdg_postgis_box(arg, lo, hi, &srid))
+		: !kdg_postgis_box(arg, lo, hi))
 		return 0;
 	for (int j = 0; j < dim; j++)
 	{
