@@ -9,6 +9,7 @@
 #   make check-all             everything, on a throwaway server (test/run-all)
 #   make engine-check          engine tests, no server (GPU too when present)
 #   make engine-bench          engine benchmark (bench/README.md)
+#   make geo-check             PostGIS format decoder tests, no server
 
 EXTENSION = kdgpu kdgpu_postgis
 MODULE_big = kdgpu
@@ -33,7 +34,7 @@ ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -ldl -pthread
-EXTRA_CLEAN = test/results engine-test engine-bench-bin $(CUDA_SO) cuda/*.o
+EXTRA_CLEAN = test/results engine-test engine-bench-bin geo-test $(CUDA_SO) cuda/*.o
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -79,11 +80,20 @@ engine-check: engine-test $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
 engine-bench: engine-bench-bin $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
 	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./engine-bench-bin $(BENCH_ARGS)
 
+# ---- PostGIS format decoder tests (no server) -----------------------------
+GEO_SRCS = $(sort $(wildcard src/geo/*.c))
+
+geo-test: $(GEO_SRCS) $(wildcard src/geo/*.h) test/geo/test_gserialized.c
+	$(CC) $(ENGINE_CFLAGS) -Wall -Isrc/geo -o $@ test/geo/test_gserialized.c $(GEO_SRCS) -lm
+
+geo-check: geo-test
+	./geo-test
+
 # PostgreSQL::Test::Cluster suites: servers of their own, in tmp_check/
 tap-check:
 	$(prove_installcheck)
 
-.PHONY: engine-check engine-bench install-cuda tap-check
+.PHONY: engine-check engine-bench geo-check install-cuda tap-check
 
 # PGXS does not track headers: rebuild the objects when they change
 $(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h src/geo/*.h) $(ENGINE_HDRS)
