@@ -199,6 +199,20 @@ SELECT count(*) AS queries, sum(n) AS rows, count(*) FILTER (WHERE n <> (SELECT 
 FROM pg_geog_ov JOIN pg_q USING (qid);
 RESET enable_indexscan;
 RESET enable_bitmapscan;
+-- writes and a VACUUM that folds the pending rows into a new tree
+INSERT INTO pg_geog SELECT 10000 + i, ST_MakePoint(2.35 + (random() - 0.5) * 0.3, 48.85 + (random() - 0.5) * 0.2)::geography
+	FROM generate_series(1, 800) i;
+DELETE FROM pg_geog WHERE id % 7 = 0;
+CREATE TEMP TABLE pg_geog_kd2 AS SELECT * FROM pg_geog_top(30);
+VACUUM pg_geog;
+SELECT kd_index_check('public.pg_geog_kd') AS index_ok;
+CREATE TEMP TABLE pg_geog_kd3 AS SELECT * FROM pg_geog_top(30);
+SET enable_indexscan = off;
+CREATE TEMP TABLE pg_geog_seq2 AS SELECT * FROM pg_geog_top(30);
+RESET enable_indexscan;
+SELECT count(*) AS queries, count(*) FILTER (WHERE a.ids <> b.ids OR a.ds <> b.ds) AS before_vacuum_mismatches,
+	count(*) FILTER (WHERE c.ids <> b.ids OR c.ds <> b.ds) AS after_vacuum_mismatches
+FROM pg_geog_kd2 a JOIN pg_geog_seq2 b USING (qid) JOIN pg_geog_kd3 c USING (qid);
 -- the kd_* functions on the index's tree give the same answers
 SELECT count(*) AS geog_all_knn_pairs, count(*) FILTER (WHERE a.distance IS DISTINCT FROM b.d OR a.nn_ctid <> b.ctid) AS mismatches
 FROM (SELECT * FROM kd_all_knn('pg_geog', 3) LIMIT 600) a
