@@ -194,8 +194,9 @@ kdg_source_tree(const KdSource *src)
  * Re-rank the engine's kNN answers in place.  raw holds nq runs of kk
  * neighbours (query q's at q * kk, count[q] of them); on return query q's
  * exact hits are at q * k, count[q] of them, as KdHits.  Query q's point is
- * at queries + q * (dim + extra), exclude[q] (if exclude is given) is the ordinal it
- * must not return, and avail is the number of points each query may return.
+ * at queries + q * (dim + extra), exclude[q] (if exclude is given) is the
+ * ordinal it must not return, and avail is the number of points each query
+ * may return.
  */
 static void
 kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
