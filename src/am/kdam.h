@@ -107,6 +107,19 @@ typedef struct KdamTree
 	KdamView   *view;			/* made on first use by a kd_* function */
 } KdamTree;
 
+/* Kinds of pages, as kdam_page_census classifies them. */
+#define KDAM_PAGE_IN_USE	0	/* the metapage, or in the tree or pending chain */
+#define KDAM_PAGE_FREE		1	/* flagged free, or never initialized */
+#define KDAM_PAGE_ORPHAN	2	/* reached by no chain: an interrupted fold's */
+
+typedef struct KdamCensus
+{
+	BlockNumber nblocks;
+	uint8	   *kind;			/* nblocks KDAM_PAGE_* */
+	BlockNumber nfree;
+	BlockNumber norphan;
+} KdamCensus;
+
 /* Pending records read for one scan. */
 typedef struct KdamPending
 {
@@ -137,6 +150,8 @@ extern Size kdam_pending_record_size(int dim);
 extern void kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 							  KdamPending *pending);
 extern void kdam_tree_to_stream(const KdTree *tree, char *data);
+extern void kdam_page_census(Relation index, const KdamMetaPageData *meta,
+							 BufferAccessStrategy strategy, KdamCensus *census);
 extern void kdam_stream_to_tree(KdamTree *t, int64 n, int dim, int64 nbounds);
 
 /* kdam_build.c */
