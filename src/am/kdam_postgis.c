@@ -14,7 +14,8 @@
  *
  * The index holds points of one SRID (and, for kd_geometry_nd_ops, one
  * Z/M kind), recorded in the metapage with the first point; a query point
- * of another SRID gets PostGIS's own error.
+ * of another SRID gets PostGIS's own error where PostGIS's operator raises
+ * one.
  *
  * PostGIS computes its distances itself, so ordered scans over these
  * opclasses return lower bounds of the operator's value and set
@@ -99,7 +100,8 @@ kdam_postgis_check_row(Relation index, KdPointType type, int32 *srid,
 
 /*
  * Error unless a query point fits the index: PostGIS's error for another
- * SRID, and for kd_geometry_nd_ops the index's Z/M kind.
+ * SRID where its operator raises one (<-> does, <<->> does not), and for
+ * kd_geometry_nd_ops the index's Z/M kind.
  */
 void
 kdam_postgis_check_query(Relation index, const KdamMetaPageData *meta,
@@ -109,7 +111,8 @@ kdam_postgis_check_query(Relation index, const KdamMetaPageData *meta,
 
 	if (!kdg_type_is_postgis(meta->point_type) || meta->dim == 0)
 		return;
-	if (info->srid != meta->srid)
+	/* <<->> itself does not compare SRIDs */
+	if (info->srid != meta->srid && meta->point_type != KD_TYPE_GEOMETRY)
 		kdg_srid_mismatch(opname, &col, info);
 	if (meta->point_type == KD_TYPE_GEOMETRY && info->zm != meta->zm)
 		ereport(ERROR,

@@ -520,9 +520,8 @@ ordered_start(IndexScanDesc scan)
 										  so->query, &where, &info);
 
 		kdam_postgis_check_query(scan->indexRelation, &so->meta, &info,
-								 so->type == KD_TYPE_GEOGRAPHY ? "geography_distance_knn" :
-								 so->type == KD_TYPE_GEOMETRY ? "gserialized_distance_nd" :
-								 "ST_Distance");
+								 so->type == KD_TYPE_GEOGRAPHY ?
+								 "geography_distance_knn" : "ST_Distance");
 		if (qdim == 0 && kdg_type_is_postgis(so->type))
 		{
 			/* an empty point: PostGIS's distance is NULL for every row */

@@ -246,6 +246,9 @@ SELECT * FROM kd_knn('pg_pts', ST_MakePoint(2.35, 48.85), 1);
 SELECT id FROM pg_pts ORDER BY geom <-> ST_MakePoint(2.35, 48.85) LIMIT 1;
 SELECT id FROM pg_geog ORDER BY geog <-> 'SRID=4269;POINT(2.35 48.85)'::geography LIMIT 1;
 SELECT id FROM pg_pts3 ORDER BY geom <<->> ST_MakePoint(2.35, 48.85) LIMIT 1;
+-- <<->> does not compare SRIDs: neither does the index
+SELECT (SELECT array_agg(id) FROM (SELECT id FROM pg_pts3 ORDER BY geom <<->> 'SRID=3857;POINT(2.35 48.85 0.05)'::geometry LIMIT 5) s)
+	= (SELECT array_agg(id) FROM (SELECT id FROM pg_pts3 ORDER BY geom <<->> 'POINT(2.35 48.85 0.05)'::geometry LIMIT 5) s) AS srid_ignored;
 SELECT id FROM pg_pts3 ORDER BY geom <<->> ST_MakePointM(2.35, 48.85, 1) LIMIT 1;
 SELECT * FROM kd_knn('pg_pts3', ST_MakePoint(2.35, 48.85), 1);
 SELECT kd_dwithin('SRID=4326;POINT(0 0)'::geometry, 'POINT(0 0)'::geometry, 1);
