@@ -96,6 +96,15 @@ SET enable_indexscan = off;
 SELECT array_length(ids, 1) AS filtered_rows, ids = pg_filtered() AS same_as_seq FROM pg_filtered_kd;
 RESET enable_indexscan;
 
+-- a NULL or an empty query point: every distance is NULL, rows still come
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM pg_pts ORDER BY geom <-> 'SRID=4326;POINT EMPTY'::geometry LIMIT 50;
+SELECT count(*) AS rows, count(d) AS distances FROM (SELECT geom <-> 'SRID=4326;POINT EMPTY'::geometry AS d
+	FROM pg_pts ORDER BY geom <-> 'SRID=4326;POINT EMPTY'::geometry LIMIT 50) s;
+SELECT count(*) AS rows, count(d) AS distances FROM (SELECT geom <-> NULL::geometry AS d
+	FROM pg_pts ORDER BY geom <-> NULL::geometry LIMIT 50) s;
+RESET enable_seqscan;
+
 -- && and kd_dwithin through the index equal PostGIS's answers
 SELECT count(*) AS overlap_rows,
 	count(*) = (SELECT count(*) FROM pg_pts WHERE ST_X(geom) BETWEEN 2.3 AND 2.4 AND ST_Y(geom) BETWEEN 48.8 AND 48.9) AS same_as_xy
