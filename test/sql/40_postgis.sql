@@ -134,6 +134,14 @@ LEFT JOIN LATERAL (SELECT p2.ctid, p2.geom <-> p1.geom AS d, row_number() OVER (
 	FROM pg_small p1, pg_small p2 WHERE p1.ctid = a.query_ctid AND p2.ctid <> p1.ctid
 	ORDER BY p2.geom <-> p1.geom, p2.ctid LIMIT 4) b ON b.rank = a.rank;
 
+SELECT count(*) AS knn_join_table_rows, count(*) FILTER (WHERE k.nn_ctid IS NULL) AS mismatches
+FROM pg_q JOIN kd_knn_join('pg_small', 'pg_q', 3) j ON j.query_ctid = pg_q.ctid
+LEFT JOIN LATERAL kd_knn('pg_small', pg_q.q, 3) k ON k.rank = j.rank AND k.nn_ctid = j.nn_ctid AND k.distance = j.distance;
+SELECT count(*) AS arrays_rows, count(*) FILTER (WHERE a.nn_ctids <> b.ctids OR a.distances <> b.ds) AS mismatches
+FROM kd_all_knn_arrays('pg_small', 4) a
+JOIN (SELECT query_ctid, array_agg(nn_ctid ORDER BY rank) AS ctids, array_agg(distance ORDER BY rank) AS ds
+	  FROM kd_all_knn('pg_small', 4) GROUP BY query_ctid) b USING (query_ctid);
+
 -- a projected SRID (UTM 31N, metres): large coordinates, distances in metres
 CREATE TABLE pg_utm AS SELECT id, ST_Transform(geom, 32631) AS geom FROM pg_pts WHERE id % 5 = 0 AND geom IS NOT NULL AND NOT ST_IsEmpty(geom);
 CREATE INDEX ON pg_utm USING kdgpu (geom);
