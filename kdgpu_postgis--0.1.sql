@@ -125,6 +125,26 @@ CREATE FUNCTION kd_box(rel regclass, col name, low geometry, high geometry)
 	AS '$libdir/kdgpu', 'kdgpu_box'
 	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 
+-- geom <@ kd_ball(center, radius): x and y within radius of center, the
+-- radius search of a kd_geometry_ops index (PostGIS and kdgpu functions are
+-- found through the search path of this extension's creation)
+CREATE FUNCTION kd_ball(center geometry, radius float8) RETURNS kd_ball
+	AS 'SELECT ROW(ARRAY[ST_X(center), ST_Y(center)], radius)::kd_ball'
+	LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+	SET search_path FROM CURRENT;
+
+CREATE FUNCTION kd_within(p geometry, region kd_ball) RETURNS boolean
+	AS '$libdir/kdgpu', 'kdgpu_geometry_in_ball'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR <@ (
+	LEFTARG = geometry,
+	RIGHTARG = kd_ball,
+	FUNCTION = kd_within,
+	RESTRICT = pg_catalog.contsel,
+	JOIN = pg_catalog.contjoinsel
+);
+
 -- kd_dwithin: within a radius, with an index condition for kdgpu indexes
 CREATE FUNCTION kd_dwithin_support(internal) RETURNS internal
 	AS '$libdir/kdgpu', 'kdgpu_dwithin_support'
@@ -144,6 +164,7 @@ CREATE FUNCTION kd_dwithin(a geography, b geography, radius float8) RETURNS bool
 CREATE OPERATOR CLASS kd_geometry_ops
 	DEFAULT FOR TYPE geometry USING kdgpu AS
 	OPERATOR 1 && (geometry, geometry),
+	OPERATOR 3 <@ (geometry, kd_ball),
 	OPERATOR 15 <-> (geometry, geometry) FOR ORDER BY float_ops;
 
 CREATE OPERATOR CLASS kd_geometry_nd_ops

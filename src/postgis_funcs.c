@@ -1,22 +1,28 @@
 /*
  * postgis_funcs.c
  *	  kd_dwithin(geometry, geometry, radius) and kd_dwithin(geography,
- *	  geography, radius), and their planner support function.
+ *	  geography, radius), their planner support function, and the
+ *	  `geometry <@ kd_ball` operator.
  *
  * kd_dwithin is true when two points are within radius of each other:
  * ST_Distance(a, b) <= radius for geometry (in x and y, like ST_DWithin),
  * the sphere distance in metres for geography (like ST_DWithin(a, b,
- * radius, false)).  Empty points are
- * never within any radius; non-points, points of different SRIDs and
- * negative radii are errors.
+ * radius, false)).  Empty points are never within any radius; non-points,
+ * points of different SRIDs and negative radii are errors.
  *
  * PostGIS's ST_DWithin offers index conditions only to GiST, SP-GiST and
  * BRIN; the support function of kd_dwithin offers one to a kdgpu index on
- * either argument: `col && ST_Expand(other, radius)` for kd_geometry_ops,
- * `col && _ST_Expand(other, radius)` for kd_geography_ops (a box on the
- * unit sphere holding the arc of radius metres, plus 1%), which the index
- * answers with a box search.  The condition is lossy, so kd_dwithin itself
- * stays as the filter that decides.
+ * either argument:
+ *	kd_geometry_ops: `col <@ kd_ball(other, radius)`, the index's radius
+ *	  search, which tests each point with the 2-D distance itself;
+ *	kd_geography_ops: `col && _ST_Expand(other, radius)`, a box on the unit
+ *	  sphere holding the arc of radius metres (plus 1%).
+ * The condition is offered as lossy, so kd_dwithin stays as the filter that
+ * decides, with its errors for mixed SRIDs.
+ *
+ * `geom <@ kd_ball(center, radius)` is true when the point's x and y lie
+ * within radius of the ball's two-coordinate center, the 2-D distance of
+ * kd_geometry_ops.
  */
 #include "postgres.h"
 
@@ -40,6 +46,7 @@
 
 PG_FUNCTION_INFO_V1(kdgpu_dwithin);
 PG_FUNCTION_INFO_V1(kdgpu_dwithin_support);
+PG_FUNCTION_INFO_V1(kdgpu_geometry_in_ball);
 
 /* kd_dwithin(a, b, radius) for geometry and geography points. */
 Datum
@@ -71,30 +78,50 @@ kdgpu_dwithin(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(kdg_metric(KD_TYPE_GEOMETRY, a, b, 2) <= radius);
 }
 
-/*
- * The OID of PostGIS's st_expand(geometry, float8) or _st_expand(geography,
- * float8), from the type's schema.
- */
-static Oid
-kdg_st_expand_oid(Oid geomtype, const char *name)
+/* geometry <@ kd_ball: whether x and y lie within radius of the center. */
+Datum
+kdgpu_geometry_in_ball(PG_FUNCTION_ARGS)
 {
-	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(geomtype));
-	Oid			argtypes[2] = {geomtype, FLOAT8OID};
+	double		p[KD_MAX_DIM];
+	double		center[KD_MAX_DIM];
+	double		radius;
+	KdWhere		where = {"p", 0};
+
+	if (kdg_datum_coords(KD_TYPE_GEOMETRY_2D, PG_GETARG_DATUM(0), p, &where) == 0)
+		PG_RETURN_BOOL(false);
+	if (kdg_ball_from_datum(PG_GETARG_DATUM(1), 2, center, &radius) < 0)
+		PG_RETURN_NULL();
+	PG_RETURN_BOOL(kdg_metric(KD_TYPE_GEOMETRY_2D, p, center, 2) <= radius);
+}
+
+/* The schema of a type. */
+static Oid
+kdg_type_namespace(Oid typid)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
 	Oid			nsp;
 
 	if (!HeapTupleIsValid(tup))
-		return InvalidOid;
+		elog(ERROR, "cache lookup failed for type %u", typid);
 	nsp = ((Form_pg_type) GETSTRUCT(tup))->typnamespace;
 	ReleaseSysCache(tup);
+	return nsp;
+}
+
+/* The OID of function name(arg0, arg1) in schema nsp, or InvalidOid. */
+static Oid
+kdg_function_oid(Oid nsp, const char *name, Oid arg0, Oid arg1)
+{
+	Oid			argtypes[2] = {arg0, arg1};
+
 	return LookupFuncName(list_make2(makeString(get_namespace_name(nsp)),
 									 makeString(pstrdup(name))),
 						  2, argtypes, true);
 }
 
 /*
- * Planner support: offer `col && ST_Expand(other, radius)` to a kdgpu
- * index over points whose opclass has && (kd_geometry_ops,
- * kd_geography_ops).
+ * Planner support: offer a kdgpu index over points an index condition
+ * that holds every row kd_dwithin can accept (see the file header).
  */
 Datum
 kdgpu_dwithin_support(PG_FUNCTION_ARGS)
@@ -106,9 +133,9 @@ kdgpu_dwithin_support(PG_FUNCTION_ARGS)
 	Node	   *other;
 	Node	   *radius;
 	Oid			geomtype;
-	Oid			overlap;
-	Oid			expand;
-	Expr	   *box;
+	Oid			region;
+	Oid			regiontype;
+	Oid			op;
 
 	if (!IsA(rawreq, SupportRequestIndexCondition))
 		PG_RETURN_POINTER(NULL);
@@ -125,17 +152,35 @@ kdgpu_dwithin_support(PG_FUNCTION_ARGS)
 	if (!kdg_type_is_postgis(kdg_point_type(geomtype)) ||
 		contain_volatile_functions(other) || contain_volatile_functions(radius))
 		PG_RETURN_POINTER(NULL);
-	overlap = get_opfamily_member(req->opfamily, geomtype, geomtype,
-								  KDAM_STRATEGY_IN_BOX);
-	expand = kdg_st_expand_oid(geomtype,
-							   kdg_point_type(geomtype) == KD_TYPE_GEOGRAPHY ?
-							   "_st_expand" : "st_expand");
-	if (!OidIsValid(overlap) || !OidIsValid(expand))
+
+	/* geometry: kd_ball(other, radius) from kd_dwithin's own schema */
+	region = kdg_point_type(geomtype) == KD_TYPE_GEOMETRY
+		? kdg_function_oid(get_func_namespace(fexpr->funcid), "kd_ball",
+						   geomtype, FLOAT8OID)
+		: InvalidOid;
+	regiontype = OidIsValid(region) ? get_func_rettype(region) : InvalidOid;
+	op = OidIsValid(regiontype)
+		? get_opfamily_member(req->opfamily, geomtype, regiontype,
+							  KDAM_STRATEGY_IN_BALL)
+		: InvalidOid;
+	if (!OidIsValid(op))
+	{
+		/* a box: ST_Expand (geometry) or _ST_Expand (geography) */
+		Oid			nsp = kdg_type_namespace(geomtype);
+
+		region = kdg_function_oid(nsp, kdg_point_type(geomtype) == KD_TYPE_GEOGRAPHY ?
+								  "_st_expand" : "st_expand", geomtype, FLOAT8OID);
+		regiontype = geomtype;
+		op = get_opfamily_member(req->opfamily, geomtype, geomtype,
+								 KDAM_STRATEGY_IN_BOX);
+	}
+	if (!OidIsValid(region) || !OidIsValid(op))
 		PG_RETURN_POINTER(NULL);
-	box = (Expr *) makeFuncExpr(expand, geomtype, list_make2(other, radius),
-								InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 	req->lossy = true;
-	PG_RETURN_POINTER(list_make1(make_opclause(overlap, BOOLOID, false,
-											   (Expr *) indexarg, box,
+	PG_RETURN_POINTER(list_make1(make_opclause(op, BOOLOID, false, (Expr *) indexarg,
+											   (Expr *) makeFuncExpr(region, regiontype,
+																	 list_make2(other, radius),
+																	 InvalidOid, InvalidOid,
+																	 COERCE_EXPLICIT_CALL),
 											   InvalidOid, InvalidOid)));
 }

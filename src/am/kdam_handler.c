@@ -136,9 +136,10 @@ kdam_validate(Oid opclassoid)
 			known = s == KDAM_STRATEGY_DISTANCE &&
 				op->amoprighttype == form->opcintype;
 		else if (geo)
-			/* PostGIS opclasses: && on the column's type as the box qual */
-			known = s == KDAM_STRATEGY_IN_BOX &&
-				op->amoprighttype == form->opcintype;
+			/* PostGIS opclasses: && on the column's type, and kd_ball */
+			known = (s == KDAM_STRATEGY_IN_BOX &&
+					 op->amoprighttype == form->opcintype) ||
+				s == KDAM_STRATEGY_IN_BALL;
 		else if (s == KDAM_STRATEGY_IN_BOX || s == KDAM_STRATEGY_IN_CIRCLE)
 			known = form->opcintype == POINTOID;
 		else if (s == KDAM_STRATEGY_IN_RECT)

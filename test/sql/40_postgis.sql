@@ -113,6 +113,21 @@ SELECT qid, count(*) AS dwithin_rows,
 	array_agg(id ORDER BY id) = (SELECT array_agg(id ORDER BY id) FROM pg_pts p2
 		WHERE ST_DWithin(p2.geom, q, 0.02)) AS same_as_st_dwithin
 FROM pg_q, pg_pts WHERE kd_dwithin(geom, q, 0.02) AND qid <= 5 GROUP BY qid, q ORDER BY qid;
+-- geom <@ kd_ball(center, radius), the index's radius search, equals ST_DWithin
+EXPLAIN (COSTS OFF) SELECT id FROM pg_pts WHERE geom <@ kd_ball('SRID=4326;POINT(2.35 48.85)'::geometry, 0.02);
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT qid, id FROM pg_q, pg_pts WHERE geom <@ kd_ball(q, 0.02);
+CREATE TEMP TABLE pg_ball AS SELECT qid, array_agg(id ORDER BY id) AS ids FROM pg_q, pg_pts
+	WHERE geom <@ kd_ball(q, 0.02) GROUP BY qid;
+RESET enable_seqscan;
+SET enable_indexscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) AS queries, sum(array_length(ids, 1)) AS rows, count(*) FILTER (WHERE ids <> (SELECT array_agg(id ORDER BY id)
+		FROM pg_pts WHERE ST_DWithin(geom, q, 0.02))) AS mismatches
+FROM pg_ball JOIN pg_q USING (qid);
+SELECT count(*) AS seq_rows FROM pg_q, pg_pts WHERE geom <@ kd_ball(q, 0.02);
+RESET enable_indexscan;
+RESET enable_bitmapscan;
 SELECT count(*) AS range_mismatches FROM (
 	(SELECT qid, k.nn_ctid, k.distance FROM pg_q, kd_range('pg_pts', q, 0.015) k
 	 EXCEPT SELECT qid, pg_pts.ctid, ST_Distance(geom, q) FROM pg_q, pg_pts WHERE ST_DWithin(geom, q, 0.015))
