@@ -92,7 +92,7 @@ typedef struct KdamScanOpaqueData
 	int			nquals;
 	KdamQual   *quals;
 	bool		empty;			/* a qual can match nothing */
-	bool		recheck;		/* a circle qual: the executor applies it */
+	bool		recheck;		/* circle or PostGIS &&: the executor tests */
 	bool		started;
 	/* ordered scans */
 	bool		ordered;
