@@ -91,7 +91,7 @@ kdg_find_column(Relation rel)
 					(errcode(ERRCODE_AMBIGUOUS_COLUMN),
 					 errmsg("table \"%s\" has more than one point column",
 							RelationGetRelationName(rel)),
-					 errdetail("Columns \"%s\" and \"%s\" are both of type point or float8[].",
+					 errdetail("Columns \"%s\" and \"%s\" both hold points.",
 							   NameStr(TupleDescAttr(desc, found - 1)->attname),
 							   NameStr(att->attname)),
 					 errhint("Name the column: kd_knn('%s', '%s', ...).",
