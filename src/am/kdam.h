@@ -78,6 +78,8 @@ typedef struct KdamMetaPageData
 	int64		ndead;			/* dead references in the tree */
 	uint64		generation;
 	int32		payload_words;	/* per point: INCLUDE values and NULL mask */
+	int32		srid;			/* PostGIS types: of every point */
+	int32		zm;				/* PostGIS types: KD_HAS_Z | KD_HAS_M */
 } KdamMetaPageData;
 
 typedef KdamMetaPageData *KdamMetaPage;
@@ -205,6 +207,19 @@ extern void kdam_cache_usage(int *trees, int *on_gpu, Size *gpu_bytes);
 /* kdam_view.c */
 extern KdamView *kdam_view_get(KdamTree *t);
 extern Size kdam_view_gpu_bytes(const KdamView *view);
+
+/* kdam_postgis.c */
+extern KdPointType kdam_postgis_index_type(Relation index, KdPointType type);
+extern void kdam_postgis_check_row(Relation index, KdPointType type,
+								   int32 *srid, int32 *zm, bool first,
+								   const KdPointInfo *info, ItemPointer tid);
+extern void kdam_postgis_check_query(Relation index,
+									 const KdamMetaPageData *meta,
+									 const KdPointInfo *info,
+									 const char *opname);
+extern double kdam_postgis_lower_bound(KdPointType type, double d2);
+extern int	kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo,
+								  double *hi);
 
 /* kdam_scan.c */
 extern IndexScanDesc kdam_beginscan(Relation index, int nkeys, int norderbys);

@@ -42,6 +42,8 @@ typedef struct KdamBuildState
 	int			words;			/* payload words per point */
 	uint64	   *payload;
 	Size		limit;			/* maintenance_work_mem in bytes */
+	int32		srid;			/* PostGIS types: of the first point */
+	int32		zm;
 } KdamBuildState;
 
 /* Bytes a build of n points of dim dimensions needs at its peak. */
@@ -61,13 +63,16 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	KdamBuildState *bs = state;
 	double		coords[KD_MAX_DIM];
 	KdWhere		where = {NULL, 0, *tid, index->rd_index->indrelid};
+	KdPointInfo info;
 	int			dim;
 
 	if (isnull[0])
 		return;
-	dim = kdg_datum_coords(bs->type, values[0], coords, &where);
+	dim = kdg_datum_read(bs->type, values[0], coords, &where, &info);
 	if (dim == 0)
 		return;
+	kdam_postgis_check_row(index, bs->type, &bs->srid, &bs->zm, bs->dim == 0,
+						   &info, tid);
 	if (bs->dim == 0)
 		bs->dim = dim;
 	else if (dim != bs->dim)
@@ -219,6 +224,8 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	meta->nbounds = nbounds;
 	meta->tree_head = head;
 	meta->generation = 1;
+	meta->srid = bs.srid;
+	meta->zm = bs.zm;
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 

@@ -35,10 +35,15 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	GenericXLogState *state;
 	KdamMetaPage meta;
 	Page		tail = NULL;
+	KdPointType type;
+	KdPointInfo info;
+	int32		srid,
+				zm;
 
 	if (isnull[0])
 		return false;
-	dim = kdg_datum_coords(kdam_index_type(index), values[0], coords, &where);
+	type = kdam_index_type(index);
+	dim = kdg_datum_read(type, values[0], coords, &where, &info);
 	if (dim == 0)
 		return false;
 	ref = kdg_tid_to_ref(heap_tid);
@@ -55,10 +60,15 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 				 errmsg("point of dimension %d cannot be added to index \"%s\" of dimension %d",
 						dim, RelationGetRelationName(index), meta->dim),
 				 errhint("A kdgpu index holds points of one dimension.")));
+	srid = meta->srid;
+	zm = meta->zm;
+	kdam_postgis_check_row(index, type, &srid, &zm, meta->dim == 0, &info, heap_tid);
 
 	state = GenericXLogStart(index);
 	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	meta->dim = dim;
+	meta->srid = srid;
+	meta->zm = zm;
 	if (meta->pending_tail != InvalidBlockNumber)
 	{
 		tailbuf = ReadBuffer(index, meta->pending_tail);

@@ -37,6 +37,8 @@
  * are exact too; circle quals (whose operator allows a tolerance) are
  * widened and rechecked by the executor.  A qual whose region has another
  * dimension than the index is an error, as the operator would raise.
+ * PostGIS types return lower bounds and have the executor recheck the
+ * order (kdam_postgis.c).
  *
  * Range and bitmap scans collect the matches of all quals at once with a
  * depth-first walk that skips subtrees outside the quals' region.
@@ -93,7 +95,7 @@ typedef struct KdamScanOpaqueData
 	int			nquals;
 	KdamQual   *quals;
 	bool		empty;			/* a qual can match nothing */
-	bool		recheck;		/* a circle qual: the executor applies it */
+	bool		recheck;		/* circle or PostGIS &&: the executor tests */
 	bool		started;
 	/* ordered scans */
 	bool		ordered;
@@ -188,6 +190,8 @@ op_distance(const KdamScanOpaque so, const double *p, int dim)
 		return 0.0;
 	if (so->type == KD_TYPE_POINT)
 		return pg_hypot(p[0] - so->query[0], p[1] - so->query[1]);
+	if (kdg_type_is_postgis(so->type))
+		return kdam_postgis_lower_bound(so->type, kd_dist2(p, so->query, dim));
 	return sqrt(kd_dist2(p, so->query, dim));
 }
 
@@ -200,6 +204,8 @@ op_lower_bound(const KdamScanOpaque so, double lb2)
 {
 	if (so->type == KD_TYPE_POINT)
 		return isinf(lb2) ? 0.0 : sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN);
+	if (kdg_type_is_postgis(so->type))
+		return kdam_postgis_lower_bound(so->type, lb2);
 	return sqrt(lb2);
 }
 
@@ -289,6 +295,13 @@ qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
 	q->dim = 2;
 	if (key->sk_flags & SK_ISNULL)
 		return false;
+	if (key->sk_strategy == KDAM_STRATEGY_IN_BOX && kdg_type_is_postgis(so->type))
+	{
+		/* col && arg: PostGIS tests float4 boxes; the executor rechecks */
+		so->recheck = true;
+		q->dim = kdam_postgis_box_qual(so->type, key->sk_argument, q->lo, q->hi);
+		return q->dim > 0;
+	}
 	/* ball and rect dimensions are checked against the index's later */
 	if (key->sk_strategy == KDAM_STRATEGY_IN_BALL)
 	{
@@ -508,11 +521,21 @@ ordered_start(IndexScanDesc scan)
 	if (!so->order_null)
 	{
 		KdWhere		where = {"ORDER BY", 0};
-		int			qdim = kdg_datum_coords(so->type,
-											scan->orderByData[0].sk_argument,
-											so->query, &where);
+		KdPointInfo info;
+		int			qdim = kdg_datum_read(so->type,
+										  scan->orderByData[0].sk_argument,
+										  so->query, &where, &info);
 
-		if (dim > 0 && qdim != dim)
+		kdam_postgis_check_query(scan->indexRelation, &so->meta, &info,
+								 so->type == KD_TYPE_GEOGRAPHY ?
+								 "geography_distance_knn" : "ST_Distance");
+		if (qdim == 0 && kdg_type_is_postgis(so->type))
+		{
+			/* an empty point: PostGIS's distance is NULL for every row */
+			so->order_null = true;
+			memset(so->query, 0, sizeof(so->query));
+		}
+		else if (dim > 0 && qdim != dim)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("query point has dimension %d, index \"%s\" has dimension %d",
@@ -714,7 +737,7 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 		return_point(scan, loc);
 		scan->xs_orderbyvals[0] = Float8GetDatum(dist);
 		scan->xs_orderbynulls[0] = so->order_null;
-		scan->xs_recheckorderby = false;
+		scan->xs_recheckorderby = kdg_type_is_postgis(so->type) && !so->order_null;
 		return true;
 	}
 	if (so->pos >= so->nhits)
