@@ -108,7 +108,7 @@ typedef struct KdamScanOpaqueData
 	KdamHeapItem *heap;		/* NULL until the best-first search starts */
 	int64		nheap;
 	int64		capheap;
-	MemoryContext tupcxt;		/* the index tuple of an index-only scan */
+	MemoryContext tupcxt;		/* index-only scans: the tuple returned */
 	/* range scans */
 	int64	   *hits;			/* locations of the matches */
 	int64		nhits;
@@ -348,8 +348,6 @@ kdam_beginscan(Relation index, int nkeys, int norderbys)
 
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu scan",
 									ALLOCSET_DEFAULT_SIZES);
-	so->tupcxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu scan tuple",
-									   ALLOCSET_SMALL_SIZES);
 	so->metabuf = InvalidBuffer;
 	so->type = kdam_index_type(index);
 	if (norderbys > 0)
@@ -426,7 +424,10 @@ scan_start(IndexScanDesc scan)
 							so->meta.dim)));
 		}
 	old = MemoryContextSwitchTo(so->cxt);
-	kdam_read_pending(index, &so->meta, &so->pending);
+	if (so->meta.npending > 0)
+		kdam_read_pending(index, &so->meta, &so->pending);
+	else
+		memset(&so->pending, 0, sizeof(so->pending));
 	MemoryContextSwitchTo(old);
 	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
 	/* the pin keeps VACUUM off the tree pages while they are read */
@@ -695,6 +696,10 @@ return_point(IndexScanDesc scan, int64 loc)
 	kdg_ref_to_tid(loc_ref(so, loc), &scan->xs_heaptid);
 	if (!scan->xs_want_itup)
 		return;
+	if (so->tupcxt == NULL)
+		so->tupcxt = AllocSetContextCreate(MemoryContextGetParent(so->cxt),
+										   "kdgpu scan tuple",
+										   ALLOCSET_SMALL_SIZES);
 	MemoryContextReset(so->tupcxt);
 	old = MemoryContextSwitchTo(so->tupcxt);
 	if (loc < t->tree.n)
@@ -780,7 +785,8 @@ kdam_endscan(IndexScanDesc scan)
 	if (BufferIsValid(so->metabuf))
 		ReleaseBuffer(so->metabuf);
 	MemoryContextDelete(so->cxt);
-	MemoryContextDelete(so->tupcxt);
+	if (so->tupcxt)
+		MemoryContextDelete(so->tupcxt);
 	pfree(so);
 	scan->opaque = NULL;
 }
