@@ -78,6 +78,7 @@ typedef struct KdamMetaPageData
 	int64		ndead;			/* dead references in the tree */
 	uint64		generation;
 	int32		payload_words;	/* per point: INCLUDE values and NULL mask */
+	int32		fold_started;	/* a fold is writing (or was, and failed) */
 	int32		srid;			/* PostGIS types: of every point */
 	int32		zm;				/* PostGIS types: KD_HAS_Z | KD_HAS_M */
 } KdamMetaPageData;

@@ -200,6 +200,8 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 			 RelationGetRelationName(index));
 
 	kdam_check_include_types(index);
+	/* an in-place TRUNCATE rebuilds under the same relfilenode */
+	kdam_cache_forget(RelationGetRelid(index));
 	memset(&bs, 0, sizeof(bs));
 	bs.index = index;
 	bs.type = kdam_index_type(index);

@@ -19,7 +19,6 @@
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 
-#include "commands/vacuum.h"
 
 #include "kdam.h"
 
@@ -384,7 +383,6 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 											 RBM_NORMAL, strategy);
 		Page		page;
 
-		vacuum_delay_point();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		if (PageIsNew(page) || (KdamPageGetOpaque(page)->flags & KDAM_FREE))

@@ -56,8 +56,12 @@
 
 #include "kdam.h"
 
-/* relative margin that keeps a lowered sqrt(d2) below pg_hypot's value */
+/*
+ * relative and absolute margins that keep a lowered sqrt(d2) below
+ * pg_hypot's value, the absolute one for squares that underflow
+ */
 #define KDAM_HYPOT_MARGIN 4e-15
+#define KDAM_HYPOT_ABS	1e-150
 /* points in the first batch of an ordered scan */
 #define KDAM_BATCH 16
 
@@ -203,7 +207,8 @@ static inline double
 op_lower_bound(const KdamScanOpaque so, double lb2)
 {
 	if (so->type == KD_TYPE_POINT)
-		return isinf(lb2) ? 0.0 : sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN);
+		return isinf(lb2) ? 0.0
+			: Max(0.0, sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN) - KDAM_HYPOT_ABS);
 	if (kdg_type_is_postgis(so->type))
 		return kdam_postgis_lower_bound(so->type, lb2);
 	return sqrt(lb2);
@@ -433,6 +438,7 @@ scan_start(IndexScanDesc scan)
 	/* the pin keeps VACUUM off the tree pages while they are read */
 	if (so->tree)
 		kdam_cache_release(so->tree);
+	so->tree = NULL;
 	so->tree = kdam_cache_get(index, &so->meta);
 	so->started = true;
 }

@@ -12,10 +12,11 @@
  * the live points, writes it WAL-logged to new pages, switches the metapage
  * to it and frees the old tree and pending pages for reuse.  The fold holds
  * the metapage's cleanup lock throughout, so writers and new scans of this
- * index wait for it.  Before that it reads every page and frees the
- * orphans: pages a fold interrupted by an error or a crash had written,
- * which no chain reaches (the fold then reuses them), and records the free
- * pages the free space map may have lost.
+ * index wait for it.  A fold marks the metapage before it writes and
+ * clears the mark when it switches; a VACUUM that finds the mark set (the
+ * fold failed, or the server crashed) first reads every page and frees the
+ * orphans the fold left, which no chain reaches, so that its own fold
+ * reuses them.
  */
 #include "postgres.h"
 
@@ -192,6 +193,11 @@ fold(Relation index, Buffer metabuf)
 	GenericXLogState *state;
 	KdamMetaPage newmeta;
 
+	/* an interrupted fold leaves this set for the next VACUUM */
+	state = GenericXLogStart(index);
+	KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->fold_started = 1;
+	GenericXLogFinish(state);
+
 	kdam_read_pending(index, &meta, &pending);
 	coords = palloc_extended(sizeof(double) * meta.dim *
 							 (t->tree.n + pending.n + 1), MCXT_ALLOC_HUGE);
@@ -228,6 +234,7 @@ fold(Relation index, Buffer metabuf)
 	newmeta->pending_tail = InvalidBlockNumber;
 	newmeta->npending = 0;
 	newmeta->ndead = 0;
+	newmeta->fold_started = 0;
 	newmeta->generation++;
 	GenericXLogFinish(state);
 
@@ -295,7 +302,16 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBufferForCleanup(metabuf);
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
-	reclaim_pages(info, meta, stats);
+	if (meta->fold_started)
+	{
+		GenericXLogState *state;
+
+		reclaim_pages(info, meta, stats);
+		state = GenericXLogStart(index);
+		KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->fold_started = 0;
+		GenericXLogFinish(state);
+		meta = KdamPageGetMeta(BufferGetPage(metabuf));
+	}
 	if (meta->npending + meta->ndead > kdam_fold_threshold(meta->ntree))
 		fold(index, metabuf);
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));
