@@ -147,16 +147,18 @@ kdg_check_dim(int got, int dim, const KdWhere *where)
 }
 
 /*
- * Read a query point argument into coords; dim is the column's dimension,
- * or 0 when the column holds no points.
+ * Read a query point argument into coords and return its dimension; dim is
+ * the column's dimension, or 0 when the column holds no points.
  */
-void
+int
 kdg_query_coords(KdPointType type, Datum value, int dim, double *coords,
 				const char *arg)
 {
 	KdWhere		where = {arg, 0};
+	int			got = kdg_datum_coords(type, value, coords, &where);
 
-	kdg_check_dim(kdg_datum_coords(type, value, coords, &where), dim, &where);
+	kdg_check_dim(got, dim, &where);
+	return got;
 }
 
 /*
@@ -201,7 +203,8 @@ kdg_array_points(KdPointType type, Datum array, int dim, double **coords,
 						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						 errmsg("query point in %s is NULL", kdg_where_text(&where)),
 						 errhint("Remove NULLs with array_remove(%s, NULL).", arg)));
-			kdg_query_coords(type, elems[i], dim, *coords + 2 * i, arg);
+			kdg_check_dim(kdg_datum_coords(type, elems[i], *coords + 2 * i, &where),
+						  dim, &where);
 		}
 		return nq;
 	}

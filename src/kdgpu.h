@@ -135,7 +135,7 @@ extern KdPointType kdg_point_type(Oid typid);
 extern const char *kdg_point_type_name(KdPointType type);
 extern int	kdg_datum_coords(KdPointType type, Datum value, double *coords,
 							const KdWhere *where);
-extern void kdg_query_coords(KdPointType type, Datum value, int dim,
+extern int	kdg_query_coords(KdPointType type, Datum value, int dim,
 							double *coords, const char *arg);
 extern int64 kdg_array_points(KdPointType type, Datum array, int dim,
 							 double **coords, const char *arg);

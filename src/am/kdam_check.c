@@ -107,6 +107,10 @@ open_kdgpu_index(Oid indexoid, LOCKMODE heaplock, Relation *heap)
 	Oid			heapoid = IndexGetRelation(indexoid, true);
 	Relation	index;
 
+	if (get_rel_name(indexoid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", indexoid)));
 	if (!OidIsValid(heapoid))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
