@@ -9,6 +9,9 @@
 #   make check-all             everything, on a throwaway server (test/run-all)
 #   make engine-check          engine tests, no server (GPU too when present)
 #   make engine-bench          engine benchmark (bench/README.md)
+#   make fuzz FUZZ_SECONDS=60  libFuzzer + ASan/UBSan runs of test/fuzz (clang)
+#   make fuzz-check            replay of the fuzzing corpus, gcc + ASan/UBSan
+#   make soak-check            short load soak against a running server
 
 EXTENSION = kdgpu
 MODULE_big = kdgpu
@@ -28,7 +31,7 @@ ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -ldl -pthread
-EXTRA_CLEAN = test/results engine-test engine-bench-bin $(CUDA_SO) cuda/*.o
+EXTRA_CLEAN = test/results engine-test engine-bench-bin $(CUDA_SO) cuda/*.o fuzz-bin
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -84,6 +87,58 @@ tap-check:
 # PGXS does not track headers: rebuild the objects when they change
 $(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h) $(ENGINE_HDRS)
 $(ENGINE_SRCS:.c=.o): $(ENGINE_HDRS)
+
+# ---- fuzzing (test/fuzz/README.md) ------------------------------------------
+# make fuzz runs each harness for FUZZ_SECONDS under libFuzzer (clang); new
+# crashes land in test/fuzz/corpus/<harness>/ and so join the replay, which
+# make fuzz-check runs with plain $(CC) and the same sanitizers.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS = -g -O1 -std=gnu99 -ffp-contract=off -pthread \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-Isrc -Isrc/engine -Itest/engine
+FUZZ_GEO_SRCS = $(wildcard src/geo/kd_gserialized.c)
+FUZZ_HARNESSES = engine $(if $(FUZZ_GEO_SRCS),gserialized)
+fuzz_engine_SRCS = test/fuzz/fuzz_engine.c test/engine/oracle.c $(ENGINE_SRCS)
+fuzz_gserialized_SRCS = test/fuzz/fuzz_gserialized.c $(FUZZ_GEO_SRCS)
+
+fuzz-bin/fuzz-engine: $(fuzz_engine_SRCS) $(ENGINE_HDRS)
+	@mkdir -p fuzz-bin
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(fuzz_engine_SRCS) -ldl -lm
+fuzz-bin/replay-engine: test/fuzz/replay.c $(fuzz_engine_SRCS) $(ENGINE_HDRS)
+	@mkdir -p fuzz-bin
+	$(CC) $(FUZZ_FLAGS) -o $@ test/fuzz/replay.c $(fuzz_engine_SRCS) -ldl -lm
+fuzz-bin/fuzz-gserialized: $(fuzz_gserialized_SRCS)
+	@mkdir -p fuzz-bin
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(fuzz_gserialized_SRCS) -lm
+fuzz-bin/replay-gserialized: test/fuzz/replay.c $(fuzz_gserialized_SRCS)
+	@mkdir -p fuzz-bin
+	$(CC) $(FUZZ_FLAGS) -o $@ test/fuzz/replay.c $(fuzz_gserialized_SRCS) -lm
+
+fuzz: $(FUZZ_HARNESSES:%=fuzz-bin/fuzz-%)
+	@for h in $(FUZZ_HARNESSES); do \
+		mkdir -p .dev/fuzz/$$h && \
+		echo "== fuzz $$h for $(FUZZ_SECONDS) s" && \
+		fuzz-bin/fuzz-$$h -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+			-artifact_prefix=test/fuzz/corpus/$$h/ .dev/fuzz/$$h test/fuzz/corpus/$$h \
+			2>&1 | grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse)' || exit 1; \
+	done
+
+fuzz-check: $(FUZZ_HARNESSES:%=fuzz-bin/replay-%)
+	@rc=0; for h in $(FUZZ_HARNESSES); do \
+		echo "== replay of test/fuzz/corpus/$$h"; \
+		fuzz-bin/replay-$$h test/fuzz/corpus/$$h || rc=1; \
+	done; exit $$rc
+
+.PHONY: fuzz fuzz-check
+
+# ---- load soak (test/soak/README.md) -----------------------------------------
+SOAK_SECONDS ?= 75
+
+soak-check:
+	test/soak/soak $(SOAK_SECONDS)
+
+.PHONY: soak-check
 
 # ---- pgTAP suites and the whole test run -----------------------------------
 PGTAP_SUITES = $(sort $(wildcard test/pgtap/*.sql))
