@@ -11,6 +11,7 @@
 #   make engine-bench          engine benchmark (bench/README.md)
 #   make fuzz FUZZ_SECONDS=60  libFuzzer + ASan/UBSan runs of test/fuzz (clang)
 #   make fuzz-check            replay of the fuzzing corpus, gcc + ASan/UBSan
+#   make fault-check           GPU absent / failing: the engine's fallbacks
 #   make soak-check            short load soak against a running server
 
 EXTENSION = kdgpu
@@ -31,7 +32,7 @@ ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -ldl -pthread
-EXTRA_CLEAN = test/results engine-test engine-bench-bin $(CUDA_SO) cuda/*.o fuzz-bin
+EXTRA_CLEAN = test/results engine-test engine-bench-bin $(CUDA_SO) cuda/*.o test-bin
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -102,35 +103,58 @@ FUZZ_HARNESSES = engine $(if $(FUZZ_GEO_SRCS),gserialized)
 fuzz_engine_SRCS = test/fuzz/fuzz_engine.c test/engine/oracle.c $(ENGINE_SRCS)
 fuzz_gserialized_SRCS = test/fuzz/fuzz_gserialized.c $(FUZZ_GEO_SRCS)
 
-fuzz-bin/fuzz-engine: $(fuzz_engine_SRCS) $(ENGINE_HDRS)
-	@mkdir -p fuzz-bin
+test-bin/fuzz-engine: $(fuzz_engine_SRCS) $(ENGINE_HDRS)
+	@mkdir -p test-bin
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(fuzz_engine_SRCS) -ldl -lm
-fuzz-bin/replay-engine: test/fuzz/replay.c $(fuzz_engine_SRCS) $(ENGINE_HDRS)
-	@mkdir -p fuzz-bin
+test-bin/replay-engine: test/fuzz/replay.c $(fuzz_engine_SRCS) $(ENGINE_HDRS)
+	@mkdir -p test-bin
 	$(CC) $(FUZZ_FLAGS) -o $@ test/fuzz/replay.c $(fuzz_engine_SRCS) -ldl -lm
-fuzz-bin/fuzz-gserialized: $(fuzz_gserialized_SRCS)
-	@mkdir -p fuzz-bin
+test-bin/fuzz-gserialized: $(fuzz_gserialized_SRCS)
+	@mkdir -p test-bin
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(fuzz_gserialized_SRCS) -lm
-fuzz-bin/replay-gserialized: test/fuzz/replay.c $(fuzz_gserialized_SRCS)
-	@mkdir -p fuzz-bin
+test-bin/replay-gserialized: test/fuzz/replay.c $(fuzz_gserialized_SRCS)
+	@mkdir -p test-bin
 	$(CC) $(FUZZ_FLAGS) -o $@ test/fuzz/replay.c $(fuzz_gserialized_SRCS) -lm
 
-fuzz: $(FUZZ_HARNESSES:%=fuzz-bin/fuzz-%)
+fuzz: $(FUZZ_HARNESSES:%=test-bin/fuzz-%)
 	@for h in $(FUZZ_HARNESSES); do \
 		mkdir -p .dev/fuzz/$$h && \
 		echo "== fuzz $$h for $(FUZZ_SECONDS) s" && \
-		fuzz-bin/fuzz-$$h -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+		test-bin/fuzz-$$h -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 			-artifact_prefix=test/fuzz/corpus/$$h/ .dev/fuzz/$$h test/fuzz/corpus/$$h \
 			2>&1 | grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse)' || exit 1; \
 	done
 
-fuzz-check: $(FUZZ_HARNESSES:%=fuzz-bin/replay-%)
+fuzz-check: $(FUZZ_HARNESSES:%=test-bin/replay-%)
 	@rc=0; for h in $(FUZZ_HARNESSES); do \
 		echo "== replay of test/fuzz/corpus/$$h"; \
-		fuzz-bin/replay-$$h test/fuzz/corpus/$$h || rc=1; \
+		test-bin/replay-$$h test/fuzz/corpus/$$h || rc=1; \
 	done; exit $$rc
 
 .PHONY: fuzz fuzz-check
+
+# ---- GPU faults without a GPU (test/fault) ----------------------------------
+# fault_test runs against fake_cuda.so, a GPU library that fails on purpose,
+# and with no usable library at all; test/gpu/faults.sh is the GPU's part.
+test-bin/fake_cuda.so: test/fault/fake_cuda.c cuda/kdgpu_cuda.h $(ENGINE_HDRS)
+	@mkdir -p test-bin
+	$(CC) -O1 -g -std=gnu99 -Wall -shared -fPIC -o $@ test/fault/fake_cuda.c
+test-bin/fault-test: test/fault/fault_test.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+	@mkdir -p test-bin
+	$(CC) $(ENGINE_CFLAGS) -g -fsanitize=address,undefined -Wall -Isrc/engine \
+		-o $@ test/fault/fault_test.c $(ENGINE_SRCS) -ldl -lm
+
+fault-check: test-bin/fault-test test-bin/fake_cuda.so
+	@rc=0; \
+	echo "== a GPU that fails"; \
+	KDGPU_CUDA_LIB=$(CURDIR)/test-bin/fake_cuda.so test-bin/fault-test fake || rc=1; \
+	echo "== KDGPU_FAULT=absent"; \
+	KDGPU_FAULT=absent KDGPU_CUDA_LIB=$(CURDIR)/test-bin/fake_cuda.so test-bin/fault-test absent || rc=1; \
+	echo "== no GPU library"; \
+	KDGPU_CUDA_LIB=$(CURDIR)/test-bin/no-such-library.so test-bin/fault-test absent || rc=1; \
+	exit $$rc
+
+.PHONY: fault-check
 
 # ---- load soak (test/soak/README.md) -----------------------------------------
 SOAK_SECONDS ?= 75
