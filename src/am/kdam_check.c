@@ -21,6 +21,7 @@
 #include "catalog/index.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -99,7 +100,9 @@ check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 /*
  * Open a kdgpu index and lock its table in heaplock mode; errors if indexoid
- * is not a kdgpu index.
+ * is not a kdgpu index, or if the caller may not read the table (checked
+ * before taking the lock, so that no one can block a table they cannot
+ * read).
  */
 static Relation
 open_kdgpu_index(Oid indexoid, LOCKMODE heaplock, Relation *heap)
@@ -115,6 +118,8 @@ open_kdgpu_index(Oid indexoid, LOCKMODE heaplock, Relation *heap)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid));
 	*heap = table_open(heapoid, heaplock);
 	index = index_open(indexoid, AccessShareLock);
 	if (index->rd_rel->relam != get_index_am_oid("kdgpu", false))
