@@ -289,6 +289,14 @@ check_upload(const char *ctx, KdStatus injected, const KdTree *cputree)
 	check(tree.gpu == NULL && live_trees() == 0, "and keeps no device copy", ctx);
 }
 
+/* A status that reports a failure of the GPU (after a trap, a CUDA context
+ * may also report itself unusable). */
+static bool
+gpu_failure(KdStatus st)
+{
+	return st == KD_ERR_GPU || st == KD_ERR_GPU_NOMEM || st == KD_ERR_GPU_UNAVAILABLE;
+}
+
 /*
  * A real GPU with one injected fault: AUTO always gives the CPU's exact
  * answer; GPU gives it too or fails with a GPU status and a message; a
@@ -328,7 +336,7 @@ check_real(const KdTree *cputree, const Answers *cpu)
 		kd_tree_free(&tree);
 	}
 	st = build_with(KD_DEVICE_GPU, &tree, &exec, &err);
-	check(st == KD_OK || ((st == KD_ERR_GPU || st == KD_ERR_GPU_NOMEM) && err.message[0] &&
+	check(st == KD_OK || (gpu_failure(st) && err.message[0] &&
 						  tree.coords == NULL && tree.gpu == NULL),
 		  "GPU build succeeds or fails cleanly", err.message);
 	reached |= st != KD_OK;
@@ -343,7 +351,7 @@ check_real(const KdTree *cputree, const Answers *cpu)
 	{
 		check(aut.st[op] == KD_OK && same_answer(op, &aut, cpu), "AUTO gives the CPU's answer", op_names[op]);
 		check((gpu.st[op] == KD_OK && same_answer(op, &gpu, cpu)) ||
-			  ((gpu.st[op] == KD_ERR_GPU || gpu.st[op] == KD_ERR_GPU_NOMEM) && gpu.note[op][0]),
+			  (gpu_failure(gpu.st[op]) && gpu.note[op][0]),
 			  "GPU gives the CPU's answer or fails cleanly", gpu.note[op]);
 		reached |= !aut.used_gpu[op] || gpu.st[op] != KD_OK;
 	}
