@@ -87,7 +87,7 @@ INSERT INTO denied VALUES
 
 GRANT SELECT ON denied TO PUBLIC;
 
-SELECT plan((SELECT 2 * count(*)::int FROM denied) + 32);
+SELECT plan((SELECT 2 * count(*)::int FROM denied) + 33);
 
 -- each refused for a role with no privilege, and for one with SELECT on
 -- other columns only
@@ -111,6 +111,14 @@ SELECT throws_ok($$SELECT * FROM kd_knn('secret', 'note', point(0,0), 3)$$, '428
                  'a readable column of another type is still not a point column');
 RESET ROLE;
 
+-- a superuser's work in the session first (kd_load, index tree loaded,
+-- queries): nothing of it may serve the reader below unfiltered
+DO $$
+BEGIN
+  PERFORM * FROM kd_load('guarded');
+  PERFORM * FROM kd_knn('guarded', point(3, 3), 12);
+  PERFORM * FROM kd_all_knn('guarded', 3);
+END $$;
 -- row-level security: the reader's answers equal its own brute force
 SET ROLE kd_reader;
 SELECT results_eq($$SELECT * FROM kd_knn('guarded', point(3, 3), 12)$$,
@@ -157,6 +165,10 @@ SELECT isnt((SELECT array_agg(nn_ctid) FROM kd_knn('guarded', point(3, 3), 12)),
             'a superuser''s answer differs from the reader''s: the policy filtered');
 SET ROLE kd_bypass;
 SELECT is((SELECT count(*) FROM kd_all_knn('guarded', 1)), 300::bigint, 'a BYPASSRLS role reads every row');
+RESET ROLE;
+SET ROLE kd_reader;
+SELECT is((SELECT count(*) FROM kd_all_knn('guarded', 1)), 150::bigint,
+          'the reader again, after other roles in the session: still filtered');
 RESET ROLE;
 -- FORCE ROW LEVEL SECURITY applies to the table owner too
 SET ROLE kd_owner;
