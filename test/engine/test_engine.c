@@ -10,7 +10,8 @@
  * that ref order differs from every spatial order.
  *
  * Options: -v prints a line for every passed check too; -q N sets the
- * number of queries per case.
+ * number of queries per case; -l leaves out the large GPU sets (for runs
+ * under compute-sanitizer, test/gpu/faults.sh).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@ static int	passed;
 static int	failed;
 static bool verbose;
 static int	nqueries = 40;
+static bool skip_large;			/* -l: no large GPU sets (for memcheck runs) */
 static bool have_gpu;
 static int	ncpu;
 
@@ -635,10 +637,12 @@ main(int argc, char **argv)
 	char		why[256];
 	int			opt;
 
-	while ((opt = getopt(argc, argv, "vq:")) != -1)
+	while ((opt = getopt(argc, argv, "vlq:")) != -1)
 	{
 		if (opt == 'v')
 			verbose = true;
+		else if (opt == 'l')
+			skip_large = true;
 		else if (opt == 'q')
 			nqueries = atoi(optarg);
 	}
@@ -663,7 +667,7 @@ main(int argc, char **argv)
 				test_case(kinds[ki], sizes[si], dims[di]);
 			}
 	test_cancel();
-	if (have_gpu)
+	if (have_gpu && !skip_large)
 	{
 		test_gpu_large(DATA_UNIFORM, 1000000, 3, 10);
 		test_gpu_large(DATA_CLUSTERED, 1000000, 3, 10);

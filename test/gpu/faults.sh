@@ -4,8 +4,9 @@
 #   test/gpu/faults.sh [memcheck] [inject] [sql]     (default: all three)
 #
 #   memcheck  the engine tests on the GPU under compute-sanitizer memcheck
-#             with --leak-check full (ENGINE_ARGS, default "-q 8", keeps
-#             them short; the full run takes tens of minutes under memcheck)
+#             with --leak-check full (ENGINE_ARGS, default "-q 8 -l": fewer
+#             queries per case, no 1M-point sets; ENGINE_ARGS= runs them all,
+#             which takes much longer under memcheck)
 #   inject    test/fault/fault_test.c "real" under compute-sanitizer, once
 #             per fault site: KDGPU_FAULT=nomem:N (the N-th device allocation
 #             fails), kernel:N (the N-th synchronization reports a failed
@@ -36,7 +37,7 @@ cd "$(dirname "$0")/../.."
 
 PARTS=${*:-memcheck inject sql}
 SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-ENGINE_ARGS=${ENGINE_ARGS:--q 8}
+ENGINE_ARGS=${ENGINE_ARGS:--q 8 -l}
 FAULT_MAX=${FAULT_MAX:-80}
 PORT=${FAULT_PORT:-54329}
 LATENCY_MS=${LATENCY_MS:-150}
