@@ -384,7 +384,7 @@ BEGIN
   RETURN t;
 END $$;
 
-SELECT plan((SELECT count(*)::int FROM cases) + 41);
+SELECT plan((SELECT count(*)::int FROM cases) + 49);
 
 SET LOCAL enable_seqscan = off;
 SELECT throws_ok(sql, state, NULL, descr) FROM cases ORDER BY id;
@@ -482,6 +482,30 @@ SELECT pg_temp.same_as_seqscan(q) FROM unnest(ARRAY[
 SELECT todo('index-ordered scans do not return rows whose point is NULL (GiST returns them last)', 1);
 SELECT pg_temp.same_as_seqscan(
   $$SELECT count(*) FROM (SELECT id FROM pts ORDER BY p <-> point(0,0) LIMIT 1000) s$$);
+
+-- every GUC at the ends of its range: the same exact answers (with
+-- kdgpu.device = auto, so that a GPU, where there is one, takes its part)
+CREATE FUNCTION pg_temp.allknn_under(setting text, value text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  r text;
+BEGIN
+  PERFORM set_config('kdgpu.device', 'auto', true);
+  PERFORM set_config(setting, value, true);
+  r := results_eq($q$SELECT * FROM kd_all_knn('pts', 3)$q$,
+    $q$SELECT a.ctid, b.* FROM pts a, LATERAL (
+         SELECT o.ctid, a.p <-> o.p, (row_number() OVER (ORDER BY a.p <-> o.p, o.ctid))::int
+           FROM pts o WHERE o.ctid <> a.ctid AND o.p IS NOT NULL ORDER BY a.p <-> o.p, o.ctid LIMIT 3) b
+        WHERE a.p IS NOT NULL ORDER BY 1, 4$q$,
+    format('kd_all_knn with %s = %s equals brute force', setting, value));
+  PERFORM set_config(setting, NULL, true);
+  PERFORM set_config('kdgpu.device', 'cpu', true);
+  RETURN r;
+END $$;
+SELECT pg_temp.allknn_under(s, v) FROM (VALUES
+  ('kdgpu.cpu_threads', '1'), ('kdgpu.cpu_threads', '1024'), ('kdgpu.cpu_threads', '0'),
+  ('kdgpu.gpu_min_points', '0'), ('kdgpu.gpu_min_points', '2147483647'),
+  ('kdgpu.gpu_memory_limit', '1MB'), ('kdgpu.gpu_memory_limit', '2147483647MB'),
+  ('kdgpu.device', 'cpu')) sv(s, v);
 
 -- nothing was written, the indexes are sound, the backend is alive
 SELECT is(pg_temp.fingerprint(), (SELECT fp FROM before), 'no table changed');
