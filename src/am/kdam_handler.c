@@ -4,8 +4,9 @@
  *	  class validation.
  *
  * Operator classes (kdgpu--0.1.sql): kd_point_ops for point, with
- * `<@ box` (strategy 1), `<@ circle` (2) and `<->` for ORDER BY (15);
- * kd_float8_ops for float8[], with `<->` for ORDER BY.  The access method
+ * `<@ box` (strategy 1), `<@ circle` (2), `<@ kd_ball` (3) and `<->` for
+ * ORDER BY (15); kd_float8_ops for float8[], with `<@ kd_ball` (3),
+ * `<@ kd_rect` (4) and `<->` for ORDER BY.  The access method
  * reads the indexed type itself (datum.c), so it needs no support functions.
  */
 #include "postgres.h"
@@ -43,7 +44,7 @@ kdam_index_type(Relation index)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("kdgpu indexes point and float8[] columns, not %s",
 						format_type_be(index->rd_opcintype[0]))));
-	return type;
+	return kdam_postgis_index_type(index, type);
 }
 
 /* Pending plus dead rows past which VACUUM builds a new tree. */
@@ -126,13 +127,26 @@ kdam_validate(Oid opclassoid)
 	{
 		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&ops->members[i]->tuple);
 		bool		order = op->amoppurpose == AMOP_ORDER;
-		bool		known = order ? op->amopstrategy == KDAM_STRATEGY_DISTANCE
-			: (op->amopstrategy == KDAM_STRATEGY_IN_BOX ||
-			   op->amopstrategy == KDAM_STRATEGY_IN_CIRCLE);
+		int			s = op->amopstrategy;
+		bool		known;
 
-		if (!known || op->amoplefttype != form->opcintype ||
-			(order && op->amoprighttype != form->opcintype) ||
-			(!order && op->amoplefttype != POINTOID))
+		bool		geo = kdg_type_is_postgis(kdg_point_type(form->opcintype));
+
+		if (order)
+			known = s == KDAM_STRATEGY_DISTANCE &&
+				op->amoprighttype == form->opcintype;
+		else if (geo)
+			/* PostGIS opclasses: && on the column's type, and kd_ball */
+			known = (s == KDAM_STRATEGY_IN_BOX &&
+					 op->amoprighttype == form->opcintype) ||
+				s == KDAM_STRATEGY_IN_BALL;
+		else if (s == KDAM_STRATEGY_IN_BOX || s == KDAM_STRATEGY_IN_CIRCLE)
+			known = form->opcintype == POINTOID;
+		else if (s == KDAM_STRATEGY_IN_RECT)
+			known = form->opcintype == FLOAT8ARRAYOID;
+		else
+			known = s == KDAM_STRATEGY_IN_BALL;
+		if (!known || op->amoplefttype != form->opcintype)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -185,7 +199,7 @@ kdam_handler(PG_FUNCTION_ARGS)
 	amroutine->amclusterable = false;
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = false;
-	amroutine->amcaninclude = false;
+	amroutine->amcaninclude = true;
 	amroutine->amusemaintenanceworkmem = false;
 	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	amroutine->amkeytype = InvalidOid;
@@ -195,7 +209,7 @@ kdam_handler(PG_FUNCTION_ARGS)
 	amroutine->aminsert = kdam_insert;
 	amroutine->ambulkdelete = kdam_bulkdelete;
 	amroutine->amvacuumcleanup = kdam_vacuumcleanup;
-	amroutine->amcanreturn = NULL;
+	amroutine->amcanreturn = kdam_canreturn;
 	amroutine->amcostestimate = kdam_costestimate;
 	amroutine->amoptions = kdam_options;
 	amroutine->amproperty = NULL;

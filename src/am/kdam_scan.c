@@ -6,6 +6,16 @@
  * A scan pins the metapage for its whole life (see kdam.h), takes the tree
  * from the backend's cache and reads the pending records once.
  *
+ * Ordered scans with no quals start with a batch: the engine's depth-first
+ * search finds the KDAM_BATCH points nearest by d2, whose exact keys are
+ * computed and sorted together with the pending points'.  Every point
+ * outside the batch has d2 >= the last one's, so a key below that d2's
+ * lower bound (op_lower_bound) cannot be beaten: the batch's rows with such
+ * keys are returned first, in order, at a fraction of the best-first cost
+ * (a LIMIT 10 rarely needs more).  If the executor asks for more, the
+ * best-first search below starts from scratch and skips as many rows, which
+ * it returns in the same order.
+ *
  * Ordered scans are an incremental best-first search: a binary heap holds
  * subtrees keyed by a lower bound on their distance to the query and points
  * keyed by their exact distance.  The smallest entry is
@@ -20,8 +30,15 @@
  * with no recheck: sqrt(d2) for float8[], pg_hypot(dx, dy) for point.  A
  * subtree's key is a lower bound of its points' keys: sqrt of its squared
  * distance bound, lowered for point by a margin that covers the few ulps
- * between pg_hypot and sqrt(d2).  Circle quals are widened and rechecked by
- * the executor; box quals are exact.
+ * between pg_hypot and sqrt(d2).
+ *
+ * Quals: box and kd_rect quals are exact; kd_ball quals prune with a widened
+ * squared radius and test each point with the operator's own metric, so they
+ * are exact too; circle quals (whose operator allows a tolerance) are
+ * widened and rechecked by the executor.  A qual whose region has another
+ * dimension than the index is an error, as the operator would raise.
+ * PostGIS types return lower bounds and have the executor recheck the
+ * order (kdam_postgis.c).
  *
  * Range and bitmap scans collect the matches of all quals at once with a
  * depth-first walk that skips subtrees outside the quals' region.
@@ -41,24 +58,30 @@
 
 /* relative margin that keeps a lowered sqrt(d2) below pg_hypot's value */
 #define KDAM_HYPOT_MARGIN 4e-15
+/* points in the first batch of an ordered scan */
+#define KDAM_BATCH 16
 
 typedef struct KdamQual
 {
 	int			strategy;
-	double		lo[KD_MAX_DIM]; /* box */
+	int			dim;			/* the region's dimension */
+	double		lo[KD_MAX_DIM]; /* box, kd_rect */
 	double		hi[KD_MAX_DIM];
-	double		center[KD_MAX_DIM]; /* circle */
+	double		center[KD_MAX_DIM]; /* circle, kd_ball */
 	double		radius;
 	double		r2max;			/* squared radius, widened */
 } KdamQual;
 
-/* heap entry: a subtree (node) or a point (ref) */
+/*
+ * heap entry: a subtree (node) or a point (ref).  A point's location is
+ * its tree node, or the tree's size plus its pending record's number.
+ */
 typedef struct KdamHeapItem
 {
 	double		key;			/* operator distance, or a lower bound */
 	double		lb2;			/* subtree: lower bound on its d2 */
 	uint64		ref;
-	int64		node;			/* subtree root, or -1 for a point */
+	int64		node;			/* subtree root, or -1 - location of a point */
 } KdamHeapItem;
 
 typedef struct KdamScanOpaqueData
@@ -72,17 +95,22 @@ typedef struct KdamScanOpaqueData
 	int			nquals;
 	KdamQual   *quals;
 	bool		empty;			/* a qual can match nothing */
-	bool		recheck;		/* a circle qual: the executor applies it */
+	bool		recheck;		/* circle or PostGIS &&: the executor tests */
 	bool		started;
 	/* ordered scans */
 	bool		ordered;
 	bool		order_null;		/* ORDER BY argument is NULL */
 	double		query[KD_MAX_DIM];
-	KdamHeapItem *heap;
+	KdamHeapItem *batch;		/* the first rows, in order (key, ref) */
+	int			nbatch;
+	int			batchpos;
+	int64		skip;			/* rows the best-first search must skip */
+	KdamHeapItem *heap;		/* NULL until the best-first search starts */
 	int64		nheap;
 	int64		capheap;
+	MemoryContext tupcxt;		/* the index tuple of an index-only scan */
 	/* range scans */
-	uint64	   *hits;
+	int64	   *hits;			/* locations of the matches */
 	int64		nhits;
 	int64		pos;
 } KdamScanOpaqueData;
@@ -162,6 +190,8 @@ op_distance(const KdamScanOpaque so, const double *p, int dim)
 		return 0.0;
 	if (so->type == KD_TYPE_POINT)
 		return pg_hypot(p[0] - so->query[0], p[1] - so->query[1]);
+	if (kdg_type_is_postgis(so->type))
+		return kdam_postgis_lower_bound(so->type, kd_dist2(p, so->query, dim));
 	return sqrt(kd_dist2(p, so->query, dim));
 }
 
@@ -174,10 +204,20 @@ op_lower_bound(const KdamScanOpaque so, double lb2)
 {
 	if (so->type == KD_TYPE_POINT)
 		return isinf(lb2) ? 0.0 : sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN);
+	if (kdg_type_is_postgis(so->type))
+		return kdam_postgis_lower_bound(so->type, lb2);
 	return sqrt(lb2);
 }
 
-/* Whether a point may satisfy every qual (exact for boxes). */
+/* Whether a qual's region is a box (box, kd_rect) rather than a ball. */
+static inline bool
+qual_is_box(const KdamQual *q)
+{
+	return q->strategy == KDAM_STRATEGY_IN_BOX ||
+		q->strategy == KDAM_STRATEGY_IN_RECT;
+}
+
+/* Whether a point may satisfy every qual (exact but for circles). */
 static bool
 quals_match(const KdamScanOpaque so, const double *p, int dim)
 {
@@ -185,13 +225,16 @@ quals_match(const KdamScanOpaque so, const double *p, int dim)
 	{
 		const KdamQual *q = &so->quals[i];
 
-		if (q->strategy == KDAM_STRATEGY_IN_BOX)
+		if (qual_is_box(q))
 		{
 			for (int j = 0; j < dim; j++)
 				if (p[j] < q->lo[j] || p[j] > q->hi[j])
 					return false;
 		}
 		else if (kd_dist2(p, q->center, dim) > q->r2max)
+			return false;
+		else if (q->strategy == KDAM_STRATEGY_IN_BALL &&
+				 !(kdg_metric(so->type, p, q->center, dim) <= q->radius))
 			return false;
 	}
 	return true;
@@ -205,7 +248,7 @@ quals_meet_box(const KdamScanOpaque so, const double *box, int dim)
 	{
 		const KdamQual *q = &so->quals[i];
 
-		if (q->strategy == KDAM_STRATEGY_IN_BOX)
+		if (qual_is_box(q))
 		{
 			for (int j = 0; j < dim; j++)
 				if (q->hi[j] < box[j] || q->lo[j] > box[dim + j])
@@ -228,7 +271,7 @@ quals_meet_side(const KdamScanOpaque so, int s, double v, bool left)
 	{
 		const KdamQual *q = &so->quals[i];
 
-		if (q->strategy == KDAM_STRATEGY_IN_BOX)
+		if (qual_is_box(q))
 		{
 			if (left ? q->lo[s] > v : q->hi[s] < v)
 				return false;
@@ -249,8 +292,28 @@ static bool
 qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
 {
 	q->strategy = key->sk_strategy;
+	q->dim = 2;
 	if (key->sk_flags & SK_ISNULL)
 		return false;
+	if (key->sk_strategy == KDAM_STRATEGY_IN_BOX && kdg_type_is_postgis(so->type))
+	{
+		/* col && arg: PostGIS tests float4 boxes; the executor rechecks */
+		so->recheck = true;
+		q->dim = kdam_postgis_box_qual(so->type, key->sk_argument, q->lo, q->hi);
+		return q->dim > 0;
+	}
+	/* ball and rect dimensions are checked against the index's later */
+	if (key->sk_strategy == KDAM_STRATEGY_IN_BALL)
+	{
+		q->dim = kdg_ball_from_datum(key->sk_argument, 0, q->center, &q->radius);
+		q->r2max = kd_radius_bound(q->radius);
+		return q->dim > 0;
+	}
+	if (key->sk_strategy == KDAM_STRATEGY_IN_RECT)
+	{
+		q->dim = kdg_rect_from_datum(key->sk_argument, 0, q->lo, q->hi);
+		return q->dim > 0;
+	}
 	if (key->sk_strategy == KDAM_STRATEGY_IN_BOX)
 	{
 		BOX		   *box = DatumGetBoxP(key->sk_argument);
@@ -285,6 +348,8 @@ kdam_beginscan(Relation index, int nkeys, int norderbys)
 
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu scan",
 									ALLOCSET_DEFAULT_SIZES);
+	so->tupcxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu scan tuple",
+									   ALLOCSET_SMALL_SIZES);
 	so->metabuf = InvalidBuffer;
 	so->type = kdam_index_type(index);
 	if (norderbys > 0)
@@ -308,7 +373,11 @@ kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	MemoryContextReset(so->cxt);
 	so->started = false;
 	so->empty = false;
+	so->heap = NULL;
 	so->nheap = 0;
+	so->nbatch = 0;
+	so->batchpos = 0;
+	so->skip = 0;
 	so->nhits = 0;
 	so->pos = 0;
 	if (keys && scan->numberOfKeys > 0)
@@ -346,6 +415,16 @@ scan_start(IndexScanDesc scan)
 		so->metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBuffer(so->metabuf, BUFFER_LOCK_SHARE);
 	so->meta = *kdam_metapage(index, BufferGetPage(so->metabuf));
+	for (int i = 0; i < so->nquals; i++)
+		if (so->meta.dim > 0 && so->quals[i].dim != so->meta.dim)
+		{
+			LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("query region has dimension %d, index \"%s\" has dimension %d",
+							so->quals[i].dim, RelationGetRelationName(index),
+							so->meta.dim)));
+		}
 	old = MemoryContextSwitchTo(so->cxt);
 	kdam_read_pending(index, &so->meta, &so->pending);
 	MemoryContextSwitchTo(old);
@@ -357,32 +436,69 @@ scan_start(IndexScanDesc scan)
 	so->started = true;
 }
 
-/* Start an ordered scan: the root subtree and every pending point. */
-static void
-ordered_start(IndexScanDesc scan)
+/* qsort comparator of heap items, in heap order. */
+static int
+item_cmp(const void *a, const void *b)
 {
-	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	return item_less(a, b) ? -1 : item_less(b, a) ? 1 : 0;
+}
+
+/*
+ * The first rows of an ordered scan with no quals, from a depth-first batch
+ * (see the file header), into so->batch in (key, ref) order.
+ */
+static void
+ordered_batch(KdamScanOpaque so)
+{
+	const KdTree *t = &so->tree->tree;
 	int			dim = so->meta.dim;
-	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+	KdNeighbor	found[KDAM_BATCH];
+	int			nfound = kd_knn_one_nodes(t, so->query, KDAM_BATCH, found);
+	double		bound = nfound < KDAM_BATCH ? INFINITY
+		: op_lower_bound(so, found[nfound - 1].d2);
+	int64		npending = 0;
+	int			n = 0;
+
+	for (int64 i = 0; i < so->pending.n; i++)
+		npending += op_distance(so, so->pending.coords + i * dim, dim) < bound;
+	so->batch = MemoryContextAlloc(so->cxt,
+								   sizeof(KdamHeapItem) * (nfound + npending + 1));
+	for (int i = 0; i < nfound; i++)
+	{
+		int64		node = (int64) found[i].ref;
+		double		key = op_distance(so, t->coords + node * dim, dim);
+
+		if (t->refs[node] != KDAM_DEAD_REF && key < bound)
+		{
+			so->batch[n].key = key;
+			so->batch[n].ref = t->refs[node];
+			so->batch[n++].node = -1 - node;
+		}
+	}
+	for (int64 i = 0; i < so->pending.n; i++)
+	{
+		double		key = op_distance(so, so->pending.coords + i * dim, dim);
+
+		if (key < bound)
+		{
+			so->batch[n].key = key;
+			so->batch[n].ref = so->pending.refs[i];
+			so->batch[n++].node = -1 - (t->n + i);
+		}
+	}
+	qsort(so->batch, n, sizeof(KdamHeapItem), item_cmp);
+	so->nbatch = n;
+	so->skip = n;
+}
+
+/* Start the best-first search: the root subtree and every pending point. */
+static void
+best_first_start(KdamScanOpaque so)
+{
+	int			dim = so->meta.dim;
 
 	so->capheap = 1024;
-	so->heap = palloc(sizeof(KdamHeapItem) * so->capheap);
-	MemoryContextSwitchTo(old);
-	if (!so->order_null)
-	{
-		KdWhere		where = {"ORDER BY", 0};
-		int			qdim = kdg_datum_coords(so->type,
-											scan->orderByData[0].sk_argument,
-											so->query, &where);
-
-		if (dim > 0 && qdim != dim)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("query point has dimension %d, index \"%s\" has dimension %d",
-							qdim, RelationGetRelationName(scan->indexRelation), dim)));
-	}
-	else
-		memset(so->query, 0, sizeof(so->query));
+	so->heap = MemoryContextAlloc(so->cxt, sizeof(KdamHeapItem) * so->capheap);
 	if (so->tree->tree.n > 0)
 		heap_push(so, 0.0, 0.0, 0, 0);
 	for (int64 i = 0; i < so->pending.n; i++)
@@ -390,20 +506,65 @@ ordered_start(IndexScanDesc scan)
 		const double *p = so->pending.coords + i * dim;
 
 		if (quals_match(so, p, dim))
-			heap_push(so, op_distance(so, p, dim), 0.0, so->pending.refs[i], -1);
+			heap_push(so, op_distance(so, p, dim), 0.0, so->pending.refs[i],
+					  -1 - (so->tree->tree.n + i));
 	}
 }
 
+/* Start an ordered scan: read the query point, and take a first batch. */
+static void
+ordered_start(IndexScanDesc scan)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	int			dim = so->meta.dim;
+
+	if (!so->order_null)
+	{
+		KdWhere		where = {"ORDER BY", 0};
+		KdPointInfo info;
+		int			qdim = kdg_datum_read(so->type,
+										  scan->orderByData[0].sk_argument,
+										  so->query, &where, &info);
+
+		kdam_postgis_check_query(scan->indexRelation, &so->meta, &info,
+								 so->type == KD_TYPE_GEOGRAPHY ?
+								 "geography_distance_knn" : "ST_Distance");
+		if (qdim == 0 && kdg_type_is_postgis(so->type))
+		{
+			/* an empty point: PostGIS's distance is NULL for every row */
+			so->order_null = true;
+			memset(so->query, 0, sizeof(so->query));
+		}
+		else if (dim > 0 && qdim != dim)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("query point has dimension %d, index \"%s\" has dimension %d",
+							qdim, RelationGetRelationName(scan->indexRelation), dim)));
+	}
+	else
+		memset(so->query, 0, sizeof(so->query));
+	if (!so->order_null && so->nquals == 0)
+		ordered_batch(so);
+}
+
 /*
- * Next point of an ordered scan in (distance, ref) order; false when none
- * is left.
+ * Next point of an ordered scan in (distance, ref) order, and its location;
+ * false when none is left.
  */
 static bool
-ordered_next(KdamScanOpaque so, double *dist, uint64 *ref)
+ordered_next(KdamScanOpaque so, double *dist, int64 *loc)
 {
 	const KdTree *t = &so->tree->tree;
 	int			dim = t->dim;
 
+	if (so->batchpos < so->nbatch)
+	{
+		*dist = so->batch[so->batchpos].key;
+		*loc = -1 - so->batch[so->batchpos++].node;
+		return true;
+	}
+	if (so->heap == NULL)
+		best_first_start(so);
 	while (so->nheap > 0)
 	{
 		KdamHeapItem it = heap_pop(so);
@@ -412,13 +573,19 @@ ordered_next(KdamScanOpaque so, double *dist, uint64 *ref)
 
 		if (it.node < 0)
 		{
+			/* the batch returned the first rows already */
+			if (so->skip > 0)
+			{
+				so->skip--;
+				continue;
+			}
 			*dist = it.key;
-			*ref = it.ref;
+			*loc = -1 - it.node;
 			return true;
 		}
 		p = t->coords + it.node * dim;
 		if (t->refs[it.node] != KDAM_DEAD_REF && quals_match(so, p, dim))
-			heap_push(so, op_distance(so, p, dim), 0.0, t->refs[it.node], -1);
+			heap_push(so, op_distance(so, p, dim), 0.0, t->refs[it.node], -1 - it.node);
 		s = t->split[it.node];
 		for (int side = 0; side < 2; side++)
 		{
@@ -460,7 +627,7 @@ range_collect(KdamScanOpaque so)
 	int64		cap = 1024;
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 
-	so->hits = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
+	so->hits = palloc_extended(sizeof(int64) * cap, MCXT_ALLOC_HUGE);
 	MemoryContextSwitchTo(old);
 	if (t->n > 0)
 		stack[sp++] = 0;
@@ -483,9 +650,9 @@ range_collect(KdamScanOpaque so)
 				if (so->nhits == cap)
 				{
 					cap *= 2;
-					so->hits = repalloc_huge(so->hits, sizeof(uint64) * cap);
+					so->hits = repalloc_huge(so->hits, sizeof(int64) * cap);
 				}
-				so->hits[so->nhits++] = t->refs[node];
+				so->hits[so->nhits++] = node;
 			}
 			left = quals_meet_side(so, s, p[s], true);
 			right = quals_meet_side(so, s, p[s], false);
@@ -500,10 +667,46 @@ range_collect(KdamScanOpaque so)
 			if (so->nhits == cap)
 			{
 				cap *= 2;
-				so->hits = repalloc_huge(so->hits, sizeof(uint64) * cap);
+				so->hits = repalloc_huge(so->hits, sizeof(int64) * cap);
 			}
-			so->hits[so->nhits++] = so->pending.refs[i];
+			so->hits[so->nhits++] = t->n + i;
 		}
+}
+
+/* The reference of the point at a location. */
+static inline uint64
+loc_ref(KdamScanOpaque so, int64 loc)
+{
+	const KdTree *t = &so->tree->tree;
+
+	return loc < t->n ? t->refs[loc] : so->pending.refs[loc - t->n];
+}
+
+/* Return the point at loc: its TID, and its index tuple when asked for. */
+static void
+return_point(IndexScanDesc scan, int64 loc)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	const KdamTree *t = so->tree;
+	int			dim = so->meta.dim;
+	int			words = so->meta.payload_words;
+	MemoryContext old;
+
+	kdg_ref_to_tid(loc_ref(so, loc), &scan->xs_heaptid);
+	if (!scan->xs_want_itup)
+		return;
+	MemoryContextReset(so->tupcxt);
+	old = MemoryContextSwitchTo(so->tupcxt);
+	if (loc < t->tree.n)
+		scan->xs_itup = kdam_form_tuple(scan->indexRelation,
+										t->tree.coords + loc * dim,
+										t->payload + loc * words);
+	else
+		scan->xs_itup = kdam_form_tuple(scan->indexRelation,
+										so->pending.coords + (loc - t->tree.n) * dim,
+										so->pending.payload + (loc - t->tree.n) * words);
+	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+	MemoryContextSwitchTo(old);
 }
 
 /* amgettuple */
@@ -527,19 +730,19 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 	if (so->ordered)
 	{
 		double		dist;
-		uint64		ref;
+		int64		loc;
 
-		if (!ordered_next(so, &dist, &ref))
+		if (!ordered_next(so, &dist, &loc))
 			return false;
-		kdg_ref_to_tid(ref, &scan->xs_heaptid);
+		return_point(scan, loc);
 		scan->xs_orderbyvals[0] = Float8GetDatum(dist);
 		scan->xs_orderbynulls[0] = so->order_null;
-		scan->xs_recheckorderby = false;
+		scan->xs_recheckorderby = kdg_type_is_postgis(so->type) && !so->order_null;
 		return true;
 	}
 	if (so->pos >= so->nhits)
 		return false;
-	kdg_ref_to_tid(so->hits[so->pos++], &scan->xs_heaptid);
+	return_point(scan, so->hits[so->pos++]);
 	return true;
 }
 
@@ -560,7 +763,7 @@ kdam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	{
 		ItemPointerData tid;
 
-		kdg_ref_to_tid(so->hits[i], &tid);
+		kdg_ref_to_tid(loc_ref(so, so->hits[i]), &tid);
 		tbm_add_tuples(tbm, &tid, 1, so->recheck);
 	}
 	return so->nhits;
@@ -577,6 +780,7 @@ kdam_endscan(IndexScanDesc scan)
 	if (BufferIsValid(so->metabuf))
 		ReleaseBuffer(so->metabuf);
 	MemoryContextDelete(so->cxt);
+	MemoryContextDelete(so->tupcxt);
 	pfree(so);
 	scan->opaque = NULL;
 }

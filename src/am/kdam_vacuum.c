@@ -12,7 +12,10 @@
  * the live points, writes it WAL-logged to new pages, switches the metapage
  * to it and frees the old tree and pending pages for reuse.  The fold holds
  * the metapage's cleanup lock throughout, so writers and new scans of this
- * index wait for it.
+ * index wait for it.  Before that it reads every page and frees the
+ * orphans: pages a fold interrupted by an error or a crash had written,
+ * which no chain reaches (the fold then reuses them), and records the free
+ * pages the free space map may have lost.
  */
 #include "postgres.h"
 
@@ -29,17 +32,14 @@ static int64
 delete_from_tree(Relation index, const KdamMetaPageData *meta,
 				 IndexBulkDeleteCallback callback, void *callback_state)
 {
-	Size		coords,
-				refs,
-				split,
-				bounds;
+	KdamSlices	sl;
 	Size		off = 0;		/* stream offset of the current page */
 	BlockNumber blkno = meta->tree_head;
 	int64		marked = 0;
 
 	kdam_tree_stream_slices(meta->ntree, meta->dim, meta->nbounds,
-							&coords, &refs, &split, &bounds);
-	while (blkno != InvalidBlockNumber && off < split)
+							meta->payload_words, &sl);
+	while (blkno != InvalidBlockNumber && off < sl.split)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
@@ -50,10 +50,10 @@ delete_from_tree(Relation index, const KdamMetaPageData *meta,
 		page = BufferGetPage(buf);
 		len = ((PageHeader) page)->pd_lower - (PageGetContents(page) - (char *) page);
 		next = KdamPageGetOpaque(page)->next;
-		if (off + len > refs)
+		if (off + len > sl.refs)
 		{
-			Size		from = Max(off, refs) - off;
-			Size		to = Min(off + len, split) - off;
+			Size		from = Max(off, sl.refs) - off;
+			Size		to = Min(off + len, sl.split) - off;
 			GenericXLogState *state = NULL;
 			char	   *data = PageGetContents(page);
 
@@ -92,7 +92,7 @@ static int64
 delete_from_pending(Relation index, const KdamMetaPageData *meta,
 					IndexBulkDeleteCallback callback, void *callback_state)
 {
-	Size		recsize = kdam_pending_record_size(meta->dim);
+	Size		recsize = kdam_pending_record_size(meta->dim, meta->payload_words);
 	BlockNumber blkno = meta->pending_head;
 	int64		removed = 0;
 
@@ -182,9 +182,11 @@ fold(Relation index, Buffer metabuf)
 	KdamMetaPageData meta = *KdamPageGetMeta(BufferGetPage(metabuf));
 	KdamTree   *t = kdam_cache_get(index, &meta);
 	KdamPending pending;
+	int			words = meta.payload_words;
 	int64		n = 0;
 	double	   *coords;
 	uint64	   *refs;
+	uint64	   *payload;
 	int64		nbounds;
 	BlockNumber head;
 	GenericXLogState *state;
@@ -195,20 +197,27 @@ fold(Relation index, Buffer metabuf)
 							 (t->tree.n + pending.n + 1), MCXT_ALLOC_HUGE);
 	refs = palloc_extended(sizeof(uint64) * (t->tree.n + pending.n + 1),
 						   MCXT_ALLOC_HUGE);
+	payload = palloc_extended(sizeof(uint64) * words * (t->tree.n + pending.n) + 1,
+							  MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < t->tree.n; i++)
 		if (t->tree.refs[i] != KDAM_DEAD_REF)
 		{
 			memcpy(coords + n * meta.dim, t->tree.coords + i * meta.dim,
 				   sizeof(double) * meta.dim);
+			memcpy(payload + n * words, t->payload + i * words,
+				   sizeof(uint64) * words);
 			refs[n++] = t->tree.refs[i];
 		}
 	kdam_cache_release(t);
 	memcpy(coords + n * meta.dim, pending.coords,
 		   sizeof(double) * meta.dim * pending.n);
 	memcpy(refs + n, pending.refs, sizeof(uint64) * pending.n);
+	memcpy(payload + n * words, pending.payload,
+		   sizeof(uint64) * words * pending.n);
 	n += pending.n;
 
-	head = kdam_write_new_tree(index, coords, refs, n, meta.dim, false, &nbounds);
+	head = kdam_write_new_tree(index, coords, refs, payload, words, n, meta.dim,
+							   false, &nbounds);
 
 	state = GenericXLogStart(index);
 	newmeta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
@@ -227,6 +236,47 @@ fold(Relation index, Buffer metabuf)
 	kdam_free_chain(index, meta.pending_head);
 	pfree(coords);
 	pfree(refs);
+	pfree(payload);
+}
+
+/*
+ * Flag orphaned pages free and record every free page in the free space
+ * map; the metapage is locked for cleanup, so the chains stay still.
+ */
+static void
+reclaim_pages(IndexVacuumInfo *info, const KdamMetaPageData *meta,
+			  IndexBulkDeleteResult *stats)
+{
+	Relation	index = info->index;
+	KdamCensus	census;
+
+	kdam_page_census(index, meta, info->strategy, &census);
+	for (BlockNumber blkno = 0; blkno < census.nblocks; blkno++)
+	{
+		if (census.kind[blkno] == KDAM_PAGE_ORPHAN)
+		{
+			Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno,
+												 RBM_NORMAL, info->strategy);
+			GenericXLogState *state;
+
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			state = GenericXLogStart(index);
+			kdam_init_page(GenericXLogRegisterBuffer(state, buf,
+													 GENERIC_XLOG_FULL_IMAGE),
+						   KDAM_FREE);
+			GenericXLogFinish(state);
+			UnlockReleaseBuffer(buf);
+		}
+		if (census.kind[blkno] != KDAM_PAGE_IN_USE)
+			RecordFreeIndexPage(index, blkno);
+	}
+	IndexFreeSpaceMapVacuum(index);
+	stats->pages_free = census.nfree + census.norphan;
+	if (census.norphan > 0)
+		ereport(LOG,
+				(errmsg("index \"%s\": freed %u pages left by an interrupted fold",
+						RelationGetRelationName(index), census.norphan)));
+	pfree(census.kind);
 }
 
 /* amvacuumcleanup */
@@ -245,6 +295,7 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBufferForCleanup(metabuf);
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
+	reclaim_pages(info, meta, stats);
 	if (meta->npending + meta->ndead > kdam_fold_threshold(meta->ntree))
 		fold(index, metabuf);
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));

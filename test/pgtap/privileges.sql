@@ -87,7 +87,7 @@ INSERT INTO denied VALUES
 
 GRANT SELECT ON denied TO PUBLIC;
 
-SELECT plan((SELECT 2 * count(*)::int FROM denied) + 33);
+SELECT plan((SELECT 2 * count(*)::int FROM denied) + 35);
 
 -- each refused for a role with no privilege, and for one with SELECT on
 -- other columns only
@@ -193,8 +193,11 @@ SELECT cmp_ok((SELECT count(*) FROM ext_funcs), '>=', 40::bigint, 'the extension
 SELECT is_empty($$SELECT oid::regprocedure FROM ext_funcs WHERE prosecdef$$, 'no function is SECURITY DEFINER');
 SELECT is_empty($$SELECT oid::regprocedure FROM ext_funcs WHERE proconfig IS NOT NULL$$,
                 'no function sets its own search_path or role');
-SELECT is_empty($$SELECT oid::regprocedure FROM ext_funcs WHERE prolang <> (SELECT oid FROM pg_language WHERE lanname = 'c')$$,
-                'every function is C: no SQL body resolves names at call time');
+SELECT is_empty($$SELECT oid::regprocedure FROM ext_funcs
+                   WHERE prolang <> (SELECT oid FROM pg_language WHERE lanname = 'c')
+                     AND (prolang <> (SELECT oid FROM pg_language WHERE lanname = 'sql')
+                          OR prosrc ~ '::\s*(?!\w+\.)\w')$$,
+                'every function is C, or SQL whose every cast names its schema');
 SELECT is((SELECT bool_or(trusted) FROM pg_available_extension_versions WHERE name = 'kdgpu'), false,
           'the extension is not trusted: only superusers install it');
 
@@ -215,11 +218,18 @@ CREATE OPERATOR evil.<@ (LEFTARG = point, RIGHTARG = box, FUNCTION = evil.box_co
 CREATE FUNCTION evil.point_distance(point, point) RETURNS float8 LANGUAGE sql AS 'SELECT 0::float8';
 CREATE OPERATOR target.<-> (LEFTARG = point, RIGHTARG = point, FUNCTION = evil.point_distance);
 CREATE TYPE evil.point AS (x int);
+CREATE TYPE evil.kd_ball AS (x int);
+CREATE TYPE target.kd_rect AS (x int);
 CREATE TYPE target.name AS (x int);
 RESET ROLE;
 SET client_min_messages = warning;
 DROP EXTENSION kdgpu CASCADE;
 SET LOCAL search_path = evil, target, public;
+RESET client_min_messages;
+SELECT throws_ok('CREATE EXTENSION kdgpu SCHEMA target', '42710', NULL,
+                 'a look-alike of one of the extension''s types in the target schema makes CREATE EXTENSION fail, not adopt it');
+DROP TYPE target.kd_rect;
+SET client_min_messages = warning;
 CREATE EXTENSION kdgpu SCHEMA target;
 RESET client_min_messages;
 CREATE TEMP VIEW ext_objs AS
@@ -246,11 +256,11 @@ SELECT is_empty($$
      AND (SELECT oprnamespace FROM pg_operator WHERE oid = ao.amopopr) <> 'pg_catalog'::regnamespace$$,
   'the operator classes use only pg_catalog''s operators and the extension''s own');
 SELECT is((SELECT oprcode::regprocedure::text FROM pg_operator o JOIN ext_objs x
-            ON x.classid = 'pg_operator'::regclass AND x.objid = o.oid),
+            ON x.classid = 'pg_operator'::regclass AND x.objid = o.oid WHERE o.oprname = '<->'),
           'target.kd_distance(double precision[],double precision[])',
           'the extension''s <-> calls the extension''s kd_distance');
 SELECT is((SELECT oprcom = o.oid FROM pg_operator o JOIN ext_objs x
-            ON x.classid = 'pg_operator'::regclass AND x.objid = o.oid), true,
+            ON x.classid = 'pg_operator'::regclass AND x.objid = o.oid WHERE o.oprname = '<->'), true,
           'the extension''s <-> is its own commutator');
 SELECT is((SELECT p.pronamespace::regnamespace::text || '.' || p.proname || '/' || l.lanname
              FROM pg_am a JOIN pg_proc p ON p.oid = a.amhandler JOIN pg_language l ON l.oid = p.prolang
@@ -261,6 +271,10 @@ SELECT results_eq($$SELECT nn_ctid FROM target.kd_knn('pv.guarded'::regclass, po
                   'the reinstalled extension answers right with the hostile path in force');
 SELECT is(target.kd_distance('{0,0}'::float8[], '{3,4}'::float8[]), 5::float8,
           'the reinstalled kd_distance is the real one');
+SELECT is(pg_typeof(target.kd_ball('{1,2}'::float8[], 3))::oid,
+          (SELECT t.oid FROM pg_type t JOIN ext_objs x ON x.classid = 'pg_type'::regclass AND x.objid = t.oid
+            WHERE t.typname = 'kd_ball'),
+          'kd_ball builds the extension''s kd_ball under the hostile path');
 
 SELECT * FROM finish();
 ROLLBACK;
