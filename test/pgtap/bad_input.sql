@@ -303,6 +303,29 @@ INSERT INTO cases (sql, state, descr) VALUES
   ($$SELECT * FROM kd_box('ev', '{0}'::float8[], '{1,1}'::float8[])$$, '22023', 'kd_box on a table of empty points: corners of different dimensions'),
   ($$SELECT * FROM kd_box('vec', '{0,0}'::float8[], '{1,1,1}'::float8[])$$, '22023', 'kd_box: high corner of the wrong dimension');
 
+-- kd_ball and kd_rect regions, through the index (<@) and kd_within
+INSERT INTO cases (sql, state, descr)
+  SELECT replace(t, '%B', b), st, replace(t, '%B', b) || ' is ' || st
+    FROM unnest(ARRAY['SELECT id FROM %T WHERE %C <@ %B', 'SELECT kd_within(%C, %B) FROM %T']) t0,
+         LATERAL (VALUES
+           ('pts', 'p', 'kd_ball(point(1,1), -1)', '22023'),
+           ('pts', 'p', 'kd_ball(point(1,1), ''NaN'')', '22023'),
+           ('pts', 'p', 'kd_ball(point(''NaN'',1), 1)', '22000'),
+           ('pts', 'p', 'kd_ball(point(1,''-Infinity''), 1)', '22000'),
+           ('vec', 'v', 'kd_ball(''{1,1}''::float8[], -1e-320)', '22023'),
+           ('vec', 'v', 'kd_ball(''{1,1,1}''::float8[], 1)', '22023'),
+           ('vec', 'v', 'kd_ball(''{}''::float8[], 1)', '22023'),
+           ('vec', 'v', 'kd_ball(''{NaN,1}''::float8[], 1)', '22000'),
+           ('vec', 'v', 'kd_ball(''{{1,1}}''::float8[], 1)', '2202E'),
+           ('vec', 'v', 'kd_ball(''{1,NULL}''::float8[], 1)', '22004'),
+           ('vec', 'v', 'kd_rect(''{2,2}''::float8[], ''{1,1}''::float8[])', '22023'),
+           ('vec', 'v', 'kd_rect(''{1,1}''::float8[], ''{1,1,1}''::float8[])', '22023'),
+           ('vec', 'v', 'kd_rect(''{NaN,1}''::float8[], ''{3,3}''::float8[])', '22000'),
+           ('vec', 'v', 'kd_rect(''{0,0}''::float8[], ''{Infinity,3}''::float8[])', '22000')) r(tab, col, b, st),
+         LATERAL (SELECT replace(replace(t0, '%T', tab), '%C', col) t) tt
+   WHERE NOT (t0 LIKE '%kd_within%' AND b LIKE 'kd_rect%')
+   ORDER BY 1;
+
 -- index check, statistics: relations that are not kdgpu indexes
 INSERT INTO cases (sql, state, descr)
   SELECT format('SELECT * FROM %s((%s)::regclass)', f, r), st, format('%s(%s) is %s', f, r, st)
@@ -384,7 +407,7 @@ BEGIN
   RETURN t;
 END $$;
 
-SELECT plan((SELECT count(*)::int FROM cases) + 49);
+SELECT plan((SELECT count(*)::int FROM cases) + 53);
 
 SET LOCAL enable_seqscan = off;
 SELECT throws_ok(sql, state, NULL, descr) FROM cases ORDER BY id;
@@ -429,6 +452,10 @@ SELECT is_empty($$SELECT * FROM kd_range_join('pts', '{}'::point[], 1)$$, 'kd_ra
 SELECT is_empty($$SELECT * FROM kd_all_knn('ev', 3)$$, 'kd_all_knn over NULL and empty points');
 SELECT results_eq($$SELECT points, dimensions FROM kd_load('ev')$$, $$VALUES (0::bigint, NULL::int)$$,
                   'kd_load of a table without points: 0 points, no dimension');
+-- regions with NULL parts select nothing
+SELECT is_empty($$SELECT id FROM vec WHERE v <@ kd_rect(NULL, '{3,3}'::float8[])$$, 'kd_rect with a NULL corner selects nothing');
+SELECT is_empty($$SELECT id FROM vec WHERE v <@ ROW(NULL, 1)::kd_ball$$, 'a kd_ball with a NULL center selects nothing');
+SELECT is_empty($$SELECT id FROM vec WHERE v <@ ROW('{1,1}', NULL)::kd_ball$$, 'a kd_ball with a NULL radius selects nothing');
 -- radius +Infinity and boxes of infinite extent: every point
 SELECT results_eq($$SELECT count(*) FROM kd_range('pts', point(0,0), 'Infinity')$$,
                   $$SELECT count(p) FROM pts$$, 'kd_range: radius Infinity returns every point');
@@ -478,7 +505,8 @@ SELECT pg_temp.same_as_seqscan(q) FROM unnest(ARRAY[
   $$SELECT id FROM pts WHERE p <@ box(point('-Infinity',0), point(2,2)) ORDER BY id$$,
   $$SELECT id FROM pts WHERE p <@ NULL::box ORDER BY id$$,
   $$SELECT id, p <-> point(2.5, 3.5) FROM pts ORDER BY p <-> point(2.5, 3.5), id LIMIT 12$$,
-  $$SELECT v <-> '{5e-324,0}' FROM vec ORDER BY v <-> '{5e-324,0}' LIMIT 5$$]) q;
+  $$SELECT v <-> '{5e-324,0}' FROM vec ORDER BY v <-> '{5e-324,0}' LIMIT 5$$,
+  $$SELECT id FROM pts WHERE p <@ kd_ball(point(1,1), 'Infinity') ORDER BY id$$]) q;
 SELECT todo('index-ordered scans do not return rows whose point is NULL (GiST returns them last)', 1);
 SELECT pg_temp.same_as_seqscan(
   $$SELECT count(*) FROM (SELECT id FROM pts ORDER BY p <-> point(0,0) LIMIT 1000) s$$);
