@@ -12,7 +12,8 @@
 #             fails), kernel:N (the N-th synchronization reports a failed
 #             kernel) and trap:N (a kernel really traps: a sticky error),
 #             N = 1, 2, ... until the fault is no longer reached (or
-#             FAULT_MAX).  Each run checks that AUTO gives the CPU's exact
+#             FAULT_MAX); FAULT_KINDS (default "nomem kernel trap") picks
+#             the kinds, to split the sweep into shorter runs.  Each run checks that AUTO gives the CPU's exact
 #             answers, GPU mode answers exactly or fails cleanly, nothing
 #             leaks on the device, and the next query works.
 #   sql       on a throwaway cluster (port FAULT_PORT, default 54329):
@@ -20,9 +21,12 @@
 #               KDGPU_FAULT=nomem:1, nomem:3, kernel:1, kernel:2, trap:1:
 #               every AUTO answer still equals brute force in SQL, and a
 #               GPU-mode query fails with a clear error or answers right;
-#             - cancel and statement_timeout during GPU (and CPU) All-kNN:
-#               the query must end within LATENCY_MS (default 150) of the
-#               cancel;
+#             - cancel and statement_timeout during GPU (and CPU) All-kNN
+#               with k = 1024 on CANCEL_POINTS (1M) points, CANCEL_AFTER_MS
+#               (1200) after it starts, when the table has been read and the
+#               device is at work (tune it if the GPU finishes first): the
+#               query must end within LATENCY_MS (default 150) of the cancel
+#               (the figure includes psql's start, ~10-30 ms);
 #             - kill -9 of a backend during a GPU REINDEX and during GPU
 #               All-kNN: the server recovers, every kdgpu index passes
 #               kd_index_check and answers like a sequential scan, and the
@@ -39,6 +43,8 @@ PARTS=${*:-memcheck inject sql}
 SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 ENGINE_ARGS=${ENGINE_ARGS:--q 8 -l}
 FAULT_MAX=${FAULT_MAX:-80}
+FAULT_KINDS=${FAULT_KINDS:-nomem kernel trap}
+CANCEL_AFTER_MS=${CANCEL_AFTER_MS:-1200}
 PORT=${FAULT_PORT:-54329}
 LATENCY_MS=${LATENCY_MS:-150}
 KILL_DEVICE=${KILL_DEVICE:-gpu}
@@ -95,7 +101,7 @@ if [[ " $PARTS " == *" inject "* ]]; then
 	# no ASan here: it does not mix with the CUDA runtime under the sanitizer
 	gcc -O2 -g -std=gnu99 -ffp-contract=off -pthread -Isrc/engine -o "$work/fault-test" \
 		test/fault/fault_test.c src/engine/*.c -ldl -lm || exit 1
-	for kind in nomem kernel trap; do
+	for kind in $FAULT_KINDS; do
 		sites=0
 		for n in $(seq 1 "$FAULT_MAX"); do
 			log=$work/inject-$kind-$n.log
@@ -189,8 +195,8 @@ if [[ " $PARTS " == *" sql "* ]]; then
 		# statement_timeout: the query ends within LATENCY_MS of the timeout
 		t0=$(date +%s%N)
 		err=$("${PSQL[@]}" -c "SET kdgpu.device = '$dev'; SET kdgpu.gpu_min_points = 0;
-			SET statement_timeout = '2s'; SELECT count(*) FROM kd_all_knn('cancel_pts', 1024)" 2>&1)
-		ms=$(( ($(date +%s%N) - t0) / 1000000 - 2000 ))
+			SET statement_timeout = '${CANCEL_AFTER_MS}ms'; SELECT count(*) FROM kd_all_knn('cancel_pts', 1024)" 2>&1)
+		ms=$(( ($(date +%s%N) - t0) / 1000000 - CANCEL_AFTER_MS ))
 		echo "# $dev statement_timeout: ended $ms ms after the timeout: $err"
 		grep -q 'statement timeout' <<<"$err" && [ "$ms" -le "$LATENCY_MS" ]
 		ok $? "$dev All-kNN ends within $LATENCY_MS ms of statement_timeout ($ms ms)"
@@ -199,7 +205,7 @@ if [[ " $PARTS " == *" sql "* ]]; then
 			SET kdgpu.gpu_min_points = 0; SELECT count(*) FROM kd_all_knn('cancel_pts', 1024)" \
 			>"$work/cancel.log" 2>&1 &
 		bg=$!
-		sleep 2
+		sleep "$(awk -v ms="$CANCEL_AFTER_MS" 'BEGIN { print ms / 1000 }')"
 		t0=$(date +%s%N)
 		"${PSQL[@]}" -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'cancel_me'" >/dev/null
 		wait "$bg"
