@@ -22,6 +22,7 @@
 #include "catalog/index.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -113,7 +114,9 @@ check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 /*
  * Open a kdgpu index and lock its table in heaplock mode; errors if indexoid
- * is not a kdgpu index.
+ * is not a kdgpu index, or if the caller may not read the table (checked
+ * before taking the lock, so that no one can block a table they cannot
+ * read).
  */
 static Relation
 open_kdgpu_index(Oid indexoid, LOCKMODE heaplock, Relation *heap)
@@ -121,10 +124,16 @@ open_kdgpu_index(Oid indexoid, LOCKMODE heaplock, Relation *heap)
 	Oid			heapoid = IndexGetRelation(indexoid, true);
 	Relation	index;
 
+	if (get_rel_name(indexoid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", indexoid)));
 	if (!OidIsValid(heapoid))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid));
 	*heap = table_open(heapoid, heaplock);
 	index = index_open(indexoid, AccessShareLock);
 	if (index->rd_rel->relam != get_index_am_oid("kdgpu", false))
