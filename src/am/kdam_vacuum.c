@@ -5,7 +5,7 @@
  * ambulkdelete takes a cleanup lock on the metapage, which waits for every
  * scan in flight to end (scans pin the metapage) and keeps new ones out,
  * marks the references of dead tree rows KDAM_DEAD_REF in place, compacts
- * the pending pages, and bumps the generation so cached trees are reloaded.
+ * the pending and null pages, and bumps the generation so cached trees are reloaded.
  *
  * amvacuumcleanup folds: when the pending records exceed a fraction of the
  * tree (kdam_fold_threshold), or dead references do, it builds a new tree of
@@ -88,13 +88,15 @@ delete_from_tree(Relation index, const KdamMetaPageData *meta,
 	return marked;
 }
 
-/* Remove dead records from the pending pages; returns how many. */
+/*
+ * Remove dead records of recsize bytes from the chain at head (pending or
+ * null pages); returns how many.
+ */
 static int64
-delete_from_pending(Relation index, const KdamMetaPageData *meta,
-					IndexBulkDeleteCallback callback, void *callback_state)
+delete_from_chain(Relation index, BlockNumber head, Size recsize,
+				  IndexBulkDeleteCallback callback, void *callback_state)
 {
-	Size		recsize = kdam_pending_record_size(meta->dim, meta->payload_words);
-	BlockNumber blkno = meta->pending_head;
+	BlockNumber blkno = head;
 	int64		removed = 0;
 
 	while (blkno != InvalidBlockNumber)
@@ -147,28 +149,35 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	KdamMetaPage meta;
 	int64		marked,
-				removed;
+				removed,
+				removed_nulls;
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 	LockBufferForCleanup(metabuf);
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
 	marked = delete_from_tree(index, meta, callback, callback_state);
-	removed = delete_from_pending(index, meta, callback, callback_state);
-	if (marked + removed > 0)
+	removed = delete_from_chain(index, meta->pending_head,
+								kdam_pending_record_size(meta->dim, meta->payload_words),
+								callback, callback_state);
+	removed_nulls = delete_from_chain(index, meta->null_head,
+									  kdam_pending_record_size(0, meta->payload_words),
+									  callback, callback_state);
+	if (marked + removed + removed_nulls > 0)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
 
 		meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		meta->ndead += marked;
 		meta->npending -= removed;
+		meta->nnull -= removed_nulls;
 		meta->generation++;
 		GenericXLogFinish(state);
 		/* the registered copy is gone with the record: read the page */
 		meta = KdamPageGetMeta(BufferGetPage(metabuf));
 	}
-	stats->tuples_removed += marked + removed;
-	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending;
+	stats->tuples_removed += marked + removed + removed_nulls;
+	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending + meta->nnull;
 	UnlockReleaseBuffer(metabuf);
 	return stats;
 }
@@ -315,7 +324,7 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (meta->npending + meta->ndead > kdam_fold_threshold(meta->ntree))
 		fold(index, metabuf);
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));
-	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending;
+	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending + meta->nnull;
 	stats->num_pages = RelationGetNumberOfBlocks(index);
 	UnlockReleaseBuffer(metabuf);
 	return stats;

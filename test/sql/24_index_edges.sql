@@ -1,7 +1,8 @@
 -- Edge cases of the kdgpu index found in review, each against a sequential
 -- scan: a table truncated in place in the transaction that created it (the
 -- rebuilt index must not reuse the tree cached before), and distances whose
--- squares underflow (the scan's lower bounds must stay below pg_hypot).
+-- squares underflow (the scan's lower bounds must stay below pg_hypot),
+-- and rows with no point in ordered scans.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS kdgpu;
 RESET client_min_messages;
@@ -37,3 +38,32 @@ SELECT count(*) AS queries, count(*) FILTER (WHERE i.c IS DISTINCT FROM
   FROM ed_tiny_idx i;
 RESET enable_indexscan; RESET enable_bitmapscan;
 DROP TABLE ed_tiny, ed_tiny_q, ed_tiny_idx;
+
+-- rows with no point (NULL, or an empty float8[]) come last from an ordered
+-- scan, in ctid order, as a sort by distance puts them; through inserts,
+-- VACUUM and index-only scans, and kd_index_check knows them
+CREATE TABLE ed_null (id int, p point, v float8[]) WITH (autovacuum_enabled = false);
+INSERT INTO ed_null SELECT i, CASE WHEN i % 5 = 0 THEN NULL ELSE point(i % 17, i % 13) END,
+    CASE WHEN i % 4 = 0 THEN '{}'::float8[] WHEN i % 9 = 0 THEN NULL ELSE ARRAY[i % 11, i % 7]::float8[] END
+  FROM generate_series(1, 300) i;
+CREATE INDEX ed_null_p ON ed_null USING kdgpu (p) INCLUDE (id);
+CREATE INDEX ed_null_v ON ed_null USING kdgpu (v);
+INSERT INTO ed_null VALUES (301, NULL, '{}'), (302, point(1, 1), NULL);
+DELETE FROM ed_null WHERE id IN (10, 20, 36);
+VACUUM ed_null;
+SELECT null_rows FROM kd_index_stats('ed_null_p');
+SELECT null_rows FROM kd_index_stats('ed_null_v');
+SELECT kd_index_check('ed_null_p') AND kd_index_check('ed_null_v') AS sound;
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off;
+EXPLAIN (COSTS OFF) SELECT id FROM ed_null ORDER BY p <-> point(3, 3);
+CREATE TEMP TABLE ed_null_idx AS
+  SELECT (SELECT array_agg(id) FROM (SELECT id FROM ed_null ORDER BY p <-> point(3, 3)) s) AS p_ids,
+         (SELECT array_agg(id) FROM (SELECT id FROM ed_null ORDER BY v <-> '{3,3}') s) AS v_ids;
+RESET enable_seqscan; RESET enable_bitmapscan; RESET enable_sort;
+SET enable_indexscan = off;
+SELECT cardinality(p_ids) AS p_rows, cardinality(v_ids) AS v_rows,
+  p_ids = (SELECT array_agg(id) FROM (SELECT id FROM ed_null ORDER BY p <-> point(3, 3), ctid) s) AS p_same,
+  v_ids = (SELECT array_agg(id) FROM (SELECT id FROM ed_null ORDER BY v <-> '{3,3}', ctid) s) AS v_same
+  FROM ed_null_idx;
+RESET enable_indexscan;
+DROP TABLE ed_null;
