@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -182,9 +183,10 @@ cache_free_slot(void)
 }
 
 /*
- * Error unless the index is still at meta's generation.  On a primary the
- * caller's pin on the metapage keeps VACUUM from changing the tree while it
- * is read; on a hot standby, replay takes no cleanup lock, so a fold or a
+ * Error unless the index is still at meta's generation (on a hot standby).
+ * On a primary the caller's pin on the metapage keeps VACUUM from changing
+ * the tree while it is read (and VACUUM's own fold holds the metapage
+ * locked); on a hot standby, replay takes no cleanup lock, so a fold or a
  * VACUUM replayed meanwhile could have changed the pages read.
  */
 static void
@@ -257,7 +259,8 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 		if (meta->ntree > 0)
 			kdam_read_tree_stream(index, meta->tree_head, t->data, size);
 		kdam_stream_to_tree(t, meta);
-		check_unchanged(index, meta);
+		if (RecoveryInProgress())
+			check_unchanged(index, meta);
 	}
 	PG_CATCH();
 	{
