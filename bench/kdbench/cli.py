@@ -50,7 +50,7 @@ def options(argv):
     p.add_argument("--queries", type=int, default=200,
                    help="query points for LIMIT 10 latency (200)")
     p.add_argument("--radius-queries", type=int, default=50, help="query points per radius case (50)")
-    p.add_argument("--pgbench-secs", type=float, default=5, help="seconds per pgbench run (5)")
+    p.add_argument("--pgbench-secs", type=int, default=5, help="seconds per pgbench run (5)")
     p.add_argument("--pgbench-runs", type=int, default=None,
                    help="pgbench runs per case (default: --runs, at most 2)")
     p.add_argument("--clients", type=int, default=os.cpu_count() or 1,
@@ -68,6 +68,9 @@ def options(argv):
     p.add_argument("--seed", type=int, default=1, help="data seed (1)")
     p.add_argument("--machine", default=None, help="results name (default: GPU model, or cpu-Ncore)")
     p.add_argument("--out", default=None, help="output directory (default bench/results/<machine>)")
+    p.add_argument("--stop-after", type=float, default=0,
+                   help="start no new unit after this many seconds (0: no limit); "
+                        "the same command again resumes")
     p.add_argument("--force", action="store_true", help="measure units already in raw.csv again")
     p.add_argument("--keep-tables", action="store_true",
                    help="keep each data set's tables after its workloads (default: drop them)")
@@ -189,6 +192,10 @@ def main(argv=None):
     done = 0
     ctx.log("%d units to measure" % total)
     for tb, units in plan:
+        if args.stop_after and time.time() - ctx.t0 > args.stop_after:
+            ctx.log("--stop-after reached: %d units left; the same command again resumes"
+                    % (total - done))
+            break
         ctx.where = "%s %s: " % (tb.ds.name, "{:,}".format(tb.n))
         if tb.ready():
             ctx.log("tables from an earlier run")
@@ -203,6 +210,8 @@ def main(argv=None):
                 continue
             ctx.log("tables ready")
         for wname, system, fn in units:
+            if args.stop_after and time.time() - ctx.t0 > args.stop_after:
+                break
             done += 1
             ctx.where = "[%d/%d] %s %s %s: " % (done, total, wname, tb.ds.name,
                                                  "{:,}".format(tb.n))
@@ -225,7 +234,9 @@ def main(argv=None):
             tb.drop()
     if engine.NAME in args.workloads:
         ctx.where = "[engine] "
-        if args.engine_args is None and not info["gpu_usable"]:
+        if args.stop_after and time.time() - ctx.t0 > args.stop_after:
+            ctx.log("--stop-after reached: skipped; the same command again resumes")
+        elif args.engine_args is None and not info["gpu_usable"]:
             ctx.log("skipped: no GPU (give --engine-args to run it on the CPU)")
         elif args.force or not any(r["workload"] == engine.NAME for r in st.rows):
             try:

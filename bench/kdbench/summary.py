@@ -41,10 +41,11 @@ def fmt(value, unit):
     return "%.4g %s" % (v, unit)
 
 
-def _sort_key(r):
+def _sort_key(r, cases=()):
     ds = r["dataset"]
     return (DATASET_ORDER.index(ds) if ds in DATASET_ORDER else 99, ds, int(float(r["size"])),
-            r["case"], not store.is_kdgpu(r["system"]), r["system"])
+            cases.index(r["case"]) if r["case"] in cases else r["case"],
+            not store.is_kdgpu(r["system"]), r["system"])
 
 
 def plot_name(workload, metric, case):
@@ -59,11 +60,14 @@ def _table(rows, outdir, workload, metric):
     system of that row is better than the peer."""
     systems = sorted({r["system"] for r in rows}, key=lambda s: (not store.is_kdgpu(s), s))
     out = []
-    for case in sorted({r["case"] for r in rows}):
+    for case in dict.fromkeys(r["case"] for r in rows):
         png = plot_name(workload, metric, case)
         if os.path.exists(os.path.join(outdir, "plots", png)):
             out.append("![%s %s %s](plots/%s)\n" % (workload, metric, case, png))
-    head = ["data set", "size", "case", "best kdgpu"] + systems
+    cases = list(dict.fromkeys(r["case"] for r in rows))
+    radius = workload == "radius"
+    head = ["data set", "size", "case"] + (["radius, mean rows"] if radius else []) + \
+        ["best kdgpu"] + systems
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "---|" * len(head))
     notes = []
@@ -71,21 +75,25 @@ def _table(rows, outdir, workload, metric):
     for r in rows:
         lines.setdefault((r["dataset"], r["size"], r["case"]), {})[r["system"]] = r
     for key in sorted(lines, key=lambda k: _sort_key(dict(dataset=k[0], size=k[1], case=k[2],
-                                                           system=""))):
+                                                           system=""), cases)):
         line = lines[key]
         kd = [r for s, r in line.items() if store.is_kdgpu(s)]
         best = None
         if kd:
             best = max(kd, key=lambda r: float(r["value"]) if r["metric"] in store.HIGHER_IS_BETTER
                        else -float(r["value"]))
-        cells = [key[0], "{:,}".format(int(float(key[1]))), key[2], best["system"] if best else ""]
+        cells = [key[0], "{:,}".format(int(float(key[1]))), key[2]]
+        if radius:
+            first = next(iter(line.values()))
+            cells.append("%s, %s" % (first["note"].replace("radius ", ""), first["rows"]))
+        cells.append(best["system"] if best else "")
         for s in systems:
             r = line.get(s)
             if r is None:
                 cells.append("")
                 continue
             val = fmt(r["value"], r["unit"])
-            if r["note"]:
+            if r["note"] and not radius:
                 if r["note"] not in notes:
                     notes.append(r["note"])
                 val += " [%d]" % (notes.index(r["note"]) + 1)
