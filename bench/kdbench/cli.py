@@ -12,6 +12,7 @@ import json
 import os
 import shlex
 import sys
+import tempfile
 import time
 
 from . import data, engine, machine, pg, store, summary
@@ -145,6 +146,8 @@ def main(argv=None):
     info = machine.describe()
     caps["cores"] = info["cores"]
     info["machine"] = args.machine or machine.default_name(info)
+    if args.smoke and not args.out:
+        args.out = tempfile.mkdtemp(prefix="kdbench-smoke-")
     args.out = args.out or os.path.join(os.path.dirname(os.path.dirname(
         os.path.dirname(os.path.abspath(__file__)))), "bench", "results", info["machine"])
     os.makedirs(args.out, exist_ok=True)
