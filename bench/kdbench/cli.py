@@ -69,9 +69,9 @@ def options(argv):
     p.add_argument("--seed", type=int, default=1, help="data seed (1)")
     p.add_argument("--machine", default=None, help="results name (default: GPU model, or cpu-Ncore)")
     p.add_argument("--out", default=None, help="output directory (default bench/results/<machine>)")
-    p.add_argument("--stop-after", type=float, default=0,
-                   help="start no new unit after this many seconds (0: no limit); "
-                        "the same command again resumes")
+    p.add_argument("--stop-after", default="0",
+                   help="start no new unit after this many seconds (0: no limit), or after "
+                        "@EPOCH (a time in seconds since 1970); the same command again resumes")
     p.add_argument("--force", action="store_true", help="measure units already in raw.csv again")
     p.add_argument("--keep-tables", action="store_true",
                    help="keep each data set's tables after its workloads (default: drop them)")
@@ -146,6 +146,8 @@ def main(argv=None):
     info = machine.describe()
     caps["cores"] = info["cores"]
     info["machine"] = args.machine or machine.default_name(info)
+    t = args.stop_after
+    args.stop_after = float(t[1:]) - time.time() if t.startswith("@") else float(t)
     if args.smoke and not args.out:
         args.out = tempfile.mkdtemp(prefix="kdbench-smoke-")
     args.out = args.out or os.path.join(os.path.dirname(os.path.dirname(

@@ -162,13 +162,13 @@ class Tables:
                     % (settings, self.index_sql(role), self.t(role)))
 
     def sample_args(self, role, count, seed):
-        """Text forms of `count` data points of a role's table, chosen by a
-        hash of the seed (the same rows for every role)."""
-        col = "g" if role in ("geom", "kdgeom") else self.col
+        """Text forms of `count` data points, chosen by a hash of the seed (the
+        same rows for every role), in the type of a role's table."""
+        col = self.geom_sql("t." + self.col) if role in ("geom", "kdgeom") else "t." + self.col
         rows = pg.psql(
             "SELECT %s::text FROM %s t JOIN (SELECT j, 1 + floor(%d * kb_u(%d, j, 9))::int8 AS id "
             "FROM generate_series(1, %d) j) s USING (id) ORDER BY s.j"
-            % (col, self.t(role), self.n, seed, count))
+            % (col, self.t("base"), self.n, seed, count))
         return [r[0] for r in rows]
 
     def random_point_sql(self, var_prefix=":u"):

@@ -83,8 +83,7 @@ def _runner(role, template):
         rs = radii(ctx, tb)
         if role != "base":
             tb.ensure_index(role)
-        args = tb.sample_args("geom" if role in ("geom", "kdgeom") else "base",
-                              ctx.args.radius_queries, ctx.args.seed + 2)
+        args = tb.sample_args(role, ctx.args.radius_queries, ctx.args.seed + 2)
         settings = ctx.device_settings(system)
         function = template is None or "kd_range" in template
         rows = []
