@@ -12,6 +12,9 @@ GPU_SETTINGS = ("SET kdgpu.device = gpu; SET kdgpu.gpu_min_points = 0;\n"
                 # one-time CUDA context creation
                 "SELECT count(*) FROM kd_knn_join('kb_warm', ARRAY[point(0, 0)], 1);")
 CPU_SETTINGS = "SET kdgpu.device = cpu;"
+# single small queries through an index: no parallel plan (worker start-up
+# would dominate, e.g. PostGIS's ST_DWithin gets a parallel bitmap scan)
+NO_PARALLEL = "SET max_parallel_workers_per_gather = 0;"
 
 
 class Failure(Exception):

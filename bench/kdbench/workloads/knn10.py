@@ -8,6 +8,7 @@ kdgpu's index scan runs on the CPU whatever kdgpu.device says (a GPU round
 trip costs more than the search), so it has one system, kdgpu-index.
 """
 from .. import pg
+from ..context import NO_PARALLEL
 
 NAME = "knn10"
 
@@ -45,7 +46,8 @@ def _runner(role):
         ctx.log("%s: latency over %d query points" % (system, len(args)))
         stmt = ("SELECT count(*) FROM (SELECT 1 FROM %s ORDER BY %s %s $1%s LIMIT 10) s"
                 % (t, col, op, cast))
-        times, nrows = pg.latency(stmt, args, min(5, len(args)), ctx.budget_ms)
+        times, nrows = pg.latency(stmt, args, min(5, len(args)), ctx.budget_ms,
+                                  "" if role == "base" else NO_PARALLEL)
         ctx.check(nrows, k * len(times), stmt)
         rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "latency", system, "ms", times,
                                   "ms", rows=k, note=note))

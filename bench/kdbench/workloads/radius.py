@@ -13,11 +13,13 @@ with a message when it is not installed), kd_range one query at a time
 query points in one call (time per query point), each on the GPU and CPU.
 Peers: GiST on point (`<@ circle`), SP-GiST on point (a box, then the
 distance), PostGIS GiST (ST_DWithin, ST_3DDWithin for 3-D), a sequential
-scan.
+scan.  Index scans run without parallel workers (context.NO_PARALLEL); the
+sequential scan and the kd_* functions with the server's settings.
 """
 import statistics
 
 from .. import pg
+from ..context import NO_PARALLEL
 
 NAME = "radius"
 
@@ -84,7 +86,7 @@ def _runner(role, template):
         if role != "base":
             tb.ensure_index(role)
         args = tb.sample_args(role, ctx.args.radius_queries, ctx.args.seed + 2)
-        settings = ctx.device_settings(system)
+        settings = ctx.device_settings(system) + ("" if role == "base" else NO_PARALLEL)
         function = template is None or "kd_range" in template
         rows = []
         for label, h in cases(tb.n):
