@@ -52,6 +52,8 @@ def options(argv):
                    help="query points for LIMIT 10 latency (200)")
     p.add_argument("--radius-queries", type=int, default=50, help="query points per radius case (50)")
     p.add_argument("--pgbench-secs", type=int, default=5, help="seconds per pgbench run (5)")
+    p.add_argument("--pgbench-warmup", type=int, default=2,
+                   help="seconds of each pgbench run left out of its rate (2)")
     p.add_argument("--pgbench-runs", type=int, default=None,
                    help="pgbench runs per case (default: --runs, at most 2)")
     p.add_argument("--clients", type=int, default=os.cpu_count() or 1,

@@ -65,10 +65,12 @@ def latency(stmt, args, warmup, budget_ms, settings=""):
     return parse_floats(rows[-1][0]), int(rows[-1][1] or 0)
 
 
-def pgbench(script, clients, seconds=None, transactions=None, settings=""):
-    """Run a pgbench script with `clients` clients for `seconds` (or
-    `transactions` per client); returns transactions per second without
-    the initial connection time."""
+def pgbench(script, clients, seconds=None, transactions=None, warmup=0, settings=""):
+    """Run a pgbench script with `clients` clients; returns transactions per
+    second.  With `seconds`, it runs warmup + seconds and averages pgbench's
+    per-second progress reports after the first `warmup` seconds (each new
+    backend's first queries, e.g. loading an index's tree, are left out);
+    with `transactions` (per client), pgbench's own figure."""
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
         f.write(script)
         path = f.name
@@ -76,7 +78,10 @@ def pgbench(script, clients, seconds=None, transactions=None, settings=""):
     if settings:
         env["PGOPTIONS"] = (env.get("PGOPTIONS", "") + " " + settings).strip()
     cmd = ["pgbench", "-n", "-f", path, "-c", str(clients), "-j", str(clients)]
-    cmd += ["-T", str(seconds)] if seconds else ["-t", str(transactions)]
+    if seconds:
+        cmd += ["-T", str(int(warmup + seconds)), "-P", "1"]
+    else:
+        cmd += ["-t", str(transactions)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     finally:
@@ -85,4 +90,9 @@ def pgbench(script, clients, seconds=None, transactions=None, settings=""):
                       proc.stdout, re.M)
     if proc.returncode != 0 or not match:
         raise PgError("pgbench failed: " + (proc.stderr.strip() or proc.stdout.strip())[-2000:])
-    return float(match.group(1))
+    if not seconds:
+        return float(match.group(1))
+    progress = [(float(t), float(v)) for t, v in
+                re.findall(r"^progress: ([0-9.]+) s, ([0-9.]+) tps", proc.stderr, re.M)]
+    steady = [v for t, v in progress if t > warmup]
+    return sum(steady) / len(steady) if steady else float(match.group(1))

@@ -15,7 +15,7 @@ from .engine import CUDAKDTREE
 TITLES = {
     ("build", "ms"): "Index build time (CREATE INDEX)",
     ("build", "bytes"): "Index size",
-    ("knn10", "ms"): "ORDER BY <-> LIMIT 10: latency per query (warm, median)",
+    ("knn10", "ms"): "ORDER BY <-> LIMIT 10: latency per query (median)",
     ("knn10", "tps"): "ORDER BY <-> LIMIT 10: pgbench throughput",
     ("allknn", "ms"): "All-kNN",
     ("knnjoin", "ms"): "kNN join",

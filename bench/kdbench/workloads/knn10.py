@@ -2,8 +2,12 @@
 
 Latency: the median over --queries query points taken from the data (the
 same rows for every system), timed inside the server after a few warm-up
-queries.  Throughput: pgbench with 1 client and with --clients clients
-(default: one per core), query points uniform over the data's domain.
+queries in the same session.  First query: the first query of a new
+session (median over --runs sessions), which pays for what a backend
+loads once (a kdgpu index's tree).  Throughput: pgbench with 1 client and
+with --clients clients (default: one per core), query points uniform over
+the data's domain, averaged over --pgbench-secs seconds after
+--pgbench-warmup seconds.
 kdgpu's index scan runs on the CPU whatever kdgpu.device says (a GPU round
 trip costs more than the search), so it has one system, kdgpu-index.
 """
@@ -51,6 +55,13 @@ def _runner(role):
         ctx.check(nrows, k * len(times), stmt)
         rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "latency", system, "ms", times,
                                   "ms", rows=k, note=note))
+        first = []
+        for a in args[:ctx.args.runs]:
+            ms, nrows = pg.latency(stmt, [a], 0, 0, "" if role == "base" else NO_PARALLEL)
+            ctx.check(nrows, k, stmt)
+            first += ms
+        rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "first query", system, "ms", first,
+                                  "ms", rows=k, note=note))
         point, geom = tb.random_point_sql()
         script = "".join("\\set u%d random(0, 1000000)\n" % j for j in range(tb.ds.dim))
         script += "SELECT id FROM %s ORDER BY %s %s %s LIMIT 10;\n" % (
@@ -60,7 +71,8 @@ def _runner(role):
             for i in range(ctx.args.pgbench_runs):
                 ctx.log("%s: pgbench, %d client%s, run %d" % (system, c, "s"[:c > 1], i + 1))
                 tps.append(pg.pgbench(script, c, seconds=ctx.args.pgbench_secs,
-                                      transactions=ctx.args.pgbench_transactions))
+                                      transactions=ctx.args.pgbench_transactions,
+                                      warmup=ctx.args.pgbench_warmup))
             rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "pgbench c=%d" % c, system,
                 "tps", tps, "tps", note=note))
         return rows
