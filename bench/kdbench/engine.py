@@ -12,7 +12,7 @@ import os
 import subprocess
 
 NAME = "engine"
-DEFAULT_GPU_ARGS = "-n 10M -d 3 -k 8,10 -t uniform,clustered -D gpu,cpuall -r 3"
+DEFAULT_GPU_ARGS = "-n 10M -d 3 -k 8,10 -t uniform,clustered -D gpu -r 3"
 SMOKE_ARGS = "-n 2000 -d 2 -k 10 -t uniform,clustered -D cpu1 -r 1"
 
 # cudaKDTree on an H200, 10M uniform float3 points (DESIGN.md): reported

@@ -78,10 +78,7 @@ def _table(rows, outdir, workload, metric):
                                                            system=""), cases)):
         line = lines[key]
         kd = [r for s, r in line.items() if store.is_kdgpu(s)]
-        best = None
-        if kd:
-            best = max(kd, key=lambda r: float(r["value"]) if r["metric"] in store.HIGHER_IS_BETTER
-                       else -float(r["value"]))
+        best = _best(kd) if kd else None
         cells = [key[0], "{:,}".format(int(float(key[1]))), key[2]]
         if radius:
             first = next(iter(line.values()))
@@ -106,6 +103,41 @@ def _table(rows, outdir, workload, metric):
     if notes:
         out.append("")
         out += ["[%d] %s  " % (i + 1, n) for i, n in enumerate(notes)]
+    return "\n".join(out)
+
+
+def _best(rows):
+    """The best (fastest, smallest, highest-rate) of some rows."""
+    return max(rows, key=lambda r: float(r["value"]) if r["metric"] in store.HIGHER_IS_BETTER
+               else -float(r["value"]))
+
+
+def headline(rows):
+    """One line per workload, metric and case at the largest size measured
+    (first data set in DATASET_ORDER): kdgpu's best against every peer."""
+    out = ["| workload | data set, size | case | best kdgpu | peers (kdgpu's advantage) |",
+           "|---|---|---|---|---|"]
+    for wl in ORDER:
+        wrows = [r for r in rows if r["workload"] == wl and r["workload"] != "engine"]
+        for metric in sorted({r["metric"] for r in wrows}, key=METRIC_ORDER.index):
+            mrows = [r for r in wrows if r["metric"] == metric]
+            for case in dict.fromkeys(r["case"] for r in mrows):
+                crows = [r for r in mrows if r["case"] == case]
+                ds = min({r["dataset"] for r in crows}, key=lambda d: (
+                    DATASET_ORDER.index(d) if d in DATASET_ORDER else 99, d))
+                n = max(int(float(r["size"])) for r in crows if r["dataset"] == ds)
+                line = [r for r in crows if r["dataset"] == ds and int(float(r["size"])) == n]
+                kd = [r for r in line if store.is_kdgpu(r["system"])]
+                if not kd:
+                    continue
+                best = _best(kd)
+                peers = ", ".join("%s %s (%.3g×)" % (r["system"], fmt(r["value"], r["unit"]),
+                                                      store.ratio(best, r))
+                                  for r in sorted(line, key=lambda r: r["system"])
+                                  if not store.is_kdgpu(r["system"]) and store.ratio(best, r))
+                title = TITLES.get((wl, metric), wl).split(":")[0]
+                out.append("| %s | %s, {:,} | %s | %s: %s | %s |".format(n) % (
+                    title, ds, case, best["system"], fmt(best["value"], best["unit"]), peers))
     return "\n".join(out)
 
 
@@ -151,6 +183,7 @@ def write(outdir, machine, commands):
              "peer / kdgpu; throughput: kdgpu / peer); results.csv has every kdgpu system's "
              "ratio to every peer.  bench/README.md says what each workload and system is.",
              ""]
+    lines += ["## Headline: the largest size of the first data set", "", headline(rows), ""]
     for wl in ORDER:
         wrows = [r for r in rows if r["workload"] == wl]
         if not wrows:
