@@ -148,7 +148,7 @@ class Tables:
             "spgist": "spgist (p %s)" % self.spgist_opclass,
             "kd": "kdgpu (%s)" % self.col,
             "geom": "gist (g)" if self.ds.dim == 2 else "gist (g gist_geometry_ops_nd)",
-            "kdgeom": "kdgpu (g)",
+            "kdgeom": "kdgpu (g)" if self.ds.dim == 2 else "kdgpu (g kd_geometry_nd_ops)",
         }[role]
         return "CREATE INDEX %s_idx ON %s USING %s" % (t, t, using)
 

@@ -7,8 +7,8 @@ so clustered data gets radii that suit it; the rows column gives the mean
 answer size actually seen.  Every system answers the same --radius-queries
 query points (taken from the data), and their answers must agree.
 
-kdgpu: the kdgpu index (`p <@ circle`), kd_dwithin (kdgpu_postgis, skipped
-with a message when it is not installed), kd_range one query at a time
+kdgpu: the kdgpu index (`p <@ circle`), kd_dwithin on 2-D geometry
+(kdgpu_postgis, skipped with a message when it is not installed), kd_range one query at a time
 (it builds a tree from the table for each call) and kd_range_join with all
 query points in one call (time per query point), each on the GPU and CPU.
 Peers: GiST on point (`<@ circle`), SP-GiST on point (a box, then the
@@ -55,10 +55,10 @@ def systems(ctx, tb):
     s = []
     if two:
         s.append(("kdgpu-index", "kd", "SELECT count(*) FROM {t} WHERE p <@ circle($1::point, {r})"))
-    if ctx.caps["kdgpu_postgis"]:
+    if ctx.caps["kdgpu_postgis"] and two:
         s.append(("kdgpu-dwithin", "kdgeom",
                   "SELECT count(*) FROM {t} WHERE kd_dwithin(g, $1::geometry, {r})"))
-    else:
+    elif two:
         s.append(("kdgpu-dwithin", None, None))
     for dev in ("gpu", "cpu"):
         s.append(("kdgpu-%s-range" % dev, "base",
