@@ -212,18 +212,76 @@ CREATE FUNCTION kd_devices()
 	LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 CREATE FUNCTION kd_load(rel regclass, OUT points bigint, OUT dimensions integer,
-						OUT device text, OUT build_ms float8, OUT cached boolean)
+						OUT device text, OUT build_ms float8, OUT cached boolean,
+						OUT index regclass)
 	AS 'MODULE_PATHNAME', 'kdgpu_load'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 CREATE FUNCTION kd_load(rel regclass, col name, OUT points bigint, OUT dimensions integer,
-						OUT device text, OUT build_ms float8, OUT cached boolean)
+						OUT device text, OUT build_ms float8, OUT cached boolean,
+						OUT index regclass)
 	AS 'MODULE_PATHNAME', 'kdgpu_load'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 CREATE FUNCTION kd_unload(rel regclass) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'kdgpu_unload'
 	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+-- Query regions of the range operators: a ball (center, radius) and a rect
+-- (low and high corners).  p <@ kd_ball(c, r) is p <-> c <= r in the metric
+-- of p's <-> operator; p <@ kd_rect(lo, hi) is lo <= p <= hi, bounds
+-- included.  Both are index conditions on a kdgpu index.
+
+CREATE TYPE kd_ball AS (center float8[], radius float8);
+CREATE TYPE kd_rect AS (low float8[], high float8[]);
+
+CREATE FUNCTION kd_ball(center float8[], radius float8) RETURNS kd_ball
+	AS 'SELECT ROW(center, radius)::@extschema@.kd_ball'
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION kd_ball(center point, radius float8) RETURNS kd_ball
+	AS 'SELECT ROW(ARRAY[center[0], center[1]], radius)::@extschema@.kd_ball'
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION kd_rect(low float8[], high float8[]) RETURNS kd_rect
+	AS 'SELECT ROW(low, high)::@extschema@.kd_rect'
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION kd_within(p float8[], region kd_ball) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'kdgpu_in_ball'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION kd_within(p point, region kd_ball) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'kdgpu_in_ball'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION kd_within(p float8[], region kd_rect) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'kdgpu_in_rect'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR <@ (
+	LEFTARG = float8[],
+	RIGHTARG = kd_ball,
+	FUNCTION = kd_within,
+	RESTRICT = pg_catalog.contsel,
+	JOIN = pg_catalog.contjoinsel
+);
+
+CREATE OPERATOR <@ (
+	LEFTARG = point,
+	RIGHTARG = kd_ball,
+	FUNCTION = kd_within,
+	RESTRICT = pg_catalog.contsel,
+	JOIN = pg_catalog.contjoinsel
+);
+
+CREATE OPERATOR <@ (
+	LEFTARG = float8[],
+	RIGHTARG = kd_rect,
+	FUNCTION = kd_within,
+	RESTRICT = pg_catalog.contsel,
+	JOIN = pg_catalog.contjoinsel
+);
 
 -- The kdgpu index access method
 
@@ -238,10 +296,13 @@ CREATE OPERATOR CLASS kd_point_ops
 	DEFAULT FOR TYPE point USING kdgpu AS
 	OPERATOR 1 pg_catalog.<@ (point, box),
 	OPERATOR 2 pg_catalog.<@ (point, circle),
+	OPERATOR 3 <@ (point, kd_ball),
 	OPERATOR 15 pg_catalog.<-> (point, point) FOR ORDER BY pg_catalog.float_ops;
 
 CREATE OPERATOR CLASS kd_float8_ops
 	DEFAULT FOR TYPE float8[] USING kdgpu AS
+	OPERATOR 3 <@ (float8[], kd_ball),
+	OPERATOR 4 <@ (float8[], kd_rect),
 	OPERATOR 15 <-> (float8[], float8[]) FOR ORDER BY pg_catalog.float_ops;
 
 CREATE FUNCTION kd_index_check(index regclass) RETURNS boolean
@@ -251,7 +312,8 @@ COMMENT ON FUNCTION kd_index_check(regclass) IS 'verify a kdgpu index: tree stru
 
 CREATE FUNCTION kd_index_stats(index regclass,
 	OUT tree_rows bigint, OUT pending_rows bigint, OUT dead_rows bigint,
-	OUT dimension integer, OUT generation bigint, OUT pages bigint)
+	OUT dimension integer, OUT generation bigint, OUT pages bigint,
+	OUT free_pages bigint, OUT orphan_pages bigint)
 	AS 'MODULE_PATHNAME', 'kd_index_stats'
 	LANGUAGE C STRICT PARALLEL RESTRICTED;
-COMMENT ON FUNCTION kd_index_stats(regclass) IS 'rows in the tree, pending and dead, dimension, generation and pages of a kdgpu index';
+COMMENT ON FUNCTION kd_index_stats(regclass) IS 'rows in the tree, pending and dead, dimension, generation, pages, free pages and orphaned pages (left by an interrupted fold, freed by the next VACUUM) of a kdgpu index';

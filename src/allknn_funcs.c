@@ -38,7 +38,7 @@ kdg_all_knn_answer(FunctionCallInfo fcinfo, KdSource *src)
 	include_self = PG_GETARG_BOOL(args.next + 1);
 	kdg_check_k(k);
 	kdg_source_read(src);
-	return kdg_search_all_knn(src, kdg_source_tree(src, NULL), k, include_self);
+	return kdg_search_all_knn(src, kdg_source_tree(src), k, include_self);
 }
 
 /* kd_all_knn(rel [, col], k, include_self): one row per pair. */

@@ -147,16 +147,18 @@ kdg_check_dim(int got, int dim, const KdWhere *where)
 }
 
 /*
- * Read a query point argument into coords; dim is the column's dimension,
- * or 0 when the column holds no points.
+ * Read a query point argument into coords and return its dimension; dim is
+ * the column's dimension, or 0 when the column holds no points.
  */
-void
+int
 kdg_query_coords(KdPointType type, Datum value, int dim, double *coords,
 				const char *arg)
 {
 	KdWhere		where = {arg, 0};
+	int			got = kdg_datum_coords(type, value, coords, &where);
 
-	kdg_check_dim(kdg_datum_coords(type, value, coords, &where), dim, &where);
+	kdg_check_dim(got, dim, &where);
+	return got;
 }
 
 /*

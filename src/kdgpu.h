@@ -135,7 +135,7 @@ extern KdPointType kdg_point_type(Oid typid);
 extern const char *kdg_point_type_name(KdPointType type);
 extern int	kdg_datum_coords(KdPointType type, Datum value, double *coords,
 							const KdWhere *where);
-extern void kdg_query_coords(KdPointType type, Datum value, int dim,
+extern int	kdg_query_coords(KdPointType type, Datum value, int dim,
 							double *coords, const char *arg);
 extern int64 kdg_array_points(KdPointType type, Datum array, int dim,
 							 double **coords, const char *arg);
@@ -143,6 +143,13 @@ extern double kdg_metric(KdPointType type, const double *a, const double *b,
 						int dim);
 extern void kdg_check_k(int k);
 extern void kdg_check_radius(double radius, const char *arg, int64 ord);
+
+/* region.c */
+extern void kdg_check_corners(const double *low, const double *high, int dim);
+extern int	kdg_ball_from_datum(Datum value, int dim, double *center,
+								double *radius);
+extern int	kdg_rect_from_datum(Datum value, int dim, double *low,
+								double *high);
 
 /* source.c */
 extern void kdg_source_open(KdSource *src, Oid relid, Name colname);
@@ -161,8 +168,13 @@ extern void kdg_check_status(KdStatus status, const KdError *err,
 extern KdTree *kdg_tree_new(void);
 extern KdRangeResult *kdg_range_result_new(void);
 
+/* index_tree.c */
+extern KdTree *kdg_index_tree(const KdSource *src);
+extern KdTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
+
 /* search.c */
-extern KdTree *kdg_source_tree(const KdSource *src, bool *used_gpu);
+extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
+extern KdTree *kdg_source_tree(const KdSource *src);
 extern KdAnswer *kdg_search_knn(const KdSource *src, const KdTree *tree,
 							   const double *queries, int64 nq, int k);
 extern KdAnswer *kdg_search_all_knn(const KdSource *src, const KdTree *tree,

@@ -39,7 +39,7 @@ kdgpu_knn(PG_FUNCTION_ARGS)
 	kdg_source_read(&src);
 	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, query, "query");
 	kdg_emit(fcinfo, &src,
-			kdg_search_knn(&src, kdg_source_tree(&src, NULL), query, 1, k),
+			kdg_search_knn(&src, kdg_source_tree(&src), query, 1, k),
 			KD_KEY_NONE, NULL);
 	return (Datum) 0;
 }
@@ -68,7 +68,7 @@ kdgpu_knn_join(PG_FUNCTION_ARGS)
 	kdg_source_read(&src);
 	nq = kdg_array_points(src.type, PG_GETARG_DATUM(args.next), src.dim, &queries, "queries");
 	kdg_emit(fcinfo, &src,
-			kdg_search_knn(&src, kdg_source_tree(&src, NULL), queries, nq, k),
+			kdg_search_knn(&src, kdg_source_tree(&src), queries, nq, k),
 			KD_KEY_ORD, NULL);
 	return (Datum) 0;
 }
@@ -100,7 +100,7 @@ kdgpu_knn_join_table(PG_FUNCTION_ARGS)
 	kdg_source_read(&qsrc);
 	kdg_source_check_dims(&src, &qsrc);
 	kdg_emit(fcinfo, &src,
-			kdg_search_knn(&src, kdg_source_tree(&src, NULL), kdg_source_coords(&qsrc),
+			kdg_search_knn(&src, kdg_source_tree(&src), kdg_source_coords(&qsrc),
 						   qsrc.n, k),
 			KD_KEY_CTID, &qsrc);
 	return (Datum) 0;

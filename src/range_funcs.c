@@ -40,7 +40,7 @@ kdgpu_range(PG_FUNCTION_ARGS)
 	kdg_source_read(&src);
 	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, center, "center");
 	kdg_emit(fcinfo, &src,
-			kdg_search_radius(&src, kdg_source_tree(&src, NULL), center, 1, &radius, 1),
+			kdg_search_radius(&src, kdg_source_tree(&src), center, 1, &radius, 1),
 			KD_KEY_NONE, NULL);
 	return (Datum) 0;
 }
@@ -104,22 +104,10 @@ kdgpu_range_join(PG_FUNCTION_ARGS)
 	kdg_source_read(&src);
 	kdg_array_points(src.type, PG_GETARG_DATUM(args.next), src.dim, &centers, "centers");
 	kdg_emit(fcinfo, &src,
-			kdg_search_radius(&src, kdg_source_tree(&src, NULL), centers, nq, radii,
+			kdg_search_radius(&src, kdg_source_tree(&src), centers, nq, radii,
 							 nradii),
 			KD_KEY_ORD, NULL);
 	return (Datum) 0;
-}
-
-/* Error unless low <= high in every dimension. */
-static void
-kdg_check_corners(const double *low, const double *high, int dim)
-{
-	for (int i = 0; i < dim; i++)
-		if (low[i] > high[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("low corner exceeds high corner in dimension %d", i + 1),
-					 errhint("Give the corners as low, high.")));
 }
 
 /*
@@ -161,7 +149,7 @@ kdgpu_box(PG_FUNCTION_ARGS)
 	}
 	kdg_check_corners(low, high, src.dim);
 	kdg_emit(fcinfo, &src,
-			kdg_search_box(&src, kdg_source_tree(&src, NULL), low, high, 1),
+			kdg_search_box(&src, kdg_source_tree(&src), low, high, 1),
 			KD_KEY_NONE, NULL);
 	return (Datum) 0;
 }

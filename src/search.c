@@ -108,10 +108,10 @@ kdg_rank(const KdSource *src, const double *q, const KdNeighbor *cand,
 
 /*
  * Build the tree over a source's points, refs being their ordinals; NULL
- * when there are none.  *used_gpu (if given) tells where it was built.
+ * when there are none.  *used_gpu tells where it was built.
  */
 KdTree *
-kdg_source_tree(const KdSource *src, bool *used_gpu)
+kdg_build_tree(const KdSource *src, bool *used_gpu)
 {
 	KdTree	   *tree;
 	double	   *coords;
@@ -129,11 +129,24 @@ kdg_source_tree(const KdSource *src, bool *used_gpu)
 	kdg_exec_prepare(&exec);
 	kdg_check_status(kd_build(coords, ords, src->n, src->dim, tree, &exec, &err),
 					 &err, &exec, "tree build");
-	if (used_gpu)
-		*used_gpu = exec.used_gpu;
+	*used_gpu = exec.used_gpu;
 	pfree(ords);
 	pfree(coords);
 	return tree;
+}
+
+/*
+ * The tree to search over a source's points, refs being their ordinals: a
+ * kdgpu index's when it holds exactly those rows (index_tree.c), or one
+ * built now; NULL when there are no points.
+ */
+KdTree *
+kdg_source_tree(const KdSource *src)
+{
+	KdTree	   *tree = kdg_index_tree(src);
+	bool		used_gpu;
+
+	return tree ? tree : kdg_build_tree(src, &used_gpu);
 }
 
 /*

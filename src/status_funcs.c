@@ -3,21 +3,27 @@
  *	  kd_status, kd_devices, kd_load and kd_unload: what kdgpu would run on,
  *	  and the residency of trees.
  *
- * The kd_* functions read tables, not kdgpu indexes, so there is nothing to
- * keep: a tree is built for one query from a scan under that query's
- * snapshot, which is what makes it exact, and a tree kept across queries
- * could miss rows committed since.  So kd_load builds a table's tree and reports what that
- * costs and where it ran, without keeping it, and kd_unload has nothing to
- * drop.  Probing the GPU here opens the GPU object, which is the first use
- * of it in this backend if nothing else has used it.
+ * The kd_* functions read the rows visible to their query, and search the
+ * tree of a kdgpu index on the column when it holds exactly those rows
+ * (index_tree.c); otherwise they build a tree for the query.  Index trees
+ * are cached per backend (kdam_cache.c).  kd_load on an indexed table loads
+ * the index's tree and keeps its device copy on the GPU, for this and later
+ * versions of the index, until kd_unload; on a table with no matching index
+ * tree it builds a tree, reports what that costs and where it ran, and
+ * keeps nothing.  Probing the GPU here opens the GPU object, which is the
+ * first use of it in this backend if nothing else has used it.
  */
 #include "postgres.h"
 
 #include "fmgr.h"
 #include "funcapi.h"
 #include "portability/instr_time.h"
+#include "access/genam.h"
+#include "access/table.h"
 #include "utils/builtins.h"
+#include "utils/rel.h"
 
+#include "am/kdam.h"
 #include "kdgpu.h"
 
 PG_FUNCTION_INFO_V1(kdgpu_status);
@@ -52,8 +58,12 @@ kdgpu_status(PG_FUNCTION_ARGS)
 	Datum		values[8];
 	bool		nulls[8] = {false};
 	const char *runs_on;
+	int			trees;
+	int			on_gpu;
+	Size		gpu_bytes;
 
 	kdg_exec_prepare(&exec);
+	kdam_cache_usage(&trees, &on_gpu, &gpu_bytes);
 	if (kdgpu_device == KD_DEVICE_CPU)
 		runs_on = "cpu";
 	else if (usable)
@@ -72,9 +82,12 @@ kdgpu_status(PG_FUNCTION_ARGS)
 		values[3] = CStringGetTextDatum(why[0] ? why : "no GPU");
 	values[4] = CStringGetTextDatum(kdgpu_gpu_library);
 	values[5] = Int32GetDatum(exec.threads);
-	values[6] = Int32GetDatum(0);
-	values[7] = CStringGetTextDatum("the kd_* functions build a tree for each query "
-									"from a scan under its snapshot; none is cached");
+	values[6] = Int32GetDatum(trees);
+	values[7] = CStringGetTextDatum(psprintf("%d index tree%s cached in this backend, %d on the GPU (%zu MB); "
+											 "the kd_* functions search an index's tree when it holds exactly "
+											 "the rows they read, and build one otherwise",
+											 trees, trees == 1 ? "" : "s", on_gpu,
+											 (gpu_bytes + (1 << 20) - 1) >> 20));
 	PG_RETURN_DATUM(kdg_row(fcinfo, values, nulls));
 }
 
@@ -106,8 +119,10 @@ kdgpu_devices(PG_FUNCTION_ARGS)
 }
 
 /*
- * kd_load(rel [, col]): read the table, build its tree and report the
- * points, dimensions, device and build time.  The tree is not kept.
+ * kd_load(rel [, col]): read the table and load the tree of the kdgpu index
+ * that holds exactly its rows, keeping it on the GPU, or else build a tree
+ * (not kept); report the points, dimensions, device, time taken, whether
+ * the tree is kept and the index.
  */
 Datum
 kdgpu_load(PG_FUNCTION_ARGS)
@@ -115,33 +130,50 @@ kdgpu_load(PG_FUNCTION_ARGS)
 	KdArgs		args;
 	KdSource	src;
 	KdTree	   *tree;
+	Oid			indexoid;
 	bool		used_gpu = false;
 	instr_time	start;
 	instr_time	duration;
-	Datum		values[5];
-	bool		nulls[5] = {false};
+	Datum		values[6];
+	bool		nulls[6] = {false};
 
 	kdg_args(fcinfo, &args, &src);
 	kdg_source_read(&src);
 	INSTR_TIME_SET_CURRENT(start);
-	tree = kdg_source_tree(&src, &used_gpu);
+	tree = kdg_index_tree_load(&src, &indexoid);
+	if (tree)
+		used_gpu = tree->gpu != NULL;
+	else if ((tree = kdg_build_tree(&src, &used_gpu)) != NULL)
+		kd_tree_free(tree);
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, start);
-	if (tree)
-		kd_tree_free(tree);
 
 	values[0] = Int64GetDatum(src.n);
 	values[1] = Int32GetDatum(src.dim);
 	values[2] = CStringGetTextDatum(used_gpu ? "gpu" : "cpu");
 	values[3] = Float8GetDatum(INSTR_TIME_GET_MILLISEC(duration));
-	values[4] = BoolGetDatum(false);
+	values[4] = BoolGetDatum(OidIsValid(indexoid));
+	values[5] = ObjectIdGetDatum(indexoid);
 	nulls[1] = src.n == 0;
+	nulls[5] = !OidIsValid(indexoid);
 	PG_RETURN_DATUM(kdg_row(fcinfo, values, nulls));
 }
 
-/* kd_unload(rel): drop rel's cached tree; false, as none is ever kept. */
+/*
+ * kd_unload(rel): stop keeping the trees of rel's kdgpu indexes on the GPU
+ * and free their device copies; whether kd_load had kept one.
+ */
 Datum
 kdgpu_unload(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(false);
+	Relation	heap = table_open(PG_GETARG_OID(0), AccessShareLock);
+	List	   *indexes = RelationGetIndexList(heap);
+	ListCell   *lc;
+	bool		found = false;
+
+	foreach(lc, indexes)
+		found |= kdam_cache_gpu_forget(lfirst_oid(lc));
+	list_free(indexes);
+	table_close(heap, AccessShareLock);
+	PG_RETURN_BOOL(found);
 }

@@ -49,6 +49,8 @@
 /* strategies of the operator classes */
 #define KDAM_STRATEGY_IN_BOX		1	/* point <@ box */
 #define KDAM_STRATEGY_IN_CIRCLE		2	/* point <@ circle */
+#define KDAM_STRATEGY_IN_BALL		3	/* point or float8[] <@ kd_ball */
+#define KDAM_STRATEGY_IN_RECT		4	/* float8[] <@ kd_rect */
 #define KDAM_STRATEGY_DISTANCE		15	/* <-> for ORDER BY */
 
 typedef struct KdamPageOpaqueData
@@ -84,13 +86,37 @@ typedef KdamMetaPageData *KdamMetaPage;
 #define KDAM_PAGE_BYTES \
 	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(KdamPageOpaqueData)))
 
+/*
+ * The ordinal view of a tree, for the kd_* functions (kdam_view.c): the
+ * tree's arrays, with references replaced by their ranks in ctid order.
+ */
+typedef struct KdamView
+{
+	KdTree		tree;			/* tree.gpu: device copy kept by kd_load */
+	uint64	   *tids;			/* the tree's TIDs in rank order */
+} KdamView;
+
 /* A tree loaded into memory, as the cache holds it. */
 typedef struct KdamTree
 {
 	KdTree		tree;			/* arrays point into data */
 	char	   *data;			/* the byte stream */
 	Size		size;
+	KdamView   *view;			/* made on first use by a kd_* function */
 } KdamTree;
+
+/* Kinds of pages, as kdam_page_census classifies them. */
+#define KDAM_PAGE_IN_USE	0	/* the metapage, or in the tree or pending chain */
+#define KDAM_PAGE_FREE		1	/* flagged free, or never initialized */
+#define KDAM_PAGE_ORPHAN	2	/* reached by no chain: an interrupted fold's */
+
+typedef struct KdamCensus
+{
+	BlockNumber nblocks;
+	uint8	   *kind;			/* nblocks KDAM_PAGE_* */
+	BlockNumber nfree;
+	BlockNumber norphan;
+} KdamCensus;
 
 /* Pending records read for one scan. */
 typedef struct KdamPending
@@ -122,6 +148,8 @@ extern Size kdam_pending_record_size(int dim);
 extern void kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 							  KdamPending *pending);
 extern void kdam_tree_to_stream(const KdTree *tree, char *data);
+extern void kdam_page_census(Relation index, const KdamMetaPageData *meta,
+							 BufferAccessStrategy strategy, KdamCensus *census);
 extern void kdam_stream_to_tree(KdamTree *t, int64 n, int dim, int64 nbounds);
 
 /* kdam_build.c */
@@ -142,6 +170,14 @@ extern bool kdam_insert(Relation index, Datum *values, bool *isnull,
 extern KdamTree *kdam_cache_get(Relation index, const KdamMetaPageData *meta);
 extern void kdam_cache_release(KdamTree *tree);
 extern void kdam_cache_forget(Oid indexrelid);
+extern KdStatus kdam_cache_keep_on_gpu(KdamTree *tree, bool keep,
+									   KdExec *exec, KdError *err);
+extern bool kdam_cache_gpu_forget(Oid indexrelid);
+extern void kdam_cache_usage(int *trees, int *on_gpu, Size *gpu_bytes);
+
+/* kdam_view.c */
+extern KdamView *kdam_view_get(KdamTree *t);
+extern Size kdam_view_gpu_bytes(const KdamView *view);
 
 /* kdam_scan.c */
 extern IndexScanDesc kdam_beginscan(Relation index, int nkeys, int norderbys);

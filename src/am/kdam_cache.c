@@ -18,6 +18,13 @@
  * The caller holds a pin on the metapage, which keeps VACUUM from changing
  * the tree pages while they are read.
  *
+ * The kd_* functions search a tree through its ordinal view (kdam_view.c),
+ * kept in the same entry.  kd_load asks for the view's device copy to be
+ * kept: the entry is marked, and so is the entry of each later version of
+ * the index, whose view is uploaded when a function first uses it.  Device
+ * copies are dropped least recently used first when kdgpu.gpu_memory_limit
+ * would be exceeded, and with their entry.
+ *
  * A search touches a few dozen nodes spread over the whole tree, so the
  * tree lives in its own anonymous mapping with transparent huge pages asked
  * for: a tree of a few hundred megabytes then fits the TLB.  The mapping is
@@ -32,6 +39,7 @@
 #include "utils/rel.h"
 
 #include "kdam.h"
+#include "engine/kd_error.h"
 
 #define KDAM_CACHE_KEEP 8
 
@@ -43,6 +51,8 @@ typedef struct KdamCacheEntry
 	uint64		last_use;
 	int			pins;			/* scans using the tree */
 	bool		stale;			/* superseded: free when unpinned */
+	bool		keep_on_gpu;	/* kd_load: keep the view's device copy */
+	uint64		gpu_use;		/* last use of the device copy */
 	MemoryContext cxt;			/* holds tree; deleting it unmaps the data */
 	KdamTree   *tree;
 } KdamCacheEntry;
@@ -182,6 +192,7 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 	MemoryContext cxt;
 	KdamTree   *t;
 	MemoryContextCallback *cb;
+	bool		keep_on_gpu = false;
 
 	if (!cache_callback_registered)
 	{
@@ -201,6 +212,7 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 			e->pins++;
 			return e->tree;
 		}
+		keep_on_gpu |= e->keep_on_gpu;
 		if (e->pins == 0)
 			cache_drop(e);
 		else
@@ -236,6 +248,7 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 	slot->generation = meta->generation;
 	slot->last_use = ++cache_clock;
 	slot->pins = 1;
+	slot->keep_on_gpu = keep_on_gpu;
 	slot->cxt = cxt;
 	slot->tree = t;
 	return slot->tree;
@@ -270,4 +283,111 @@ kdam_cache_forget(Oid indexrelid)
 			else
 				cache[i].stale = true;
 		}
+}
+
+/* The entry holding tree. */
+static KdamCacheEntry *
+cache_entry_of(KdamTree *tree)
+{
+	for (int i = 0; i < cache_size; i++)
+		if (cache[i].tree == tree)
+			return &cache[i];
+	elog(ERROR, "kdgpu index tree is not in the cache");
+	return NULL;
+}
+
+/* Device bytes held by views other than except's. */
+static Size
+gpu_bytes_held(KdamCacheEntry *except)
+{
+	Size		held = 0;
+
+	for (int i = 0; i < cache_size; i++)
+	{
+		KdamCacheEntry *e = &cache[i];
+
+		if (e != except && e->tree && e->tree->view && e->tree->view->tree.gpu)
+			held += kdam_view_gpu_bytes(e->tree->view);
+	}
+	return held;
+}
+
+/*
+ * Give a tree's ordinal view (made already) a device copy when kd_load has
+ * asked for one to be kept, or keep is true (kd_load itself).  Other views'
+ * copies are dropped, least recently used first, until all fit in
+ * exec->gpu_memory_limit (when set).
+ */
+KdStatus
+kdam_cache_keep_on_gpu(KdamTree *tree, bool keep, KdExec *exec, KdError *err)
+{
+	KdamCacheEntry *e = cache_entry_of(tree);
+	KdamView   *view = tree->view;
+	Size		need = kdam_view_gpu_bytes(view);
+
+	e->keep_on_gpu |= keep;
+	if (!e->keep_on_gpu)
+		return KD_OK;
+	e->gpu_use = ++cache_clock;
+	if (view->tree.gpu)
+		return KD_OK;
+	if (exec->gpu_memory_limit > 0 && need > (Size) exec->gpu_memory_limit)
+		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
+							"the tree needs %zu MB of device memory, more than kdgpu.gpu_memory_limit",
+							need / (1024 * 1024) + 1);
+	while (exec->gpu_memory_limit > 0 &&
+		   gpu_bytes_held(e) + need > (Size) exec->gpu_memory_limit)
+	{
+		KdamCacheEntry *lru = NULL;
+
+		for (int i = 0; i < cache_size; i++)
+		{
+			KdamCacheEntry *o = &cache[i];
+
+			if (o != e && o->tree && o->tree->view && o->tree->view->tree.gpu &&
+				(lru == NULL || o->gpu_use < lru->gpu_use))
+				lru = o;
+		}
+		kd_gpu_release(&lru->tree->view->tree);
+	}
+	return kd_gpu_upload(&view->tree, exec, err);
+}
+
+/* kd_unload: stop keeping an index's trees on the GPU; whether one was. */
+bool
+kdam_cache_gpu_forget(Oid indexrelid)
+{
+	bool		found = false;
+
+	for (int i = 0; i < cache_size; i++)
+	{
+		KdamCacheEntry *e = &cache[i];
+
+		if (e->indexrelid != indexrelid)
+			continue;
+		found |= e->keep_on_gpu;
+		e->keep_on_gpu = false;
+		if (e->tree->view)
+			kd_gpu_release(&e->tree->view->tree);
+	}
+	return found;
+}
+
+/* Trees cached in this backend, how many have a device copy, its bytes. */
+void
+kdam_cache_usage(int *trees, int *on_gpu, Size *gpu_bytes)
+{
+	*trees = 0;
+	*on_gpu = 0;
+	*gpu_bytes = gpu_bytes_held(NULL);
+	for (int i = 0; i < cache_size; i++)
+	{
+		KdamCacheEntry *e = &cache[i];
+
+		if (e->indexrelid == InvalidOid)
+			continue;
+		(*trees)++;
+		if (e->tree->view && e->tree->view->tree.gpu)
+			(*on_gpu)++;
+	}
 }

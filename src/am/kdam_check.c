@@ -1,7 +1,8 @@
 /*
  * kdam_check.c
  *	  kd_index_check(index): verify a kdgpu index against its table;
- *	  kd_index_stats(index): what its metapage says.
+ *	  kd_index_stats(index): what its metapage says, and a census of its
+ *	  pages (in use, free, orphaned).
  *
  * It checks the metapage, reads the tree from its pages and runs the
  * engine's structural check (split dimensions, every point on the right
@@ -208,20 +209,24 @@ kd_index_stats(PG_FUNCTION_ARGS)
 	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	KdamMetaPageData meta;
 	TupleDesc	tupdesc;
-	Datum		values[6];
-	bool		nulls[6] = {false};
+	KdamCensus	census;
+	Datum		values[8];
+	bool		nulls[8] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = *kdam_metapage(index, BufferGetPage(metabuf));
+	kdam_page_census(index, &meta, NULL, &census);
 	UnlockReleaseBuffer(metabuf);
 	values[0] = Int64GetDatum(meta.ntree);
 	values[1] = Int64GetDatum(meta.npending);
 	values[2] = Int64GetDatum(meta.ndead);
 	values[3] = Int32GetDatum(meta.dim);
 	values[4] = Int64GetDatum((int64) meta.generation);
-	values[5] = Int64GetDatum((int64) RelationGetNumberOfBlocks(index));
+	values[5] = Int64GetDatum((int64) census.nblocks);
+	values[6] = Int64GetDatum((int64) census.nfree);
+	values[7] = Int64GetDatum((int64) census.norphan);
 	index_close(index, AccessShareLock);
 	table_close(heap, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

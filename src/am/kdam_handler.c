@@ -4,8 +4,9 @@
  *	  class validation.
  *
  * Operator classes (kdgpu--0.1.sql): kd_point_ops for point, with
- * `<@ box` (strategy 1), `<@ circle` (2) and `<->` for ORDER BY (15);
- * kd_float8_ops for float8[], with `<->` for ORDER BY.  The access method
+ * `<@ box` (strategy 1), `<@ circle` (2), `<@ kd_ball` (3) and `<->` for
+ * ORDER BY (15); kd_float8_ops for float8[], with `<@ kd_ball` (3),
+ * `<@ kd_rect` (4) and `<->` for ORDER BY.  The access method
  * reads the indexed type itself (datum.c), so it needs no support functions.
  */
 #include "postgres.h"
@@ -126,13 +127,19 @@ kdam_validate(Oid opclassoid)
 	{
 		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&ops->members[i]->tuple);
 		bool		order = op->amoppurpose == AMOP_ORDER;
-		bool		known = order ? op->amopstrategy == KDAM_STRATEGY_DISTANCE
-			: (op->amopstrategy == KDAM_STRATEGY_IN_BOX ||
-			   op->amopstrategy == KDAM_STRATEGY_IN_CIRCLE);
+		int			s = op->amopstrategy;
+		bool		known;
 
-		if (!known || op->amoplefttype != form->opcintype ||
-			(order && op->amoprighttype != form->opcintype) ||
-			(!order && op->amoplefttype != POINTOID))
+		if (order)
+			known = s == KDAM_STRATEGY_DISTANCE &&
+				op->amoprighttype == form->opcintype;
+		else if (s == KDAM_STRATEGY_IN_BOX || s == KDAM_STRATEGY_IN_CIRCLE)
+			known = form->opcintype == POINTOID;
+		else if (s == KDAM_STRATEGY_IN_RECT)
+			known = form->opcintype == FLOAT8ARRAYOID;
+		else
+			known = s == KDAM_STRATEGY_IN_BALL;
+		if (!known || op->amoplefttype != form->opcintype)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),

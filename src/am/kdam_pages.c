@@ -18,6 +18,8 @@
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 
+#include "commands/vacuum.h"
+
 #include "kdam.h"
 
 /* Size of the tree stream of a tree. */
@@ -339,4 +341,59 @@ kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 		blkno = KdamPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
+}
+
+/*
+ * Classify every page of the index: the metapage and the pages of its tree
+ * and pending chains are in use; pages flagged free or never initialized
+ * are free; any other page is an orphan, written by a build or fold that an
+ * error or a crash interrupted, which no chain reaches.  Each page is read
+ * once under a share lock; the caller keeps the chains still (a lock on the
+ * metapage).  strategy may be NULL.
+ */
+void
+kdam_page_census(Relation index, const KdamMetaPageData *meta,
+				 BufferAccessStrategy strategy, KdamCensus *census)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	BlockNumber *next = palloc_extended(sizeof(BlockNumber) * Max(nblocks, 1),
+										MCXT_ALLOC_HUGE);
+	BlockNumber heads[2] = {meta->tree_head, meta->pending_head};
+
+	census->nblocks = nblocks;
+	census->kind = palloc_extended(Max(nblocks, 1), MCXT_ALLOC_HUGE);
+	census->nfree = 0;
+	census->norphan = 0;
+	if (nblocks > 0)
+		census->kind[KDAM_METAPAGE_BLKNO] = KDAM_PAGE_IN_USE;
+	for (BlockNumber blkno = KDAM_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	{
+		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno,
+											 RBM_NORMAL, strategy);
+		Page		page;
+
+		vacuum_delay_point();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (PageIsNew(page) || (KdamPageGetOpaque(page)->flags & KDAM_FREE))
+			census->kind[blkno] = KDAM_PAGE_FREE;
+		else
+		{
+			census->kind[blkno] = KDAM_PAGE_ORPHAN;
+			next[blkno] = KdamPageGetOpaque(page)->next;
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	for (int i = 0; i < 2; i++)
+		for (BlockNumber b = heads[i];
+			 b != InvalidBlockNumber && b < nblocks &&
+			 census->kind[b] == KDAM_PAGE_ORPHAN;
+			 b = next[b])
+			census->kind[b] = KDAM_PAGE_IN_USE;
+	for (BlockNumber blkno = 0; blkno < nblocks; blkno++)
+	{
+		census->nfree += census->kind[blkno] == KDAM_PAGE_FREE;
+		census->norphan += census->kind[blkno] == KDAM_PAGE_ORPHAN;
+	}
+	pfree(next);
 }

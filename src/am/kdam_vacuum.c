@@ -12,7 +12,10 @@
  * the live points, writes it WAL-logged to new pages, switches the metapage
  * to it and frees the old tree and pending pages for reuse.  The fold holds
  * the metapage's cleanup lock throughout, so writers and new scans of this
- * index wait for it.
+ * index wait for it.  Before that it reads every page and frees the
+ * orphans: pages a fold interrupted by an error or a crash had written,
+ * which no chain reaches (the fold then reuses them), and records the free
+ * pages the free space map may have lost.
  */
 #include "postgres.h"
 
@@ -229,6 +232,46 @@ fold(Relation index, Buffer metabuf)
 	pfree(refs);
 }
 
+/*
+ * Flag orphaned pages free and record every free page in the free space
+ * map; the metapage is locked for cleanup, so the chains stay still.
+ */
+static void
+reclaim_pages(IndexVacuumInfo *info, const KdamMetaPageData *meta,
+			  IndexBulkDeleteResult *stats)
+{
+	Relation	index = info->index;
+	KdamCensus	census;
+
+	kdam_page_census(index, meta, info->strategy, &census);
+	for (BlockNumber blkno = 0; blkno < census.nblocks; blkno++)
+	{
+		if (census.kind[blkno] == KDAM_PAGE_ORPHAN)
+		{
+			Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno,
+												 RBM_NORMAL, info->strategy);
+			GenericXLogState *state;
+
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			state = GenericXLogStart(index);
+			kdam_init_page(GenericXLogRegisterBuffer(state, buf,
+													 GENERIC_XLOG_FULL_IMAGE),
+						   KDAM_FREE);
+			GenericXLogFinish(state);
+			UnlockReleaseBuffer(buf);
+		}
+		if (census.kind[blkno] != KDAM_PAGE_IN_USE)
+			RecordFreeIndexPage(index, blkno);
+	}
+	IndexFreeSpaceMapVacuum(index);
+	stats->pages_free = census.nfree + census.norphan;
+	if (census.norphan > 0)
+		ereport(LOG,
+				(errmsg("index \"%s\": freed %u pages left by an interrupted fold",
+						RelationGetRelationName(index), census.norphan)));
+	pfree(census.kind);
+}
+
 /* amvacuumcleanup */
 IndexBulkDeleteResult *
 kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
@@ -245,6 +288,7 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBufferForCleanup(metabuf);
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
+	reclaim_pages(info, meta, stats);
 	if (meta->npending + meta->ndead > kdam_fold_threshold(meta->ntree))
 		fold(index, metabuf);
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));

@@ -27,10 +27,14 @@ typedef struct KnnStackEntry
 	double		lb;				/* lower bound on d2 of the subtree */
 } KnnStackEntry;
 
-/* The search, for a dimension count known at compile time. */
+/*
+ * The search, for a dimension count known at compile time.  With nodes,
+ * the list holds node numbers instead of references (ties then break on the
+ * node number).
+ */
 KD_INLINE int
 knn_search(const KdTree *t, const double *q, int k, int64_t exclude,
-		   KdNeighbor *list, const int dim)
+		   KdNeighbor *list, const int dim, const bool nodes)
 {
 	KnnStackEntry stack[KD_STACK_DEPTH];
 	int			sp = 0;
@@ -68,10 +72,11 @@ knn_search(const KdTree *t, const double *q, int k, int64_t exclude,
 			if (node != exclude)
 			{
 				double		d2 = kd_dist2(q, p, dim);
+				uint64_t	ref = nodes ? (uint64_t) node : t->refs[node];
 
-				if (kd_candidate_wanted(list, count, k, d2, t->refs[node]))
+				if (kd_candidate_wanted(list, count, k, d2, ref))
 				{
-					kd_candidate_insert(list, &count, k, d2, t->refs[node]);
+					kd_candidate_insert(list, &count, k, d2, ref);
 					if (count == k)
 						worst = list[k - 1].d2;
 				}
@@ -113,21 +118,51 @@ kd_knn_one(const KdTree *tree, const double *query, int k,
 	switch (tree->dim)
 	{
 		case 1:
-			return knn_search(tree, query, k, exclude_node, out, 1);
+			return knn_search(tree, query, k, exclude_node, out, 1, false);
 		case 2:
-			return knn_search(tree, query, k, exclude_node, out, 2);
+			return knn_search(tree, query, k, exclude_node, out, 2, false);
 		case 3:
-			return knn_search(tree, query, k, exclude_node, out, 3);
+			return knn_search(tree, query, k, exclude_node, out, 3, false);
 		case 4:
-			return knn_search(tree, query, k, exclude_node, out, 4);
+			return knn_search(tree, query, k, exclude_node, out, 4, false);
 		case 5:
-			return knn_search(tree, query, k, exclude_node, out, 5);
+			return knn_search(tree, query, k, exclude_node, out, 5, false);
 		case 6:
-			return knn_search(tree, query, k, exclude_node, out, 6);
+			return knn_search(tree, query, k, exclude_node, out, 6, false);
 		case 7:
-			return knn_search(tree, query, k, exclude_node, out, 7);
+			return knn_search(tree, query, k, exclude_node, out, 7, false);
 		default:
-			return knn_search(tree, query, k, exclude_node, out, 8);
+			return knn_search(tree, query, k, exclude_node, out, 8, false);
+	}
+}
+
+/*
+ * kd_knn_one, but out[i].ref is the neighbour's node number, for callers
+ * that need its coordinates; the k found are nearest by d2, ties broken by
+ * node number.
+ */
+int
+kd_knn_one_nodes(const KdTree *tree, const double *query, int k,
+				 KdNeighbor *out)
+{
+	switch (tree->dim)
+	{
+		case 1:
+			return knn_search(tree, query, k, -1, out, 1, true);
+		case 2:
+			return knn_search(tree, query, k, -1, out, 2, true);
+		case 3:
+			return knn_search(tree, query, k, -1, out, 3, true);
+		case 4:
+			return knn_search(tree, query, k, -1, out, 4, true);
+		case 5:
+			return knn_search(tree, query, k, -1, out, 5, true);
+		case 6:
+			return knn_search(tree, query, k, -1, out, 6, true);
+		case 7:
+			return knn_search(tree, query, k, -1, out, 7, true);
+		default:
+			return knn_search(tree, query, k, -1, out, 8, true);
 	}
 }
 

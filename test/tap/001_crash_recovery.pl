@@ -1,6 +1,6 @@
 # Crash recovery of kdgpu indexes: an immediate shutdown (the postmaster and
-# every backend killed, as with kill -9) during inserts, after a VACUUM fold
-# and during an index build; after restart every index passes
+# every backend killed, as with kill -9) during inserts, after a VACUUM fold,
+# during an index build and during a fold; after restart every index passes
 # kd_index_check and answers exactly like a sequential scan.
 use strict;
 use warnings;
@@ -99,6 +99,44 @@ $node->start;
 is($node->safe_psql('postgres', "SELECT kd_index_check('big_p')"), 't',
 	'a built index survives a crash right after the build');
 is(knn_differences($node, 'big'), '0', 'kNN on the rebuilt index equals a sequential scan');
+
+# a crash while a VACUUM fold writes its new tree leaves orphaned pages; the
+# index answers from its old tree and pending rows, and the next VACUUM
+# frees the orphans (and reuses them for its own fold)
+$node->safe_psql('postgres',
+	'INSERT INTO big SELECT i, point(random() * 1000, random() * 1000) FROM generate_series(2000001, 2300000) i');
+my $size = $node->safe_psql('postgres', "SELECT pg_relation_size('big_p')");
+$bg = $node->background_psql('postgres');
+$bg->query_until(qr/start/, q{
+	\echo start
+	VACUUM big;
+});
+my $grown = 0;
+for (my $i = 0; $i < 6000 && !$grown; $i++)
+{
+	$grown = $node->safe_psql('postgres', "SELECT pg_relation_size('big_p') > $size + 4 * 1024 * 1024") eq 't';
+	usleep(5_000) unless $grown;
+}
+ok($grown, 'the fold started writing its tree');
+$node->stop('immediate');
+eval { $bg->quit; };
+$node->start;
+is($node->safe_psql('postgres', "SELECT orphan_pages > 0, pending_rows FROM kd_index_stats('big_p')"), 't|300000',
+	'the interrupted fold left orphaned pages and the pending rows');
+is($node->safe_psql('postgres', "SELECT kd_index_check('big_p')"), 't',
+	'index sound after a crash during a fold');
+is(knn_differences($node, 'big'), '0', 'kNN after a crash during a fold equals a sequential scan');
+my ($crashed_pages, $orphans) = split /\|/,
+  $node->safe_psql('postgres', "SELECT pages, orphan_pages FROM kd_index_stats('big_p')");
+$node->safe_psql('postgres', 'VACUUM big');
+is($node->safe_psql('postgres', "SELECT orphan_pages, pending_rows FROM kd_index_stats('big_p')"), '0|0',
+	'the next VACUUM freed the orphans and folded');
+# the new tree's pages came from the orphans before the relation grew
+is($node->safe_psql('postgres',
+	"SELECT pages - $crashed_pages <= pages - free_pages - 1 - $orphans FROM kd_index_stats('big_p')"), 't',
+	'the fold reused the freed orphans');
+is($node->safe_psql('postgres', "SELECT kd_index_check('big_p')"), 't', 'index sound after the fold');
+is(knn_differences($node, 'big'), '0', 'kNN after the fold equals a sequential scan');
 
 $node->stop;
 done_testing();

@@ -1,0 +1,132 @@
+/*
+ * kdam_view.c
+ *	  The ordinal view of an index tree, through which the kd_* functions
+ *	  search a kdgpu index's tree instead of building one.
+ *
+ * The functions give the engine each row's ordinal (its rank in ctid order
+ * among the rows they read) as its reference, so that ties break by ctid
+ * and an answer leads straight to the row (search.c).  An index tree's
+ * references are packed heap TIDs instead.  The view shares the tree's
+ * coordinates, split dimensions and bounds, and replaces its references by
+ * their ranks; tids lists the tree's TIDs in rank order, so that a function
+ * can check in one pass that the tree holds exactly the rows it read, in
+ * which case ranks and ordinals coincide.
+ *
+ * Ranks come from an LSD radix sort of (TID, node) pairs on the 48 bits of
+ * a packed TID.  The view lives in the cache entry of its tree (it goes with
+ * it), and so does its device copy once kd_load has put one there.
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "kdam.h"
+
+#define RADIX_BITS	16
+#define RADIX_SIZE	(1 << RADIX_BITS)
+
+typedef struct TidNode
+{
+	uint64		tid;
+	uint64		node;
+} TidNode;
+
+/* Sort n pairs by tid (48 significant bits); tmp has room for n pairs. */
+static void
+radix_sort(TidNode *a, TidNode *tmp, int64 n)
+{
+	int64	   *count = palloc(sizeof(int64) * RADIX_SIZE);
+
+	for (int shift = 0; shift < 48; shift += RADIX_BITS)
+	{
+		int64		sum = 0;
+		TidNode    *swap;
+
+		memset(count, 0, sizeof(int64) * RADIX_SIZE);
+		for (int64 i = 0; i < n; i++)
+			count[(a[i].tid >> shift) & (RADIX_SIZE - 1)]++;
+		for (int b = 0; b < RADIX_SIZE; b++)
+		{
+			int64		c = count[b];
+
+			count[b] = sum;
+			sum += c;
+		}
+		for (int64 i = 0; i < n; i++)
+			tmp[count[(a[i].tid >> shift) & (RADIX_SIZE - 1)]++] = a[i];
+		swap = a;
+		a = tmp;
+		tmp = swap;
+	}
+	/* three passes: the sorted pairs ended in the caller's tmp; copy back */
+	memcpy(tmp, a, sizeof(TidNode) * n);
+	pfree(count);
+}
+
+/* Reset callback: free a view's device copy. */
+static void
+release_view_gpu(void *arg)
+{
+	kd_gpu_release(&((KdamView *) arg)->tree);
+}
+
+/*
+ * The ordinal view of a cached tree, made on first use; NULL when the tree
+ * holds dead references (VACUUM has marked rows it must skip), which the
+ * view cannot express.
+ */
+KdamView *
+kdam_view_get(KdamTree *t)
+{
+	MemoryContext cxt = GetMemoryChunkContext(t);
+	const KdTree *tree = &t->tree;
+	KdamView   *view;
+	TidNode    *pairs;
+	TidNode    *tmp;
+	MemoryContextCallback *cb;
+
+	if (t->view)
+		return t->view;
+	for (int64 i = 0; i < tree->n; i++)
+		if (tree->refs[i] == KDAM_DEAD_REF)
+			return NULL;
+
+	view = MemoryContextAllocZero(cxt, sizeof(KdamView));
+	view->tree = *tree;
+	view->tree.owned = false;
+	view->tree.gpu = NULL;
+	view->tree.refs = MemoryContextAllocHuge(cxt, sizeof(uint64) * Max(tree->n, 1));
+	view->tids = MemoryContextAllocHuge(cxt, sizeof(uint64) * Max(tree->n, 1));
+	pairs = palloc_extended(sizeof(TidNode) * Max(tree->n, 1), MCXT_ALLOC_HUGE);
+	tmp = palloc_extended(sizeof(TidNode) * Max(tree->n, 1), MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < tree->n; i++)
+	{
+		pairs[i].tid = tree->refs[i];
+		pairs[i].node = i;
+	}
+	radix_sort(pairs, tmp, tree->n);
+	for (int64 i = 0; i < tree->n; i++)
+	{
+		view->tids[i] = pairs[i].tid;
+		view->tree.refs[pairs[i].node] = i;
+	}
+	pfree(tmp);
+	pfree(pairs);
+
+	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	cb->func = release_view_gpu;
+	cb->arg = view;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	t->view = view;
+	return view;
+}
+
+/* Bytes of device memory a view's tree takes. */
+Size
+kdam_view_gpu_bytes(const KdamView *view)
+{
+	const KdTree *t = &view->tree;
+
+	return (Size) t->n * (t->dim * sizeof(double) + sizeof(uint64) + 1) +
+		(Size) t->nbounds * 2 * t->dim * sizeof(double);
+}

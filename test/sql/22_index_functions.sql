@@ -1,0 +1,123 @@
+-- The kd_* functions search a kdgpu index's tree when it holds exactly the
+-- rows they read, and build a tree otherwise; either way their answers equal
+-- a brute-force scan's.  kd_load tells which happened (cached, index).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS kdgpu;
+RESET client_min_messages;
+SELECT setseed(0.75);
+
+CREATE TABLE fx_pts (id int, tag int, p point) WITH (autovacuum_enabled = false, fillfactor = 70);
+INSERT INTO fx_pts SELECT i, 0, point(round(random() * 1000) / 10, round(random() * 1000) / 10)
+  FROM generate_series(1, 3000) i;
+INSERT INTO fx_pts VALUES (0, 0, NULL);
+CREATE INDEX fx_p ON fx_pts USING kdgpu (p);
+CREATE TABLE fx_q (qid int, q point);
+INSERT INTO fx_q SELECT i, point(random() * 100, random() * 100) FROM generate_series(1, 25) i;
+
+-- Differences between the functions' answers and brute force, as a count of
+-- queries that differ for each function.
+CREATE FUNCTION fx_check() RETURNS TABLE (fn text, queries bigint, differing bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+  SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;
+  RETURN QUERY
+  SELECT 'kd_knn', count(*), count(*) FILTER (WHERE
+      ARRAY(SELECT (nn_ctid, distance)::text FROM kd_knn('fx_pts', q, 7) ORDER BY rank)
+      IS DISTINCT FROM
+      ARRAY(SELECT (ctid, p <-> q)::text FROM fx_pts WHERE p IS NOT NULL ORDER BY p <-> q, ctid LIMIT 7))
+  FROM fx_q
+  UNION ALL
+  SELECT 'kd_knn_join', count(*), count(*) FILTER (WHERE
+      ARRAY(SELECT (nn_ctid, distance)::text FROM kd_knn_join('fx_pts', (SELECT array_agg(q ORDER BY qid) FROM fx_q), 4) j
+            WHERE j.query_ord = qid ORDER BY rank)
+      IS DISTINCT FROM
+      ARRAY(SELECT (ctid, p <-> q)::text FROM fx_pts WHERE p IS NOT NULL ORDER BY p <-> q, ctid LIMIT 4))
+  FROM fx_q
+  UNION ALL
+  SELECT 'kd_range', count(*), count(*) FILTER (WHERE
+      ARRAY(SELECT nn_ctid FROM kd_range('fx_pts', q, 6) ORDER BY nn_ctid)
+      IS DISTINCT FROM
+      ARRAY(SELECT ctid FROM fx_pts WHERE p <-> q <= 6 ORDER BY ctid))
+  FROM fx_q
+  UNION ALL
+  SELECT 'kd_box', count(*), count(*) FILTER (WHERE
+      ARRAY(SELECT nn_ctid FROM kd_box('fx_pts', box(q, point(q[0] + 9, q[1] + 9))) ORDER BY nn_ctid)
+      IS DISTINCT FROM
+      ARRAY(SELECT ctid FROM fx_pts WHERE p <@ box(q, point(q[0] + 9, q[1] + 9)) ORDER BY ctid))
+  FROM fx_q
+  UNION ALL
+  SELECT 'kd_all_knn', count(*), count(*) FILTER (WHERE
+      ARRAY(SELECT (a.nn_ctid, a.distance)::text FROM kd_all_knn('fx_pts', 3) a
+            WHERE a.query_ctid = s.ctid ORDER BY a.rank)
+      IS DISTINCT FROM
+      ARRAY(SELECT (o.ctid, o.p <-> s.p)::text FROM fx_pts o
+            WHERE o.p IS NOT NULL AND o.ctid <> s.ctid ORDER BY o.p <-> s.p, o.ctid LIMIT 3))
+  FROM (SELECT ctid, p FROM fx_pts WHERE p IS NOT NULL AND id % 100 = 1) s;
+END $$;
+
+-- a freshly built index holds exactly the table's rows: its tree is used
+SELECT points, cached, index FROM kd_load('fx_pts');
+SELECT trees_cached >= 1 AS cached FROM kd_status();
+SELECT * FROM fx_check();
+
+-- rows inserted since the build sit in the pending area: a tree is built
+INSERT INTO fx_pts SELECT 5000 + i, 0, point(50 + i * 0.01, 50) FROM generate_series(1, 20) i;
+SELECT points, cached, index FROM kd_load('fx_pts');
+SELECT * FROM fx_check();
+
+-- VACUUM folds them into a new tree (20 pending rows are not yet a tenth
+-- of the tree, so force the fold by deleting more), which is used again
+DELETE FROM fx_pts WHERE id % 9 = 0;
+SELECT points, cached FROM kd_load('fx_pts');
+SELECT * FROM fx_check();
+VACUUM (INDEX_CLEANUP ON) fx_pts;
+SELECT pending_rows, dead_rows FROM kd_index_stats('fx_p');
+SELECT points, cached, index FROM kd_load('fx_pts');
+SELECT * FROM fx_check();
+
+-- an update not touching the point is HOT: the visible row moves to a new
+-- ctid the tree does not know, so a tree is built
+UPDATE fx_pts SET tag = 1 WHERE id % 4 = 1;
+SELECT points, cached FROM kd_load('fx_pts');
+SELECT * FROM fx_check();
+VACUUM fx_pts;
+
+-- a row inserted by this transaction, not yet committed
+BEGIN;
+INSERT INTO fx_pts VALUES (9999, 0, point(1, 1));
+SELECT points, cached FROM kd_load('fx_pts');
+SELECT * FROM fx_check();
+ROLLBACK;
+
+-- row-level security hides rows from the caller: their tree is not used
+CREATE ROLE fx_reader;
+GRANT SELECT ON fx_pts, fx_q TO fx_reader;
+CREATE TABLE fx_fresh AS SELECT id, p FROM fx_pts;
+CREATE INDEX ON fx_fresh USING kdgpu (p);
+ALTER TABLE fx_fresh ENABLE ROW LEVEL SECURITY;
+CREATE POLICY fx_half ON fx_fresh FOR SELECT USING (id % 2 = 0);
+GRANT SELECT ON fx_fresh TO fx_reader;
+SELECT points, cached FROM kd_load('fx_fresh');
+SET ROLE fx_reader;
+SELECT points, cached FROM kd_load('fx_fresh');
+SELECT count(*) = count(*) FILTER (WHERE id % 2 = 0) AS only_policy_rows
+  FROM kd_knn('fx_fresh', point(50, 50), 40) k JOIN fx_fresh f ON f.ctid = k.nn_ctid;
+RESET ROLE;
+
+-- partial indexes are not used by the functions
+CREATE TABLE fx_part AS SELECT id, p FROM fx_pts;
+CREATE INDEX ON fx_part USING kdgpu (p) WHERE id > 100;
+SELECT points, cached FROM kd_load('fx_part');
+-- nor is an index on another column
+CREATE TABLE fx_two AS SELECT id, p AS p1, p AS p2 FROM fx_pts;
+CREATE INDEX ON fx_two USING kdgpu (p1);
+SELECT (SELECT cached FROM kd_load('fx_two', 'p1')) AS p1, (SELECT cached FROM kd_load('fx_two', 'p2')) AS p2;
+
+-- kd_unload says whether kd_load had kept a device copy (only with a GPU)
+SELECT kd_unload('fx_pts') = (device = 'gpu') AS unload_consistent
+  FROM kd_load('fx_pts');
+SELECT kd_unload('fx_pts');
+
+DROP TABLE fx_pts, fx_q, fx_fresh, fx_part, fx_two;
+DROP FUNCTION fx_check();
+DROP ROLE fx_reader;
