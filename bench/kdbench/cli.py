@@ -45,6 +45,8 @@ def options(argv):
                         % ",".join(ALL_WORKLOADS))
     p.add_argument("--systems", default="",
                    help="only these systems (comma-separated names or prefixes, e.g. kdgpu,gist-point)")
+    p.add_argument("--skip-systems", default="",
+                   help="leave out these systems (names or prefixes, e.g. seqscan,kdgpu-cpu-noindex)")
     p.add_argument("--runs", type=int, default=3, help="runs per measurement, median kept (3)")
     p.add_argument("--budget", type=float, default=60,
                    help="stop repeating a measurement once its runs took this many seconds (60)")
@@ -96,6 +98,7 @@ def options(argv):
     a.datasets = csv_list(a.datasets)
     a.workloads = csv_list(a.workloads)
     a.systems = csv_list(a.systems)
+    a.skip_systems = csv_list(a.skip_systems)
     for d in a.datasets:
         if d not in data.DATASETS:
             p.error("unknown data set %r" % d)
@@ -136,7 +139,8 @@ def clean():
 
 
 def selected(args, system):
-    return not args.systems or any(system == s or system.startswith(s) for s in args.systems)
+    match = lambda names: any(system == s or system.startswith(s) for s in names)
+    return (not args.systems or match(args.systems)) and not match(args.skip_systems)
 
 
 def main(argv=None):

@@ -49,6 +49,23 @@ class Context:
             return CPU_SETTINGS
         return ""
 
+    def function_table(self, tb, system):
+        """The table a kdgpu function reads: the one with the kdgpu index
+        (its tree is searched, no build), or for a -noindex system the base
+        table, from which every call builds a tree."""
+        return tb.t("base") if system.endswith("-noindex") else tb.t("kd")
+
+    def function_settings(self, tb, system):
+        """Session settings for a kdgpu function system: its device, and for
+        the indexed table kd_load first, as an application would once per
+        connection (the index tree loaded into the backend and, on the GPU,
+        kept on the device), so that the timed calls leave that out."""
+        s = self.device_settings(system)
+        if not system.endswith("-noindex"):
+            tb.ensure_index("kd")
+            s += "\nSELECT count(*) FROM kd_load('%s');" % tb.t("kd")
+        return s
+
     @property
     def budget_ms(self):
         return self.args.budget * 1000.0

@@ -1,7 +1,9 @@
 """allknn: every point's 10 nearest neighbours (itself excluded).
 
 kdgpu: kd_all_knn (one row per pair) and kd_all_knn_arrays (one row per
-point), on the GPU and on the CPU, reading the table without an index.
+point), on the GPU and on the CPU, on the table with the kdgpu index (its
+tree is searched; kd_load first in the session), and kd_all_knn on the
+table without one (-noindex: every call builds a tree).
 Peers: CROSS JOIN LATERAL (... ORDER BY <-> LIMIT 11) over each index (11:
 the point itself comes first), sampled and scaled when the whole run would
 take too long (lateral.py).
@@ -18,6 +20,7 @@ def systems(ctx, tb):
     for dev in ("gpu", "cpu"):
         s.append(("kdgpu-%s" % dev, _function("kd_all_knn", 1)))
         s.append(("kdgpu-%s-arrays" % dev, _function("kd_all_knn_arrays", 0)))
+        s.append(("kdgpu-%s-noindex" % dev, _function("kd_all_knn", 1)))
     for name, role in lateral.lateral_systems(ctx, tb):
         s.append((name, _lateral(role)))
     return s
@@ -27,8 +30,9 @@ def _function(fn, pairs):
     def run(ctx, tb, system):
         ctx.log("%s: %s" % (system, fn))
         per_point = min(K, tb.n - 1) if pairs else 1
-        times, nrows = ctx.repeat("SELECT count(*) FROM %s('%s', %d)" % (fn, tb.t("base"), K),
-                                  ctx.device_settings(system), expect=tb.n * per_point)
+        times, nrows = ctx.repeat("SELECT count(*) FROM %s('%s', %d)"
+                                  % (fn, ctx.function_table(tb, system), K),
+                                  ctx.function_settings(tb, system), expect=tb.n * per_point)
         return [ctx.store.row(tb.ds.name, tb.n, NAME, CASE, system, "ms", times, "ms",
                               rows=nrows)]
     return run

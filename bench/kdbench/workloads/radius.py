@@ -7,10 +7,11 @@ so clustered data gets radii that suit it; the rows column gives the mean
 answer size actually seen.  Every system answers the same --radius-queries
 query points (taken from the data), and their answers must agree.
 
-kdgpu: the kdgpu index (`p <@ circle`), kd_dwithin on 2-D geometry
-(kdgpu_postgis, skipped with a message when it is not installed), kd_range one query at a time
-(it builds a tree from the table for each call) and kd_range_join with all
-query points in one call (time per query point), each on the GPU and CPU.
+kdgpu: the kdgpu index (`p <@ kd_ball(q, r)`, exact), kd_dwithin on 2-D
+geometry (kdgpu_postgis, skipped with a message when it is not installed),
+kd_range one query at a time and kd_range_join with all query points in one
+call (time per query point), each on the GPU and CPU, on the table with the
+kdgpu index (its tree searched; kd_load first in the session).
 Peers: GiST on point (`<@ circle`), SP-GiST on point (a box, then the
 distance), PostGIS GiST (ST_DWithin, ST_3DDWithin for 3-D), a sequential
 scan.  Index scans run without parallel workers (context.NO_PARALLEL); the
@@ -53,17 +54,17 @@ def radii(ctx, tb):
 def systems(ctx, tb):
     two = tb.ds.dim == 2
     s = []
-    if two:
-        s.append(("kdgpu-index", "kd", "SELECT count(*) FROM {t} WHERE p <@ circle($1::point, {r})"))
+    s.append(("kdgpu-index", "kd", "SELECT count(*) FROM {t} WHERE %s <@ kd_ball($1%s, {r})"
+              % (tb.col, tb.cast)))
     if ctx.caps["kdgpu_postgis"] and two:
         s.append(("kdgpu-dwithin", "kdgeom",
                   "SELECT count(*) FROM {t} WHERE kd_dwithin(g, $1::geometry, {r})"))
     elif two:
         s.append(("kdgpu-dwithin", None, None))
     for dev in ("gpu", "cpu"):
-        s.append(("kdgpu-%s-range" % dev, "base",
+        s.append(("kdgpu-%s-range" % dev, "function",
                   "SELECT count(*) FROM kd_range('{t}', $1%s, {r})" % tb.cast))
-        s.append(("kdgpu-%s-range-join" % dev, "base", None))
+        s.append(("kdgpu-%s-range-join" % dev, "function", None))
     if two:
         s.append(("gist-point", "gist", "SELECT count(*) FROM {t} WHERE p <@ circle($1::point, {r})"))
         s.append(("spgist-point", "spgist",
@@ -83,11 +84,14 @@ def _runner(role, template):
             ctx.log("%s: skipped: the kdgpu_postgis extension is not installed" % system)
             return []
         rs = radii(ctx, tb)
-        if role != "base":
+        function = role == "function"
+        if role not in ("base", "function"):
             tb.ensure_index(role)
         args = tb.sample_args(role, ctx.args.radius_queries, ctx.args.seed + 2)
-        settings = ctx.device_settings(system) + ("" if role == "base" else NO_PARALLEL)
-        function = template is None or "kd_range" in template
+        if function:
+            settings = ctx.function_settings(tb, system)
+        else:
+            settings = "" if role == "base" else NO_PARALLEL
         rows = []
         for label, h in cases(tb.n):
             r = "%.6g" % rs[label]
@@ -95,7 +99,8 @@ def _runner(role, template):
             if template is None:
                 times, total, count = _range_join(ctx, tb, system, args, r, settings)
             else:
-                stmt = template.format(t=tb.t(role), r=r)
+                stmt = template.format(t=ctx.function_table(tb, system) if function
+                                       else tb.t(role), r=r)
                 times, total = pg.latency(stmt, args, 0 if function else min(3, len(args)),
                                           ctx.budget_ms, settings)
                 count = len(times)
@@ -111,7 +116,7 @@ def _range_join(ctx, tb, system, args, r, settings):
     arr = "ARRAY[%s]%s" % (",".join(pg.quote(a) + tb.cast for a in args),
                            "::point[]" if tb.ds.dim == 2 else "")
     times, total = ctx.repeat("SELECT count(*) FROM kd_range_join('%s', %s, %s)"
-                              % (tb.t("base"), arr, r), settings)
+                              % (ctx.function_table(tb, system), arr, r), settings)
     return [t / len(args) for t in times], total, len(args)
 
 
