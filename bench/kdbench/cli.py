@@ -23,16 +23,19 @@ ALL_WORKLOADS = list(WORKLOADS) + [engine.NAME]
 
 
 def parse_size(text):
+    """100k -> 100000, 1M -> 1000000."""
     t = text.strip().lower()
     mult = {"k": 1000, "m": 1000000, "g": 1000000000}.get(t[-1:], 1)
     return int(float(t[:-1] if mult > 1 else t) * mult)
 
 
 def csv_list(text):
+    """The items of a comma-separated option."""
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
 def options(argv):
+    """Parse bench/run's command line (--smoke sets its own small settings)."""
     p = argparse.ArgumentParser(
         prog="bench/run",
         description="kdgpu against GiST, SP-GiST, PostGIS and LATERAL joins on one PostgreSQL "
@@ -128,6 +131,7 @@ def setup_server():
 
 
 def clean():
+    """Drop every kb_* table and the helper functions."""
     tables = [r[0] for r in pg.psql("SELECT relname FROM pg_class WHERE relname LIKE 'kb\\_%' "
                                     "AND relkind = 'r'")]
     script = "SET client_min_messages = warning;\n"
@@ -139,11 +143,13 @@ def clean():
 
 
 def selected(args, system):
+    """Whether --systems and --skip-systems let a system run."""
     match = lambda names: any(system == s or system.startswith(s) for s in names)
     return (not args.systems or match(args.systems)) and not match(args.skip_systems)
 
 
 def main(argv=None):
+    """bench/run: returns the exit status (1 when any measurement failed)."""
     args = options(sys.argv[1:] if argv is None else argv)
     if args.clean:
         clean()

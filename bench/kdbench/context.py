@@ -22,6 +22,8 @@ class Failure(Exception):
 
 
 class Context:
+    """One run: its options, the server's capabilities, results, progress."""
+
     def __init__(self, args, caps, store):
         self.args = args
         self.caps = caps
@@ -78,6 +80,7 @@ class Context:
         return times, rows
 
     def check(self, rows, expect, what):
+        """A wrong row count is a Failure."""
         if expect is not None and rows != expect:
             raise Failure("%d rows where %d were expected: %s" % (rows, expect, what[:200]))
 

@@ -87,6 +87,7 @@ class Tables:
         self.spgist_opclass = spgist_opclass
 
     def t(self, role):
+        """The name of a role's table."""
         return "%s_%s" % (self.prefix, role)
 
     def roles(self):
@@ -107,6 +108,7 @@ class Tables:
         return "ST_MakePoint((%s)[1], (%s)[2], (%s)[3])" % (expr, expr, expr)
 
     def marker(self):
+        """The base table's comment: what made the tables."""
         return "kdbench seed=%d n=%d roles=%s" % (self.seed, self.n, ",".join(self.roles()))
 
     def ready(self):
@@ -137,6 +139,7 @@ class Tables:
         pg.psql("\n".join(sql))
 
     def drop(self):
+        """Drop this data set's tables."""
         pg.psql("SET client_min_messages = warning;\nDROP TABLE IF EXISTS %s CASCADE;"
                 % ", ".join(self.t(r) for r in ["base", "gist", "spgist", "kd", "geom", "kdgeom", "q"]))
 
@@ -153,6 +156,7 @@ class Tables:
         return "CREATE INDEX %s_idx ON %s USING %s" % (t, t, using)
 
     def has_index(self, role):
+        """Whether a role's table has its index."""
         return pg.value("SELECT to_regclass(%s) IS NOT NULL" % pg.quote(self.t(role) + "_idx")) == "t"
 
     def ensure_index(self, role, settings=""):

@@ -26,6 +26,7 @@ def is_kdgpu(system):
 
 
 def unit_key(row):
+    """What a run measures as one piece: (data set, size, workload, system)."""
     return (row["dataset"], str(row["size"]), row["workload"], row["system"])
 
 
@@ -43,6 +44,7 @@ class Store:
                 self.rows = list(csv.DictReader(f))
 
     def has_unit(self, dataset, size, workload, system):
+        """Whether raw.csv has this unit's rows."""
         key = (dataset, str(size), workload, system)
         return any(unit_key(r) == key for r in self.rows)
 
@@ -88,6 +90,7 @@ def ratio(kd_row, peer_row):
 
 
 def group_key(row):
+    """Rows that may be compared: same data, size, workload, case and metric."""
     return (row["dataset"], str(row["size"]), row["workload"], row["case"], row["metric"])
 
 

@@ -42,6 +42,7 @@ def fmt(value, unit):
 
 
 def _sort_key(r, cases=()):
+    """Data set order, size, case (in measured order), kdgpu first."""
     ds = r["dataset"]
     return (DATASET_ORDER.index(ds) if ds in DATASET_ORDER else 99, ds, int(float(r["size"])),
             cases.index(r["case"]) if r["case"] in cases else r["case"],
@@ -142,6 +143,7 @@ def headline(rows):
 
 
 def _engine(rows):
+    """The engine's table, with cudaKDTree's figures where they apply."""
     out = ["| data set | n | case | system | ms | rate | cudaKDTree (H200, DESIGN.md) |",
            "|---|---|---|---|---|---|---|"]
     by = {}

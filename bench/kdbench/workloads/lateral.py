@@ -9,8 +9,8 @@ about --sample-secs, and each time is scaled by n/m.  The rows say so
 """
 from .. import pg
 
-# the outer side's point as the inner table's type
 def outer_point(tb, role, expr):
+    """The outer row's point as the inner table's type."""
     return tb.geom_sql(expr) if role in ("geom", "kdgeom") else expr
 
 
