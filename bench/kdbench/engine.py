@@ -33,9 +33,10 @@ def run(ctx, engine_args):
     binary = os.path.join(repo, "engine-bench-bin")
     if make.returncode != 0:
         if not os.path.exists(binary):
-            ctx.log("skipped: make engine-bench-bin failed: %s" % make.stderr.strip()[-500:])
+            ctx.log("skipped: make engine-bench-bin did not run here: %s"
+                    % make.stderr.strip()[-500:])
             return None
-        ctx.log("make engine-bench-bin failed; using the engine-bench-bin already built")
+        ctx.log("make engine-bench-bin did not run here; using the engine-bench-bin already built")
     env = dict(os.environ)
     env["KDGPU_CUDA_LIB"] = os.path.join(repo, "cuda", "kdgpu_cuda.so")
     ctx.log("engine-bench-bin %s" % engine_args)
