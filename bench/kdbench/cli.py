@@ -188,6 +188,9 @@ def main(argv=None):
         ctx.log("no GPU usable by kdgpu: the kdgpu-gpu systems are skipped")
 
     plan = []
+    if "geography" in args.datasets and not caps["kdgpu_postgis"]:
+        ctx.log("the geography data set needs kdgpu_postgis: skipped")
+        args.datasets.remove("geography")
     for n in args.sizes:
         for dname in args.datasets:
             tb = data.Tables(data.DATASETS[dname], n, args.seed, caps, args.spgist_opclass)

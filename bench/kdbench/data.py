@@ -10,12 +10,17 @@ so a data set is the same on every server whatever order rows are made in.
   dup        uniform, snapped to a grid of about n/10 cells: ~10 rows share
              each location
   lonlat     uniform on the sphere, as lon/lat degrees (PostGIS SRID 4326)
+  geography  the lonlat points as PostGIS geography (sphere distances in
+             metres); only with kdgpu_postgis, whose kdgpu index and
+             functions take geography, against PostGIS's geography GiST
 
 For a data set and size the tables are kb_<set>_<n>_<role>:
-  base    id, p (point) or v (float8[]); primary key on id; no other index.
+  base    id, p (point), v (float8[]) or g (geography); primary key on id;
+          no other index.
           The kd_* functions and the sequential scans read this table.
   gist, spgist, kd   copies of base with a GiST, SP-GiST or kdgpu index
-  geom    id, g geometry with a PostGIS GiST index (n-D for 3-D data)
+  geom    id, g geometry with a PostGIS GiST index (n-D for 3-D data;
+          geography for the geography data set)
   kdgeom  the same geometry with a kdgpu index (kdgpu_postgis)
   q       n/10 query points of the same distribution (another seed), for
           the kNN join; primary key on id
@@ -28,11 +33,13 @@ CLUSTERS = 1000
 class Dataset:
     """One kind of generated data."""
 
-    def __init__(self, name, dim, srid, domain):
+    def __init__(self, name, dim, srid, domain, kind=None):
         self.name = name
         self.dim = dim
         self.srid = srid
         self.domain = domain        # (low, high) per dimension, for random queries
+        # the column's type: point (2-D), array (float8[]) or geography
+        self.kind = kind or ("point" if dim == 2 else "array")
 
     def coords(self, seed, i, grid_n):
         """SQL expressions of the coordinates of row i."""
@@ -42,7 +49,7 @@ class Dataset:
         if self.name == "dup":
             g = "greatest(1, floor(sqrt(%d / 10.0)))" % grid_n
             return ["(floor(%s * %s) + 0.5) * 1e6 / %s" % (u(j), g, g) for j in range(2)]
-        if self.name == "lonlat":
+        if self.name in ("lonlat", "geography"):
             return ["360 * %s - 180" % u(0), "degrees(asin(2 * %s - 1))" % u(1)]
         if self.name == "clustered":
             c = "floor(%d * %s ^ 2)::int8" % (CLUSTERS, u(3))
@@ -59,7 +66,9 @@ class Dataset:
     def point_sql(self, seed, i, grid_n):
         """SQL expression of row i's point (point or float8[])."""
         c = self.coords(seed, i, grid_n)
-        if self.dim == 2:
+        if self.kind == "geography":
+            return "ST_SetSRID(ST_MakePoint(%s, %s), %d)::geography" % (c[0], c[1], self.srid)
+        if self.kind == "point":
             return "point(%s, %s)" % tuple(c)
         return "ARRAY[%s]::float8[]" % ", ".join(c)
 
@@ -70,6 +79,7 @@ DATASETS = {d.name: d for d in [
     Dataset("clustered", 2, 0, [(0, 1e6)] * 2),
     Dataset("dup", 2, 0, [(0, 1e6)] * 2),
     Dataset("lonlat", 2, 4326, [(-180, 180), (-90, 90)]),
+    Dataset("geography", 2, 4326, [(-180, 180), (-90, 90)], kind="geography"),
 ]}
 
 
@@ -79,10 +89,13 @@ class Tables:
     def __init__(self, ds, n, seed, caps, spgist_opclass):
         self.ds, self.n, self.seed, self.caps = ds, n, seed, caps
         self.prefix = "kb_%s_%d" % (ds.name, n)
-        self.col = "p" if ds.dim == 2 else "v"
-        self.cast = "::point" if ds.dim == 2 else "::float8[]"
+        self.geography = ds.kind == "geography"
+        self.col = {"point": "p", "array": "v", "geography": "g"}[ds.kind]
+        self.cast = {"point": "::point", "array": "::float8[]", "geography": "::geography"}[ds.kind]
+        self.gcast = "::geography" if self.geography else "::geometry"
         self.gop = "<->" if ds.dim == 2 else "<<->>"
-        self.dwithin = "ST_DWithin" if ds.dim == 2 else "ST_3DDWithin"
+        # point peers (GiST, SP-GiST on point) exist for 2-D point data
+        self.point_peers = ds.kind == "point"
         self.nq = max(1, n // 10)
         self.spgist_opclass = spgist_opclass
 
@@ -93,16 +106,19 @@ class Tables:
     def roles(self):
         """The tables this data set has on this server."""
         r = ["base", "kd", "q"]
-        if self.ds.dim == 2:
+        if self.point_peers:
             r += ["gist", "spgist"]
         if self.caps["postgis"]:
             r.append("geom")
-        if self.caps["kdgpu_postgis"]:
+        if self.caps["kdgpu_postgis"] and not self.geography:
             r.append("kdgeom")
         return r
 
     def geom_sql(self, expr):
-        """SQL turning a point or float8[] expression into a geometry."""
+        """SQL turning a point or float8[] expression into a geometry (a
+        geography stays itself)."""
+        if self.geography:
+            return expr
         if self.ds.dim == 2:
             return "ST_SetSRID(ST_MakePoint((%s)[0], (%s)[1]), %d)" % (expr, expr, self.ds.srid)
         return "ST_MakePoint((%s)[1], (%s)[2], (%s)[3])" % (expr, expr, expr)
@@ -177,9 +193,13 @@ class Tables:
 
     def random_point_sql(self, var_prefix=":u"):
         """For pgbench: a query point uniform over the data set's domain, from
-        the pgbench variables :u0, :u1, ... (integers in [0, 1000000])."""
+        the pgbench variables :u0, :u1, ... (integers in [0, 1000000]); as
+        the column's type and as the geom table's."""
         cs = ["(%s + %s%d * %g)" % (lo, var_prefix, j, (hi - lo) / 1e6)
               for j, (lo, hi) in enumerate(self.ds.domain)]
+        if self.geography:
+            g = "ST_SetSRID(ST_MakePoint(%s, %s), %d)::geography" % (cs[0], cs[1], self.ds.srid)
+            return g, g
         if self.ds.dim == 2:
             return "point(%s, %s)" % tuple(cs), \
                    "ST_SetSRID(ST_MakePoint(%s, %s), %d)" % (cs[0], cs[1], self.ds.srid)

@@ -23,7 +23,7 @@ TITLES = {
 }
 ORDER = ["build", "knn10", "allknn", "knnjoin", "radius", "engine"]
 METRIC_ORDER = ["ms", "tps", "bytes", "qps"]
-DATASET_ORDER = ["uniform2", "uniform3", "clustered", "dup", "lonlat"]
+DATASET_ORDER = ["uniform2", "uniform3", "clustered", "dup", "lonlat", "geography"]
 
 
 def fmt(value, unit):

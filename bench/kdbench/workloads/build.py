@@ -9,11 +9,11 @@ MWM = "SET maintenance_work_mem = '4GB';"
 
 def systems(ctx, tb):
     s = [("kdgpu-cpu", "kd"), ("kdgpu-gpu", "kd")]
-    if tb.ds.dim == 2:
+    if tb.point_peers:
         s += [("gist-point", "gist"), ("spgist-point", "spgist")]
     if ctx.caps["postgis"]:
         s.append(("postgis-gist", "geom"))
-    if ctx.caps["kdgpu_postgis"]:
+    if "kdgeom" in tb.roles():
         s.append(("kdgpu-postgis", "kdgeom"))
     return [(name, _builder(role)) for name, role in s]
 

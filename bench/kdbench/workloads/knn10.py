@@ -19,11 +19,11 @@ NAME = "knn10"
 
 def systems(ctx, tb):
     s = [("kdgpu-index", "kd")]
-    if tb.ds.dim == 2:
+    if tb.point_peers:
         s += [("gist-point", "gist"), ("spgist-point", "spgist")]
     if ctx.caps["postgis"]:
         s.append(("postgis-gist", "geom"))
-    if ctx.caps["kdgpu_postgis"]:
+    if "kdgeom" in tb.roles():
         s.append(("kdgpu-postgis", "kdgeom"))
     s.append(("seqscan", "base"))
     return [(name, _runner(role)) for name, role in s]
@@ -34,7 +34,7 @@ def _runner(role):
         geo = role in ("geom", "kdgeom")
         col = "g" if geo else tb.col
         op = tb.gop if geo else "<->"
-        cast = "::geometry" if geo else tb.cast
+        cast = tb.gcast if geo else tb.cast
         if role != "base":
             tb.ensure_index(role)
         t = tb.t(role)

@@ -24,7 +24,7 @@ def inner(tb, role):
 def lateral_systems(ctx, tb):
     """(system, role) of the LATERAL systems this data set has."""
     s = [("kdgpu-index-lateral", "kd")]
-    if tb.ds.dim == 2:
+    if tb.point_peers:
         s += [("lateral-gist-point", "gist"), ("lateral-spgist-point", "spgist")]
     if ctx.caps["postgis"]:
         s.append(("lateral-postgis-gist", "geom"))

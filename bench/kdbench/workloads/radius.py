@@ -14,7 +14,8 @@ call (time per query point), each on the GPU and CPU, on the table with the
 kdgpu index (its tree searched; kd_load first in the session).
 Peers: GiST on point (`<@ circle`), SP-GiST on point (a box, then the
 distance), PostGIS GiST (ST_DWithin, ST_3DDWithin for 3-D), a sequential
-scan.  Index scans run without parallel workers (context.NO_PARALLEL); the
+scan.  On geography (metres on the sphere): kd_dwithin over the kdgpu index
+against ST_DWithin(g, q, r, false) over PostGIS's geography GiST.  Index scans run without parallel workers (context.NO_PARALLEL); the
 sequential scan and the kd_* functions with the server's settings.
 """
 import statistics
@@ -52,11 +53,15 @@ def radii(ctx, tb):
 
 
 def systems(ctx, tb):
-    two = tb.ds.dim == 2
+    two = tb.point_peers
     s = []
-    s.append(("kdgpu-index", "kd", "SELECT count(*) FROM {t} WHERE %s <@ kd_ball($1%s, {r})"
-              % (tb.col, tb.cast)))
-    if ctx.caps["kdgpu_postgis"] and two:
+    if tb.geography:
+        s.append(("kdgpu-dwithin", "kd",
+                  "SELECT count(*) FROM {t} WHERE kd_dwithin(g, $1::geography, {r})"))
+    else:
+        s.append(("kdgpu-index", "kd", "SELECT count(*) FROM {t} WHERE %s <@ kd_ball($1%s, {r})"
+                  % (tb.col, tb.cast)))
+    if "kdgeom" in tb.roles() and two:
         s.append(("kdgpu-dwithin", "kdgeom",
                   "SELECT count(*) FROM {t} WHERE kd_dwithin(g, $1::geometry, {r})"))
     elif two:
@@ -70,9 +75,12 @@ def systems(ctx, tb):
         s.append(("spgist-point", "spgist",
                   "SELECT count(*) FROM {t} WHERE p <@ box($1::point + point(-{r}, -{r}), "
                   "$1::point + point({r}, {r})) AND p <-> $1::point <= {r}"))
-    if ctx.caps["postgis"]:
+    if tb.geography:
+        s.append(("postgis-gist", "geom",
+                  "SELECT count(*) FROM {t} WHERE ST_DWithin(g, $1::geography, {r}, false)"))
+    elif ctx.caps["postgis"]:
         s.append(("postgis-gist", "geom", "SELECT count(*) FROM {t} WHERE %s(g, $1::geometry, {r})"
-                  % tb.dwithin))
+                  % ("ST_DWithin" if tb.ds.dim == 2 else "ST_3DDWithin")))
     s.append(("seqscan", "base", "SELECT count(*) FROM {t} WHERE %s <-> $1%s <= {r}"
               % (tb.col, tb.cast)))
     return [(name, _runner(role, stmt)) for name, role, stmt in s]
@@ -114,7 +122,7 @@ def _runner(role, template):
 def _range_join(ctx, tb, system, args, r, settings):
     """kd_range_join over all query points in one call: ms per query point."""
     arr = "ARRAY[%s]%s" % (",".join(pg.quote(a) + tb.cast for a in args),
-                           "::point[]" if tb.ds.dim == 2 else "")
+                           "::point[]" if tb.point_peers else "")
     times, total = ctx.repeat("SELECT count(*) FROM kd_range_join('%s', %s, %s)"
                               % (ctx.function_table(tb, system), arr, r), settings)
     return [t / len(args) for t in times], total, len(args)
