@@ -51,7 +51,7 @@ def _sort_key(r, cases=()):
 
 def plot_name(workload, metric, case):
     """The PNG bench/plot makes for one workload, metric and case."""
-    slug = "".join(c if c.isalnum() else "-" for c in case).strip("-")
+    slug = "-".join("".join(c if c.isalnum() else " " for c in case.replace("%", "pct")).split())
     return "%s-%s%s.png" % (workload, metric, "-" + slug if slug else "")
 
 
