@@ -16,9 +16,10 @@ so a data set is the same on every server whatever order rows are made in.
 
 For a data set and size the tables are kb_<set>_<n>_<role>:
   base    id, p (point), v (float8[]) or g (geography); primary key on id;
-          no other index.
-          The kd_* functions and the sequential scans read this table.
-  gist, spgist, kd   copies of base with a GiST, SP-GiST or kdgpu index
+          no other index.  The sequential scans and the kd_* functions of
+          the -noindex systems read this table.
+  gist, spgist, kd   copies of base with a GiST, SP-GiST or kdgpu index (the
+          kd_* functions read kd and search its index's tree)
   geom    id, g geometry with a PostGIS GiST index (n-D for 3-D data;
           geography for the geography data set)
   kdgeom  the same geometry with a kdgpu index (kdgpu_postgis)
