@@ -9,28 +9,33 @@
 #   make check-all             everything, on a throwaway server (test/run-all)
 #   make engine-check          engine tests, no server (GPU too when present)
 #   make engine-bench          engine benchmark (bench/README.md)
+#   make geo-check             PostGIS format decoder tests, no server
 
-EXTENSION = kdgpu
+EXTENSION = kdgpu kdgpu_postgis
 MODULE_big = kdgpu
-DATA = kdgpu--0.1.sql
+DATA = kdgpu--0.1.sql kdgpu_postgis--0.1.sql
 PGFILEDESC = "kdgpu - exact kd-tree neighbour search on GPU and CPU"
 
 ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
-EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c))
+EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c src/geo/*.c))
 OBJS = $(EXT_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
 REGRESS_OPTS = --inputdir=test --outputdir=test/results
 PROVE_TESTS = test/tap/*.pl
-REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
+PG_CONFIG ?= pg_config
+# the PostGIS suites (test/sql/40_postgis*, test/pgtap/postgis_*) run only
+# where PostGIS is installed
+HAVE_POSTGIS := $(wildcard $(shell $(PG_CONFIG) --sharedir)/extension/postgis.control)
+ALL_REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
+REGRESS = $(if $(HAVE_POSTGIS),$(ALL_REGRESS),$(filter-out 40_postgis%,$(ALL_REGRESS)))
 
 # float8 results must be bit-identical to the GPU's: no contraction to FMA
 ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -ldl -pthread
-EXTRA_CLEAN = test/results engine-test engine-bench-bin $(CUDA_SO) cuda/*.o
+EXTRA_CLEAN = test/results engine-test engine-bench-bin geo-test $(CUDA_SO) cuda/*.o
 
-PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
@@ -75,21 +80,31 @@ engine-check: engine-test $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
 engine-bench: engine-bench-bin $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
 	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./engine-bench-bin $(BENCH_ARGS)
 
+# ---- PostGIS format decoder tests (no server) -----------------------------
+GEO_SRCS = $(sort $(wildcard src/geo/*.c))
+
+geo-test: $(GEO_SRCS) $(wildcard src/geo/*.h) test/geo/test_gserialized.c
+	$(CC) $(ENGINE_CFLAGS) -Wall -Isrc/geo -o $@ test/geo/test_gserialized.c $(GEO_SRCS) -lm
+
+geo-check: geo-test
+	./geo-test
+
 # PostgreSQL::Test::Cluster suites: servers of their own, in tmp_check/
 tap-check:
 	$(prove_installcheck)
 
-.PHONY: engine-check engine-bench install-cuda tap-check
+.PHONY: engine-check engine-bench geo-check install-cuda tap-check
 
 # PGXS does not track headers: rebuild the objects when they change
-$(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h) $(ENGINE_HDRS)
+$(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h src/geo/*.h) $(ENGINE_HDRS)
 $(ENGINE_SRCS:.c=.o): $(ENGINE_HDRS)
 
 # ---- pgTAP suites and the whole test run -----------------------------------
-PGTAP_SUITES = $(sort $(wildcard test/pgtap/*.sql))
+ALL_PGTAP = $(sort $(wildcard test/pgtap/*.sql))
+PGTAP_SUITES = $(if $(HAVE_POSTGIS),$(ALL_PGTAP),$(filter-out test/pgtap/postgis_%,$(ALL_PGTAP)))
 
 prove-check:
-	pg_prove $(PGTAP_SUITES)
+	pg_prove $(PG_PROVE_FLAGS) $(PGTAP_SUITES)
 
 check-all:
 	test/run-all

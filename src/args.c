@@ -39,4 +39,5 @@ kdg_args(FunctionCallInfo fcinfo, KdArgs *args, KdSource *src)
 	args->relid = PG_GETARG_OID(0);
 	args->colname = args->next == 2 ? PG_GETARG_NAME(1) : NULL;
 	kdg_source_open(src, args->relid, args->colname);
+	src->fname = get_func_name(flinfo->fn_oid);
 }

@@ -10,11 +10,17 @@
  * errors that name where the value came from: a table row (by ctid) or an
  * argument (and the position in an array argument).
  *
+ * PostGIS geometry and geography points are read by postgis.c; their
+ * SRID and Z/M flags come back in a KdPointInfo, and every point of a
+ * column, and every query point, must agree with the column's first.
+ *
  * The distances are those of the SQL operators the results stand in for:
  * point <-> point is pg_hypot(dx, dy); float8[] <-> float8[] (kd_distance,
  * below) is the square root of the sum of squared differences taken in
  * dimension order without fused multiply-add, bit for bit the engine's
- * sqrt(d2).
+ * sqrt(d2), which is also PostGIS's distance of two geometry points
+ * (ST_Distance in 2-D, ST_3DDistance in 3-D); geography uses PostGIS's
+ * sphere distance (postgis.c).
  */
 #include "postgres.h"
 
@@ -41,18 +47,44 @@ kdg_point_type(Oid typid)
 		return KD_TYPE_POINT;
 	if (base == FLOAT8ARRAYOID)
 		return KD_TYPE_ARRAY;
-	return KD_TYPE_NONE;
+	return kdg_postgis_type(base);
+}
+
+/*
+ * The point type of the query points an array argument holds: float8[]
+ * (one point per row of a 2-D array), or an array of a point type.
+ */
+KdPointType
+kdg_array_point_type(Oid arraytype)
+{
+	Oid			elem;
+
+	if (getBaseType(arraytype) == FLOAT8ARRAYOID)
+		return KD_TYPE_ARRAY;
+	elem = get_element_type(getBaseType(arraytype));
+	return OidIsValid(elem) ? kdg_point_type(elem) : KD_TYPE_NONE;
 }
 
 /* The SQL name of a point type, for messages. */
 const char *
 kdg_point_type_name(KdPointType type)
 {
-	return type == KD_TYPE_POINT ? "point" : "float8[]";
+	switch (type)
+	{
+		case KD_TYPE_POINT:
+			return "point";
+		case KD_TYPE_GEOMETRY:
+		case KD_TYPE_GEOMETRY_2D:
+			return "geometry";
+		case KD_TYPE_GEOGRAPHY:
+			return "geography";
+		default:
+			return "float8[]";
+	}
 }
 
 /* Describe where a value came from, for an error message. */
-static char *
+char *
 kdg_where_text(const KdWhere *where)
 {
 	if (where->arg == NULL)
@@ -81,16 +113,37 @@ kdg_check_finite(const double *coords, int dim, const KdWhere *where)
 }
 
 /*
- * Read one point or float8[] value into coords (room for KD_MAX_DIM) and
- * return its dimension; 0 means an empty array.
+ * Read one point value into coords (room for KD_MAX_DIM) and return its
+ * dimension, the number of engine coordinates; 0 means an empty point.
+ * Types with extra coordinates write them after the engine's.
  */
 int
 kdg_datum_coords(KdPointType type, Datum value, double *coords,
 				const KdWhere *where)
 {
+	KdPointInfo info;
+
+	return kdg_datum_read(type, value, coords, where, &info);
+}
+
+/* kdg_datum_coords, also returning the value's SRID and Z/M flags. */
+int
+kdg_datum_read(KdPointType type, Datum value, double *coords,
+			  const KdWhere *where, KdPointInfo *info)
+{
 	ArrayType  *arr;
 	int			dim;
 
+	memset(info, 0, sizeof(*info));
+	if (kdg_type_is_postgis(type))
+	{
+		dim = kdg_postgis_coords(type, value, coords, info, where);
+		/* stored geography must be on the sphere kdgpu knows */
+		if (dim > 0 && type == KD_TYPE_GEOGRAPHY && where->arg == NULL)
+			kdg_check_geography_srid(info->srid, where);
+		kdg_check_finite(coords, dim + (dim > 0 ? kdg_type_extra(type) : 0), where);
+		return dim;
+	}
 	if (type == KD_TYPE_POINT)
 	{
 		Point	   *p = DatumGetPointP(value);
@@ -147,28 +200,54 @@ kdg_check_dim(int got, int dim, const KdWhere *where)
 }
 
 /*
+ * Error unless a query point's SRID and Z/M flags agree with the points of
+ * the column src has read (when it has read one).
+ */
+void
+kdg_check_query_info(const KdSource *src, const KdPointInfo *info,
+					 const KdWhere *where)
+{
+	if (src == NULL || !kdg_type_is_postgis(src->type) || src->n == 0)
+		return;
+	if (info->srid != src->info.srid)
+		kdg_srid_mismatch(src->fname, &src->info, info);
+	if (src->type == KD_TYPE_GEOMETRY && info->zm != src->info.zm)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("query point in %s is %s, the points of column \"%s\" are %s",
+						kdg_where_text(where), kdg_zm_name(info->zm),
+						src->colname, kdg_zm_name(src->info.zm)),
+				 errhint("Give the query point the same coordinates, e.g. with ST_Force3DZ or ST_Force3DM.")));
+}
+
+/*
  * Read a query point argument into coords and return its dimension; dim is
- * the column's dimension, or 0 when the column holds no points.
+ * the column's dimension, or 0 when the column holds no points; src (if
+ * given) is the column's source, whose SRID and Z/M flags the point must
+ * share.
  */
 int
 kdg_query_coords(KdPointType type, Datum value, int dim, double *coords,
-				const char *arg)
+				const char *arg, const KdSource *src)
 {
 	KdWhere		where = {arg, 0};
-	int			got = kdg_datum_coords(type, value, coords, &where);
+	KdPointInfo info;
+	int			got = kdg_datum_read(type, value, coords, &where, &info);
 
 	kdg_check_dim(got, dim, &where);
+	kdg_check_query_info(src, &info, &where);
 	return got;
 }
 
 /*
- * Read an array of query points: point[] (one point per element) or a
- * two-dimensional float8[] (one point per row).  Returns the number of
- * points and sets *coords to a palloc'd array of them.
+ * Read an array of query points: point[], geometry[] or geography[] (one
+ * point per element) or a two-dimensional float8[] (one point per row).
+ * Returns the number of points and sets *coords to a palloc'd array of
+ * their full coordinates (dim + extra per point).
  */
 int64
 kdg_array_points(KdPointType type, Datum array, int dim, double **coords,
-				const char *arg)
+				const char *arg, const KdSource *src)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(array);
 	int64		nq;
@@ -180,30 +259,45 @@ kdg_array_points(KdPointType type, Datum array, int dim, double **coords,
 		return 0;
 	}
 
-	if (type == KD_TYPE_POINT)
+	if (type != KD_TYPE_ARRAY)
 	{
 		Datum	   *elems;
 		bool	   *nulls;
 		int			nelems;
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		int			full;
 
 		if (ARR_NDIM(arr) != 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 					 errmsg("argument \"%s\" must be a one-dimensional array of points",
 							arg)));
-		deconstruct_array(arr, POINTOID, sizeof(Point), false, TYPALIGN_DOUBLE,
+		get_typlenbyvalalign(ARR_ELEMTYPE(arr), &typlen, &typbyval, &typalign);
+		deconstruct_array(arr, ARR_ELEMTYPE(arr), typlen, typbyval, typalign,
 						  &elems, &nulls, &nelems);
 		nq = nelems;
-		*coords = palloc_extended(sizeof(double) * 2 * Max(nq, 1), MCXT_ALLOC_HUGE);
+		full = (type == KD_TYPE_POINT ? 2 : KD_MAX_DIM);
+		*coords = palloc_extended(sizeof(double) * full * Max(nq, 1), MCXT_ALLOC_HUGE);
 		for (int64 i = 0; i < nq; i++)
 		{
+			double		c[KD_MAX_DIM];
+			KdPointInfo info;
+			int			got;
+
 			where.ord = i + 1;
 			if (nulls[i])
 				ereport(ERROR,
 						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						 errmsg("query point in %s is NULL", kdg_where_text(&where)),
 						 errhint("Remove NULLs with array_remove(%s, NULL).", arg)));
-			kdg_query_coords(type, elems[i], dim, *coords + 2 * i, arg);
+			got = kdg_datum_read(type, elems[i], c, &where, &info);
+			kdg_check_dim(got, dim > 0 ? dim : (i > 0 ? full - kdg_type_extra(type) : 0), &where);
+			kdg_check_query_info(src, &info, &where);
+			if (i == 0 && type != KD_TYPE_POINT)
+				full = got + kdg_type_extra(type);
+			memcpy(*coords + full * i, c, sizeof(double) * full);
 		}
 		return nq;
 	}
@@ -238,7 +332,9 @@ kdg_array_points(KdPointType type, Datum array, int dim, double **coords,
 }
 
 /*
- * The distance between a and b in the metric of the type's <-> operator.
+ * The distance between a query point a and a column's point b (full
+ * coordinates) in the metric of the type's <-> operator, computed as
+ * `b <-> a` computes it (geography's is not symmetric to the last bit).
  */
 double
 kdg_metric(KdPointType type, const double *a, const double *b, int dim)
@@ -247,6 +343,8 @@ kdg_metric(KdPointType type, const double *a, const double *b, int dim)
 
 	if (type == KD_TYPE_POINT)
 		return pg_hypot(a[0] - b[0], a[1] - b[1]);
+	if (type == KD_TYPE_GEOGRAPHY)
+		return kdg_geography_distance(b, a);
 	for (int i = 0; i < dim; i++)
 	{
 		double		d = a[i] - b[i];

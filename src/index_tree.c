@@ -32,16 +32,26 @@
 #include "am/kdam.h"
 #include "kdgpu.h"
 
-/* Whether index is a kdgpu index on exactly the source's column. */
+/*
+ * Whether index is a kdgpu index on exactly the source's column, holding
+ * the coordinates the source reads (a 2-D geometry index holds those of
+ * XY points).
+ */
 static bool
 kdg_index_fits(Relation index, const KdSource *src)
 {
-	return index->rd_indam->amgettuple == kdam_gettuple &&
-		index->rd_index->indisvalid &&
-		index->rd_index->indnatts == 1 &&
-		index->rd_index->indkey.values[0] == src->attnum &&
-		RelationGetIndexPredicate(index) == NIL &&
-		kdam_index_type(index) == src->type;
+	KdPointType type;
+
+	if (index->rd_indam->amgettuple != kdam_gettuple ||
+		!index->rd_index->indisvalid ||
+		index->rd_index->indnatts != 1 ||
+		index->rd_index->indkey.values[0] != src->attnum ||
+		RelationGetIndexPredicate(index) != NIL)
+		return false;
+	type = kdam_index_type(index);
+	return type == src->type ||
+		(type == KD_TYPE_GEOMETRY_2D && src->type == KD_TYPE_GEOMETRY &&
+		 src->dim == 2);
 }
 
 /*

@@ -29,8 +29,40 @@ typedef enum KdPointType
 {
 	KD_TYPE_NONE = 0,
 	KD_TYPE_POINT,				/* built-in point, 2-D, metric pg_hypot */
-	KD_TYPE_ARRAY				/* float8[] of 1..KD_MAX_DIM, metric sqrt(d2) */
+	KD_TYPE_ARRAY,				/* float8[] of 1..KD_MAX_DIM, metric sqrt(d2) */
+	KD_TYPE_GEOMETRY,			/* PostGIS geometry point: x, y [, z] [, m] */
+	KD_TYPE_GEOMETRY_2D,		/* geometry point read as x, y (2-D <->) */
+	KD_TYPE_GEOGRAPHY			/* geography point: unit vector, lon, lat */
 } KdPointType;
+
+/* Z and M flags of a geometry point (KdPointInfo.zm) */
+#define KD_HAS_Z	1
+#define KD_HAS_M	2
+
+/* What a value says of itself beyond its coordinates: PostGIS's metadata. */
+typedef struct KdPointInfo
+{
+	int32		srid;			/* 0 for types without one */
+	int			zm;				/* KD_HAS_Z | KD_HAS_M */
+	int			geotype;		/* PostGIS type number, 0 for other types */
+} KdPointInfo;
+
+/*
+ * Coordinates a point carries after its engine coordinates, for the exact
+ * metric: a geography point's longitude and latitude.
+ */
+static inline int
+kdg_type_extra(KdPointType type)
+{
+	return type == KD_TYPE_GEOGRAPHY ? 2 : 0;
+}
+
+/* Whether a type is one of PostGIS's. */
+static inline bool
+kdg_type_is_postgis(KdPointType type)
+{
+	return type >= KD_TYPE_GEOMETRY;
+}
 
 /* Largest k accepted by the kNN functions. */
 #define KD_SQL_MAX_K	KD_MAX_K
@@ -67,8 +99,10 @@ typedef union KdSlot
 
 /*
  * Points read from a table (source.c), in ctid order.  Row i is the stride
- * slots at rows + i * stride: the point's dim coordinates, then its packed
- * heap TID, so that a lookup by ordinal touches one place.
+ * slots at rows + i * stride: the point's dim engine coordinates, its extra
+ * coordinates (kdg_type_extra), then its packed heap TID, so that a lookup
+ * by ordinal touches one place.  A row's coordinates, engine and extra, are
+ * its "full" coordinates: what the type's exact metric reads.
  */
 typedef struct KdSource
 {
@@ -77,7 +111,10 @@ typedef struct KdSource
 	char	   *colname;
 	KdPointType type;
 	int			dim;			/* 0 until a non-empty row is read */
-	int			stride;			/* dim + 1 */
+	int			extra;			/* kdg_type_extra(type) */
+	int			stride;			/* dim + extra + 1 */
+	KdPointInfo info;			/* of the first row: all rows must agree */
+	const char *fname;			/* the SQL function, for PostGIS's messages */
 	int64		n;
 	int64		cap;
 	KdSlot	   *rows;			/* n * stride */
@@ -96,7 +133,7 @@ kdg_row_coords(const KdSource *src, int64 i)
 static inline uint64
 kdg_row_tid(const KdSource *src, int64 i)
 {
-	return src->rows[i * src->stride + src->dim].tid;
+	return src->rows[i * src->stride + src->stride - 1].tid;
 }
 
 /*
@@ -132,17 +169,39 @@ typedef struct KdArgs
 
 /* datum.c */
 extern KdPointType kdg_point_type(Oid typid);
+extern KdPointType kdg_array_point_type(Oid arraytype);
 extern const char *kdg_point_type_name(KdPointType type);
+extern char *kdg_where_text(const KdWhere *where);
 extern int	kdg_datum_coords(KdPointType type, Datum value, double *coords,
 							const KdWhere *where);
+extern int	kdg_datum_read(KdPointType type, Datum value, double *coords,
+						  const KdWhere *where, KdPointInfo *info);
 extern int	kdg_query_coords(KdPointType type, Datum value, int dim,
-							double *coords, const char *arg);
+							double *coords, const char *arg,
+							const struct KdSource *src);
 extern int64 kdg_array_points(KdPointType type, Datum array, int dim,
-							 double **coords, const char *arg);
+							 double **coords, const char *arg,
+							 const struct KdSource *src);
+extern void kdg_check_query_info(const struct KdSource *src,
+								const KdPointInfo *info, const KdWhere *where);
 extern double kdg_metric(KdPointType type, const double *a, const double *b,
 						int dim);
 extern void kdg_check_k(int k);
 extern void kdg_check_radius(double radius, const char *arg, int64 ord);
+
+/* postgis.c */
+extern KdPointType kdg_postgis_type(Oid typid);
+extern int	kdg_postgis_coords(KdPointType type, Datum value, double *coords,
+							  KdPointInfo *info, const KdWhere *where);
+extern bool kdg_postgis_box(Datum value, double *lo, double *hi);
+extern bool kdg_geography_box(Datum value, double *lo, double *hi);
+extern double kdg_geography_distance(const double *a, const double *b);
+extern double kdg_geography_chord(double metres);
+extern double kdg_geography_lower_bound(double chord);
+extern void kdg_check_geography_srid(int32 srid, const KdWhere *where);
+extern void kdg_srid_mismatch(const char *fname, const KdPointInfo *a,
+							 const KdPointInfo *b);
+extern const char *kdg_zm_name(int zm);
 
 /* region.c */
 extern void kdg_check_corners(const double *low, const double *high, int dim);
@@ -160,6 +219,7 @@ extern void kdg_source_check_dims(const KdSource *src, const KdSource *other);
 extern uint64 kdg_tid_to_ref(ItemPointer tid);
 extern void kdg_ref_to_tid(uint64 ref, ItemPointer tid);
 extern double *kdg_source_coords(const KdSource *src);
+extern double *kdg_source_queries(const KdSource *src);
 
 /* exec.c */
 extern void kdg_exec_prepare(KdExec *exec);

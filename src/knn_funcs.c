@@ -35,9 +35,9 @@ kdgpu_knn(PG_FUNCTION_ARGS)
 	kdg_source_check_query(&src, kdg_point_type(qtype), qtype, "query");
 	k = PG_GETARG_INT32(args.next + 1);
 	kdg_check_k(k);
-	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), 0, query, "query");
+	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), 0, query, "query", NULL);
 	kdg_source_read(&src);
-	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, query, "query");
+	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, query, "query", &src);
 	kdg_emit(fcinfo, &src,
 			kdg_search_knn(&src, kdg_source_tree(&src), query, 1, k),
 			KD_KEY_NONE, NULL);
@@ -60,13 +60,13 @@ kdgpu_knn_join(PG_FUNCTION_ARGS)
 
 	kdg_args(fcinfo, &args, &src);
 	qtype = args.argtypes[args.next];
-	kdg_source_check_query(&src, qtype == FLOAT8ARRAYOID ? KD_TYPE_ARRAY : KD_TYPE_POINT,
+	kdg_source_check_query(&src, kdg_array_point_type(qtype),
 						  qtype, "queries");
 	k = PG_GETARG_INT32(args.next + 1);
 	kdg_check_k(k);
-	kdg_array_points(src.type, PG_GETARG_DATUM(args.next), 0, &queries, "queries");
+	kdg_array_points(src.type, PG_GETARG_DATUM(args.next), 0, &queries, "queries", NULL);
 	kdg_source_read(&src);
-	nq = kdg_array_points(src.type, PG_GETARG_DATUM(args.next), src.dim, &queries, "queries");
+	nq = kdg_array_points(src.type, PG_GETARG_DATUM(args.next), src.dim, &queries, "queries", &src);
 	kdg_emit(fcinfo, &src,
 			kdg_search_knn(&src, kdg_source_tree(&src), queries, nq, k),
 			KD_KEY_ORD, NULL);
@@ -100,7 +100,7 @@ kdgpu_knn_join_table(PG_FUNCTION_ARGS)
 	kdg_source_read(&qsrc);
 	kdg_source_check_dims(&src, &qsrc);
 	kdg_emit(fcinfo, &src,
-			kdg_search_knn(&src, kdg_source_tree(&src), kdg_source_coords(&qsrc),
+			kdg_search_knn(&src, kdg_source_tree(&src), kdg_source_queries(&qsrc),
 						   qsrc.n, k),
 			KD_KEY_CTID, &qsrc);
 	return (Datum) 0;

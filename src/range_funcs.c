@@ -36,9 +36,9 @@ kdgpu_range(PG_FUNCTION_ARGS)
 	kdg_source_check_query(&src, kdg_point_type(qtype), qtype, "center");
 	radius = PG_GETARG_FLOAT8(args.next + 1);
 	kdg_check_radius(radius, "radius", 0);
-	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), 0, center, "center");
+	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), 0, center, "center", NULL);
 	kdg_source_read(&src);
-	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, center, "center");
+	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, center, "center", &src);
 	kdg_emit(fcinfo, &src,
 			kdg_search_radius(&src, kdg_source_tree(&src), center, 1, &radius, 1),
 			KD_KEY_NONE, NULL);
@@ -97,12 +97,12 @@ kdgpu_range_join(PG_FUNCTION_ARGS)
 
 	kdg_args(fcinfo, &args, &src);
 	qtype = args.argtypes[args.next];
-	kdg_source_check_query(&src, qtype == FLOAT8ARRAYOID ? KD_TYPE_ARRAY : KD_TYPE_POINT,
+	kdg_source_check_query(&src, kdg_array_point_type(qtype),
 						  qtype, "centers");
-	nq = kdg_array_points(src.type, PG_GETARG_DATUM(args.next), 0, &centers, "centers");
+	nq = kdg_array_points(src.type, PG_GETARG_DATUM(args.next), 0, &centers, "centers", NULL);
 	nradii = kdg_radii(fcinfo, args.next + 1, args.argtypes[args.next + 1], nq, &radii);
 	kdg_source_read(&src);
-	kdg_array_points(src.type, PG_GETARG_DATUM(args.next), src.dim, &centers, "centers");
+	kdg_array_points(src.type, PG_GETARG_DATUM(args.next), src.dim, &centers, "centers", &src);
 	kdg_emit(fcinfo, &src,
 			kdg_search_radius(&src, kdg_source_tree(&src), centers, nq, radii,
 							 nradii),
@@ -129,23 +129,28 @@ kdgpu_box(PG_FUNCTION_ARGS)
 	isbox = qtype == BOXOID;
 	kdg_source_check_query(&src, isbox ? KD_TYPE_POINT : kdg_point_type(qtype),
 						  qtype, isbox ? "box" : "low");
+	if (src.type == KD_TYPE_GEOGRAPHY)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("kd_box does not take geography columns"),
+				 errhint("Use kd_range with a radius in metres, or a geometry column.")));
 	if (isbox)
 	{
 		BOX		   *box = PG_GETARG_BOX_P(args.next);
 
-		kdg_query_coords(KD_TYPE_POINT, PointPGetDatum(&box->low), 0, low, "box");
-		kdg_query_coords(KD_TYPE_POINT, PointPGetDatum(&box->high), 0, high, "box");
+		kdg_query_coords(KD_TYPE_POINT, PointPGetDatum(&box->low), 0, low, "box", NULL);
+		kdg_query_coords(KD_TYPE_POINT, PointPGetDatum(&box->high), 0, high, "box", NULL);
 	}
 	else
 	{
-		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), 0, low, "low");
-		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next + 1), 0, high, "high");
+		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), 0, low, "low", NULL);
+		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next + 1), 0, high, "high", NULL);
 	}
 	kdg_source_read(&src);
 	if (!isbox)
 	{
-		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, low, "low");
-		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next + 1), src.dim, high, "high");
+		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, low, "low", &src);
+		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next + 1), src.dim, high, "high", &src);
 	}
 	kdg_check_corners(low, high, src.dim);
 	kdg_emit(fcinfo, &src,

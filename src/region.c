@@ -53,7 +53,7 @@ region_point(HeapTupleHeader region, int attno, const char *what, int dim,
 
 	if (isnull)
 		return -1;
-	return kdg_query_coords(KD_TYPE_ARRAY, value, dim, coords, what);
+	return kdg_query_coords(KD_TYPE_ARRAY, value, dim, coords, what, NULL);
 }
 
 /*

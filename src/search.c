@@ -22,6 +22,15 @@
  *	radius: the engine runs with r (1 + 1e-12) + 1e-150, and hits are kept
  *	when their operator distance is <= r.
  *
+ * Geography points are unit vectors to the engine and the operator's
+ * distance is the sphere distance computed from longitude and latitude, a
+ * monotone function of the chord up to rounding errors of a few 1e-16 on
+ * the unit sphere.  Their slack is wider: r (1 + 1e-9) + 1e-13, and a
+ * radius in metres becomes the chord of that arc before the slack.
+ *
+ * Query points are given with their full coordinates (the engine's, then
+ * the type's extra ones: kdg_type_extra), the rows of a source likewise.
+ *
  * Row references given to the engine are ordinals into the source's arrays,
  * which are in ctid order, so a tie on distance is broken by ctid.
  */
@@ -38,11 +47,43 @@
 /* radius fallbacks run in groups of this many queries */
 #define KD_FALLBACK_GROUP 64
 
-/* The radius that holds every candidate at distance about d. */
+/*
+ * The engine radius that holds every candidate whose engine distance is
+ * about d (in the metric of type's operator, within rounding).
+ */
 static inline double
-kdg_slack(double d)
+kdg_slack(KdPointType type, double d)
 {
+	if (type == KD_TYPE_GEOGRAPHY)
+		return d * (1.0 + 1e-9) + 1e-13;
 	return d * (1.0 + KD_REL_SLACK) + KD_ABS_SLACK;
+}
+
+/* The engine radius that holds every point within operator distance r. */
+static inline double
+kdg_engine_radius(KdPointType type, double r)
+{
+	if (type == KD_TYPE_GEOGRAPHY)
+		return kdg_slack(type, kdg_geography_chord(r));
+	return kdg_slack(type, r);
+}
+
+/*
+ * The engine coordinates of nq points given with their full coordinates:
+ * the array itself when the type has no extra coordinates, else a copy.
+ */
+static const double *
+kdg_engine_points(const KdSource *src, const double *points, int64 nq)
+{
+	int			full = src->dim + src->extra;
+	double	   *out;
+
+	if (src->extra == 0)
+		return points;
+	out = palloc_extended(sizeof(double) * src->dim * Max(nq, 1), MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < nq; i++)
+		memcpy(out + i * src->dim, points + i * full, sizeof(double) * src->dim);
+	return out;
 }
 
 /* qsort comparator of hits by (distance, ref). */
@@ -153,8 +194,9 @@ kdg_source_tree(const KdSource *src)
  * Re-rank the engine's kNN answers in place.  raw holds nq runs of kk
  * neighbours (query q's at q * kk, count[q] of them); on return query q's
  * exact hits are at q * k, count[q] of them, as KdHits.  Query q's point is
- * at queries + q * dim, exclude[q] (if exclude is given) is the ordinal it
- * must not return, and avail is the number of points each query may return.
+ * at queries + q * (dim + extra), exclude[q] (if exclude is given) is the
+ * ordinal it must not return, and avail is the number of points each query
+ * may return.
  */
 static void
 kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
@@ -162,6 +204,7 @@ kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
 			  const uint64 *exclude, int64 avail)
 {
 	int			dim = src->dim;
+	int			full = src->dim + src->extra;
 	KdHit	   *out = (KdHit *) raw;
 	KdHit	   *scratch = palloc(sizeof(KdHit) * kk);
 	int64	   *pending = NULL;
@@ -183,7 +226,7 @@ kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
 			CHECK_FOR_INTERRUPTS();
 		if (c == avail)
 			ncand = c;			/* every eligible point is a candidate */
-		else if (kk > k && sqrt(cand[k].d2) > kdg_slack(sqrt(cand[k - 1].d2)))
+		else if (kk > k && sqrt(cand[k].d2) > kdg_slack(src->type, sqrt(cand[k - 1].d2)))
 			ncand = k;			/* a clear gap after the k-th */
 		else
 		{
@@ -193,10 +236,10 @@ kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
 				pending_r = palloc_extended(sizeof(double) * nq, MCXT_ALLOC_HUGE);
 			}
 			pending[npending] = q;
-			pending_r[npending++] = kdg_slack(sqrt(cand[k - 1].d2));
+			pending_r[npending++] = kdg_slack(src->type, sqrt(cand[k - 1].d2));
 			continue;
 		}
-		n = Min(kdg_rank(src, queries + q * dim, cand, ncand, -1, scratch), k);
+		n = Min(kdg_rank(src, queries + q * full, cand, ncand, -1, scratch), k);
 		memcpy(out + q * k, scratch, sizeof(KdHit) * n);
 		count[q] = (int32) n;
 	}
@@ -211,7 +254,7 @@ kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
 		KdError		err;
 
 		for (int64 i = 0; i < m; i++)
-			memcpy(centers + i * dim, queries + pending[g + i] * dim, sizeof(double) * dim);
+			memcpy(centers + i * dim, queries + pending[g + i] * full, sizeof(double) * dim);
 		kdg_check_status(kd_radius_cpu(tree, centers, m, pending_r + g, m, res, &exec, &err),
 						&err, NULL, "kNN refinement");
 		for (int64 i = 0; i < m; i++)
@@ -221,7 +264,7 @@ kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
 			KdHit	   *hits = palloc_extended(sizeof(KdHit) * Max(nc, 1), MCXT_ALLOC_HUGE);
 			int64		n;
 
-			n = Min(kdg_rank(src, centers + i * dim, res->hits + res->offsets[i], nc,
+			n = Min(kdg_rank(src, queries + q * full, res->hits + res->offsets[i], nc,
 							exclude ? (int64) exclude[q] : -1, hits), k);
 			memcpy(out + q * k, hits, sizeof(KdHit) * n);
 			count[q] = (int32) n;
@@ -281,7 +324,8 @@ kdg_search_knn(const KdSource *src, const KdTree *tree, const double *queries,
 	raw = palloc_extended(sizeof(KdNeighbor) * nq * kk, MCXT_ALLOC_HUGE);
 	count = palloc_extended(sizeof(int32) * nq, MCXT_ALLOC_HUGE);
 	kdg_exec_prepare(&exec);
-	kdg_check_status(kd_knn(tree, queries, nq, kk, raw, count, &exec, &err),
+	kdg_check_status(kd_knn(tree, kdg_engine_points(src, queries, nq), nq, kk, raw,
+							count, &exec, &err),
 					&err, &exec, "kNN search");
 	kdg_refine_knn(src, tree, raw, count, nq, k, kk, queries, NULL, src->n);
 	return kdg_knn_answer((KdHit *) raw, count, nq, k);
@@ -302,6 +346,7 @@ kdg_search_all_knn(const KdSource *src, const KdTree *tree, int k,
 	KdExec		exec;
 	KdError		err;
 	KdAnswer   *ans;
+	const double *queries;
 
 	if (n == 0)
 		return kdg_empty_answer(0);
@@ -310,7 +355,19 @@ kdg_search_all_knn(const KdSource *src, const KdTree *tree, int k,
 	kdg_exec_prepare(&exec);
 	kdg_check_status(kd_all_knn(tree, kk, include_self, raw, count, &exec, &err),
 					&err, &exec, "All-kNN search");
-	kdg_refine_knn(src, tree, raw, count, n, k, kk, tree->coords,
+	queries = tree->coords;
+	if (src->extra > 0)
+	{
+		/* the points in node order, with their full coordinates */
+		int			full = src->dim + src->extra;
+		double	   *q = palloc_extended(sizeof(double) * full * n, MCXT_ALLOC_HUGE);
+
+		for (int64 node = 0; node < n; node++)
+			memcpy(q + node * full, kdg_row_coords(src, tree->refs[node]),
+				   sizeof(double) * full);
+		queries = q;
+	}
+	kdg_refine_knn(src, tree, raw, count, n, k, kk, queries,
 				  include_self ? NULL : tree->refs, include_self ? n : n - 1);
 	ans = kdg_knn_answer((KdHit *) raw, count, n, k);
 	ans->order = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
@@ -346,7 +403,7 @@ kdg_range_answer(const KdSource *src, const KdRangeResult *res,
 		{
 			double		r = radii[nradii == 1 ? 0 : q];
 
-			n = kdg_rank(src, centers + q * src->dim, cand, nc, -1, out);
+			n = kdg_rank(src, centers + q * (src->dim + src->extra), cand, nc, -1, out);
 			while (n > 0 && !(out[n - 1].dist <= r))
 				n--;
 		}
@@ -379,10 +436,11 @@ kdg_search_radius(const KdSource *src, const KdTree *tree,
 	if (nq == 0 || src->n == 0)
 		return kdg_empty_answer(nq);
 	for (int64 i = 0; i < nradii; i++)
-		slack[i] = kdg_slack(radii[i]);
+		slack[i] = kdg_engine_radius(src->type, radii[i]);
 	res = kdg_range_result_new();
 	kdg_exec_prepare(&exec);
-	kdg_check_status(kd_radius(tree, centers, nq, slack, nradii, res, &exec, &err),
+	kdg_check_status(kd_radius(tree, kdg_engine_points(src, centers, nq), nq, slack,
+							   nradii, res, &exec, &err),
 					&err, &exec, "radius search");
 	ans = kdg_range_answer(src, res, centers, radii, nradii);
 	kd_range_result_free(res);

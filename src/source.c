@@ -91,7 +91,7 @@ kdg_find_column(Relation rel)
 					(errcode(ERRCODE_AMBIGUOUS_COLUMN),
 					 errmsg("table \"%s\" has more than one point column",
 							RelationGetRelationName(rel)),
-					 errdetail("Columns \"%s\" and \"%s\" are both of type point or float8[].",
+					 errdetail("Columns \"%s\" and \"%s\" both hold points.",
 							   NameStr(TupleDescAttr(desc, found - 1)->attname),
 							   NameStr(att->attname)),
 					 errhint("Name the column: kd_knn('%s', '%s', ...).",
@@ -165,6 +165,7 @@ kdg_source_open(KdSource *src, Oid relid, Name colname)
 	src->attnum = colname ? kdg_named_column(rel, NameStr(*colname)) : kdg_find_column(rel);
 	src->colname = pstrdup(NameStr(TupleDescAttr(RelationGetDescr(rel), src->attnum - 1)->attname));
 	src->type = kdg_point_type(TupleDescAttr(RelationGetDescr(rel), src->attnum - 1)->atttypid);
+	src->extra = kdg_type_extra(src->type);
 	if (!table_priv &&
 		pg_attribute_aclcheck(relid, src->attnum, userid, ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_COLUMN,
@@ -189,7 +190,10 @@ kdg_source_check_query(const KdSource *src, KdPointType qtype, Oid argtype,
 				 errhint("Give the query points as %s.", kdg_point_type_name(src->type))));
 }
 
-/* Error unless the points of two sources have the same dimension. */
+/*
+ * Error unless the points of two sources have the same dimension (and, for
+ * PostGIS types, the same SRID and Z/M flags).
+ */
 void
 kdg_source_check_dims(const KdSource *src, const KdSource *other)
 {
@@ -199,6 +203,37 @@ kdg_source_check_dims(const KdSource *src, const KdSource *other)
 				 errmsg("points of table \"%s\" have dimension %d, those of table \"%s\" have dimension %d",
 						get_rel_name(other->relid), other->dim,
 						get_rel_name(src->relid), src->dim)));
+	if (kdg_type_is_postgis(src->type) && src->n > 0 && other->n > 0)
+	{
+		KdWhere		where = {NULL, 0};
+
+		where.relid = other->relid;
+		kdg_ref_to_tid(kdg_row_tid(other, 0), &where.tid);
+		kdg_check_query_info(src, &other->info, &where);
+	}
+}
+
+/*
+ * Error unless a PostGIS point of a row has the SRID and Z/M flags of the
+ * column's first.
+ */
+static void
+kdg_source_check_info(const KdSource *src, const KdPointInfo *info,
+					  const KdWhere *where)
+{
+	if (info->srid != src->info.srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("point in %s has SRID %d, earlier rows have SRID %d",
+						kdg_where_text(where), info->srid, src->info.srid),
+				 errhint("All points of a column must have the same SRID.")));
+	if (src->type == KD_TYPE_GEOMETRY && info->zm != src->info.zm)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("point in %s is %s, earlier rows are %s",
+						kdg_where_text(where), kdg_zm_name(info->zm),
+						kdg_zm_name(src->info.zm)),
+				 errhint("All points of a column must have the same coordinates (XY, XYZ, XYM or XYZM).")));
 }
 
 /* Append one row's point, unless it is NULL or empty. */
@@ -207,6 +242,7 @@ kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid)
 {
 	double		coords[KD_MAX_DIM];
 	KdWhere		where = {NULL, 0};
+	KdPointInfo info;
 	KdSlot	   *row;
 	int			dim;
 
@@ -214,13 +250,14 @@ kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid)
 		return;
 	where.tid = *tid;
 	where.relid = src->relid;
-	dim = kdg_datum_coords(src->type, value, coords, &where);
+	dim = kdg_datum_read(src->type, value, coords, &where, &info);
 	if (dim == 0)
 		return;
 	if (src->dim == 0)
 	{
 		src->dim = dim;
-		src->stride = dim + 1;
+		src->info = info;
+		src->stride = dim + src->extra + 1;
 		src->cap = 1024;
 		src->rows = MemoryContextAllocExtended(src->mcxt,
 											   sizeof(KdSlot) * src->stride * src->cap,
@@ -234,16 +271,21 @@ kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid)
 						ItemPointerGetOffsetNumberNoCheck(tid),
 						get_rel_name(src->relid), dim, src->dim),
 				 errhint("All points of a column must have the same number of coordinates.")));
-	else if (src->n == src->cap)
+	else
 	{
-		src->cap *= 2;
-		src->rows = repalloc_huge(src->rows, sizeof(KdSlot) * src->stride * src->cap);
+		if (kdg_type_is_postgis(src->type))
+			kdg_source_check_info(src, &info, &where);
+		if (src->n == src->cap)
+		{
+			src->cap *= 2;
+			src->rows = repalloc_huge(src->rows, sizeof(KdSlot) * src->stride * src->cap);
+		}
 	}
 	row = src->rows + src->n * src->stride;
-	for (int i = 0; i < dim; i++)
+	for (int i = 0; i < dim + src->extra; i++)
 		row[i].coord = coords[i];
-	row[dim].tid = kdg_tid_to_ref(tid);
-	if (src->n > 0 && row[dim].tid < kdg_row_tid(src, src->n - 1))
+	row[src->stride - 1].tid = kdg_tid_to_ref(tid);
+	if (src->n > 0 && row[src->stride - 1].tid < kdg_row_tid(src, src->n - 1))
 		src->unsorted = true;
 	src->n++;
 }
@@ -306,13 +348,13 @@ kdg_source_spi(KdSource *src)
 	SPI_finish();
 }
 
-/* qsort_arg comparator of source rows by TID; arg points to the dim. */
+/* qsort_arg comparator of source rows by TID; arg points to its slot. */
 static int
 kdg_row_cmp(const void *a, const void *b, void *arg)
 {
-	int			dim = *(const int *) arg;
-	uint64		x = ((const KdSlot *) a)[dim].tid;
-	uint64		y = ((const KdSlot *) b)[dim].tid;
+	int			slot = *(const int *) arg;
+	uint64		x = ((const KdSlot *) a)[slot].tid;
+	uint64		y = ((const KdSlot *) b)[slot].tid;
 
 	return (x > y) - (x < y);
 }
@@ -321,7 +363,9 @@ kdg_row_cmp(const void *a, const void *b, void *arg)
 static void
 kdg_source_sort(KdSource *src)
 {
-	qsort_arg(src->rows, src->n, sizeof(KdSlot) * src->stride, kdg_row_cmp, &src->dim);
+	int			slot = src->stride - 1;
+
+	qsort_arg(src->rows, src->n, sizeof(KdSlot) * src->stride, kdg_row_cmp, &slot);
 	src->unsorted = false;
 }
 
@@ -334,6 +378,22 @@ kdg_source_coords(const KdSource *src)
 
 	for (int64 i = 0; i < src->n; i++)
 		memcpy(coords + i * src->dim, kdg_row_coords(src, i), sizeof(double) * src->dim);
+	return coords;
+}
+
+/*
+ * A palloc'd copy of the source's full coordinates (dim + extra per row), in
+ * row order, to use its points as queries.
+ */
+double *
+kdg_source_queries(const KdSource *src)
+{
+	int			full = src->dim + src->extra;
+	double	   *coords = palloc_extended(sizeof(double) * full * Max(src->n, 1),
+										 MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < src->n; i++)
+		memcpy(coords + i * full, kdg_row_coords(src, i), sizeof(double) * full);
 	return coords;
 }
 

@@ -51,21 +51,30 @@ class Context:
             return CPU_SETTINGS
         return ""
 
+    @staticmethod
+    def function_role(system):
+        """The table a kdgpu function system reads: kd (its kdgpu index's
+        tree is searched, no build), kdgeom for -geometry systems (the same
+        on a PostGIS geometry column), or base for -noindex systems (every
+        call builds a tree from a scan)."""
+        if system.endswith("-noindex"):
+            return "base"
+        return "kdgeom" if system.endswith("-geometry") else "kd"
+
     def function_table(self, tb, system):
-        """The table a kdgpu function reads: the one with the kdgpu index
-        (its tree is searched, no build), or for a -noindex system the base
-        table, from which every call builds a tree."""
-        return tb.t("base") if system.endswith("-noindex") else tb.t("kd")
+        """The name of the table a kdgpu function system reads."""
+        return tb.t(self.function_role(system))
 
     def function_settings(self, tb, system):
         """Session settings for a kdgpu function system: its device, and for
-        the indexed table kd_load first, as an application would once per
+        an indexed table kd_load first, as an application would once per
         connection (the index tree loaded into the backend and, on the GPU,
         kept on the device), so that the timed calls leave that out."""
         s = self.device_settings(system)
-        if not system.endswith("-noindex"):
-            tb.ensure_index("kd")
-            s += "\nSELECT count(*) FROM kd_load('%s');" % tb.t("kd")
+        role = self.function_role(system)
+        if role != "base":
+            tb.ensure_index(role)
+            s += "\nSELECT count(*) FROM kd_load('%s');" % tb.t(role)
         return s
 
     @property

@@ -7,8 +7,9 @@
  * arrays: coords, refs, split, bounds, back to back) cut into the data areas
  * of a chain of tree pages; loading it is copying those bytes.  Rows
  * inserted after the build sit in a chain of pending pages as fixed-size
- * records (ref, coords) until VACUUM folds them into a new tree.  Every page
- * carries a KdamPageOpaque in its special space.
+ * records (ref, coords, payload) until VACUUM folds them into a new tree.
+ * The payload holds the values of INCLUDE columns (kdam_include.c).  Every
+ * page carries a KdamPageOpaque in its special space.
  *
  * Row references are heap TIDs packed as block << 16 | offset, so that ties
  * in distance are broken by ctid.  VACUUM marks the reference of a dead tree
@@ -35,7 +36,7 @@
 #include "kdgpu.h"
 
 #define KDAM_MAGIC			0x4B444731	/* "KDG1" */
-#define KDAM_FORMAT_VERSION	1
+#define KDAM_FORMAT_VERSION	2
 #define KDAM_METAPAGE_BLKNO	0
 #define KDAM_PAGE_ID		0xFF8B
 #define KDAM_DEAD_REF		UINT64_MAX
@@ -76,6 +77,9 @@ typedef struct KdamMetaPageData
 	int64		npending;		/* records in the pending pages */
 	int64		ndead;			/* dead references in the tree */
 	uint64		generation;
+	int32		payload_words;	/* per point: INCLUDE values and NULL mask */
+	int32		srid;			/* PostGIS types: of every point */
+	int32		zm;				/* PostGIS types: KD_HAS_Z | KD_HAS_M */
 } KdamMetaPageData;
 
 typedef KdamMetaPageData *KdamMetaPage;
@@ -100,10 +104,23 @@ typedef struct KdamView
 typedef struct KdamTree
 {
 	KdTree		tree;			/* arrays point into data */
+	uint64	   *payload;		/* tree.n * words, node order; into data */
+	int			words;			/* payload words per point */
 	char	   *data;			/* the byte stream */
 	Size		size;
 	KdamView   *view;			/* made on first use by a kd_* function */
 } KdamTree;
+
+/* Where the arrays lie in a tree stream, and its size (end). */
+typedef struct KdamSlices
+{
+	Size		coords;
+	Size		refs;
+	Size		split;
+	Size		bounds;
+	Size		payload;
+	Size		end;
+} KdamSlices;
 
 /* Kinds of pages, as kdam_page_census classifies them. */
 #define KDAM_PAGE_IN_USE	0	/* the metapage, or in the tree or pending chain */
@@ -124,6 +141,7 @@ typedef struct KdamPending
 	int64		n;
 	double	   *coords;
 	uint64	   *refs;
+	uint64	   *payload;		/* n * meta->payload_words */
 } KdamPending;
 
 /* kdam_handler.c */
@@ -131,33 +149,35 @@ extern KdPointType kdam_index_type(Relation index);
 extern int64 kdam_fold_threshold(int64 ntree);
 
 /* kdam_pages.c */
-extern Size kdam_tree_stream_size(int64 n, int dim, int64 nbounds);
 extern void kdam_tree_stream_slices(int64 n, int dim, int64 nbounds,
-									Size *coords, Size *refs, Size *split,
-									Size *bounds);
+									int words, KdamSlices *slices);
+extern Size kdam_tree_stream_size(const KdamMetaPageData *meta);
 extern Buffer kdam_new_buffer(Relation index, bool reuse);
 extern void kdam_init_page(Page page, uint16 flags);
-extern void kdam_init_metapage(Page page, int dim, KdPointType type);
+extern void kdam_init_metapage(Page page, int dim, KdPointType type,
+							   int words);
 extern KdamMetaPage kdam_metapage(Relation index, Page page);
 extern BlockNumber kdam_write_tree_stream(Relation index, const char *data,
 										  Size size, bool wal);
 extern void kdam_read_tree_stream(Relation index, BlockNumber head,
 								  char *data, Size size);
 extern void kdam_free_chain(Relation index, BlockNumber head);
-extern Size kdam_pending_record_size(int dim);
+extern Size kdam_pending_record_size(int dim, int words);
 extern void kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 							  KdamPending *pending);
-extern void kdam_tree_to_stream(const KdTree *tree, char *data);
+extern void kdam_tree_to_stream(const KdTree *tree, const uint64 *payload,
+								int words, char *data);
+extern void kdam_stream_to_tree(KdamTree *t, const KdamMetaPageData *meta);
 extern void kdam_page_census(Relation index, const KdamMetaPageData *meta,
 							 BufferAccessStrategy strategy, KdamCensus *census);
-extern void kdam_stream_to_tree(KdamTree *t, int64 n, int dim, int64 nbounds);
 
 /* kdam_build.c */
 extern IndexBuildResult *kdam_build(Relation heap, Relation index,
 									IndexInfo *indexInfo);
 extern void kdam_buildempty(Relation index);
 extern BlockNumber kdam_write_new_tree(Relation index, const double *coords,
-									   const uint64 *refs, int64 n, int dim,
+									   const uint64 *refs, const uint64 *payload,
+									   int words, int64 n, int dim,
 									   bool for_build, int64 *nbounds);
 
 /* kdam_insert.c */
@@ -165,6 +185,15 @@ extern bool kdam_insert(Relation index, Datum *values, bool *isnull,
 						ItemPointer heap_tid, Relation heap,
 						IndexUniqueCheck checkUnique, bool indexUnchanged,
 						IndexInfo *indexInfo);
+
+/* kdam_include.c */
+extern int	kdam_payload_words(Relation index);
+extern void kdam_check_include_types(Relation index);
+extern void kdam_payload_from_values(Relation index, Datum *values,
+									 bool *isnull, uint64 *out);
+extern bool kdam_canreturn(Relation index, int attno);
+extern IndexTuple kdam_form_tuple(Relation index, const double *coords,
+								  const uint64 *payload);
 
 /* kdam_cache.c */
 extern KdamTree *kdam_cache_get(Relation index, const KdamMetaPageData *meta);
@@ -178,6 +207,19 @@ extern void kdam_cache_usage(int *trees, int *on_gpu, Size *gpu_bytes);
 /* kdam_view.c */
 extern KdamView *kdam_view_get(KdamTree *t);
 extern Size kdam_view_gpu_bytes(const KdamView *view);
+
+/* kdam_postgis.c */
+extern KdPointType kdam_postgis_index_type(Relation index, KdPointType type);
+extern void kdam_postgis_check_row(Relation index, KdPointType type,
+								   int32 *srid, int32 *zm, bool first,
+								   const KdPointInfo *info, ItemPointer tid);
+extern void kdam_postgis_check_query(Relation index,
+									 const KdamMetaPageData *meta,
+									 const KdPointInfo *info,
+									 const char *opname);
+extern double kdam_postgis_lower_bound(KdPointType type, double d2);
+extern int	kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo,
+								  double *hi);
 
 /* kdam_scan.c */
 extern IndexScanDesc kdam_beginscan(Relation index, int nkeys, int norderbys);

@@ -2,8 +2,8 @@
  * kdam_build.c
  *	  CREATE INDEX for the kdgpu access method.
  *
- * The heap is read with table_index_build_scan into arrays of coordinates
- * and packed TIDs, the tree is built by the engine (on the GPU when
+ * The heap is read with table_index_build_scan into arrays of coordinates,
+ * packed TIDs and payloads (INCLUDE values), the tree is built by the engine (on the GPU when
  * kdgpu.device allows and the table is large enough, else on the CPU) and
  * its byte stream is written to a chain of pages after the metapage.  The
  * pages are written without WAL and logged at the end with
@@ -39,15 +39,20 @@ typedef struct KdamBuildState
 	int64		cap;
 	double	   *coords;
 	uint64	   *refs;
+	int			words;			/* payload words per point */
+	uint64	   *payload;
 	Size		limit;			/* maintenance_work_mem in bytes */
+	int32		srid;			/* PostGIS types: of the first point */
+	int32		zm;
 } KdamBuildState;
 
 /* Bytes a build of n points of dim dimensions needs at its peak. */
 static Size
-build_memory(int64 n, int dim)
+build_memory(int64 n, int dim, int words)
 {
 	/* input arrays, the engine's scratch copy and tree, the page stream */
-	return (Size) n * (sizeof(double) * dim + sizeof(uint64)) * 4;
+	return (Size) n * (sizeof(double) * dim + sizeof(uint64)) * 4 +
+		(Size) n * sizeof(uint64) * words * 3;
 }
 
 /* table_index_build_scan callback: collect one row's point. */
@@ -58,13 +63,16 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	KdamBuildState *bs = state;
 	double		coords[KD_MAX_DIM];
 	KdWhere		where = {NULL, 0, *tid, index->rd_index->indrelid};
+	KdPointInfo info;
 	int			dim;
 
 	if (isnull[0])
 		return;
-	dim = kdg_datum_coords(bs->type, values[0], coords, &where);
+	dim = kdg_datum_read(bs->type, values[0], coords, &where, &info);
 	if (dim == 0)
 		return;
+	kdam_postgis_check_row(index, bs->type, &bs->srid, &bs->zm, bs->dim == 0,
+						   &info, tid);
 	if (bs->dim == 0)
 		bs->dim = dim;
 	else if (dim != bs->dim)
@@ -78,38 +86,50 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	{
 		int64		cap = Max(bs->cap * 2, 1024);
 
-		if (build_memory(cap / 2 + 1, bs->dim) > bs->limit)
+		if (build_memory(cap / 2 + 1, bs->dim, bs->words) > bs->limit)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("kdgpu index build needs more than maintenance_work_mem (%zu kB)",
 							bs->limit / 1024),
 					 errdetail("%lld points of dimension %d read so far need about %zu kB.",
 							   (long long) bs->n, bs->dim,
-							   build_memory(bs->n + 1, bs->dim) / 1024),
+							   build_memory(bs->n + 1, bs->dim, bs->words) / 1024),
 					 errhint("Raise maintenance_work_mem to about %zu MB per million points of this dimension.",
-							 build_memory(1000000, bs->dim) >> 20)));
+							 build_memory(1000000, bs->dim, bs->words) >> 20)));
 		bs->coords = bs->coords
 			? repalloc_huge(bs->coords, sizeof(double) * bs->dim * cap)
 			: palloc_extended(sizeof(double) * bs->dim * cap, MCXT_ALLOC_HUGE);
 		bs->refs = bs->refs
 			? repalloc_huge(bs->refs, sizeof(uint64) * cap)
 			: palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
+		if (bs->words > 0)
+			bs->payload = bs->payload
+				? repalloc_huge(bs->payload, sizeof(uint64) * bs->words * cap)
+				: palloc_extended(sizeof(uint64) * bs->words * cap, MCXT_ALLOC_HUGE);
 		bs->cap = cap;
 	}
 	memcpy(bs->coords + bs->n * bs->dim, coords, sizeof(double) * bs->dim);
 	bs->refs[bs->n] = kdg_tid_to_ref(tid);
+	if (bs->words > 0)
+		kdam_payload_from_values(index, values, isnull,
+								 bs->payload + bs->n * bs->words);
 	bs->n++;
 }
 
 /*
- * Build a tree over n points with the engine and write it to a new chain of
- * pages; returns the chain's head, or InvalidBlockNumber for no points, and
- * sets *nbounds.  For CREATE INDEX (for_build) the pages are written without
- * WAL and progress is reported; for VACUUM they are WAL-logged.
+ * Build a tree over n points (with words payload words each) with the
+ * engine and write it to a new chain of pages; returns the chain's head, or
+ * InvalidBlockNumber for no points, and sets *nbounds.  For CREATE INDEX
+ * (for_build) the pages are written without WAL and progress is reported;
+ * for VACUUM they are WAL-logged.
+ *
+ * The engine is given the points' ordinals as references, so that each
+ * node's TID and payload can then be put in node order.
  */
 BlockNumber
 kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
-					int64 n, int dim, bool for_build, int64 *nbounds)
+					const uint64 *payload, int words, int64 n, int dim,
+					bool for_build, int64 *nbounds)
 {
 	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
 											  "kdgpu tree build",
@@ -120,7 +140,9 @@ kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
 	KdError		err;
 	KdStatus	st;
 	char	   *stream;
-	Size		size;
+	KdamSlices	sl;
+	uint64	   *ords;
+	uint64	   *node_payload;
 	BlockNumber head = InvalidBlockNumber;
 
 	*nbounds = 0;
@@ -128,19 +150,33 @@ kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
 	{
 		if (for_build)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_TREE);
+		ords = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < n; i++)
+			ords[i] = i;
 		kdg_exec_prepare(&exec);
-		st = kd_build(coords, refs, n, dim, tree, &exec, &err);
+		st = kd_build(coords, ords, n, dim, tree, &exec, &err);
 		kdg_check_status(st, &err, &exec, "index build");
 		kd_gpu_release(tree);
+		node_payload = palloc_extended(sizeof(uint64) * Max(words, 1) * n,
+									   MCXT_ALLOC_HUGE);
+		for (int64 node = 0; node < n; node++)
+		{
+			uint64		ord = tree->refs[node];
+
+			tree->refs[node] = refs[ord];
+			if (words > 0)
+				memcpy(node_payload + node * words, payload + ord * words,
+					   sizeof(uint64) * words);
+		}
 
 		if (for_build)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_WRITE);
-		size = kdam_tree_stream_size(n, dim, tree->nbounds);
-		stream = palloc_extended(size, MCXT_ALLOC_HUGE);
-		kdam_tree_to_stream(tree, stream);
+		kdam_tree_stream_slices(n, dim, tree->nbounds, words, &sl);
+		stream = palloc_extended(sl.end, MCXT_ALLOC_HUGE);
+		kdam_tree_to_stream(tree, node_payload, words, stream);
 		*nbounds = tree->nbounds;
 		kd_tree_free(tree);
-		head = kdam_write_tree_stream(index, stream, size, !for_build);
+		head = kdam_write_tree_stream(index, stream, sl.end, !for_build);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
@@ -163,9 +199,11 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		elog(ERROR, "index \"%s\" already contains data",
 			 RelationGetRelationName(index));
 
+	kdam_check_include_types(index);
 	memset(&bs, 0, sizeof(bs));
 	bs.index = index;
 	bs.type = kdam_index_type(index);
+	bs.words = kdam_payload_words(index);
 	bs.limit = (Size) maintenance_work_mem * 1024;
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   build_callback, &bs, NULL);
@@ -173,12 +211,12 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	/* block 0 first, so that the tree follows it */
 	metabuf = kdam_new_buffer(index, false);
 	Assert(BufferGetBlockNumber(metabuf) == KDAM_METAPAGE_BLKNO);
-	kdam_init_metapage(BufferGetPage(metabuf), bs.dim, bs.type);
+	kdam_init_metapage(BufferGetPage(metabuf), bs.dim, bs.type, bs.words);
 	MarkBufferDirty(metabuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
-	head = kdam_write_new_tree(index, bs.coords, bs.refs, bs.n, bs.dim,
-							   true, &nbounds);
+	head = kdam_write_new_tree(index, bs.coords, bs.refs, bs.payload, bs.words,
+							   bs.n, bs.dim, true, &nbounds);
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));
@@ -186,6 +224,8 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	meta->nbounds = nbounds;
 	meta->tree_head = head;
 	meta->generation = 1;
+	meta->srid = bs.srid;
+	meta->zm = bs.zm;
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 
@@ -204,7 +244,7 @@ kdam_buildempty(Relation index)
 {
 	Page		page = (Page) palloc(BLCKSZ);
 
-	kdam_init_metapage(page, 0, kdam_index_type(index));
+	kdam_init_metapage(page, 0, kdam_index_type(index), kdam_payload_words(index));
 	PageSetChecksumInplace(page, KDAM_METAPAGE_BLKNO);
 	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, KDAM_METAPAGE_BLKNO,
 			  (char *) page, true);

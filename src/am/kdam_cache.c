@@ -227,13 +227,13 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 	MemoryContextRegisterResetCallback(cxt, cb);
 	PG_TRY();
 	{
-		Size		size = kdam_tree_stream_size(meta->ntree, meta->dim, meta->nbounds);
+		Size		size = kdam_tree_stream_size(meta);
 
 		t->data = map_tree(Max(size, 1));
 		t->size = Max(size, 1);
 		if (meta->ntree > 0)
 			kdam_read_tree_stream(index, meta->tree_head, t->data, size);
-		kdam_stream_to_tree(t, meta->ntree, meta->dim, meta->nbounds);
+		kdam_stream_to_tree(t, meta);
 	}
 	PG_CATCH();
 	{

@@ -10,8 +10,8 @@
  * checks that no reference appears twice among the live tree and pending
  * entries, and then reads the table with table_index_build_scan (under a
  * ShareLock, so no rows change meanwhile) to check that every live row with
- * a point is in the index with exactly its coordinates.  Any failure is an
- * ERROR that names it; success returns true.
+ * a point is in the index with exactly its coordinates and INCLUDE values.
+ * Any failure is an ERROR that names it; success returns true.
  */
 #include "postgres.h"
 
@@ -35,6 +35,7 @@ typedef struct CheckEntry
 {
 	uint64		ref;
 	const double *coords;
+	const uint64 *payload;		/* INCLUDE values */
 	bool		seen;			/* matched by a table row */
 } CheckEntry;
 
@@ -43,6 +44,7 @@ typedef struct CheckState
 	Relation	index;
 	KdPointType type;
 	int			dim;
+	int			words;			/* payload words per point */
 	CheckEntry *entries;
 	int64		n;
 	int64		rows;
@@ -95,6 +97,17 @@ check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 				   psprintf("row (%u,%u) has other coordinates in the index",
 							ItemPointerGetBlockNumber(tid),
 							ItemPointerGetOffsetNumber(tid)));
+	if (cs->words > 0)
+	{
+		uint64		payload[INDEX_MAX_KEYS + 1];
+
+		kdam_payload_from_values(index, values, isnull, payload);
+		if (memcmp(e->payload, payload, sizeof(uint64) * cs->words) != 0)
+			check_fail(index, "index \"%s\" holds wrong INCLUDE values",
+					   psprintf("row (%u,%u) has other INCLUDE values in the index",
+								ItemPointerGetBlockNumber(tid),
+								ItemPointerGetOffsetNumber(tid)));
+	}
 	e->seen = true;
 }
 
@@ -146,11 +159,13 @@ kd_index_check(PG_FUNCTION_ARGS)
 		check_fail(index, "index \"%s\" has a wrong count of pending rows", NULL);
 	if (meta.ndead > meta.ntree || meta.nbounds != kd_tree_nbounds(meta.ntree))
 		check_fail(index, "index \"%s\" has an inconsistent metapage", NULL);
-	t.size = kdam_tree_stream_size(meta.ntree, meta.dim, meta.nbounds);
+	if (meta.payload_words != kdam_payload_words(index))
+		check_fail(index, "index \"%s\" has a wrong payload size", NULL);
+	t.size = kdam_tree_stream_size(&meta);
 	t.data = palloc_extended(Max(t.size, 1), MCXT_ALLOC_HUGE);
 	if (meta.ntree > 0)
 		kdam_read_tree_stream(index, meta.tree_head, t.data, t.size);
-	kdam_stream_to_tree(&t, meta.ntree, meta.dim, meta.nbounds);
+	kdam_stream_to_tree(&t, &meta);
 	ReleaseBuffer(metabuf);
 	if (meta.ntree > 0 && kd_tree_check(&t.tree, &err) != KD_OK)
 		check_fail(index, "index \"%s\" has a malformed tree", err.message);
@@ -159,6 +174,7 @@ kd_index_check(PG_FUNCTION_ARGS)
 	cs.index = index;
 	cs.type = kdam_index_type(index);
 	cs.dim = meta.dim;
+	cs.words = meta.payload_words;
 	cs.entries = palloc_extended(sizeof(CheckEntry) * (meta.ntree + pending.n + 1),
 								 MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < meta.ntree; i++)
@@ -166,6 +182,7 @@ kd_index_check(PG_FUNCTION_ARGS)
 		{
 			cs.entries[cs.n].ref = t.tree.refs[i];
 			cs.entries[cs.n].coords = t.tree.coords + i * meta.dim;
+			cs.entries[cs.n].payload = t.payload + i * meta.payload_words;
 			cs.entries[cs.n++].seen = false;
 		}
 	if (cs.n != meta.ntree - meta.ndead)
@@ -174,6 +191,7 @@ kd_index_check(PG_FUNCTION_ARGS)
 	{
 		cs.entries[cs.n].ref = pending.refs[i];
 		cs.entries[cs.n].coords = pending.coords + i * meta.dim;
+		cs.entries[cs.n].payload = pending.payload + i * meta.payload_words;
 		cs.entries[cs.n++].seen = false;
 	}
 	qsort(cs.entries, cs.n, sizeof(CheckEntry), cmp_entry);

@@ -44,7 +44,7 @@ kdam_index_type(Relation index)
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("kdgpu indexes point and float8[] columns, not %s",
 						format_type_be(index->rd_opcintype[0]))));
-	return type;
+	return kdam_postgis_index_type(index, type);
 }
 
 /* Pending plus dead rows past which VACUUM builds a new tree. */
@@ -130,9 +130,16 @@ kdam_validate(Oid opclassoid)
 		int			s = op->amopstrategy;
 		bool		known;
 
+		bool		geo = kdg_type_is_postgis(kdg_point_type(form->opcintype));
+
 		if (order)
 			known = s == KDAM_STRATEGY_DISTANCE &&
 				op->amoprighttype == form->opcintype;
+		else if (geo)
+			/* PostGIS opclasses: && on the column's type, and kd_ball */
+			known = (s == KDAM_STRATEGY_IN_BOX &&
+					 op->amoprighttype == form->opcintype) ||
+				s == KDAM_STRATEGY_IN_BALL;
 		else if (s == KDAM_STRATEGY_IN_BOX || s == KDAM_STRATEGY_IN_CIRCLE)
 			known = form->opcintype == POINTOID;
 		else if (s == KDAM_STRATEGY_IN_RECT)
@@ -192,7 +199,7 @@ kdam_handler(PG_FUNCTION_ARGS)
 	amroutine->amclusterable = false;
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = false;
-	amroutine->amcaninclude = false;
+	amroutine->amcaninclude = true;
 	amroutine->amusemaintenanceworkmem = false;
 	amroutine->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	amroutine->amkeytype = InvalidOid;
@@ -202,7 +209,7 @@ kdam_handler(PG_FUNCTION_ARGS)
 	amroutine->aminsert = kdam_insert;
 	amroutine->ambulkdelete = kdam_bulkdelete;
 	amroutine->amvacuumcleanup = kdam_vacuumcleanup;
-	amroutine->amcanreturn = NULL;
+	amroutine->amcanreturn = kdam_canreturn;
 	amroutine->amcostestimate = kdam_costestimate;
 	amroutine->amoptions = kdam_options;
 	amroutine->amproperty = NULL;

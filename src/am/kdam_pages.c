@@ -5,7 +5,8 @@
  *
  * The tree stream holds the engine's arrays back to back: coords (n * dim
  * float8), refs (n uint64), split (n bytes), then, 8-aligned, the bounding
- * boxes (nbounds * 2 * dim float8).  Every page's payload is a multiple of 8
+ * boxes (nbounds * 2 * dim float8) and the points' payload (n * words
+ * uint64: INCLUDE values, kdam_include.c).  Every page's payload is a multiple of 8
  * bytes, so no reference straddles two pages and VACUUM can mark one in
  * place.  pd_lower marks the end of the payload, so full-page images skip
  * the unused rest of a page.
@@ -22,67 +23,68 @@
 
 #include "kdam.h"
 
-/* Size of the tree stream of a tree. */
+/*
+ * Where the arrays of a tree of n points of dim dimensions, nbounds boxes
+ * and words payload words per point lie in its stream.
+ */
+void
+kdam_tree_stream_slices(int64 n, int dim, int64 nbounds, int words,
+						KdamSlices *slices)
+{
+	slices->coords = 0;
+	slices->refs = sizeof(double) * dim * (Size) n;
+	slices->split = slices->refs + sizeof(uint64) * (Size) n;
+	slices->bounds = TYPEALIGN(sizeof(double), slices->split + (Size) n);
+	slices->payload = slices->bounds + sizeof(double) * 2 * dim * (Size) nbounds;
+	slices->end = slices->payload + sizeof(uint64) * words * (Size) n;
+}
+
+/* Size of the tree stream of the tree meta describes. */
 Size
-kdam_tree_stream_size(int64 n, int dim, int64 nbounds)
+kdam_tree_stream_size(const KdamMetaPageData *meta)
 {
-	Size		coords,
-				refs,
-				split,
-				bounds;
+	KdamSlices	sl;
 
-	kdam_tree_stream_slices(n, dim, nbounds, &coords, &refs, &split, &bounds);
-	return bounds + sizeof(double) * 2 * dim * (Size) nbounds;
+	kdam_tree_stream_slices(meta->ntree, meta->dim, meta->nbounds,
+							meta->payload_words, &sl);
+	return sl.end;
 }
 
-/* Offsets of the arrays in the tree stream. */
+/* Copy a tree's arrays and its points' payload (node order) to its stream. */
 void
-kdam_tree_stream_slices(int64 n, int dim, int64 nbounds, Size *coords,
-						Size *refs, Size *split, Size *bounds)
+kdam_tree_to_stream(const KdTree *tree, const uint64 *payload, int words,
+					char *data)
 {
-	*coords = 0;
-	*refs = sizeof(double) * dim * (Size) n;
-	*split = *refs + sizeof(uint64) * (Size) n;
-	*bounds = TYPEALIGN(sizeof(double), *split + (Size) n);
+	KdamSlices	sl;
+
+	kdam_tree_stream_slices(tree->n, tree->dim, tree->nbounds, words, &sl);
+	memcpy(data + sl.coords, tree->coords, sl.refs - sl.coords);
+	memcpy(data + sl.refs, tree->refs, sl.split - sl.refs);
+	memcpy(data + sl.split, tree->split, (Size) tree->n);
+	memcpy(data + sl.bounds, tree->bounds, sl.payload - sl.bounds);
+	if (words > 0)
+		memcpy(data + sl.payload, payload, sl.end - sl.payload);
 }
 
-/* Copy a tree's arrays into its stream. */
+/* Point t's arrays into the stream, of the tree meta describes, in t->data. */
 void
-kdam_tree_to_stream(const KdTree *tree, char *data)
+kdam_stream_to_tree(KdamTree *t, const KdamMetaPageData *meta)
 {
-	Size		coords,
-				refs,
-				split,
-				bounds;
+	KdamSlices	sl;
 
-	kdam_tree_stream_slices(tree->n, tree->dim, tree->nbounds,
-							&coords, &refs, &split, &bounds);
-	memcpy(data + coords, tree->coords, refs - coords);
-	memcpy(data + refs, tree->refs, split - refs);
-	memcpy(data + split, tree->split, (Size) tree->n);
-	memcpy(data + bounds, tree->bounds,
-		   sizeof(double) * 2 * tree->dim * (Size) tree->nbounds);
-}
-
-/* Point t->tree's arrays into the stream held in t->data. */
-void
-kdam_stream_to_tree(KdamTree *t, int64 n, int dim, int64 nbounds)
-{
-	Size		coords,
-				refs,
-				split,
-				bounds;
-
-	kdam_tree_stream_slices(n, dim, nbounds, &coords, &refs, &split, &bounds);
+	kdam_tree_stream_slices(meta->ntree, meta->dim, meta->nbounds,
+							meta->payload_words, &sl);
 	memset(&t->tree, 0, sizeof(t->tree));
-	t->tree.n = n;
-	t->tree.dim = dim;
-	t->tree.nbounds = nbounds;
-	t->tree.coords = (double *) (t->data + coords);
-	t->tree.refs = (uint64_t *) (t->data + refs);
-	t->tree.split = (uint8_t *) (t->data + split);
-	t->tree.bounds = (double *) (t->data + bounds);
+	t->tree.n = meta->ntree;
+	t->tree.dim = meta->dim;
+	t->tree.nbounds = meta->nbounds;
+	t->tree.coords = (double *) (t->data + sl.coords);
+	t->tree.refs = (uint64_t *) (t->data + sl.refs);
+	t->tree.split = (uint8_t *) (t->data + sl.split);
+	t->tree.bounds = (double *) (t->data + sl.bounds);
 	t->tree.owned = false;
+	t->payload = (uint64 *) (t->data + sl.payload);
+	t->words = meta->payload_words;
 }
 
 /* Initialize a page of the given kind. */
@@ -98,9 +100,12 @@ kdam_init_page(Page page, uint16 flags)
 	opaque->page_id = KDAM_PAGE_ID;
 }
 
-/* Initialize the metapage of an index with no points yet. */
+/*
+ * Initialize the metapage of an index with no points yet, whose points
+ * carry words payload words.
+ */
 void
-kdam_init_metapage(Page page, int dim, KdPointType type)
+kdam_init_metapage(Page page, int dim, KdPointType type, int words)
 {
 	KdamMetaPage meta;
 
@@ -111,6 +116,7 @@ kdam_init_metapage(Page page, int dim, KdPointType type)
 	meta->format_version = KDAM_FORMAT_VERSION;
 	meta->dim = dim;
 	meta->point_type = type;
+	meta->payload_words = words;
 	meta->tree_head = InvalidBlockNumber;
 	meta->pending_head = InvalidBlockNumber;
 	meta->pending_tail = InvalidBlockNumber;
@@ -287,11 +293,11 @@ kdam_free_chain(Relation index, BlockNumber head)
 	IndexFreeSpaceMapVacuum(index);
 }
 
-/* Bytes of one pending record: the ref, then the coordinates. */
+/* Bytes of one pending record: the ref, the coordinates, the payload. */
 Size
-kdam_pending_record_size(int dim)
+kdam_pending_record_size(int dim, int words)
 {
-	return sizeof(uint64) + sizeof(double) * dim;
+	return sizeof(uint64) * (1 + words) + sizeof(double) * dim;
 }
 
 /*
@@ -302,7 +308,8 @@ void
 kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 				  KdamPending *pending)
 {
-	Size		recsize = kdam_pending_record_size(meta->dim);
+	int			words = meta->payload_words;
+	Size		recsize = kdam_pending_record_size(meta->dim, words);
 	BlockNumber blkno = meta->pending_head;
 	int64		cap = Max(meta->npending, 1);
 
@@ -310,6 +317,8 @@ kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 	pending->coords = palloc_extended(sizeof(double) * meta->dim * cap,
 									  MCXT_ALLOC_HUGE);
 	pending->refs = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
+	pending->payload = palloc_extended(sizeof(uint64) * Max(words, 1) * cap,
+									   MCXT_ALLOC_HUGE);
 	while (blkno != InvalidBlockNumber)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
@@ -336,6 +345,9 @@ kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 			pending->refs[pending->n] = ref;
 			memcpy(pending->coords + pending->n * meta->dim, rec + sizeof(uint64),
 				   sizeof(double) * meta->dim);
+			memcpy(pending->payload + pending->n * words,
+				   rec + sizeof(uint64) + sizeof(double) * meta->dim,
+				   sizeof(uint64) * words);
 			pending->n++;
 		}
 		blkno = KdamPageGetOpaque(page)->next;

@@ -37,6 +37,8 @@
  * are exact too; circle quals (whose operator allows a tolerance) are
  * widened and rechecked by the executor.  A qual whose region has another
  * dimension than the index is an error, as the operator would raise.
+ * PostGIS types return lower bounds and have the executor recheck the
+ * order (kdam_postgis.c).
  *
  * Range and bitmap scans collect the matches of all quals at once with a
  * depth-first walk that skips subtrees outside the quals' region.
@@ -70,13 +72,16 @@ typedef struct KdamQual
 	double		r2max;			/* squared radius, widened */
 } KdamQual;
 
-/* heap entry: a subtree (node) or a point (ref) */
+/*
+ * heap entry: a subtree (node) or a point (ref).  A point's location is
+ * its tree node, or the tree's size plus its pending record's number.
+ */
 typedef struct KdamHeapItem
 {
 	double		key;			/* operator distance, or a lower bound */
 	double		lb2;			/* subtree: lower bound on its d2 */
 	uint64		ref;
-	int64		node;			/* subtree root, or -1 for a point */
+	int64		node;			/* subtree root, or -1 - location of a point */
 } KdamHeapItem;
 
 typedef struct KdamScanOpaqueData
@@ -90,7 +95,7 @@ typedef struct KdamScanOpaqueData
 	int			nquals;
 	KdamQual   *quals;
 	bool		empty;			/* a qual can match nothing */
-	bool		recheck;		/* a circle qual: the executor applies it */
+	bool		recheck;		/* circle or PostGIS &&: the executor tests */
 	bool		started;
 	/* ordered scans */
 	bool		ordered;
@@ -103,8 +108,9 @@ typedef struct KdamScanOpaqueData
 	KdamHeapItem *heap;		/* NULL until the best-first search starts */
 	int64		nheap;
 	int64		capheap;
+	MemoryContext tupcxt;		/* index-only scans: the tuple returned */
 	/* range scans */
-	uint64	   *hits;
+	int64	   *hits;			/* locations of the matches */
 	int64		nhits;
 	int64		pos;
 } KdamScanOpaqueData;
@@ -184,6 +190,8 @@ op_distance(const KdamScanOpaque so, const double *p, int dim)
 		return 0.0;
 	if (so->type == KD_TYPE_POINT)
 		return pg_hypot(p[0] - so->query[0], p[1] - so->query[1]);
+	if (kdg_type_is_postgis(so->type))
+		return kdam_postgis_lower_bound(so->type, kd_dist2(p, so->query, dim));
 	return sqrt(kd_dist2(p, so->query, dim));
 }
 
@@ -196,6 +204,8 @@ op_lower_bound(const KdamScanOpaque so, double lb2)
 {
 	if (so->type == KD_TYPE_POINT)
 		return isinf(lb2) ? 0.0 : sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN);
+	if (kdg_type_is_postgis(so->type))
+		return kdam_postgis_lower_bound(so->type, lb2);
 	return sqrt(lb2);
 }
 
@@ -285,6 +295,13 @@ qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
 	q->dim = 2;
 	if (key->sk_flags & SK_ISNULL)
 		return false;
+	if (key->sk_strategy == KDAM_STRATEGY_IN_BOX && kdg_type_is_postgis(so->type))
+	{
+		/* col && arg: PostGIS tests float4 boxes; the executor rechecks */
+		so->recheck = true;
+		q->dim = kdam_postgis_box_qual(so->type, key->sk_argument, q->lo, q->hi);
+		return q->dim > 0;
+	}
 	/* ball and rect dimensions are checked against the index's later */
 	if (key->sk_strategy == KDAM_STRATEGY_IN_BALL)
 	{
@@ -407,7 +424,10 @@ scan_start(IndexScanDesc scan)
 							so->meta.dim)));
 		}
 	old = MemoryContextSwitchTo(so->cxt);
-	kdam_read_pending(index, &so->meta, &so->pending);
+	if (so->meta.npending > 0)
+		kdam_read_pending(index, &so->meta, &so->pending);
+	else
+		memset(&so->pending, 0, sizeof(so->pending));
 	MemoryContextSwitchTo(old);
 	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
 	/* the pin keeps VACUUM off the tree pages while they are read */
@@ -453,7 +473,7 @@ ordered_batch(KdamScanOpaque so)
 		{
 			so->batch[n].key = key;
 			so->batch[n].ref = t->refs[node];
-			so->batch[n++].node = -1;
+			so->batch[n++].node = -1 - node;
 		}
 	}
 	for (int64 i = 0; i < so->pending.n; i++)
@@ -464,7 +484,7 @@ ordered_batch(KdamScanOpaque so)
 		{
 			so->batch[n].key = key;
 			so->batch[n].ref = so->pending.refs[i];
-			so->batch[n++].node = -1;
+			so->batch[n++].node = -1 - (t->n + i);
 		}
 	}
 	qsort(so->batch, n, sizeof(KdamHeapItem), item_cmp);
@@ -487,7 +507,8 @@ best_first_start(KdamScanOpaque so)
 		const double *p = so->pending.coords + i * dim;
 
 		if (quals_match(so, p, dim))
-			heap_push(so, op_distance(so, p, dim), 0.0, so->pending.refs[i], -1);
+			heap_push(so, op_distance(so, p, dim), 0.0, so->pending.refs[i],
+					  -1 - (so->tree->tree.n + i));
 	}
 }
 
@@ -501,11 +522,21 @@ ordered_start(IndexScanDesc scan)
 	if (!so->order_null)
 	{
 		KdWhere		where = {"ORDER BY", 0};
-		int			qdim = kdg_datum_coords(so->type,
-											scan->orderByData[0].sk_argument,
-											so->query, &where);
+		KdPointInfo info;
+		int			qdim = kdg_datum_read(so->type,
+										  scan->orderByData[0].sk_argument,
+										  so->query, &where, &info);
 
-		if (dim > 0 && qdim != dim)
+		kdam_postgis_check_query(scan->indexRelation, &so->meta, &info,
+								 so->type == KD_TYPE_GEOGRAPHY ?
+								 "geography_distance_knn" : "ST_Distance");
+		if (qdim == 0 && kdg_type_is_postgis(so->type))
+		{
+			/* an empty point: PostGIS's distance is NULL for every row */
+			so->order_null = true;
+			memset(so->query, 0, sizeof(so->query));
+		}
+		else if (dim > 0 && qdim != dim)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("query point has dimension %d, index \"%s\" has dimension %d",
@@ -518,11 +549,11 @@ ordered_start(IndexScanDesc scan)
 }
 
 /*
- * Next point of an ordered scan in (distance, ref) order; false when none
- * is left.
+ * Next point of an ordered scan in (distance, ref) order, and its location;
+ * false when none is left.
  */
 static bool
-ordered_next(KdamScanOpaque so, double *dist, uint64 *ref)
+ordered_next(KdamScanOpaque so, double *dist, int64 *loc)
 {
 	const KdTree *t = &so->tree->tree;
 	int			dim = t->dim;
@@ -530,7 +561,7 @@ ordered_next(KdamScanOpaque so, double *dist, uint64 *ref)
 	if (so->batchpos < so->nbatch)
 	{
 		*dist = so->batch[so->batchpos].key;
-		*ref = so->batch[so->batchpos++].ref;
+		*loc = -1 - so->batch[so->batchpos++].node;
 		return true;
 	}
 	if (so->heap == NULL)
@@ -550,12 +581,12 @@ ordered_next(KdamScanOpaque so, double *dist, uint64 *ref)
 				continue;
 			}
 			*dist = it.key;
-			*ref = it.ref;
+			*loc = -1 - it.node;
 			return true;
 		}
 		p = t->coords + it.node * dim;
 		if (t->refs[it.node] != KDAM_DEAD_REF && quals_match(so, p, dim))
-			heap_push(so, op_distance(so, p, dim), 0.0, t->refs[it.node], -1);
+			heap_push(so, op_distance(so, p, dim), 0.0, t->refs[it.node], -1 - it.node);
 		s = t->split[it.node];
 		for (int side = 0; side < 2; side++)
 		{
@@ -597,7 +628,7 @@ range_collect(KdamScanOpaque so)
 	int64		cap = 1024;
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 
-	so->hits = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
+	so->hits = palloc_extended(sizeof(int64) * cap, MCXT_ALLOC_HUGE);
 	MemoryContextSwitchTo(old);
 	if (t->n > 0)
 		stack[sp++] = 0;
@@ -620,9 +651,9 @@ range_collect(KdamScanOpaque so)
 				if (so->nhits == cap)
 				{
 					cap *= 2;
-					so->hits = repalloc_huge(so->hits, sizeof(uint64) * cap);
+					so->hits = repalloc_huge(so->hits, sizeof(int64) * cap);
 				}
-				so->hits[so->nhits++] = t->refs[node];
+				so->hits[so->nhits++] = node;
 			}
 			left = quals_meet_side(so, s, p[s], true);
 			right = quals_meet_side(so, s, p[s], false);
@@ -637,10 +668,50 @@ range_collect(KdamScanOpaque so)
 			if (so->nhits == cap)
 			{
 				cap *= 2;
-				so->hits = repalloc_huge(so->hits, sizeof(uint64) * cap);
+				so->hits = repalloc_huge(so->hits, sizeof(int64) * cap);
 			}
-			so->hits[so->nhits++] = so->pending.refs[i];
+			so->hits[so->nhits++] = t->n + i;
 		}
+}
+
+/* The reference of the point at a location. */
+static inline uint64
+loc_ref(KdamScanOpaque so, int64 loc)
+{
+	const KdTree *t = &so->tree->tree;
+
+	return loc < t->n ? t->refs[loc] : so->pending.refs[loc - t->n];
+}
+
+/* Return the point at loc: its TID, and its index tuple when asked for. */
+static void
+return_point(IndexScanDesc scan, int64 loc)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	const KdamTree *t = so->tree;
+	int			dim = so->meta.dim;
+	int			words = so->meta.payload_words;
+	MemoryContext old;
+
+	kdg_ref_to_tid(loc_ref(so, loc), &scan->xs_heaptid);
+	if (!scan->xs_want_itup)
+		return;
+	if (so->tupcxt == NULL)
+		so->tupcxt = AllocSetContextCreate(MemoryContextGetParent(so->cxt),
+										   "kdgpu scan tuple",
+										   ALLOCSET_SMALL_SIZES);
+	MemoryContextReset(so->tupcxt);
+	old = MemoryContextSwitchTo(so->tupcxt);
+	if (loc < t->tree.n)
+		scan->xs_itup = kdam_form_tuple(scan->indexRelation,
+										t->tree.coords + loc * dim,
+										t->payload + loc * words);
+	else
+		scan->xs_itup = kdam_form_tuple(scan->indexRelation,
+										so->pending.coords + (loc - t->tree.n) * dim,
+										so->pending.payload + (loc - t->tree.n) * words);
+	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+	MemoryContextSwitchTo(old);
 }
 
 /* amgettuple */
@@ -664,19 +735,19 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 	if (so->ordered)
 	{
 		double		dist;
-		uint64		ref;
+		int64		loc;
 
-		if (!ordered_next(so, &dist, &ref))
+		if (!ordered_next(so, &dist, &loc))
 			return false;
-		kdg_ref_to_tid(ref, &scan->xs_heaptid);
+		return_point(scan, loc);
 		scan->xs_orderbyvals[0] = Float8GetDatum(dist);
 		scan->xs_orderbynulls[0] = so->order_null;
-		scan->xs_recheckorderby = false;
+		scan->xs_recheckorderby = kdg_type_is_postgis(so->type) && !so->order_null;
 		return true;
 	}
 	if (so->pos >= so->nhits)
 		return false;
-	kdg_ref_to_tid(so->hits[so->pos++], &scan->xs_heaptid);
+	return_point(scan, so->hits[so->pos++]);
 	return true;
 }
 
@@ -697,7 +768,7 @@ kdam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	{
 		ItemPointerData tid;
 
-		kdg_ref_to_tid(so->hits[i], &tid);
+		kdg_ref_to_tid(loc_ref(so, so->hits[i]), &tid);
 		tbm_add_tuples(tbm, &tid, 1, so->recheck);
 	}
 	return so->nhits;
@@ -714,6 +785,8 @@ kdam_endscan(IndexScanDesc scan)
 	if (BufferIsValid(so->metabuf))
 		ReleaseBuffer(so->metabuf);
 	MemoryContextDelete(so->cxt);
+	if (so->tupcxt)
+		MemoryContextDelete(so->tupcxt);
 	pfree(so);
 	scan->opaque = NULL;
 }

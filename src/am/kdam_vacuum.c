@@ -32,17 +32,14 @@ static int64
 delete_from_tree(Relation index, const KdamMetaPageData *meta,
 				 IndexBulkDeleteCallback callback, void *callback_state)
 {
-	Size		coords,
-				refs,
-				split,
-				bounds;
+	KdamSlices	sl;
 	Size		off = 0;		/* stream offset of the current page */
 	BlockNumber blkno = meta->tree_head;
 	int64		marked = 0;
 
 	kdam_tree_stream_slices(meta->ntree, meta->dim, meta->nbounds,
-							&coords, &refs, &split, &bounds);
-	while (blkno != InvalidBlockNumber && off < split)
+							meta->payload_words, &sl);
+	while (blkno != InvalidBlockNumber && off < sl.split)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
@@ -53,10 +50,10 @@ delete_from_tree(Relation index, const KdamMetaPageData *meta,
 		page = BufferGetPage(buf);
 		len = ((PageHeader) page)->pd_lower - (PageGetContents(page) - (char *) page);
 		next = KdamPageGetOpaque(page)->next;
-		if (off + len > refs)
+		if (off + len > sl.refs)
 		{
-			Size		from = Max(off, refs) - off;
-			Size		to = Min(off + len, split) - off;
+			Size		from = Max(off, sl.refs) - off;
+			Size		to = Min(off + len, sl.split) - off;
 			GenericXLogState *state = NULL;
 			char	   *data = PageGetContents(page);
 
@@ -95,7 +92,7 @@ static int64
 delete_from_pending(Relation index, const KdamMetaPageData *meta,
 					IndexBulkDeleteCallback callback, void *callback_state)
 {
-	Size		recsize = kdam_pending_record_size(meta->dim);
+	Size		recsize = kdam_pending_record_size(meta->dim, meta->payload_words);
 	BlockNumber blkno = meta->pending_head;
 	int64		removed = 0;
 
@@ -185,9 +182,11 @@ fold(Relation index, Buffer metabuf)
 	KdamMetaPageData meta = *KdamPageGetMeta(BufferGetPage(metabuf));
 	KdamTree   *t = kdam_cache_get(index, &meta);
 	KdamPending pending;
+	int			words = meta.payload_words;
 	int64		n = 0;
 	double	   *coords;
 	uint64	   *refs;
+	uint64	   *payload;
 	int64		nbounds;
 	BlockNumber head;
 	GenericXLogState *state;
@@ -198,20 +197,27 @@ fold(Relation index, Buffer metabuf)
 							 (t->tree.n + pending.n + 1), MCXT_ALLOC_HUGE);
 	refs = palloc_extended(sizeof(uint64) * (t->tree.n + pending.n + 1),
 						   MCXT_ALLOC_HUGE);
+	payload = palloc_extended(sizeof(uint64) * words * (t->tree.n + pending.n) + 1,
+							  MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < t->tree.n; i++)
 		if (t->tree.refs[i] != KDAM_DEAD_REF)
 		{
 			memcpy(coords + n * meta.dim, t->tree.coords + i * meta.dim,
 				   sizeof(double) * meta.dim);
+			memcpy(payload + n * words, t->payload + i * words,
+				   sizeof(uint64) * words);
 			refs[n++] = t->tree.refs[i];
 		}
 	kdam_cache_release(t);
 	memcpy(coords + n * meta.dim, pending.coords,
 		   sizeof(double) * meta.dim * pending.n);
 	memcpy(refs + n, pending.refs, sizeof(uint64) * pending.n);
+	memcpy(payload + n * words, pending.payload,
+		   sizeof(uint64) * words * pending.n);
 	n += pending.n;
 
-	head = kdam_write_new_tree(index, coords, refs, n, meta.dim, false, &nbounds);
+	head = kdam_write_new_tree(index, coords, refs, payload, words, n, meta.dim,
+							   false, &nbounds);
 
 	state = GenericXLogStart(index);
 	newmeta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
@@ -230,6 +236,7 @@ fold(Relation index, Buffer metabuf)
 	kdam_free_chain(index, meta.pending_head);
 	pfree(coords);
 	pfree(refs);
+	pfree(payload);
 }
 
 /*

@@ -2,8 +2,10 @@
 
 kdgpu: kd_all_knn (one row per pair) and kd_all_knn_arrays (one row per
 point), on the GPU and on the CPU, on the table with the kdgpu index (its
-tree is searched; kd_load first in the session), and kd_all_knn on the
-table without one (-noindex: every call builds a tree).
+tree is searched; kd_load first in the session), kd_all_knn on the
+table without one (-noindex: every call builds a tree) and, with
+kdgpu_postgis, on the PostGIS geometry column with a kdgpu index
+(-geometry).
 Peers: CROSS JOIN LATERAL (... ORDER BY <-> LIMIT 11) over each index (11:
 the point itself comes first), sampled and scaled when the whole run would
 take too long (lateral.py).
@@ -21,6 +23,8 @@ def systems(ctx, tb):
         s.append(("kdgpu-%s" % dev, _function("kd_all_knn", 1)))
         s.append(("kdgpu-%s-arrays" % dev, _function("kd_all_knn_arrays", 0)))
         s.append(("kdgpu-%s-noindex" % dev, _function("kd_all_knn", 1)))
+        if "kdgeom" in tb.roles():
+            s.append(("kdgpu-%s-geometry" % dev, _function("kd_all_knn", 1)))
     for name, role in lateral.lateral_systems(ctx, tb):
         s.append((name, _lateral(role)))
     return s

@@ -1,0 +1,128 @@
+/*
+ * kdam_include.c
+ *	  INCLUDE columns of a kdgpu index, and index-only scans.
+ *
+ * `CREATE INDEX ... USING kdgpu (p) INCLUDE (id, ...)` stores the values of
+ * the INCLUDE columns beside each point, so that a query needing only them
+ * (and the point) runs as an index-only scan and skips the heap where the
+ * visibility map allows.  The columns must be of fixed-width types passed
+ * by value (integers, float8, date, timestamp, ...): each value is one
+ * 64-bit payload word, and one more word holds a bit per column for NULLs.
+ * A point's payload lives in the tree stream (node order) or in its pending
+ * record.
+ *
+ * Index-only scans return the INCLUDE values and, for the point opclass,
+ * the point itself, rebuilt from its coordinates.  A float8[] key cannot be
+ * rebuilt exactly (the array's lower bound is not kept), so it is not
+ * returned, and the planner reads such columns from the heap.
+ */
+#include "postgres.h"
+
+#include "access/itup.h"
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/geo_decls.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "kdam.h"
+
+/* Payload words per point: one per INCLUDE column and a NULL mask; 0 if none. */
+int
+kdam_payload_words(Relation index)
+{
+	int			ninclude = IndexRelationGetNumberOfAttributes(index) -
+		IndexRelationGetNumberOfKeyAttributes(index);
+
+	return ninclude > 0 ? ninclude + 1 : 0;
+}
+
+/* Error unless every INCLUDE column fits a payload word (CREATE INDEX). */
+void
+kdam_check_include_types(Relation index)
+{
+	TupleDesc	desc = RelationGetDescr(index);
+
+	for (int i = IndexRelationGetNumberOfKeyAttributes(index); i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attbyval || att->attlen <= 0 || att->attlen > (int) sizeof(uint64))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("kdgpu INCLUDE column \"%s\" is of type %s, which is not a fixed-width type of at most 8 bytes",
+							NameStr(att->attname), format_type_be(att->atttypid)),
+					 errhint("INCLUDE columns of integer, bigint, float8, date, timestamp and other fixed-width types are supported; index a key such as the primary key.")));
+	}
+}
+
+/* Fill out[0..words) with the payload of an index row's INCLUDE values. */
+void
+kdam_payload_from_values(Relation index, Datum *values, bool *isnull,
+						 uint64 *out)
+{
+	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+	int			ninclude = kdam_payload_words(index) - 1;
+	uint64		nulls = 0;
+
+	for (int i = 0; i < ninclude; i++)
+	{
+		if (isnull[nkeys + i])
+		{
+			nulls |= UINT64CONST(1) << i;
+			out[i] = 0;
+		}
+		else
+			out[i] = (uint64) values[nkeys + i];
+	}
+	out[ninclude] = nulls;
+}
+
+/*
+ * amcanreturn: INCLUDE columns always, the key column for point only (see
+ * the file header).
+ */
+bool
+kdam_canreturn(Relation index, int attno)
+{
+	if (attno > IndexRelationGetNumberOfKeyAttributes(index))
+		return true;
+	return kdam_index_type(index) == KD_TYPE_POINT;
+}
+
+/*
+ * Form the index tuple an index-only scan returns for a point with the
+ * given coordinates and payload (NULL when the index has no INCLUDE
+ * columns), in the scan's memory context.
+ */
+IndexTuple
+kdam_form_tuple(Relation index, const double *coords, const uint64 *payload)
+{
+	TupleDesc	desc = RelationGetDescr(index);
+	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+
+	if (kdam_index_type(index) == KD_TYPE_POINT)
+	{
+		Point	   *p = palloc(sizeof(Point));
+
+		p->x = coords[0];
+		p->y = coords[1];
+		values[0] = PointPGetDatum(p);
+		isnull[0] = false;
+	}
+	else
+	{
+		values[0] = (Datum) 0;
+		isnull[0] = true;
+	}
+	for (int i = nkeys; i < desc->natts; i++)
+	{
+		int			j = i - nkeys;
+
+		values[i] = (Datum) payload[j];
+		isnull[i] = (payload[desc->natts - nkeys] >> j) & 1;
+	}
+	return index_form_tuple(desc, values, isnull);
+}

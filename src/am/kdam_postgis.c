@@ -1,0 +1,159 @@
+/*
+ * kdam_postgis.c
+ *	  What the kdgpu access method does differently for PostGIS points.
+ *
+ * Operator classes (kdgpu_postgis--0.1.sql):
+ *	kd_geometry_ops (default for geometry): x and y of each point, ordered
+ *	  by the 2-D `<->`, and `&&` (strategy 1) as a box qual;
+ *	kd_geometry_nd_ops: every coordinate of each point (XY, XYZ, XYM or
+ *	  XYZM, one kind per index), ordered by `<<->>`;
+ *	kd_geography_ops (default for geography): unit vectors, ordered by the
+ *	  geography `<->` (sphere distance in metres), and `&&` (strategy 1) as
+ *	  a 3-D box qual on the unit sphere, the box PostGIS keeps for
+ *	  geography.
+ *
+ * The index holds points of one SRID (and, for kd_geometry_nd_ops, one
+ * Z/M kind), recorded in the metapage with the first point; a query point
+ * of another SRID gets PostGIS's own error where PostGIS's operator raises
+ * one.
+ *
+ * PostGIS computes its distances itself, so ordered scans over these
+ * opclasses return lower bounds of the operator's value and set
+ * xs_recheckorderby: the executor computes the operator on each row and
+ * re-sorts, so rows come out exactly as PostGIS orders them.  `&&` is
+ * tested by PostGIS on float4 boxes, so the index returns the points in
+ * the argument's box widened past float4 rounding, and the executor
+ * rechecks them.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_opfamily.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "kdam.h"
+
+/* relative margin that keeps a lowered sqrt(d2) below PostGIS's value */
+#define KDAM_GEO_MARGIN 4e-15
+/* relative and absolute widening of a box past float4 rounding */
+#define KDAM_FLOAT4_REL 1e-6
+#define KDAM_FLOAT4_ABS 1e-30
+
+/*
+ * The point type of an index over a PostGIS type: the opclass decides
+ * how a geometry is read.
+ */
+KdPointType
+kdam_postgis_index_type(Relation index, KdPointType type)
+{
+	HeapTuple	tup;
+	bool		nd = false;
+
+	if (type != KD_TYPE_GEOMETRY)
+		return type;
+	tup = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(index->rd_opfamily[0]));
+	if (HeapTupleIsValid(tup))
+	{
+		nd = strcmp(NameStr(((Form_pg_opfamily) GETSTRUCT(tup))->opfname),
+					"kd_geometry_nd_ops") == 0;
+		ReleaseSysCache(tup);
+	}
+	return nd ? KD_TYPE_GEOMETRY : KD_TYPE_GEOMETRY_2D;
+}
+
+/*
+ * Error unless a row's point has the SRID and Z/M kind of the index's
+ * points; first says it is the index's first point, which sets them.
+ */
+void
+kdam_postgis_check_row(Relation index, KdPointType type, int32 *srid,
+					   int32 *zm, bool first, const KdPointInfo *info,
+					   ItemPointer tid)
+{
+	if (!kdg_type_is_postgis(type))
+		return;
+	if (first)
+	{
+		*srid = info->srid;
+		*zm = info->zm;
+		return;
+	}
+	if (info->srid != *srid)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("row (%u,%u) has a point of SRID %d, index \"%s\" holds points of SRID %d",
+						ItemPointerGetBlockNumber(tid),
+						ItemPointerGetOffsetNumber(tid), info->srid,
+						RelationGetRelationName(index), *srid),
+				 errhint("A kdgpu index holds points of one SRID.")));
+	if (type == KD_TYPE_GEOMETRY && info->zm != *zm)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("row (%u,%u) has an %s point, index \"%s\" holds %s points",
+						ItemPointerGetBlockNumber(tid),
+						ItemPointerGetOffsetNumber(tid), kdg_zm_name(info->zm),
+						RelationGetRelationName(index), kdg_zm_name(*zm)),
+				 errhint("A kdgpu index holds points of one kind: XY, XYZ, XYM or XYZM.")));
+}
+
+/*
+ * Error unless a query point fits the index: PostGIS's error for another
+ * SRID where its operator raises one (<-> does, <<->> does not), and for
+ * kd_geometry_nd_ops the index's Z/M kind.
+ */
+void
+kdam_postgis_check_query(Relation index, const KdamMetaPageData *meta,
+						 const KdPointInfo *info, const char *opname)
+{
+	KdPointInfo col = {meta->srid, meta->zm, 1};
+
+	if (!kdg_type_is_postgis(meta->point_type) || meta->dim == 0)
+		return;
+	/* <<->> itself does not compare SRIDs */
+	if (info->srid != meta->srid && meta->point_type != KD_TYPE_GEOMETRY)
+		kdg_srid_mismatch(opname, &col, info);
+	if (meta->point_type == KD_TYPE_GEOMETRY && info->zm != meta->zm)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("query point is %s, index \"%s\" holds %s points",
+						kdg_zm_name(info->zm), RelationGetRelationName(index),
+						kdg_zm_name(meta->zm)),
+				 errhint("Give the query point the same coordinates, e.g. with ST_Force3DZ or ST_Force3DM.")));
+}
+
+/*
+ * A lower bound of the ORDER BY operator's value for points whose squared
+ * engine distance to the query is at least d2.
+ */
+double
+kdam_postgis_lower_bound(KdPointType type, double d2)
+{
+	if (isinf(d2))
+		return 0.0;
+	if (type == KD_TYPE_GEOGRAPHY)
+		return kdg_geography_lower_bound(sqrt(d2));
+	return sqrt(d2) * (1.0 - KDAM_GEO_MARGIN);
+}
+
+/*
+ * The box of a `col && arg` qual, widened past float4 rounding, and its
+ * dimension: x and y for geometry, the unit sphere's x, y and z for
+ * geography.  0 when the argument is empty (no match).
+ */
+int
+kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo, double *hi)
+{
+	int			dim = type == KD_TYPE_GEOGRAPHY ? 3 : 2;
+
+	if (type == KD_TYPE_GEOGRAPHY ? !kdg_geography_box(arg, lo, hi)
+		: !kdg_postgis_box(arg, lo, hi))
+		return 0;
+	for (int j = 0; j < dim; j++)
+	{
+		lo[j] -= fabs(lo[j]) * KDAM_FLOAT4_REL + KDAM_FLOAT4_ABS;
+		hi[j] += fabs(hi[j]) * KDAM_FLOAT4_REL + KDAM_FLOAT4_ABS;
+	}
+	return dim;
+}
