@@ -82,6 +82,8 @@ def options(argv):
     p.add_argument("--force", action="store_true", help="measure units already in raw.csv again")
     p.add_argument("--keep-tables", action="store_true",
                    help="keep each data set's tables after its workloads (default: drop them)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the units this command would measure, then exit")
     p.add_argument("--clean", action="store_true", help="drop every kb_* table and function, then exit")
     p.add_argument("--smoke", action="store_true",
                    help="check the harness end to end: tiny sizes, every workload once, "
@@ -150,7 +152,8 @@ def selected(args, system):
 
 def main(argv=None):
     """bench/run: returns the exit status (1 when any measurement failed)."""
-    args = options(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = options(argv)
     if args.clean:
         clean()
         return 0
@@ -164,18 +167,9 @@ def main(argv=None):
         args.out = tempfile.mkdtemp(prefix="kdbench-smoke-")
     args.out = args.out or os.path.join(os.path.dirname(os.path.dirname(
         os.path.dirname(os.path.abspath(__file__)))), "bench", "results", info["machine"])
-    os.makedirs(args.out, exist_ok=True)
-    run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    st = store.Store(args.out, run_id, info)
+    st = store.Store(args.out, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()), info)
     ctx = Context(args, caps, st)
-    ctx.log_file = open(os.path.join(args.out, "run.log"), "a")
-    meta_path = os.path.join(args.out, "machine.json")
-    meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {"commands": []}
-    meta.update({k: v for k, v in info.items()})
-    command = "bench/run " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
-    meta["commands"].append(command)
-    with open(meta_path, "w") as f:
-        json.dump(meta, f, indent=1)
+    command = "bench/run " + " ".join(shlex.quote(a) for a in argv)
     ctx.log("%s on %s; GPU: %s%s; PostgreSQL %s, PostGIS %s; results in %s"
             % (command, info["cpu_model"], info["gpu"],
                "" if info["gpu_usable"] else " (not usable by kdgpu)", info["pg_version"],
@@ -186,7 +180,41 @@ def main(argv=None):
         ctx.log("kdgpu_postgis is not installed: kd_dwithin and kdgpu on geometry are skipped")
     if not info["gpu_usable"]:
         ctx.log("no GPU usable by kdgpu: the kdgpu-gpu systems are skipped")
+    plan = make_plan(ctx, info)
+    total = sum(len(u) for _, u in plan)
+    ctx.log("%d units to measure" % total)
+    if args.dry_run:
+        for tb, units in plan:
+            for wname, system, _ in units:
+                print("%s %s %d %s" % (wname, tb.ds.name, tb.n, system))
+        return 0
 
+    os.makedirs(args.out, exist_ok=True)
+    ctx.log_file = open(os.path.join(args.out, "run.log"), "a")
+    meta_path = os.path.join(args.out, "machine.json")
+    meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {"commands": []}
+    meta.update(info)
+    meta["commands"].append(command)
+    with open(meta_path, "w") as f:
+        json.dump(meta, f, indent=1)
+    run_plan(ctx, plan, total, info, meta)
+    if engine.NAME in args.workloads:
+        run_engine(ctx, info)
+    st.save()
+    summary.write(args.out, info, meta["commands"])
+    if args.smoke:
+        ctx.failures += smoke_checks(args, st)
+    ctx.log("results: %s/results.csv, %s/summary.md" % (args.out, args.out))
+    if ctx.failures:
+        ctx.log("%d failures:\n  %s" % (len(ctx.failures), "\n  ".join(ctx.failures)))
+        return 1
+    return 0
+
+
+def make_plan(ctx, info):
+    """[(tables, [(workload, system, function)])]: the units still to
+    measure, by size, then data set, then workload."""
+    args, caps, st = ctx.args, ctx.caps, ctx.store
     plan = []
     if "geography" in args.datasets and not caps["kdgpu_postgis"]:
         ctx.log("the geography data set needs kdgpu_postgis: skipped")
@@ -208,11 +236,21 @@ def main(argv=None):
                     units.append((wname, system, fn))
             if units:
                 plan.append((tb, units))
-    total = sum(len(u) for _, u in plan)
+    return plan
+
+
+def stopping(ctx):
+    """Whether --stop-after has passed."""
+    return ctx.args.stop_after and time.time() - ctx.t0 > ctx.args.stop_after
+
+
+def run_plan(ctx, plan, total, info, meta):
+    """Measure the units: make each data set's tables, run its units (a
+    failing unit is reported and the run goes on), drop the tables."""
+    args, st = ctx.args, ctx.store
     done = 0
-    ctx.log("%d units to measure" % total)
     for tb, units in plan:
-        if args.stop_after and time.time() - ctx.t0 > args.stop_after:
+        if stopping(ctx):
             ctx.log("--stop-after reached: %d units left; the same command again resumes"
                     % (total - done))
             break
@@ -230,7 +268,7 @@ def main(argv=None):
                 continue
             ctx.log("tables ready")
         for wname, system, fn in units:
-            if args.stop_after and time.time() - ctx.t0 > args.stop_after:
+            if stopping(ctx):
                 break
             done += 1
             ctx.where = "[%d/%d] %s %s %s: " % (done, total, wname, tb.ds.name,
@@ -250,35 +288,29 @@ def main(argv=None):
                     "%s %s" % (r["case"] or r["metric"], summary.fmt(r["value"], r["unit"]))
                     for r in rows), time.time() - t0))
         ctx.where = ""
-        if not args.keep_tables:
+        if not args.keep_tables and not stopping(ctx):
             tb.drop()
-    if engine.NAME in args.workloads:
-        ctx.where = "[engine] "
-        if args.stop_after and time.time() - ctx.t0 > args.stop_after:
-            ctx.log("--stop-after reached: skipped; the same command again resumes")
-        elif args.engine_args is None and not info["gpu_usable"]:
-            ctx.log("skipped: no GPU (give --engine-args to run it on the CPU)")
-        elif args.force or not any(r["workload"] == engine.NAME for r in st.rows):
-            try:
-                rows = engine.run(ctx, args.engine_args or engine.DEFAULT_GPU_ARGS)
-                if rows is not None:
-                    # the whole engine run is one unit
-                    st.rows = [r for r in st.rows if r["workload"] != engine.NAME] + rows
-                    st.save()
-                    ctx.log("%d results" % len(rows))
-            except (RuntimeError, ValueError) as e:
-                ctx.log("FAILED: %s" % e)
-                ctx.failures.append("engine: %s" % e)
-        ctx.where = ""
-    st.save()
-    summary.write(args.out, info, meta["commands"])
-    if args.smoke:
-        ctx.failures += smoke_checks(args, st)
-    ctx.log("results: %s/results.csv, %s/summary.md" % (args.out, args.out))
-    if ctx.failures:
-        ctx.log("%d failures:\n  %s" % (len(ctx.failures), "\n  ".join(ctx.failures)))
-        return 1
-    return 0
+
+
+def run_engine(ctx, info):
+    """The engine workload: one unit for the whole engine-bench run."""
+    args, st = ctx.args, ctx.store
+    ctx.where = "[engine] "
+    if stopping(ctx):
+        ctx.log("--stop-after reached: skipped; the same command again resumes")
+    elif args.engine_args is None and not info["gpu_usable"]:
+        ctx.log("skipped: no GPU (give --engine-args to run it on the CPU)")
+    elif args.force or not any(r["workload"] == engine.NAME for r in st.rows):
+        try:
+            rows = engine.run(ctx, args.engine_args or engine.DEFAULT_GPU_ARGS)
+            if rows is not None:
+                st.rows = [r for r in st.rows if r["workload"] != engine.NAME] + rows
+                st.save()
+                ctx.log("%d results" % len(rows))
+        except (RuntimeError, ValueError) as e:
+            ctx.log("FAILED: %s" % e)
+            ctx.failures.append("engine: %s" % e)
+    ctx.where = ""
 
 
 def smoke_checks(args, st):
