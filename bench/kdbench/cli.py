@@ -90,7 +90,7 @@ def options(argv):
                         "exit non-zero on any failure")
     a = p.parse_args(argv)
     if a.smoke:
-        a.sizes, a.runs, a.queries, a.radius_queries = "1000,3000", 1, 10, 5
+        a.sizes, a.runs, a.queries, a.radius_queries = "2000", 1, 10, 5
         a.pgbench_secs, a.pgbench_transactions, a.clients = 0, 20, 2
         a.probe, a.lateral_secs, a.sample_secs = 200, 0.2, 0.1
         a.engine_args = a.engine_args or engine.SMOKE_ARGS
@@ -181,10 +181,10 @@ def main(argv=None):
     if not info["gpu_usable"]:
         ctx.log("no GPU usable by kdgpu: the kdgpu-gpu systems are skipped")
     plan = make_plan(ctx, info)
-    total = sum(len(u) for _, u in plan)
+    total = sum(len(u) for _, u, _ in plan)
     ctx.log("%d units to measure" % total)
     if args.dry_run:
-        for tb, units in plan:
+        for tb, units, _ in plan:
             for wname, system, _ in units:
                 print("%s %s %d %s" % (wname, tb.ds.name, tb.n, system))
         return 0
@@ -212,8 +212,9 @@ def main(argv=None):
 
 
 def make_plan(ctx, info):
-    """[(tables, [(workload, system, function)])]: the units still to
-    measure, by size, then data set, then workload."""
+    """[(tables, [(workload, system, function)], roles)]: the units still to
+    measure, by size, then data set, then workload, and the tables they
+    read."""
     args, caps, st = ctx.args, ctx.caps, ctx.store
     plan = []
     if "geography" in args.datasets and not caps["kdgpu_postgis"]:
@@ -222,11 +223,11 @@ def make_plan(ctx, info):
     for n in args.sizes:
         for dname in args.datasets:
             tb = data.Tables(data.DATASETS[dname], n, args.seed, caps, args.spgist_opclass)
-            units = []
+            units, roles = [], set()
             for wname in args.workloads:
                 if wname == engine.NAME:
                     continue
-                for system, fn in WORKLOADS[wname].systems(ctx, tb):
+                for system, needs, fn in WORKLOADS[wname].systems(ctx, tb):
                     if not selected(args, system):
                         continue
                     if system.startswith("kdgpu-gpu") and not info["gpu_usable"]:
@@ -234,8 +235,9 @@ def make_plan(ctx, info):
                     if not args.force and st.has_unit(dname, n, wname, system):
                         continue
                     units.append((wname, system, fn))
+                    roles.update(needs)
             if units:
-                plan.append((tb, units))
+                plan.append((tb, units, sorted(roles)))
     return plan
 
 
@@ -249,18 +251,18 @@ def run_plan(ctx, plan, total, info, meta):
     failing unit is reported and the run goes on), drop the tables."""
     args, st = ctx.args, ctx.store
     done = 0
-    for tb, units in plan:
+    for tb, units, roles in plan:
         if stopping(ctx):
             ctx.log("--stop-after reached: %d units left; the same command again resumes"
                     % (total - done))
             break
         ctx.where = "%s %s: " % (tb.ds.name, "{:,}".format(tb.n))
-        if tb.ready():
+        if tb.ready(roles):
             ctx.log("tables from an earlier run")
         else:
             ctx.log("generating data and tables")
             try:
-                tb.create()
+                tb.create(roles)
             except pg.PgError as e:
                 ctx.log("FAILED: %s" % e)
                 ctx.failures.append("tables %s %d: %s" % (tb.ds.name, tb.n, e))

@@ -124,35 +124,43 @@ class Tables:
             return "ST_SetSRID(ST_MakePoint((%s)[0], (%s)[1]), %d)" % (expr, expr, self.ds.srid)
         return "ST_MakePoint((%s)[1], (%s)[2], (%s)[3])" % (expr, expr, expr)
 
-    def marker(self):
+    def marker(self, made):
         """The base table's comment: what made the tables."""
-        return "kdbench seed=%d n=%d roles=%s" % (self.seed, self.n, ",".join(self.roles()))
+        return "kdbench seed=%d n=%d roles=%s" % (self.seed, self.n, ",".join(made))
 
-    def ready(self):
-        """Whether the tables were made by an earlier run with these settings."""
-        return pg.value("SELECT obj_description(to_regclass(%s), 'pg_class')"
-                        % pg.quote(self.t("base"))) == self.marker()
+    def ready(self, needed):
+        """Whether an earlier run with these settings made the tables of
+        these roles."""
+        comment = pg.value("SELECT obj_description(to_regclass(%s), 'pg_class')"
+                           % pg.quote(self.t("base"))) or ""
+        head, _, made = comment.partition(" roles=")
+        return head == self.marker([]).partition(" roles=")[0] and \
+            set(needed) <= set(made.split(","))
 
-    def create(self):
-        """Generate the data and make the tables (no point indexes yet)."""
+    def create(self, needed):
+        """Generate the data and make base and the tables of the needed roles
+        (no point indexes yet)."""
         col, base = self.col, self.t("base")
+        made = ["base"] + [r for r in self.roles() if r != "base" and r in needed]
         sql = ["SET client_min_messages = warning;", "SET maintenance_work_mem = '1GB';",
                "DROP TABLE IF EXISTS %s CASCADE;" % ", ".join(self.t(r) for r in
                                                              ["base", "gist", "spgist", "kd", "geom", "kdgeom", "q"]),
                "CREATE TABLE %s AS SELECT i AS id, %s AS %s FROM generate_series(1, %d) i;"
                % (base, self.ds.point_sql(self.seed, "i", self.n), col, self.n),
-               "CREATE TABLE %s AS SELECT i AS id, %s AS %s FROM generate_series(1, %d) i;"
-               % (self.t("q"), self.ds.point_sql(self.seed + 1, "i", self.n), col, self.nq),
-               "ALTER TABLE %s ADD PRIMARY KEY (id);" % base,
-               "ALTER TABLE %s ADD PRIMARY KEY (id);" % self.t("q")]
-        for r in self.roles():
-            if r in ("gist", "spgist", "kd"):
+               "ALTER TABLE %s ADD PRIMARY KEY (id);" % base]
+        for r in made:
+            if r == "q":
+                sql.append("CREATE TABLE %s AS SELECT i AS id, %s AS %s FROM generate_series(1, %d) i;"
+                           % (self.t("q"), self.ds.point_sql(self.seed + 1, "i", self.n), col,
+                              self.nq))
+                sql.append("ALTER TABLE %s ADD PRIMARY KEY (id);" % self.t("q"))
+            elif r in ("gist", "spgist", "kd"):
                 sql.append("CREATE TABLE %s AS SELECT id, %s FROM %s;" % (self.t(r), col, base))
             elif r in ("geom", "kdgeom"):
                 sql.append("CREATE TABLE %s AS SELECT id, %s AS g FROM %s;"
                            % (self.t(r), self.geom_sql(col), base))
-        sql.append("VACUUM ANALYZE %s;" % ", ".join(self.t(r) for r in self.roles()))
-        sql.append("COMMENT ON TABLE %s IS %s;" % (base, pg.quote(self.marker())))
+        sql.append("VACUUM ANALYZE %s;" % ", ".join(self.t(r) for r in made))
+        sql.append("COMMENT ON TABLE %s IS %s;" % (base, pg.quote(self.marker(made))))
         pg.psql("\n".join(sql))
 
     def drop(self):

@@ -25,8 +25,9 @@ def systems(ctx, tb):
         s.append(("kdgpu-%s-noindex" % dev, _function("kd_all_knn", 1)))
         if "kdgeom" in tb.roles():
             s.append(("kdgpu-%s-geometry" % dev, _function("kd_all_knn", 1)))
+    s = [(name, [ctx.function_role(name)], fn) for name, fn in s]
     for name, role in lateral.lateral_systems(ctx, tb):
-        s.append((name, _lateral(role)))
+        s.append((name, [role], _lateral(role)))
     return s
 
 

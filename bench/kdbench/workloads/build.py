@@ -15,7 +15,7 @@ def systems(ctx, tb):
         s.append(("postgis-gist", "geom"))
     if "kdgeom" in tb.roles():
         s.append(("kdgpu-postgis", "kdgeom"))
-    return [(name, _builder(role)) for name, role in s]
+    return [(name, [role], _builder(role)) for name, role in s]
 
 
 def _builder(role):

@@ -26,7 +26,7 @@ def systems(ctx, tb):
     if "kdgeom" in tb.roles():
         s.append(("kdgpu-postgis", "kdgeom"))
     s.append(("seqscan", "base"))
-    return [(name, _runner(role)) for name, role in s]
+    return [(name, [role], _runner(role)) for name, role in s]
 
 
 def _runner(role):

@@ -14,9 +14,12 @@ CASE = "k=10, n/10 queries"
 
 
 def systems(ctx, tb):
-    s = [("kdgpu-%s%s" % (dev, ix), _function) for dev in ("gpu", "cpu") for ix in ("", "-noindex")]
+    s = []
+    for dev in ("gpu", "cpu"):
+        for name in ("kdgpu-%s" % dev, "kdgpu-%s-noindex" % dev):
+            s.append((name, [ctx.function_role(name), "q"], _function))
     for name, role in lateral.lateral_systems(ctx, tb):
-        s.append((name, _lateral(role)))
+        s.append((name, [role, "q"], _lateral(role)))
     return s
 
 

@@ -83,7 +83,9 @@ def systems(ctx, tb):
                   % ("ST_DWithin" if tb.ds.dim == 2 else "ST_3DDWithin")))
     s.append(("seqscan", "base", "SELECT count(*) FROM {t} WHERE %s <-> $1%s <= {r}"
               % (tb.col, tb.cast)))
-    return [(name, _runner(role, stmt)) for name, role, stmt in s]
+    # the radii are found through the kdgpu index
+    return [(name, ["kd", ctx.function_role(name) if role == "function" else role or "kd"],
+             _runner(role, stmt)) for name, role, stmt in s]
 
 
 def _runner(role, template):
