@@ -54,8 +54,7 @@ def describe():
         "kdgpu_postgis_version": pg.value(
             "SELECT extversion FROM pg_extension WHERE extname = 'kdgpu_postgis'") or "",
     }
-    status = pg.psql("SELECT gpu_usable, coalesce(gpu, '') FROM kd_status()")[0]
-    info["gpu_usable"] = status[0] == "t"
+    info["gpu_usable"] = pg.value("SELECT gpu_usable FROM kd_status()") == "t"
     smi = _nvidia_smi()
     if smi:
         info["gpu"], info["gpu_driver"] = smi
