@@ -10,6 +10,10 @@
 #   make engine-check          engine tests, no server (GPU too when present)
 #   make engine-bench          engine benchmark (bench/README.md)
 #   make geo-check             PostGIS format decoder tests, no server
+#   make fuzz FUZZ_SECONDS=60  libFuzzer + ASan/UBSan runs of test/fuzz (clang)
+#   make fuzz-check            replay of the fuzzing corpus, gcc + ASan/UBSan
+#   make fault-check           GPU absent / failing: the engine's fallbacks
+#   make soak-check            short load soak against a running server
 
 EXTENSION = kdgpu kdgpu_postgis
 MODULE_big = kdgpu
@@ -34,7 +38,7 @@ ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -ldl -pthread
-EXTRA_CLEAN = test/results engine-test engine-bench-bin geo-test $(CUDA_SO) cuda/*.o
+EXTRA_CLEAN = test/results engine-test engine-bench-bin geo-test $(CUDA_SO) cuda/*.o test-bin
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -98,6 +102,81 @@ tap-check:
 # PGXS does not track headers: rebuild the objects when they change
 $(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h src/geo/*.h) $(ENGINE_HDRS)
 $(ENGINE_SRCS:.c=.o): $(ENGINE_HDRS)
+
+# ---- fuzzing (test/fuzz/README.md) ------------------------------------------
+# make fuzz runs each harness for FUZZ_SECONDS under libFuzzer (clang); new
+# crashes land in test/fuzz/corpus/<harness>/ and so join the replay, which
+# make fuzz-check runs with plain $(CC) and the same sanitizers.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS = -g -O1 -std=gnu99 -ffp-contract=off -pthread \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-Isrc -Isrc/engine -Itest/engine
+FUZZ_GEO_SRCS = $(wildcard src/geo/kd_gserialized.c)
+FUZZ_HARNESSES = engine $(if $(FUZZ_GEO_SRCS),gserialized)
+fuzz_engine_SRCS = test/fuzz/fuzz_engine.c test/engine/oracle.c $(ENGINE_SRCS)
+fuzz_gserialized_SRCS = test/fuzz/fuzz_gserialized.c $(FUZZ_GEO_SRCS)
+
+test-bin/fuzz-engine: $(fuzz_engine_SRCS) $(ENGINE_HDRS)
+	@mkdir -p test-bin
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(fuzz_engine_SRCS) -ldl -lm
+test-bin/replay-engine: test/fuzz/replay.c $(fuzz_engine_SRCS) $(ENGINE_HDRS)
+	@mkdir -p test-bin
+	$(CC) $(FUZZ_FLAGS) -o $@ test/fuzz/replay.c $(fuzz_engine_SRCS) -ldl -lm
+test-bin/fuzz-gserialized: $(fuzz_gserialized_SRCS)
+	@mkdir -p test-bin
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(fuzz_gserialized_SRCS) -lm
+test-bin/replay-gserialized: test/fuzz/replay.c $(fuzz_gserialized_SRCS)
+	@mkdir -p test-bin
+	$(CC) $(FUZZ_FLAGS) -o $@ test/fuzz/replay.c $(fuzz_gserialized_SRCS) -lm
+
+fuzz: $(FUZZ_HARNESSES:%=test-bin/fuzz-%)
+	@for h in $(FUZZ_HARNESSES); do \
+		mkdir -p .dev/fuzz/$$h && \
+		echo "== fuzz $$h for $(FUZZ_SECONDS) s" && \
+		test-bin/fuzz-$$h -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+			-artifact_prefix=test/fuzz/corpus/$$h/ .dev/fuzz/$$h test/fuzz/corpus/$$h \
+			2>&1 | grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse)' || exit 1; \
+	done
+
+fuzz-check: $(FUZZ_HARNESSES:%=test-bin/replay-%)
+	@rc=0; for h in $(FUZZ_HARNESSES); do \
+		echo "== replay of test/fuzz/corpus/$$h"; \
+		test-bin/replay-$$h test/fuzz/corpus/$$h || rc=1; \
+	done; exit $$rc
+
+.PHONY: fuzz fuzz-check
+
+# ---- GPU faults without a GPU (test/fault) ----------------------------------
+# fault_test runs against fake_cuda.so, a GPU library that fails on purpose,
+# and with no usable library at all; test/gpu/faults.sh is the GPU's part.
+test-bin/fake_cuda.so: test/fault/fake_cuda.c cuda/kdgpu_cuda.h $(ENGINE_HDRS)
+	@mkdir -p test-bin
+	$(CC) -O1 -g -std=gnu99 -Wall -shared -fPIC -o $@ test/fault/fake_cuda.c
+test-bin/fault-test: test/fault/fault_test.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+	@mkdir -p test-bin
+	$(CC) $(ENGINE_CFLAGS) -g -fsanitize=address,undefined -Wall -Isrc/engine \
+		-o $@ test/fault/fault_test.c $(ENGINE_SRCS) -ldl -lm
+
+fault-check: test-bin/fault-test test-bin/fake_cuda.so
+	@rc=0; \
+	echo "== a GPU that fails"; \
+	KDGPU_CUDA_LIB=$(CURDIR)/test-bin/fake_cuda.so test-bin/fault-test fake || rc=1; \
+	echo "== KDGPU_FAULT=absent"; \
+	KDGPU_FAULT=absent KDGPU_CUDA_LIB=$(CURDIR)/test-bin/fake_cuda.so test-bin/fault-test absent || rc=1; \
+	echo "== no GPU library"; \
+	KDGPU_CUDA_LIB=$(CURDIR)/test-bin/no-such-library.so test-bin/fault-test absent || rc=1; \
+	exit $$rc
+
+.PHONY: fault-check
+
+# ---- load soak (test/soak/README.md) -----------------------------------------
+SOAK_SECONDS ?= 75
+
+soak-check:
+	test/soak/soak $(SOAK_SECONDS)
+
+.PHONY: soak-check
 
 # ---- pgTAP suites and the whole test run -----------------------------------
 ALL_PGTAP = $(sort $(wildcard test/pgtap/*.sql))

@@ -313,7 +313,7 @@ COMMENT ON FUNCTION kd_index_check(regclass) IS 'verify a kdgpu index: tree stru
 CREATE FUNCTION kd_index_stats(index regclass,
 	OUT tree_rows bigint, OUT pending_rows bigint, OUT dead_rows bigint,
 	OUT dimension integer, OUT generation bigint, OUT pages bigint,
-	OUT free_pages bigint, OUT orphan_pages bigint)
+	OUT free_pages bigint, OUT orphan_pages bigint, OUT null_rows bigint)
 	AS 'MODULE_PATHNAME', 'kd_index_stats'
 	LANGUAGE C STRICT PARALLEL RESTRICTED;
-COMMENT ON FUNCTION kd_index_stats(regclass) IS 'rows in the tree, pending and dead, dimension, generation, pages, free pages and orphaned pages (left by an interrupted fold, freed by the next VACUUM) of a kdgpu index';
+COMMENT ON FUNCTION kd_index_stats(regclass) IS 'rows in the tree, pending and dead, dimension, generation, pages, free pages, orphaned pages (left by an interrupted fold, freed by the next VACUUM) and rows with no point of a kdgpu index';

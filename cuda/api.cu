@@ -18,12 +18,100 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <new>
 
 #include <cub/device/device_radix_sort.cuh>
 
 #include "common.cuh"
+
+/*
+ * Test-only fault injection, from the environment variable KDGPU_FAULT,
+ * read once per process (test/gpu/faults.sh drives it):
+ *	 nomem:N	the N-th device allocation of the process fails as out of
+ *				memory (counted from 1 over kdc_alloc and device trees)
+ *	 kernel:N	the N-th synchronization after kernels reports a failed
+ *				launch (cudaErrorLaunchFailure), the context stays usable
+ *	 trap:N		the N-th synchronization first runs a kernel that traps:
+ *				a real launch failure, sticky for the process's context
+ * ("absent", a GPU library that cannot be loaded, is the engine's:
+ * src/engine/kd_gpu.c.)  Every path must then free what it allocated and
+ * report the error; the engine falls back to the CPU or fails cleanly.
+ */
+typedef enum KdcFault
+{
+	KDC_FAULT_NONE,
+	KDC_FAULT_NOMEM,
+	KDC_FAULT_KERNEL,
+	KDC_FAULT_TRAP
+} KdcFault;
+
+static KdcFault kdc_fault = KDC_FAULT_NONE;
+static long kdc_fault_at = 0;
+static bool kdc_fault_read = false;
+static long kdc_fault_allocs = 0;
+static long kdc_fault_syncs = 0;
+
+/* Read KDGPU_FAULT once. */
+static void
+kdc_fault_init(void)
+{
+	const char *v = getenv("KDGPU_FAULT");
+	const char *colon;
+
+	if (kdc_fault_read)
+		return;
+	kdc_fault_read = true;
+	if (v == NULL || (colon = strchr(v, ':')) == NULL)
+		return;
+	kdc_fault_at = strtol(colon + 1, NULL, 10);
+	if (strncmp(v, "nomem:", 6) == 0)
+		kdc_fault = KDC_FAULT_NOMEM;
+	else if (strncmp(v, "kernel:", 7) == 0)
+		kdc_fault = KDC_FAULT_KERNEL;
+	else if (strncmp(v, "trap:", 5) == 0)
+		kdc_fault = KDC_FAULT_TRAP;
+}
+
+static __global__ void
+kdc_trap_kernel(void)
+{
+	__trap();
+}
+
+/* cudaMalloc, failing as out of memory where KDGPU_FAULT says so. */
+static cudaError_t
+kdc_malloc(void **ptr, size_t bytes)
+{
+	kdc_fault_init();
+	if (kdc_fault == KDC_FAULT_NOMEM && ++kdc_fault_allocs == kdc_fault_at)
+	{
+		*ptr = NULL;
+		return cudaErrorMemoryAllocation;
+	}
+	return cudaMalloc(ptr, bytes);
+}
+
+/* cudaDeviceSynchronize, failing where KDGPU_FAULT says so. */
+static cudaError_t
+kdc_device_sync(void)
+{
+	kdc_fault_init();
+	if (kdc_fault == KDC_FAULT_KERNEL || kdc_fault == KDC_FAULT_TRAP)
+	{
+		if (++kdc_fault_syncs == kdc_fault_at)
+		{
+			if (kdc_fault == KDC_FAULT_KERNEL)
+			{
+				cudaDeviceSynchronize();
+				return cudaErrorLaunchFailure;
+			}
+			kdc_trap_kernel <<< 1, 1 >>> ();
+		}
+	}
+	return cudaDeviceSynchronize();
+}
 
 /* Report a failed CUDA call; allocation failures become KD_ERR_GPU_NOMEM. */
 KdStatus
@@ -75,7 +163,7 @@ kdc_alloc(KdcAllocs *a, void **ptr, size_t bytes, const char *what,
 	if (a->count >= KDC_MAX_ALLOCS)
 		return kd_set_error(err, KD_ERR_GPU, -1,
 						 "too many device allocations (%s)", what);
-	e = cudaMalloc(ptr, bytes ? bytes : 1);
+	e = kdc_malloc(ptr, bytes ? bytes : 1);
 	if (e != cudaSuccess)
 	{
 		*ptr = NULL;
@@ -131,7 +219,7 @@ kdc_budget(const KdExec *exec, size_t reserved, size_t *budget, KdError *err)
 KdStatus
 kdc_sync(const KdExec *exec, const char *what, KdError *err)
 {
-	cudaError_t e = cudaDeviceSynchronize();
+	cudaError_t e = kdc_device_sync();
 
 	if (e == cudaSuccess)
 		e = cudaGetLastError();
@@ -520,13 +608,13 @@ kdc_tree_create(int64_t n, int dim, int64_t nbounds, const KdExec *exec,
 	g->n = n;
 	g->dim = dim;
 	g->nbounds = nbounds;
-	e = cudaMalloc((void **) &g->coords, sizeof(double) * dim * n + 1);
+	e = kdc_malloc((void **) &g->coords, sizeof(double) * dim * n + 1);
 	if (e == cudaSuccess)
-		e = cudaMalloc((void **) &g->refs, sizeof(uint64_t) * n + 1);
+		e = kdc_malloc((void **) &g->refs, sizeof(uint64_t) * n + 1);
 	if (e == cudaSuccess)
-		e = cudaMalloc((void **) &g->split, n + 1);
+		e = kdc_malloc((void **) &g->split, n + 1);
 	if (e == cudaSuccess)
-		e = cudaMalloc((void **) &g->bounds, sizeof(double) * 2 * dim * nbounds + 1);
+		e = kdc_malloc((void **) &g->bounds, sizeof(double) * 2 * dim * nbounds + 1);
 	if (e != cudaSuccess)
 	{
 		kdc_release(g);

@@ -24,10 +24,13 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/table.h"
+#include "access/transam.h"
 #include "catalog/index.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "am/kdam.h"
 #include "kdgpu.h"
@@ -35,13 +38,19 @@
 /*
  * Whether index is a kdgpu index on exactly the source's column, holding
  * the coordinates the source reads (a 2-D geometry index holds those of
- * XY points).
+ * XY points), and that the query's snapshot may use: like the planner, not
+ * one built over broken HOT chains (indcheckxmin) by a transaction the
+ * snapshot cannot see yet.
  */
 static bool
 kdg_index_fits(Relation index, const KdSource *src)
 {
 	KdPointType type;
 
+	if (index->rd_index->indcheckxmin &&
+		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data),
+							   TransactionXmin))
+		return false;
 	if (index->rd_indam->amgettuple != kdam_gettuple ||
 		!index->rd_index->indisvalid ||
 		index->rd_index->indnatts != 1 ||

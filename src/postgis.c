@@ -325,8 +325,20 @@ kdg_geography_box(Datum value, double *lo, double *hi)
 	{
 		KdWhere		where = {"&&", 0};
 		KdPointInfo info;
+		KdGeoPoint	g;
 		double		c[KD_MAX_DIM];
 
+		/* a two-point line stores no box: the whole sphere, rechecked */
+		if (kd_gserialized_point((const uint8 *) VARDATA_ANY(v),
+								 VARSIZE_ANY_EXHDR(v), &g) == KD_GS_NOT_POINT)
+		{
+			for (int j = 0; j < 3; j++)
+			{
+				lo[j] = -1.0;
+				hi[j] = 1.0;
+			}
+			return true;
+		}
 		if (kdg_postgis_coords(KD_TYPE_GEOGRAPHY, value, c, &info, &where) == 0)
 			return false;
 		for (int j = 0; j < 3; j++)
@@ -335,14 +347,32 @@ kdg_geography_box(Datum value, double *lo, double *hi)
 	}
 }
 
-/* The bounding box of a geometry value (any type); false when empty. */
+/*
+ * The bounding box of a geometry value (any type): the box stored in the
+ * value, which PostGIS keeps for all but points and two-point lines and
+ * which covers the arcs of curves, else the box of its coordinates; false
+ * when empty.
+ */
 bool
 kdg_postgis_box(Datum value, double *lo, double *hi)
 {
 	struct varlena *v = PG_DETOAST_DATUM(value);
 	KdGeoBox	box;
-	KdGsStatus	st = kd_gserialized_box((const uint8 *) VARDATA_ANY(v),
-										VARSIZE_ANY_EXHDR(v), &box);
+	float		stored[8];
+	int			nfloats;
+	KdGsStatus	st = kd_gserialized_stored_box((const uint8 *) VARDATA_ANY(v),
+											   VARSIZE_ANY_EXHDR(v), stored, &nfloats);
+
+	if (st == KD_GS_OK && nfloats >= 4)
+	{
+		lo[0] = stored[0];
+		hi[0] = stored[1];
+		lo[1] = stored[2];
+		hi[1] = stored[3];
+		return true;
+	}
+	st = kd_gserialized_box((const uint8 *) VARDATA_ANY(v),
+							VARSIZE_ANY_EXHDR(v), &box);
 
 	if (st == KD_GS_BAD)
 		ereport(ERROR,

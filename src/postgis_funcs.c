@@ -15,8 +15,10 @@
  * either argument:
  *	kd_geometry_ops: `col <@ kd_ball(other, radius)`, the index's radius
  *	  search, which tests each point with the 2-D distance itself;
- *	kd_geography_ops: `col && _ST_Expand(other, radius)`, a box on the unit
- *	  sphere holding the arc of radius metres (plus 1%).
+ *	kd_geography_ops: `col && _ST_Expand(other, radius + 1 mm)`, a box on
+ *	  the unit sphere holding the arc of radius metres; the millimetre
+ *	  covers PostGIS's boxes of a point at longitude -180 and its twin at
+ *	  +180, whose unit vectors differ in the sign of a 1e-16 component.
  * The condition is offered as lossy, so kd_dwithin stays as the filter that
  * decides, with its errors for mixed SRIDs.
  *
@@ -38,11 +40,15 @@
 #include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
 #include "am/kdam.h"
 #include "kdgpu.h"
+
+/* metres added to a geography radius in its index condition (see above) */
+#define KD_DWITHIN_GEOGRAPHY_SLACK 0.001
 
 PG_FUNCTION_INFO_V1(kdgpu_dwithin);
 PG_FUNCTION_INFO_V1(kdgpu_dwithin_support);
@@ -119,6 +125,25 @@ kdg_function_oid(Oid nsp, const char *name, Oid arg0, Oid arg1)
 						  2, argtypes, true);
 }
 
+/* radius + KD_DWITHIN_GEOGRAPHY_SLACK, folded when radius is a constant */
+static Node *
+kdg_radius_plus_slack(Node *radius)
+{
+	Const	   *slack = makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+								  Float8GetDatum(KD_DWITHIN_GEOGRAPHY_SLACK),
+								  false, FLOAT8PASSBYVAL);
+
+	if (IsA(radius, Const) && !((Const *) radius)->constisnull)
+	{
+		slack->constvalue =
+			Float8GetDatum(DatumGetFloat8(((Const *) radius)->constvalue) +
+						   KD_DWITHIN_GEOGRAPHY_SLACK);
+		return (Node *) slack;
+	}
+	return (Node *) makeFuncExpr(F_FLOAT8PL, FLOAT8OID, list_make2(radius, slack),
+								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
 /*
  * Planner support: offer a kdgpu index over points an index condition
  * that holds every row kd_dwithin can accept (see the file header).
@@ -150,7 +175,8 @@ kdgpu_dwithin_support(PG_FUNCTION_ARGS)
 	radius = (Node *) list_nth(fexpr->args, 2);
 	geomtype = exprType(indexarg);
 	if (!kdg_type_is_postgis(kdg_point_type(geomtype)) ||
-		contain_volatile_functions(other) || contain_volatile_functions(radius))
+		!is_pseudo_constant_for_index(req->root, other, req->index) ||
+		!is_pseudo_constant_for_index(req->root, radius, req->index))
 		PG_RETURN_POINTER(NULL);
 
 	/* geometry: kd_ball(other, radius) from kd_dwithin's own schema */
@@ -176,6 +202,8 @@ kdgpu_dwithin_support(PG_FUNCTION_ARGS)
 	}
 	if (!OidIsValid(region) || !OidIsValid(op))
 		PG_RETURN_POINTER(NULL);
+	if (kdg_point_type(geomtype) == KD_TYPE_GEOGRAPHY)
+		radius = kdg_radius_plus_slack(radius);
 	req->lossy = true;
 	PG_RETURN_POINTER(list_make1(make_opclause(op, BOOLOID, false, (Expr *) indexarg,
 											   (Expr *) makeFuncExpr(region, regiontype,

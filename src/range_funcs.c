@@ -149,8 +149,17 @@ kdgpu_box(PG_FUNCTION_ARGS)
 	kdg_source_read(&src);
 	if (!isbox)
 	{
-		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, low, "low", &src);
-		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next + 1), src.dim, high, "high", &src);
+		int			lowdim = kdg_query_coords(src.type, PG_GETARG_DATUM(args.next),
+											  src.dim, low, "low", &src);
+		int			highdim = kdg_query_coords(src.type, PG_GETARG_DATUM(args.next + 1),
+											   src.dim, high, "high", &src);
+
+		/* a table without points checks no dimension: the corners must agree */
+		if (lowdim != highdim)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("corner \"low\" has dimension %d, corner \"high\" has dimension %d",
+							lowdim, highdim)));
 	}
 	kdg_check_corners(low, high, src.dim);
 	kdg_emit(fcinfo, &src,

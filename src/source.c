@@ -11,7 +11,8 @@
  *
  * A table is read directly with a heap scan under the active snapshot,
  * unless row-level security applies to the caller: then the rows are read
- * through SPI with "SELECT ctid, col FROM tab" so that the policies apply.
+ * through SPI with "SELECT ctid, col FROM ONLY tab" so that the policies
+ * apply (ONLY: the ctids of inheritance children would collide).
  * Either way only rows visible to the query are read; NULL and empty points
  * are skipped.
  */
@@ -321,7 +322,7 @@ kdg_source_spi(KdSource *src)
 	char	   *query;
 	Portal		portal;
 
-	query = psprintf("SELECT ctid, %s FROM %s",
+	query = psprintf("SELECT ctid, %s FROM ONLY %s",
 					 quote_identifier(src->colname),
 					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(src->relid)),
 												get_rel_name(src->relid)));

@@ -15,12 +15,15 @@
  */
 #include "postgres.h"
 
-#include "fmgr.h"
-#include "funcapi.h"
-#include "portability/instr_time.h"
 #include "access/genam.h"
 #include "access/table.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "am/kdam.h"
@@ -166,10 +169,22 @@ kdgpu_load(PG_FUNCTION_ARGS)
 Datum
 kdgpu_unload(PG_FUNCTION_ARGS)
 {
-	Relation	heap = table_open(PG_GETARG_OID(0), AccessShareLock);
-	List	   *indexes = RelationGetIndexList(heap);
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	heap;
+	List	   *indexes;
 	ListCell   *lc;
 	bool		found = false;
+
+	/* the caller's right to read the table, checked before locking it */
+	if (get_rel_name(relid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(get_rel_relkind(relid)),
+					   get_rel_name(relid));
+	heap = table_open(relid, AccessShareLock);
+	indexes = RelationGetIndexList(heap);
 
 	foreach(lc, indexes)
 		found |= kdam_cache_gpu_forget(lfirst_oid(lc));

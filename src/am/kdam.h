@@ -8,6 +8,8 @@
  * of a chain of tree pages; loading it is copying those bytes.  Rows
  * inserted after the build sit in a chain of pending pages as fixed-size
  * records (ref, coords, payload) until VACUUM folds them into a new tree.
+ * Rows whose point is NULL or empty sit in a third chain as (ref, payload)
+ * records: ordered scans return them last, as a sort by distance does.
  * The payload holds the values of INCLUDE columns (kdam_include.c).  Every
  * page carries a KdamPageOpaque in its special space.
  *
@@ -46,6 +48,7 @@
 #define KDAM_TREE		(1 << 1)
 #define KDAM_PENDING	(1 << 2)
 #define KDAM_FREE		(1 << 3)
+#define KDAM_NULLS		(1 << 4)
 
 /* strategies of the operator classes */
 #define KDAM_STRATEGY_IN_BOX		1	/* point <@ box */
@@ -78,6 +81,10 @@ typedef struct KdamMetaPageData
 	int64		ndead;			/* dead references in the tree */
 	uint64		generation;
 	int32		payload_words;	/* per point: INCLUDE values and NULL mask */
+	int32		fold_started;	/* a fold is writing (or was, and failed) */
+	BlockNumber null_head;		/* first page of rows with no point */
+	BlockNumber null_tail;
+	int64		nnull;			/* records in the null pages */
 	int32		srid;			/* PostGIS types: of every point */
 	int32		zm;				/* PostGIS types: KD_HAS_Z | KD_HAS_M */
 } KdamMetaPageData;
@@ -163,6 +170,13 @@ extern void kdam_read_tree_stream(Relation index, BlockNumber head,
 								  char *data, Size size);
 extern void kdam_free_chain(Relation index, BlockNumber head);
 extern Size kdam_pending_record_size(int dim, int words);
+extern void kdam_read_records(Relation index, BlockNumber head, int dim,
+							  int words, int64 count, KdamPending *out);
+extern void kdam_read_nulls(Relation index, const KdamMetaPageData *meta,
+							KdamPending *nulls);
+extern BlockNumber kdam_write_records(Relation index, const char *recs,
+									  int64 n, Size recsize, uint16 flags,
+									  BlockNumber *tail);
 extern void kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 							  KdamPending *pending);
 extern void kdam_tree_to_stream(const KdTree *tree, const uint64 *payload,

@@ -16,6 +16,7 @@
 #include "access/xloginsert.h"
 #include "catalog/index.h"
 #include "commands/progress.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/backend_progress.h"
@@ -41,6 +42,8 @@ typedef struct KdamBuildState
 	uint64	   *refs;
 	int			words;			/* payload words per point */
 	uint64	   *payload;
+	StringInfoData nulls;		/* (ref, payload) records of rows with no point */
+	int64		nnull;
 	Size		limit;			/* maintenance_work_mem in bytes */
 	int32		srid;			/* PostGIS types: of the first point */
 	int32		zm;
@@ -66,11 +69,19 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	KdPointInfo info;
 	int			dim;
 
-	if (isnull[0])
-		return;
-	dim = kdg_datum_read(bs->type, values[0], coords, &where, &info);
+	dim = isnull[0] ? 0 : kdg_datum_read(bs->type, values[0], coords, &where, &info);
 	if (dim == 0)
+	{
+		uint64		rec[INDEX_MAX_KEYS + 2];
+
+		rec[0] = kdg_tid_to_ref(tid);
+		if (bs->words > 0)
+			kdam_payload_from_values(index, values, isnull, rec + 1);
+		appendBinaryStringInfo(&bs->nulls, (const char *) rec,
+							   sizeof(uint64) * (1 + bs->words));
+		bs->nnull++;
 		return;
+	}
 	kdam_postgis_check_row(index, bs->type, &bs->srid, &bs->zm, bs->dim == 0,
 						   &info, tid);
 	if (bs->dim == 0)
@@ -192,6 +203,8 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	Buffer		metabuf;
 	KdamMetaPage meta;
 	BlockNumber head;
+	BlockNumber null_head;
+	BlockNumber null_tail;
 	int64		nbounds;
 	double		reltuples;
 
@@ -200,10 +213,13 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 			 RelationGetRelationName(index));
 
 	kdam_check_include_types(index);
+	/* an in-place TRUNCATE rebuilds under the same relfilenode */
+	kdam_cache_forget(RelationGetRelid(index));
 	memset(&bs, 0, sizeof(bs));
 	bs.index = index;
 	bs.type = kdam_index_type(index);
 	bs.words = kdam_payload_words(index);
+	initStringInfo(&bs.nulls);
 	bs.limit = (Size) maintenance_work_mem * 1024;
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   build_callback, &bs, NULL);
@@ -217,9 +233,15 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	head = kdam_write_new_tree(index, bs.coords, bs.refs, bs.payload, bs.words,
 							   bs.n, bs.dim, true, &nbounds);
+	null_head = kdam_write_records(index, bs.nulls.data, bs.nnull,
+								   kdam_pending_record_size(0, bs.words),
+								   KDAM_NULLS, &null_tail);
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));
+	meta->null_head = null_head;
+	meta->null_tail = null_tail;
+	meta->nnull = bs.nnull;
 	meta->ntree = bs.n;
 	meta->nbounds = nbounds;
 	meta->tree_head = head;
@@ -234,7 +256,7 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 						  RelationGetNumberOfBlocks(index), true);
 
 	result->heap_tuples = reltuples;
-	result->index_tuples = (double) bs.n;
+	result->index_tuples = (double) (bs.n + bs.nnull);
 	return result;
 }
 

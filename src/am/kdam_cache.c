@@ -182,6 +182,29 @@ cache_free_slot(void)
 }
 
 /*
+ * Error unless the index is still at meta's generation.  On a primary the
+ * caller's pin on the metapage keeps VACUUM from changing the tree while it
+ * is read; on a hot standby, replay takes no cleanup lock, so a fold or a
+ * VACUUM replayed meanwhile could have changed the pages read.
+ */
+static void
+check_unchanged(Relation index, const KdamMetaPageData *meta)
+{
+	Buffer		buf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	uint64		generation;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	generation = kdam_metapage(index, BufferGetPage(buf))->generation;
+	UnlockReleaseBuffer(buf);
+	if (generation != meta->generation)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("index \"%s\" changed while its tree was being read",
+						RelationGetRelationName(index)),
+				 errhint("Retry the query; this happens on a standby replaying VACUUM of the index.")));
+}
+
+/*
  * The tree of index as the metapage meta describes it, pinned for the
  * caller, loading it into the cache unless the current version is there.
  */
@@ -234,6 +257,7 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 		if (meta->ntree > 0)
 			kdam_read_tree_stream(index, meta->tree_head, t->data, size);
 		kdam_stream_to_tree(t, meta);
+		check_unchanged(index, meta);
 	}
 	PG_CATCH();
 	{

@@ -9,8 +9,9 @@
  * side of each ancestor's plane, bounding boxes containing their subtrees),
  * checks that no reference appears twice among the live tree and pending
  * entries, and then reads the table with table_index_build_scan (under a
- * ShareLock, so no rows change meanwhile) to check that every live row with
- * a point is in the index with exactly its coordinates and INCLUDE values.
+ * ShareLock, so no rows change meanwhile) to check that every live row is
+ * in the index with exactly its coordinates and INCLUDE values, or among
+ * the rows with no point when its point is NULL or empty.
  * Any failure is an ERROR that names it; success returns true.
  */
 #include "postgres.h"
@@ -22,6 +23,7 @@
 #include "catalog/index.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -34,7 +36,7 @@ PG_FUNCTION_INFO_V1(kd_index_stats);
 typedef struct CheckEntry
 {
 	uint64		ref;
-	const double *coords;
+	const double *coords;		/* NULL: a row with no point */
 	const uint64 *payload;		/* INCLUDE values */
 	bool		seen;			/* matched by a table row */
 } CheckEntry;
@@ -80,10 +82,11 @@ check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	CheckEntry	key;
 	CheckEntry *e;
 
-	if (!tupleIsAlive || isnull[0])
+	bool		nopoint;
+
+	if (!tupleIsAlive)
 		return;
-	if (kdg_datum_coords(cs->type, values[0], coords, &where) == 0)
-		return;
+	nopoint = isnull[0] || kdg_datum_coords(cs->type, values[0], coords, &where) == 0;
 	cs->rows++;
 	key.ref = kdg_tid_to_ref(tid);
 	e = bsearch(&key, cs->entries, cs->n, sizeof(CheckEntry), cmp_entry);
@@ -92,7 +95,13 @@ check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 				   psprintf("row (%u,%u) is not in the index",
 							ItemPointerGetBlockNumber(tid),
 							ItemPointerGetOffsetNumber(tid)));
-	if (memcmp(e->coords, coords, sizeof(double) * cs->dim) != 0)
+	if (nopoint != (e->coords == NULL))
+		check_fail(index, "index \"%s\" holds a wrong point",
+				   psprintf("row (%u,%u) %s a point, unlike its index entry",
+							ItemPointerGetBlockNumber(tid),
+							ItemPointerGetOffsetNumber(tid),
+							nopoint ? "has no" : "has"));
+	if (!nopoint && memcmp(e->coords, coords, sizeof(double) * cs->dim) != 0)
 		check_fail(index, "index \"%s\" holds a wrong point",
 				   psprintf("row (%u,%u) has other coordinates in the index",
 							ItemPointerGetBlockNumber(tid),
@@ -113,7 +122,9 @@ check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 /*
  * Open a kdgpu index and lock its table in heaplock mode; errors if indexoid
- * is not a kdgpu index.
+ * is not a kdgpu index, or if the caller may not read the table (checked
+ * before taking the lock, so that no one can block a table they cannot
+ * read).
  */
 static Relation
 open_kdgpu_index(Oid indexoid, LOCKMODE heaplock, Relation *heap)
@@ -121,10 +132,16 @@ open_kdgpu_index(Oid indexoid, LOCKMODE heaplock, Relation *heap)
 	Oid			heapoid = IndexGetRelation(indexoid, true);
 	Relation	index;
 
+	if (get_rel_name(indexoid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", indexoid)));
 	if (!OidIsValid(heapoid))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(heapoid));
 	*heap = table_open(heapoid, heaplock);
 	index = index_open(indexoid, AccessShareLock);
 	if (index->rd_rel->relam != get_index_am_oid("kdgpu", false))
@@ -145,6 +162,7 @@ kd_index_check(PG_FUNCTION_ARGS)
 	KdamMetaPageData meta;
 	KdamTree	t;
 	KdamPending pending;
+	KdamPending nulls;
 	KdError		err;
 	CheckState	cs;
 	IndexInfo  *info;
@@ -153,10 +171,13 @@ kd_index_check(PG_FUNCTION_ARGS)
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = *kdam_metapage(index, BufferGetPage(metabuf));
 	kdam_read_pending(index, &meta, &pending);
+	kdam_read_nulls(index, &meta, &nulls);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	if (pending.n != meta.npending)
 		check_fail(index, "index \"%s\" has a wrong count of pending rows", NULL);
+	if (nulls.n != meta.nnull)
+		check_fail(index, "index \"%s\" has a wrong count of rows with no point", NULL);
 	if (meta.ndead > meta.ntree || meta.nbounds != kd_tree_nbounds(meta.ntree))
 		check_fail(index, "index \"%s\" has an inconsistent metapage", NULL);
 	if (meta.payload_words != kdam_payload_words(index))
@@ -175,7 +196,7 @@ kd_index_check(PG_FUNCTION_ARGS)
 	cs.type = kdam_index_type(index);
 	cs.dim = meta.dim;
 	cs.words = meta.payload_words;
-	cs.entries = palloc_extended(sizeof(CheckEntry) * (meta.ntree + pending.n + 1),
+	cs.entries = palloc_extended(sizeof(CheckEntry) * (meta.ntree + pending.n + nulls.n + 1),
 								 MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < meta.ntree; i++)
 		if (t.tree.refs[i] != KDAM_DEAD_REF)
@@ -192,6 +213,13 @@ kd_index_check(PG_FUNCTION_ARGS)
 		cs.entries[cs.n].ref = pending.refs[i];
 		cs.entries[cs.n].coords = pending.coords + i * meta.dim;
 		cs.entries[cs.n].payload = pending.payload + i * meta.payload_words;
+		cs.entries[cs.n++].seen = false;
+	}
+	for (int64 i = 0; i < nulls.n; i++)
+	{
+		cs.entries[cs.n].ref = nulls.refs[i];
+		cs.entries[cs.n].coords = NULL;
+		cs.entries[cs.n].payload = nulls.payload + i * meta.payload_words;
 		cs.entries[cs.n++].seen = false;
 	}
 	qsort(cs.entries, cs.n, sizeof(CheckEntry), cmp_entry);
@@ -228,8 +256,8 @@ kd_index_stats(PG_FUNCTION_ARGS)
 	KdamMetaPageData meta;
 	TupleDesc	tupdesc;
 	KdamCensus	census;
-	Datum		values[8];
-	bool		nulls[8] = {false};
+	Datum		values[9];
+	bool		nulls[9] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -245,6 +273,7 @@ kd_index_stats(PG_FUNCTION_ARGS)
 	values[5] = Int64GetDatum((int64) census.nblocks);
 	values[6] = Int64GetDatum((int64) census.nfree);
 	values[7] = Int64GetDatum((int64) census.norphan);
+	values[8] = Int64GetDatum(meta.nnull);
 	index_close(index, AccessShareLock);
 	table_close(heap, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

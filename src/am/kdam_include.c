@@ -92,8 +92,8 @@ kdam_canreturn(Relation index, int attno)
 
 /*
  * Form the index tuple an index-only scan returns for a point with the
- * given coordinates and payload (NULL when the index has no INCLUDE
- * columns), in the scan's memory context.
+ * given coordinates (NULL for a row with no point) and payload (NULL when
+ * the index has no INCLUDE columns), in the current memory context.
  */
 IndexTuple
 kdam_form_tuple(Relation index, const double *coords, const uint64 *payload)
@@ -103,7 +103,7 @@ kdam_form_tuple(Relation index, const double *coords, const uint64 *payload)
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 
-	if (kdam_index_type(index) == KD_TYPE_POINT)
+	if (coords != NULL && kdam_index_type(index) == KD_TYPE_POINT)
 	{
 		Point	   *p = palloc(sizeof(Point));
 

@@ -19,7 +19,6 @@
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 
-#include "commands/vacuum.h"
 
 #include "kdam.h"
 
@@ -120,6 +119,8 @@ kdam_init_metapage(Page page, int dim, KdPointType type, int words)
 	meta->tree_head = InvalidBlockNumber;
 	meta->pending_head = InvalidBlockNumber;
 	meta->pending_tail = InvalidBlockNumber;
+	meta->null_head = InvalidBlockNumber;
+	meta->null_tail = InvalidBlockNumber;
 	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(*meta)) - (char *) page;
 }
 
@@ -301,24 +302,25 @@ kdam_pending_record_size(int dim, int words)
 }
 
 /*
- * Read the live pending records (in CurrentMemoryContext).  The caller
- * holds a lock on the metapage, so the chain does not change meanwhile.
+ * Read the live records of the chain at head (pending records of dim
+ * coordinates, or records of rows with no point when dim is 0), in
+ * CurrentMemoryContext; count is how many the metapage says it holds.  The
+ * caller holds a lock on the metapage, so the chain does not change.
  */
 void
-kdam_read_pending(Relation index, const KdamMetaPageData *meta,
-				  KdamPending *pending)
+kdam_read_records(Relation index, BlockNumber head, int dim, int words,
+				  int64 count, KdamPending *out)
 {
-	int			words = meta->payload_words;
-	Size		recsize = kdam_pending_record_size(meta->dim, words);
-	BlockNumber blkno = meta->pending_head;
-	int64		cap = Max(meta->npending, 1);
+	Size		recsize = kdam_pending_record_size(dim, words);
+	BlockNumber blkno = head;
+	int64		cap = Max(count, 1);
 
-	pending->n = 0;
-	pending->coords = palloc_extended(sizeof(double) * meta->dim * cap,
-									  MCXT_ALLOC_HUGE);
-	pending->refs = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
-	pending->payload = palloc_extended(sizeof(uint64) * Max(words, 1) * cap,
-									   MCXT_ALLOC_HUGE);
+	out->n = 0;
+	out->coords = palloc_extended(sizeof(double) * Max(dim, 1) * cap,
+								  MCXT_ALLOC_HUGE);
+	out->refs = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
+	out->payload = palloc_extended(sizeof(uint64) * Max(words, 1) * cap,
+								   MCXT_ALLOC_HUGE);
 	while (blkno != InvalidBlockNumber)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
@@ -337,27 +339,91 @@ kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 			memcpy(&ref, rec, sizeof(uint64));
 			if (ref == KDAM_DEAD_REF)
 				continue;
-			if (pending->n == cap)
+			if (out->n == cap)
 				ereport(ERROR,
 						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\" has more pending rows than its metapage says",
+						 errmsg("index \"%s\" has more records in a chain than its metapage says",
 								RelationGetRelationName(index))));
-			pending->refs[pending->n] = ref;
-			memcpy(pending->coords + pending->n * meta->dim, rec + sizeof(uint64),
-				   sizeof(double) * meta->dim);
-			memcpy(pending->payload + pending->n * words,
-				   rec + sizeof(uint64) + sizeof(double) * meta->dim,
+			out->refs[out->n] = ref;
+			memcpy(out->coords + out->n * dim, rec + sizeof(uint64),
+				   sizeof(double) * dim);
+			memcpy(out->payload + out->n * words,
+				   rec + sizeof(uint64) + sizeof(double) * dim,
 				   sizeof(uint64) * words);
-			pending->n++;
+			out->n++;
 		}
 		blkno = KdamPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
 }
 
+/* Read the live pending records; see kdam_read_records. */
+void
+kdam_read_pending(Relation index, const KdamMetaPageData *meta,
+				  KdamPending *pending)
+{
+	kdam_read_records(index, meta->pending_head, meta->dim,
+					  meta->payload_words, meta->npending, pending);
+}
+
+/* Read the records of rows with no point; see kdam_read_records. */
+void
+kdam_read_nulls(Relation index, const KdamMetaPageData *meta,
+				KdamPending *nulls)
+{
+	kdam_read_records(index, meta->null_head, 0, meta->payload_words,
+					  meta->nnull, nulls);
+}
+
 /*
- * Classify every page of the index: the metapage and the pages of its tree
- * and pending chains are in use; pages flagged free or never initialized
+ * Write n records of recsize bytes to a new chain of pages of kind flags,
+ * without WAL (CREATE INDEX logs every page at its end); returns its head,
+ * or InvalidBlockNumber for none, and sets *tail.
+ */
+BlockNumber
+kdam_write_records(Relation index, const char *recs, int64 n, Size recsize,
+				   uint16 flags, BlockNumber *tail)
+{
+	BlockNumber head = InvalidBlockNumber;
+	Buffer		buf = InvalidBuffer;
+	Page		page = NULL;
+
+	*tail = InvalidBlockNumber;
+	for (int64 i = 0; i < n; i++)
+	{
+		if (page == NULL ||
+			((PageHeader) page)->pd_lower + recsize > ((PageHeader) page)->pd_upper)
+		{
+			Buffer		next = kdam_new_buffer(index, false);
+
+			kdam_init_page(BufferGetPage(next), flags);
+			if (page)
+			{
+				KdamPageGetOpaque(page)->next = BufferGetBlockNumber(next);
+				MarkBufferDirty(buf);
+				UnlockReleaseBuffer(buf);
+			}
+			else
+				head = BufferGetBlockNumber(next);
+			buf = next;
+			page = BufferGetPage(buf);
+		}
+		memcpy((char *) page + ((PageHeader) page)->pd_lower, recs + i * recsize,
+			   recsize);
+		((PageHeader) page)->pd_lower += recsize;
+	}
+	if (page)
+	{
+		*tail = BufferGetBlockNumber(buf);
+		MarkBufferDirty(buf);
+		UnlockReleaseBuffer(buf);
+	}
+	return head;
+}
+
+/*
+ * Classify every page of the index: the metapage and the pages of its tree,
+ * pending and null chains are in use; pages flagged free or never initialized
  * are free; any other page is an orphan, written by a build or fold that an
  * error or a crash interrupted, which no chain reaches.  Each page is read
  * once under a share lock; the caller keeps the chains still (a lock on the
@@ -370,7 +436,7 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber *next = palloc_extended(sizeof(BlockNumber) * Max(nblocks, 1),
 										MCXT_ALLOC_HUGE);
-	BlockNumber heads[2] = {meta->tree_head, meta->pending_head};
+	BlockNumber heads[3] = {meta->tree_head, meta->pending_head, meta->null_head};
 
 	census->nblocks = nblocks;
 	census->kind = palloc_extended(Max(nblocks, 1), MCXT_ALLOC_HUGE);
@@ -384,7 +450,6 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 											 RBM_NORMAL, strategy);
 		Page		page;
 
-		vacuum_delay_point();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		if (PageIsNew(page) || (KdamPageGetOpaque(page)->flags & KDAM_FREE))
@@ -396,7 +461,7 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 		}
 		UnlockReleaseBuffer(buf);
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		for (BlockNumber b = heads[i];
 			 b != InvalidBlockNumber && b < nblocks &&
 			 census->kind[b] == KDAM_PAGE_ORPHAN;

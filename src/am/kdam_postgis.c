@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "catalog/pg_opfamily.h"
@@ -35,11 +36,20 @@
 
 #include "kdam.h"
 
-/* relative margin that keeps a lowered sqrt(d2) below PostGIS's value */
+/*
+ * relative and absolute margins that keep a lowered sqrt(d2) below
+ * PostGIS's value, the absolute one for squares that underflow
+ */
 #define KDAM_GEO_MARGIN 4e-15
+#define KDAM_GEO_ABS	1e-150
 /* relative and absolute widening of a box past float4 rounding */
 #define KDAM_FLOAT4_REL 1e-6
 #define KDAM_FLOAT4_ABS 1e-30
+/*
+ * absolute widening of a geography box: PostGIS's unit vector of a point
+ * at longitude -180 has y = -1.2e-16 cos(lat), kdgpu's +1.2e-16 cos(lat)
+ */
+#define KDAM_SPHERE_ABS 1e-15
 
 /*
  * The point type of an index over a PostGIS type: the opclass decides
@@ -130,11 +140,12 @@ kdam_postgis_check_query(Relation index, const KdamMetaPageData *meta,
 double
 kdam_postgis_lower_bound(KdPointType type, double d2)
 {
+	/* an overflowing d2 means a distance past sqrt(DBL_MAX): stay monotone */
 	if (isinf(d2))
-		return 0.0;
+		d2 = DBL_MAX;
 	if (type == KD_TYPE_GEOGRAPHY)
 		return kdg_geography_lower_bound(sqrt(d2));
-	return sqrt(d2) * (1.0 - KDAM_GEO_MARGIN);
+	return Max(0.0, sqrt(d2) * (1.0 - KDAM_GEO_MARGIN) - KDAM_GEO_ABS);
 }
 
 /*
@@ -152,8 +163,10 @@ kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo, double *hi)
 		return 0;
 	for (int j = 0; j < dim; j++)
 	{
-		lo[j] -= fabs(lo[j]) * KDAM_FLOAT4_REL + KDAM_FLOAT4_ABS;
-		hi[j] += fabs(hi[j]) * KDAM_FLOAT4_REL + KDAM_FLOAT4_ABS;
+		double		abs = type == KD_TYPE_GEOGRAPHY ? KDAM_SPHERE_ABS : KDAM_FLOAT4_ABS;
+
+		lo[j] -= fabs(lo[j]) * KDAM_FLOAT4_REL + abs;
+		hi[j] += fabs(hi[j]) * KDAM_FLOAT4_REL + abs;
 	}
 	return dim;
 }

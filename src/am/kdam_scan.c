@@ -42,6 +42,11 @@
  *
  * Range and bitmap scans collect the matches of all quals at once with a
  * depth-first walk that skips subtrees outside the quals' region.
+ *
+ * Rows whose point is NULL or empty (the null chain) come after every point
+ * in an ordered scan with no quals, in ctid order and with a NULL distance,
+ * as a sort puts them; for PostGIS types (rechecked) they come first with a
+ * lower bound of 0.  They match no qual.
  */
 #include "postgres.h"
 
@@ -56,8 +61,12 @@
 
 #include "kdam.h"
 
-/* relative margin that keeps a lowered sqrt(d2) below pg_hypot's value */
+/*
+ * relative and absolute margins that keep a lowered sqrt(d2) below
+ * pg_hypot's value, the absolute one for squares that underflow
+ */
 #define KDAM_HYPOT_MARGIN 4e-15
+#define KDAM_HYPOT_ABS	1e-150
 /* points in the first batch of an ordered scan */
 #define KDAM_BATCH 16
 
@@ -109,6 +118,10 @@ typedef struct KdamScanOpaqueData
 	int64		nheap;
 	int64		capheap;
 	MemoryContext tupcxt;		/* index-only scans: the tuple returned */
+	KdamPending nulls;			/* rows with no point, read when reached */
+	int64	   *nullorder;		/* their order by ref */
+	bool		nulls_read;
+	int64		nullpos;
 	/* range scans */
 	int64	   *hits;			/* locations of the matches */
 	int64		nhits;
@@ -203,7 +216,8 @@ static inline double
 op_lower_bound(const KdamScanOpaque so, double lb2)
 {
 	if (so->type == KD_TYPE_POINT)
-		return isinf(lb2) ? 0.0 : sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN);
+		return isinf(lb2) ? 0.0
+			: Max(0.0, sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN) - KDAM_HYPOT_ABS);
 	if (kdg_type_is_postgis(so->type))
 		return kdam_postgis_lower_bound(so->type, lb2);
 	return sqrt(lb2);
@@ -376,6 +390,8 @@ kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	so->nbatch = 0;
 	so->batchpos = 0;
 	so->skip = 0;
+	so->nulls_read = false;
+	so->nullpos = 0;
 	so->nhits = 0;
 	so->pos = 0;
 	if (keys && scan->numberOfKeys > 0)
@@ -433,6 +449,7 @@ scan_start(IndexScanDesc scan)
 	/* the pin keeps VACUUM off the tree pages while they are read */
 	if (so->tree)
 		kdam_cache_release(so->tree);
+	so->tree = NULL;
 	so->tree = kdam_cache_get(index, &so->meta);
 	so->started = true;
 }
@@ -674,13 +691,70 @@ range_collect(KdamScanOpaque so)
 		}
 }
 
-/* The reference of the point at a location. */
+/*
+ * The reference of the point at a location: a tree node, the tree's size
+ * plus a pending record's number, or past those a null record's number.
+ */
 static inline uint64
 loc_ref(KdamScanOpaque so, int64 loc)
 {
 	const KdTree *t = &so->tree->tree;
 
-	return loc < t->n ? t->refs[loc] : so->pending.refs[loc - t->n];
+	if (loc < t->n)
+		return t->refs[loc];
+	if (loc < t->n + so->pending.n)
+		return so->pending.refs[loc - t->n];
+	return so->nulls.refs[loc - t->n - so->pending.n];
+}
+
+/* qsort_arg comparator of null records by ref; arg is the records. */
+static int
+null_cmp(const void *a, const void *b, void *arg)
+{
+	const uint64 *refs = ((KdamPending *) arg)->refs;
+	uint64		x = refs[*(const int64 *) a];
+	uint64		y = refs[*(const int64 *) b];
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The location of the next row with no point for an ordered scan, read
+ * from the null chain when first reached; false when none is left.  Rows
+ * inserted since the scan started may be read too: the executor checks
+ * every row's visibility.
+ */
+static bool
+next_null(IndexScanDesc scan, int64 *loc)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+
+	if (so->nquals > 0)
+		return false;
+	if (!so->nulls_read)
+	{
+		KdamMetaPageData meta;
+		MemoryContext old = MemoryContextSwitchTo(so->cxt);
+
+		LockBuffer(so->metabuf, BUFFER_LOCK_SHARE);
+		meta = *kdam_metapage(scan->indexRelation, BufferGetPage(so->metabuf));
+		if (meta.nnull > 0)
+			kdam_read_nulls(scan->indexRelation, &meta, &so->nulls);
+		else
+			memset(&so->nulls, 0, sizeof(so->nulls));
+		LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
+		so->nullorder = palloc_extended(sizeof(int64) * Max(so->nulls.n, 1),
+										MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < so->nulls.n; i++)
+			so->nullorder[i] = i;
+		qsort_arg(so->nullorder, so->nulls.n, sizeof(int64), null_cmp, &so->nulls);
+		MemoryContextSwitchTo(old);
+		so->nulls_read = true;
+	}
+	if (so->nullpos >= so->nulls.n)
+		return false;
+	*loc = so->tree->tree.n + so->pending.n + so->nullorder[so->nullpos++];
+	return true;
 }
 
 /* Return the point at loc: its TID, and its index tuple when asked for. */
@@ -706,10 +780,14 @@ return_point(IndexScanDesc scan, int64 loc)
 		scan->xs_itup = kdam_form_tuple(scan->indexRelation,
 										t->tree.coords + loc * dim,
 										t->payload + loc * words);
-	else
+	else if (loc < t->tree.n + so->pending.n)
 		scan->xs_itup = kdam_form_tuple(scan->indexRelation,
 										so->pending.coords + (loc - t->tree.n) * dim,
 										so->pending.payload + (loc - t->tree.n) * words);
+	else
+		scan->xs_itup = kdam_form_tuple(scan->indexRelation, NULL,
+										so->nulls.payload +
+										(loc - t->tree.n - so->pending.n) * words);
 	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
 	MemoryContextSwitchTo(old);
 }
@@ -737,11 +815,28 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 		double		dist;
 		int64		loc;
 
-		if (!ordered_next(so, &dist, &loc))
+		bool		null_distance = so->order_null;
+		bool		nulls_first = kdg_type_is_postgis(so->type);
+
+		/*
+		 * Rows with no point: last with a NULL distance, as a sort puts
+		 * them; for PostGIS types first with a lower bound of 0, since
+		 * <<->> gives 0 for an empty point, and the executor sorts them.
+		 */
+		if (nulls_first && next_null(scan, &loc))
+			dist = 0.0;
+		else if (ordered_next(so, &dist, &loc))
+			;
+		else if (!nulls_first && next_null(scan, &loc))
+		{
+			dist = 0.0;
+			null_distance = true;
+		}
+		else
 			return false;
 		return_point(scan, loc);
 		scan->xs_orderbyvals[0] = Float8GetDatum(dist);
-		scan->xs_orderbynulls[0] = so->order_null;
+		scan->xs_orderbynulls[0] = null_distance;
 		scan->xs_recheckorderby = kdg_type_is_postgis(so->type) && !so->order_null;
 		return true;
 	}

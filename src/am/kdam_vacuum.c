@@ -5,17 +5,18 @@
  * ambulkdelete takes a cleanup lock on the metapage, which waits for every
  * scan in flight to end (scans pin the metapage) and keeps new ones out,
  * marks the references of dead tree rows KDAM_DEAD_REF in place, compacts
- * the pending pages, and bumps the generation so cached trees are reloaded.
+ * the pending and null pages, and bumps the generation so cached trees are reloaded.
  *
  * amvacuumcleanup folds: when the pending records exceed a fraction of the
  * tree (kdam_fold_threshold), or dead references do, it builds a new tree of
  * the live points, writes it WAL-logged to new pages, switches the metapage
  * to it and frees the old tree and pending pages for reuse.  The fold holds
  * the metapage's cleanup lock throughout, so writers and new scans of this
- * index wait for it.  Before that it reads every page and frees the
- * orphans: pages a fold interrupted by an error or a crash had written,
- * which no chain reaches (the fold then reuses them), and records the free
- * pages the free space map may have lost.
+ * index wait for it.  A fold marks the metapage before it writes and
+ * clears the mark when it switches; a VACUUM that finds the mark set (the
+ * fold failed, or the server crashed) first reads every page and frees the
+ * orphans the fold left, which no chain reaches, so that its own fold
+ * reuses them.
  */
 #include "postgres.h"
 
@@ -87,13 +88,15 @@ delete_from_tree(Relation index, const KdamMetaPageData *meta,
 	return marked;
 }
 
-/* Remove dead records from the pending pages; returns how many. */
+/*
+ * Remove dead records of recsize bytes from the chain at head (pending or
+ * null pages); returns how many.
+ */
 static int64
-delete_from_pending(Relation index, const KdamMetaPageData *meta,
-					IndexBulkDeleteCallback callback, void *callback_state)
+delete_from_chain(Relation index, BlockNumber head, Size recsize,
+				  IndexBulkDeleteCallback callback, void *callback_state)
 {
-	Size		recsize = kdam_pending_record_size(meta->dim, meta->payload_words);
-	BlockNumber blkno = meta->pending_head;
+	BlockNumber blkno = head;
 	int64		removed = 0;
 
 	while (blkno != InvalidBlockNumber)
@@ -146,28 +149,35 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	KdamMetaPage meta;
 	int64		marked,
-				removed;
+				removed,
+				removed_nulls;
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 	LockBufferForCleanup(metabuf);
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
 	marked = delete_from_tree(index, meta, callback, callback_state);
-	removed = delete_from_pending(index, meta, callback, callback_state);
-	if (marked + removed > 0)
+	removed = delete_from_chain(index, meta->pending_head,
+								kdam_pending_record_size(meta->dim, meta->payload_words),
+								callback, callback_state);
+	removed_nulls = delete_from_chain(index, meta->null_head,
+									  kdam_pending_record_size(0, meta->payload_words),
+									  callback, callback_state);
+	if (marked + removed + removed_nulls > 0)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
 
 		meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		meta->ndead += marked;
 		meta->npending -= removed;
+		meta->nnull -= removed_nulls;
 		meta->generation++;
 		GenericXLogFinish(state);
 		/* the registered copy is gone with the record: read the page */
 		meta = KdamPageGetMeta(BufferGetPage(metabuf));
 	}
-	stats->tuples_removed += marked + removed;
-	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending;
+	stats->tuples_removed += marked + removed + removed_nulls;
+	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending + meta->nnull;
 	UnlockReleaseBuffer(metabuf);
 	return stats;
 }
@@ -191,6 +201,11 @@ fold(Relation index, Buffer metabuf)
 	BlockNumber head;
 	GenericXLogState *state;
 	KdamMetaPage newmeta;
+
+	/* an interrupted fold leaves this set for the next VACUUM */
+	state = GenericXLogStart(index);
+	KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->fold_started = 1;
+	GenericXLogFinish(state);
 
 	kdam_read_pending(index, &meta, &pending);
 	coords = palloc_extended(sizeof(double) * meta.dim *
@@ -228,6 +243,7 @@ fold(Relation index, Buffer metabuf)
 	newmeta->pending_tail = InvalidBlockNumber;
 	newmeta->npending = 0;
 	newmeta->ndead = 0;
+	newmeta->fold_started = 0;
 	newmeta->generation++;
 	GenericXLogFinish(state);
 
@@ -295,11 +311,20 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBufferForCleanup(metabuf);
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
-	reclaim_pages(info, meta, stats);
+	if (meta->fold_started)
+	{
+		GenericXLogState *state;
+
+		reclaim_pages(info, meta, stats);
+		state = GenericXLogStart(index);
+		KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->fold_started = 0;
+		GenericXLogFinish(state);
+		meta = KdamPageGetMeta(BufferGetPage(metabuf));
+	}
 	if (meta->npending + meta->ndead > kdam_fold_threshold(meta->ntree))
 		fold(index, metabuf);
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));
-	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending;
+	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending + meta->nnull;
 	stats->num_pages = RelationGetNumberOfBlocks(index);
 	UnlockReleaseBuffer(metabuf);
 	return stats;

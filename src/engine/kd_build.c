@@ -28,7 +28,16 @@ typedef struct BuildCtx
 	int64_t    *task_node;		/* roots of the subtrees built in parallel */
 	int64_t    *task_begin;
 	int64_t		ntasks;
+	KdExec	   *exec;			/* polled for interrupts by build_top */
+	bool		canceled;		/* build_top saw an interrupt */
 } BuildCtx;
+
+/*
+ * Subtrees built as one task hold at most this many points, whatever the
+ * thread count: the interrupt is polled between tasks (and between the
+ * nodes above them), so a cancel takes effect within one task's time.
+ */
+#define KD_BUILD_TASK_POINTS 32768
 
 /* (coordinate in dimension s, ref) order of scratch entries a and b */
 KD_INLINE bool
@@ -179,8 +188,13 @@ build_top(BuildCtx *c, int64_t node, int64_t begin, int64_t end,
 {
 	int64_t		left;
 
-	if (end <= begin)
+	if (end <= begin || c->canceled)
 		return;
+	if (kd_interrupted(c->exec))
+	{
+		c->canceled = true;
+		return;
+	}
 	if (level == task_level)
 	{
 		c->task_node[c->ntasks] = node;
@@ -226,15 +240,20 @@ kd_build_cpu(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if (st != KD_OK)
 		return st;
 
-	/* enough subtrees for the threads to balance, each of useful size */
-	while (exec && exec->threads > 1 &&
-		   ((int64_t) 1 << task_level) < 8 * (int64_t) exec->threads &&
-		   (n >> task_level) > 4096)
+	/*
+	 * Subtrees small enough to poll between, and enough of them for the
+	 * threads to balance, each of useful size.
+	 */
+	while ((n >> task_level) > KD_BUILD_TASK_POINTS ||
+		   (exec && exec->threads > 1 &&
+			((int64_t) 1 << task_level) < 8 * (int64_t) exec->threads &&
+			(n >> task_level) > 4096))
 		task_level++;
 
 	memset(&c, 0, sizeof(c));
 	c.dim = dim;
 	c.tree = tree;
+	c.exec = exec;
 	c.pts = malloc(sizeof(double) * (size_t) (n * dim) + 1);
 	c.refs = malloc(sizeof(uint64_t) * (size_t) n + 1);
 	c.task_node = malloc(sizeof(int64_t) << task_level);
@@ -248,7 +267,7 @@ kd_build_cpu(const double *points, const uint64_t *refs, int64_t n, int dim,
 		memcpy(c.pts, points, sizeof(double) * (size_t) (n * dim));
 		memcpy(c.refs, refs, sizeof(uint64_t) * (size_t) n);
 		build_top(&c, 0, 0, n, 0, task_level);
-		if (kd_interrupted(exec))
+		if (c.canceled || kd_interrupted(exec))
 			st = kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
 		else
 			st = kd_parallel_for(exec, c.ntasks, 1, build_tasks, &c, err);

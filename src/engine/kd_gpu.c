@@ -14,6 +14,10 @@
  * with the reason when no GPU is usable; KD_DEVICE_AUTO uses the GPU for work
  * of at least gpu_min_work items and falls back to the CPU when the GPU
  * fails for want of memory or with a CUDA error.
+ *
+ * Test-only fault injection: KDGPU_FAULT=absent makes the library count as
+ * not loadable, as on a server without a GPU; the other KDGPU_FAULT values
+ * are read by the GPU object itself (cuda/api.cu).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -52,6 +56,12 @@ gpu_load(void)
 	if (gpu_loaded)
 		return;
 	gpu_loaded = true;
+	if (getenv("KDGPU_FAULT") && strcmp(getenv("KDGPU_FAULT"), "absent") == 0)
+	{
+		snprintf(gpu_why, sizeof(gpu_why),
+				 "GPU library not loaded: KDGPU_FAULT=absent (fault injection)");
+		return;
+	}
 	if (path[0] == '\0')
 		path = getenv("KDGPU_CUDA_LIB");
 	if (path == NULL || path[0] == '\0')

@@ -196,6 +196,19 @@ knn_batch_range(void *arg, int64_t begin, int64_t end)
 	}
 }
 
+/*
+ * Queries per chunk of a parallel kNN loop: 256 for small k, fewer as k
+ * grows (a query costs about k heap insertions), so that a chunk stays a
+ * few milliseconds and a cancel, polled between chunks, takes effect soon.
+ */
+static int64_t
+knn_chunk(int k)
+{
+	int64_t		chunk = 4096 / k;
+
+	return chunk > 256 ? 256 : (chunk < 1 ? 1 : chunk);
+}
+
 /* kNN for a batch of queries on the CPU threads of exec. */
 KdStatus
 kd_knn_cpu(const KdTree *tree, const double *queries, int64_t nq, int k,
@@ -209,7 +222,7 @@ kd_knn_cpu(const KdTree *tree, const double *queries, int64_t nq, int k,
 		return st;
 	b.order = kd_query_order(tree, queries, nq, err, &st);
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, nq, 256, knn_batch_range, &b, err);
+		st = kd_parallel_for(exec, nq, knn_chunk(k), knn_batch_range, &b, err);
 	free((void *) b.order);
 	return st;
 }
@@ -226,7 +239,7 @@ kd_all_knn_cpu(const KdTree *tree, int k, bool include_self,
 		return st;
 	b.order = kd_inorder_nodes(tree, err, &st);
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, tree->n, 256, knn_batch_range, &b, err);
+		st = kd_parallel_for(exec, tree->n, knn_chunk(k), knn_batch_range, &b, err);
 	free((void *) b.order);
 	return st;
 }

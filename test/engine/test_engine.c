@@ -10,7 +10,8 @@
  * that ref order differs from every spatial order.
  *
  * Options: -v prints a line for every passed check too; -q N sets the
- * number of queries per case.
+ * number of queries per case; -l leaves out the large GPU sets (for runs
+ * under compute-sanitizer, test/gpu/faults.sh).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@ static int	passed;
 static int	failed;
 static bool verbose;
 static int	nqueries = 40;
+static bool skip_large;			/* -l: no large GPU sets (for memcheck runs) */
 static bool have_gpu;
 static int	ncpu;
 
@@ -526,7 +528,20 @@ interrupt_now(void *arg)
 	return ++*(int *) arg >= 2;
 }
 
-/* The interrupt callback stops long work with KD_ERR_CANCELED. */
+static int
+interrupt_count(void *arg)
+{
+	++*(int *) arg;
+	return 0;
+}
+
+/*
+ * The interrupt callback stops long work with KD_ERR_CANCELED, and is
+ * polled often enough for a cancel to take effect soon: a one-thread build
+ * at least once per 32768 points, kNN with k = 1024 at least once per 8
+ * queries (it was polled once per 256 queries whatever k, and a one-thread
+ * build only before and after the whole tree).
+ */
 static void
 test_cancel(void)
 {
@@ -543,6 +558,22 @@ test_cancel(void)
 	data_generate(DATA_UNIFORM, n, 3, 99, pts);
 	for (int64_t i = 0; i < n; i++)
 		refs[i] = ref_of(i);
+	exec_for(&exec, KD_DEVICE_CPU, 1);
+	exec.interrupt = interrupt_count;
+	exec.interrupt_arg = &calls;
+	if (check(kd_build_cpu(pts, refs, n, 3, &tree, &exec, &err) == KD_OK, "cancel: counted build"))
+	{
+		KdNeighbor *wide = malloc(sizeof(KdNeighbor) * 2000 * KD_MAX_K);
+		KdStatus	st;
+
+		check(calls >= n / 32768, "a one-thread build polls every 32768 points (%d polls)", calls);
+		calls = 0;
+		st = kd_knn(&tree, pts, 2000, KD_MAX_K, wide, count, &exec, &err);
+		check(st == KD_OK && calls >= 2000 / 8,
+			  "kNN with k = %d polls every 8 queries (%d polls)", KD_MAX_K, calls);
+		free(wide);
+		kd_tree_free(&tree);
+	}
 	exec_for(&exec, KD_DEVICE_CPU, 2);
 	if (check(kd_build_cpu(pts, refs, n, 3, &tree, &exec, &err) == KD_OK, "cancel setup"))
 	{
@@ -642,10 +673,12 @@ main(int argc, char **argv)
 	char		why[256];
 	int			opt;
 
-	while ((opt = getopt(argc, argv, "vq:")) != -1)
+	while ((opt = getopt(argc, argv, "vlq:")) != -1)
 	{
 		if (opt == 'v')
 			verbose = true;
+		else if (opt == 'l')
+			skip_large = true;
 		else if (opt == 'q')
 			nqueries = atoi(optarg);
 	}
@@ -670,7 +703,7 @@ main(int argc, char **argv)
 				test_case(kinds[ki], sizes[si], dims[di]);
 			}
 	test_cancel();
-	if (have_gpu)
+	if (have_gpu && !skip_large)
 	{
 		test_gpu_large(DATA_UNIFORM, 1000000, 3, 10);
 		test_gpu_large(DATA_CLUSTERED, 1000000, 3, 10);

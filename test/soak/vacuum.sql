@@ -1,0 +1,2 @@
+VACUUM soak.sp;
+VACUUM soak.sv;

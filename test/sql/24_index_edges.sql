@@ -1,0 +1,69 @@
+-- Edge cases of the kdgpu index found in review, each against a sequential
+-- scan: a table truncated in place in the transaction that created it (the
+-- rebuilt index must not reuse the tree cached before), and distances whose
+-- squares underflow (the scan's lower bounds must stay below pg_hypot),
+-- and rows with no point in ordered scans.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS kdgpu;
+RESET client_min_messages;
+
+-- TRUNCATE in the creating transaction truncates in place: same relfilenode
+BEGIN;
+CREATE TABLE ed_trunc (id int, p point);
+INSERT INTO ed_trunc SELECT i, point(i, 0) FROM generate_series(1, 100) i;
+CREATE INDEX ed_trunc_p ON ed_trunc USING kdgpu (p);
+SET LOCAL enable_seqscan = off;
+SELECT id FROM ed_trunc ORDER BY p <-> point(0, 0) LIMIT 3;
+TRUNCATE ed_trunc;
+INSERT INTO ed_trunc SELECT 1000 + i, point(-i, 0) FROM generate_series(1, 5) i;
+SELECT id, p <-> point(0, 0) AS d FROM ed_trunc ORDER BY p <-> point(0, 0);
+SELECT count(*) FROM ed_trunc WHERE p <@ box '((-100,-1),(100,1))';
+SELECT kd_index_check('ed_trunc_p');
+COMMIT;
+DROP TABLE ed_trunc;
+
+-- tiny coordinates: squares of the differences underflow to subnormals
+CREATE TABLE ed_tiny (id int, p point);
+INSERT INTO ed_tiny SELECT i, point(i * 1e-161 * (1 + (i % 3) * 1e-3), (i % 7) * 3e-162)
+  FROM generate_series(1, 400) i;
+CREATE INDEX ON ed_tiny USING kdgpu (p);
+CREATE TABLE ed_tiny_q AS SELECT point(q * 2.5e-160, (q % 5) * 1e-161) AS q FROM generate_series(0, 20) q;
+SET enable_seqscan = off;
+CREATE TABLE ed_tiny_idx AS
+  SELECT q, ARRAY(SELECT ctid FROM ed_tiny ORDER BY p <-> q LIMIT 25) c FROM ed_tiny_q;
+RESET enable_seqscan;
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT count(*) AS queries, count(*) FILTER (WHERE i.c IS DISTINCT FROM
+    ARRAY(SELECT ctid FROM ed_tiny ORDER BY p <-> i.q, ctid LIMIT 25)) AS differing
+  FROM ed_tiny_idx i;
+RESET enable_indexscan; RESET enable_bitmapscan;
+DROP TABLE ed_tiny, ed_tiny_q, ed_tiny_idx;
+
+-- rows with no point (NULL, or an empty float8[]) come last from an ordered
+-- scan, in ctid order, as a sort by distance puts them; through inserts,
+-- VACUUM and index-only scans, and kd_index_check knows them
+CREATE TABLE ed_null (id int, p point, v float8[]) WITH (autovacuum_enabled = false);
+INSERT INTO ed_null SELECT i, CASE WHEN i % 5 = 0 THEN NULL ELSE point(i % 17, i % 13) END,
+    CASE WHEN i % 4 = 0 THEN '{}'::float8[] WHEN i % 9 = 0 THEN NULL ELSE ARRAY[i % 11, i % 7]::float8[] END
+  FROM generate_series(1, 300) i;
+CREATE INDEX ed_null_p ON ed_null USING kdgpu (p) INCLUDE (id);
+CREATE INDEX ed_null_v ON ed_null USING kdgpu (v);
+INSERT INTO ed_null VALUES (301, NULL, '{}'), (302, point(1, 1), NULL);
+DELETE FROM ed_null WHERE id IN (10, 20, 36);
+VACUUM ed_null;
+SELECT null_rows FROM kd_index_stats('ed_null_p');
+SELECT null_rows FROM kd_index_stats('ed_null_v');
+SELECT kd_index_check('ed_null_p') AND kd_index_check('ed_null_v') AS sound;
+SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off;
+EXPLAIN (COSTS OFF) SELECT id FROM ed_null ORDER BY p <-> point(3, 3);
+CREATE TEMP TABLE ed_null_idx AS
+  SELECT (SELECT array_agg(id) FROM (SELECT id FROM ed_null ORDER BY p <-> point(3, 3)) s) AS p_ids,
+         (SELECT array_agg(id) FROM (SELECT id FROM ed_null ORDER BY v <-> '{3,3}') s) AS v_ids;
+RESET enable_seqscan; RESET enable_bitmapscan; RESET enable_sort;
+SET enable_indexscan = off;
+SELECT cardinality(p_ids) AS p_rows, cardinality(v_ids) AS v_rows,
+  p_ids = (SELECT array_agg(id) FROM (SELECT id FROM ed_null ORDER BY p <-> point(3, 3), ctid) s) AS p_same,
+  v_ids = (SELECT array_agg(id) FROM (SELECT id FROM ed_null ORDER BY v <-> '{3,3}', ctid) s) AS v_same
+  FROM ed_null_idx;
+RESET enable_indexscan;
+DROP TABLE ed_null;
