@@ -1,0 +1,79 @@
+"""knn10: one `ORDER BY <point> <-> q LIMIT 10`.
+
+Latency: the median over --queries query points taken from the data (the
+same rows for every system), timed inside the server after a few warm-up
+queries in the same session.  First query: the first query of a new
+session (median over --runs sessions), which pays for what a backend
+loads once (a kdgpu index's tree).  Throughput: pgbench with 1 client and
+with --clients clients (default: one per core), query points uniform over
+the data's domain, averaged over --pgbench-secs seconds after
+--pgbench-warmup seconds.
+kdgpu's index scan runs on the CPU whatever kdgpu.device says (a GPU round
+trip costs more than the search), so it has one system, kdgpu-index.
+"""
+from .. import pg
+from ..context import NO_PARALLEL
+
+NAME = "knn10"
+
+
+def systems(ctx, tb):
+    s = [("kdgpu-index", "kd")]
+    if tb.point_peers:
+        s += [("gist-point", "gist"), ("spgist-point", "spgist")]
+    if ctx.caps["postgis"]:
+        s.append(("postgis-gist", "geom"))
+    if "kdgeom" in tb.roles():
+        s.append(("kdgpu-postgis", "kdgeom"))
+    s.append(("seqscan", "base"))
+    return [(name, [role], _runner(role)) for name, role in s]
+
+
+def _runner(role):
+    def run(ctx, tb, system):
+        geo = role in ("geom", "kdgeom")
+        col = "g" if geo else tb.col
+        op = tb.gop if geo else "<->"
+        cast = tb.gcast if geo else tb.cast
+        if role != "base":
+            tb.ensure_index(role)
+        t = tb.t(role)
+        note = ""
+        if role != "base" and not ctx.uses_index(
+                "SELECT id FROM %s ORDER BY %s %s %s LIMIT 10"
+                % (t, col, op, pg.quote(tb.sample_args(role, 1, 1)[0]) + cast)):
+            note = "the plan does not use the index"
+            ctx.log("%s: warning: %s" % (system, note))
+        rows = []
+        args = tb.sample_args(role, ctx.args.queries, ctx.args.seed)
+        k = min(10, tb.n)
+        ctx.log("%s: latency over %d query points" % (system, len(args)))
+        stmt = ("SELECT count(*) FROM (SELECT 1 FROM %s ORDER BY %s %s $1%s LIMIT 10) s"
+                % (t, col, op, cast))
+        times, nrows = pg.latency(stmt, args, min(5, len(args)), ctx.budget_ms,
+                                  "" if role == "base" else NO_PARALLEL)
+        ctx.check(nrows, k * len(times), stmt)
+        rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "latency", system, "ms", times,
+                                  "ms", rows=k, note=note))
+        first = []
+        for a in args[:ctx.args.runs]:
+            ms, nrows = pg.latency(stmt, [a], 0, 0, "" if role == "base" else NO_PARALLEL)
+            ctx.check(nrows, k, stmt)
+            first += ms
+        rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "first query", system, "ms", first,
+                                  "ms", rows=k, note=note))
+        point, geom = tb.random_point_sql()
+        script = "".join("\\set u%d random(0, 1000000)\n" % j for j in range(tb.ds.dim))
+        script += "SELECT id FROM %s ORDER BY %s %s %s LIMIT 10;\n" % (
+            t, col, op, geom if geo else point)
+        for c in sorted({1, ctx.args.clients}):
+            tps = []
+            for i in range(ctx.args.pgbench_runs):
+                ctx.log("%s: pgbench, %d client%s, run %d" % (system, c, "s"[:c > 1], i + 1))
+                tps.append(pg.pgbench(script, c, seconds=ctx.args.pgbench_secs,
+                                      transactions=ctx.args.pgbench_transactions,
+                                      warmup=ctx.args.pgbench_warmup))
+            rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "pgbench c=%d" % c, system,
+                "tps", tps, "tps", note=note))
+        return rows
+    return run
