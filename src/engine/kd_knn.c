@@ -106,34 +106,42 @@ knn_search(const KdTree *t, const double *q, int k, int64_t exclude,
 	return count;
 }
 
+/* knn_search for the tree's dimension count (see kd_knn_one). */
+static int
+knn_dispatch(const KdTree *tree, const double *query, int k,
+			 int64_t exclude_node, KdNeighbor *out, bool nodes)
+{
+	switch (tree->dim)
+	{
+		case 1:
+			return knn_search(tree, query, k, exclude_node, out, 1, nodes);
+		case 2:
+			return knn_search(tree, query, k, exclude_node, out, 2, nodes);
+		case 3:
+			return knn_search(tree, query, k, exclude_node, out, 3, nodes);
+		case 4:
+			return knn_search(tree, query, k, exclude_node, out, 4, nodes);
+		case 5:
+			return knn_search(tree, query, k, exclude_node, out, 5, nodes);
+		case 6:
+			return knn_search(tree, query, k, exclude_node, out, 6, nodes);
+		case 7:
+			return knn_search(tree, query, k, exclude_node, out, 7, nodes);
+		default:
+			return knn_search(tree, query, k, exclude_node, out, 8, nodes);
+	}
+}
+
 /*
  * The k nearest tree points to query, skipping node exclude (-1: none),
  * into out[0..count); returns count = min(k, points searched).  No argument
- * checks: this is the lean path of a single index scan.
+ * checks: the lean path of batches and of a single index scan.
  */
 int
 kd_knn_one(const KdTree *tree, const double *query, int k,
 		   int64_t exclude_node, KdNeighbor *out)
 {
-	switch (tree->dim)
-	{
-		case 1:
-			return knn_search(tree, query, k, exclude_node, out, 1, false);
-		case 2:
-			return knn_search(tree, query, k, exclude_node, out, 2, false);
-		case 3:
-			return knn_search(tree, query, k, exclude_node, out, 3, false);
-		case 4:
-			return knn_search(tree, query, k, exclude_node, out, 4, false);
-		case 5:
-			return knn_search(tree, query, k, exclude_node, out, 5, false);
-		case 6:
-			return knn_search(tree, query, k, exclude_node, out, 6, false);
-		case 7:
-			return knn_search(tree, query, k, exclude_node, out, 7, false);
-		default:
-			return knn_search(tree, query, k, exclude_node, out, 8, false);
-	}
+	return knn_dispatch(tree, query, k, exclude_node, out, false);
 }
 
 /*
@@ -145,25 +153,7 @@ int
 kd_knn_one_nodes(const KdTree *tree, const double *query, int k,
 				 KdNeighbor *out)
 {
-	switch (tree->dim)
-	{
-		case 1:
-			return knn_search(tree, query, k, -1, out, 1, true);
-		case 2:
-			return knn_search(tree, query, k, -1, out, 2, true);
-		case 3:
-			return knn_search(tree, query, k, -1, out, 3, true);
-		case 4:
-			return knn_search(tree, query, k, -1, out, 4, true);
-		case 5:
-			return knn_search(tree, query, k, -1, out, 5, true);
-		case 6:
-			return knn_search(tree, query, k, -1, out, 6, true);
-		case 7:
-			return knn_search(tree, query, k, -1, out, 7, true);
-		default:
-			return knn_search(tree, query, k, -1, out, 8, true);
-	}
+	return knn_dispatch(tree, query, k, -1, out, true);
 }
 
 typedef struct KnnBatch
