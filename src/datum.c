@@ -184,6 +184,52 @@ kdg_datum_read(KdPointType type, Datum value, double *coords,
 	return dim;
 }
 
+/*
+ * Read a stored value as an index does: like kdg_datum_read, but returning
+ * the kind of a value the tree cannot hold instead of raising an error.
+ * For KD_VALUE_POINT and KD_VALUE_NONFINITE, coords and *dim hold the
+ * point (with the type's extra coordinates).
+ */
+KdValueKind
+kdg_datum_classify(KdPointType type, Datum value, double *coords,
+				   KdPointInfo *info, int *dim)
+{
+	ArrayType  *arr;
+	KdValueKind kind = KD_VALUE_POINT;
+
+	memset(info, 0, sizeof(*info));
+	*dim = 0;
+	if (kdg_type_is_postgis(type))
+		return kdg_postgis_classify(type, value, coords, info, dim);
+	if (type == KD_TYPE_POINT)
+	{
+		Point	   *p = DatumGetPointP(value);
+
+		coords[0] = p->x;
+		coords[1] = p->y;
+		*dim = 2;
+		return isfinite(p->x) && isfinite(p->y) ? KD_VALUE_POINT
+			: KD_VALUE_NONFINITE;
+	}
+	arr = DatumGetArrayTypeP(value);
+	if (ARR_NDIM(arr) == 0)
+		kind = KD_VALUE_EMPTY;
+	else if (ARR_NDIM(arr) != 1 || ARR_DIMS(arr)[0] > KD_MAX_DIM ||
+			 (ARR_HASNULL(arr) && array_contains_nulls(arr)))
+		kind = KD_VALUE_OTHER;
+	else
+	{
+		*dim = ARR_DIMS(arr)[0];
+		memcpy(coords, ARR_DATA_PTR(arr), sizeof(double) * *dim);
+		for (int i = 0; i < *dim; i++)
+			if (!isfinite(coords[i]))
+				kind = KD_VALUE_NONFINITE;
+	}
+	if ((Pointer) arr != DatumGetPointer(value))
+		pfree(arr);
+	return kind;
+}
+
 /* Error unless a query point has the column's dimension. */
 static void
 kdg_check_dim(int got, int dim, const KdWhere *where)

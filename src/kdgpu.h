@@ -74,6 +74,19 @@ extern int	kdgpu_gpu_memory_limit;
 extern int	kdgpu_cpu_threads;
 extern char kdgpu_gpu_library[];
 
+/*
+ * What an index makes of a stored value (kdg_datum_classify): a point for
+ * the tree, or a kind of value the tree cannot hold.
+ */
+typedef enum KdValueKind
+{
+	KD_VALUE_POINT,				/* finite point: coords and dim are set */
+	KD_VALUE_EMPTY,				/* empty point or float8[] */
+	KD_VALUE_NONFINITE,			/* a point with a NaN or infinite coordinate */
+	KD_VALUE_NOT_POINT,			/* a PostGIS value that is not a point */
+	KD_VALUE_OTHER				/* any other value the tree cannot hold */
+} KdValueKind;
+
 /* Where a value came from, for error messages (datum.c). */
 typedef struct KdWhere
 {
@@ -176,6 +189,9 @@ extern int	kdg_datum_coords(KdPointType type, Datum value, double *coords,
 							const KdWhere *where);
 extern int	kdg_datum_read(KdPointType type, Datum value, double *coords,
 						  const KdWhere *where, KdPointInfo *info);
+extern KdValueKind kdg_datum_classify(KdPointType type, Datum value,
+									  double *coords, KdPointInfo *info,
+									  int *dim);
 extern int	kdg_query_coords(KdPointType type, Datum value, int dim,
 							double *coords, const char *arg,
 							const struct KdSource *src);
@@ -193,6 +209,9 @@ extern void kdg_check_radius(double radius, const char *arg, int64 ord);
 extern KdPointType kdg_postgis_type(Oid typid);
 extern int	kdg_postgis_coords(KdPointType type, Datum value, double *coords,
 							  KdPointInfo *info, const KdWhere *where);
+extern KdValueKind kdg_postgis_classify(KdPointType type, Datum value,
+										double *coords, KdPointInfo *info,
+										int *dim);
 extern bool kdg_postgis_box(Datum value, double *lo, double *hi);
 extern bool kdg_geography_box(Datum value, double *lo, double *hi);
 extern double kdg_geography_distance(const double *a, const double *b);

@@ -45,6 +45,8 @@ static Oid	geography_oid = InvalidOid;
 static bool callback_set = false;
 
 static char *kdg_type_name_or_null(Oid typid);
+static KdGsStatus kdg_postgis_read(KdPointType type, Datum value, double *coords,
+								   KdPointInfo *info, int *dim);
 
 /* pg_type changed: forget the cached OIDs. */
 static void
@@ -204,14 +206,58 @@ kdg_geography_lower_bound(double chord)
 
 /* Error for a geometry that is not a point, naming where it came from. */
 static void
-kdg_not_point(const KdGeoPoint *g, KdPointType type, const KdWhere *where)
+kdg_not_point(int geotype, KdPointType type, const KdWhere *where)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_EXCEPTION),
 			 errmsg("%s in %s is a %s, not a point",
 					type == KD_TYPE_GEOGRAPHY ? "geography" : "geometry",
-					kdg_where_text(where), kd_gserialized_type_name(g->type)),
+					kdg_where_text(where), kd_gserialized_type_name(geotype)),
 			 errhint("Index or query a point of it instead, e.g. ST_Centroid(geom) or ST_PointOnSurface(geom).")));
+}
+
+/*
+ * Read a geometry or geography value into coords (room for KD_MAX_DIM)
+ * without raising an error for one that is not a point: returns
+ * KD_GS_OK with *dim engine coordinates, KD_GS_EMPTY, KD_GS_NOT_POINT or
+ * KD_GS_BAD; *info gets its SRID, Z/M flags and type (but for KD_GS_BAD).
+ */
+static KdGsStatus
+kdg_postgis_read(KdPointType type, Datum value, double *coords,
+				 KdPointInfo *info, int *dim)
+{
+	struct varlena *v = PG_DETOAST_DATUM(value);
+	KdGeoPoint	g;
+	KdGsStatus	st = kd_gserialized_point((const uint8 *) VARDATA_ANY(v),
+										  VARSIZE_ANY_EXHDR(v), &g);
+
+	*dim = 0;
+	if ((Pointer) v != DatumGetPointer(value))
+		pfree(v);
+	if (st == KD_GS_BAD)
+		return st;
+	info->srid = g.srid;
+	info->zm = (g.has_z ? KD_HAS_Z : 0) | (g.has_m ? KD_HAS_M : 0);
+	info->geotype = g.type;
+	if (st != KD_GS_OK)
+		return st;
+	if (type == KD_TYPE_GEOGRAPHY)
+	{
+		double		lon = kdg_lon_radians(g.coords[0]);
+		double		lat = kdg_lat_radians(g.coords[1]);
+
+		/* a NaN or infinite lon or lat makes the vector non-finite */
+		coords[0] = cos(lat) * cos(lon);
+		coords[1] = cos(lat) * sin(lon);
+		coords[2] = sin(lat);
+		coords[3] = g.coords[0];
+		coords[4] = g.coords[1];
+		*dim = 3;
+		return st;
+	}
+	*dim = type == KD_TYPE_GEOMETRY_2D ? 2 : g.ndims;
+	memcpy(coords, g.coords, sizeof(double) * *dim);
+	return st;
 }
 
 /*
@@ -223,11 +269,8 @@ int
 kdg_postgis_coords(KdPointType type, Datum value, double *coords,
 				   KdPointInfo *info, const KdWhere *where)
 {
-	struct varlena *v = PG_DETOAST_DATUM(value);
-	KdGeoPoint	g;
-	KdGsStatus	st = kd_gserialized_point((const uint8 *) VARDATA_ANY(v),
-										  VARSIZE_ANY_EXHDR(v), &g);
 	int			dim;
+	KdGsStatus	st = kdg_postgis_read(type, value, coords, info, &dim);
 
 	if (st == KD_GS_BAD)
 		ereport(ERROR,
@@ -236,30 +279,34 @@ kdg_postgis_coords(KdPointType type, Datum value, double *coords,
 						type == KD_TYPE_GEOGRAPHY ? "geography" : "geometry",
 						kdg_where_text(where))));
 	if (st == KD_GS_NOT_POINT)
-		kdg_not_point(&g, type, where);
-	info->srid = g.srid;
-	info->zm = (g.has_z ? KD_HAS_Z : 0) | (g.has_m ? KD_HAS_M : 0);
-	info->geotype = g.type;
-	if ((Pointer) v != DatumGetPointer(value))
-		pfree(v);
-	if (st == KD_GS_EMPTY)
-		return 0;
-	if (type == KD_TYPE_GEOGRAPHY)
-	{
-		double		lon = kdg_lon_radians(g.coords[0]);
-		double		lat = kdg_lat_radians(g.coords[1]);
-
-		/* a NaN or infinite lon or lat makes the vector fail the caller's check */
-		coords[0] = cos(lat) * cos(lon);
-		coords[1] = cos(lat) * sin(lon);
-		coords[2] = sin(lat);
-		coords[3] = g.coords[0];
-		coords[4] = g.coords[1];
-		return 3;
-	}
-	dim = type == KD_TYPE_GEOMETRY_2D ? 2 : g.ndims;
-	memcpy(coords, g.coords, sizeof(double) * dim);
+		kdg_not_point(info->geotype, type, where);
 	return dim;
+}
+
+/*
+ * What kind of value a stored geometry or geography is, for an index
+ * (kdg_datum_classify): a point, empty, a point with a non-finite
+ * coordinate, not a point, or (other) a geography kdgpu cannot place on its
+ * sphere or a value it cannot decode.
+ */
+KdValueKind
+kdg_postgis_classify(KdPointType type, Datum value, double *coords,
+					 KdPointInfo *info, int *dim)
+{
+	KdGsStatus	st = kdg_postgis_read(type, value, coords, info, dim);
+
+	if (st == KD_GS_BAD)
+		return KD_VALUE_OTHER;
+	if (st == KD_GS_EMPTY)
+		return KD_VALUE_EMPTY;
+	if (st == KD_GS_NOT_POINT)
+		return KD_VALUE_NOT_POINT;
+	for (int i = 0; i < *dim + kdg_type_extra(type); i++)
+		if (!isfinite(coords[i]))
+			return KD_VALUE_NONFINITE;
+	if (type == KD_TYPE_GEOGRAPHY && info->srid != KD_GEOGRAPHY_SRID)
+		return KD_VALUE_OTHER;
+	return KD_VALUE_POINT;
 }
 
 /* Error unless a geography's SRID is one whose sphere kdgpu knows. */

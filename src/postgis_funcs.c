@@ -12,7 +12,8 @@
  *
  * PostGIS's ST_DWithin offers index conditions only to GiST, SP-GiST and
  * BRIN; the support function of kd_dwithin offers one to a kdgpu index on
- * either argument:
+ * either argument, and to no other access method's index (their strategy
+ * numbers mean other operators):
  *	kd_geometry_ops: `col <@ kd_ball(other, radius)`, the index's radius
  *	  search, which tests each point with the 2-D distance itself;
  *	kd_geography_ops: `col && _ST_Expand(other, radius + 1 mm)`, a box on
@@ -32,6 +33,7 @@
 
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "fmgr.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -166,6 +168,9 @@ kdgpu_dwithin_support(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(NULL);
 	req = (SupportRequestIndexCondition *) rawreq;
 	if (!is_funcclause(req->node) || req->indexarg > 1)
+		PG_RETURN_POINTER(NULL);
+	/* the strategy numbers below are kdgpu's: no other AM's index */
+	if (req->index->relam != get_index_am_oid("kdgpu", true))
 		PG_RETURN_POINTER(NULL);
 	fexpr = (FuncExpr *) req->node;
 	if (list_length(fexpr->args) != 3)
