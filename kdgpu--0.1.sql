@@ -297,6 +297,14 @@ CREATE OPERATOR CLASS kd_point_ops
 	OPERATOR 1 pg_catalog.<@ (point, box),
 	OPERATOR 2 pg_catalog.<@ (point, circle),
 	OPERATOR 3 <@ (point, kd_ball),
+	OPERATOR 5 pg_catalog.<< (point, point),
+	OPERATOR 6 pg_catalog.>> (point, point),
+	OPERATOR 7 pg_catalog.<<| (point, point),
+	OPERATOR 8 pg_catalog.|>> (point, point),
+	OPERATOR 9 pg_catalog.<^ (point, point),
+	OPERATOR 10 pg_catalog.>^ (point, point),
+	OPERATOR 11 pg_catalog.~= (point, point),
+	OPERATOR 12 pg_catalog.<@ (point, polygon),
 	OPERATOR 15 pg_catalog.<-> (point, point) FOR ORDER BY pg_catalog.float_ops;
 
 CREATE OPERATOR CLASS kd_float8_ops
@@ -313,7 +321,8 @@ COMMENT ON FUNCTION kd_index_check(regclass) IS 'verify a kdgpu index: tree stru
 CREATE FUNCTION kd_index_stats(index regclass,
 	OUT tree_rows bigint, OUT pending_rows bigint, OUT dead_rows bigint,
 	OUT dimension integer, OUT generation bigint, OUT pages bigint,
-	OUT free_pages bigint, OUT orphan_pages bigint, OUT null_rows bigint)
+	OUT free_pages bigint, OUT orphan_pages bigint, OUT null_rows bigint,
+	OUT outside_rows bigint)
 	AS 'MODULE_PATHNAME', 'kd_index_stats'
 	LANGUAGE C STRICT PARALLEL RESTRICTED;
-COMMENT ON FUNCTION kd_index_stats(regclass) IS 'rows in the tree, pending and dead, dimension, generation, pages, free pages, orphaned pages (left by an interrupted fold, freed by the next VACUUM) and rows with no point of a kdgpu index';
+COMMENT ON FUNCTION kd_index_stats(regclass) IS 'rows in the tree, pending and dead, dimension, generation, pages, free pages, orphaned pages (left by an interrupted fold, freed by the next VACUUM) NULL rows, and rows kept outside the tree (empty, not points, not finite, or another kind of point) of a kdgpu index';

@@ -178,11 +178,26 @@ CREATE OPERATOR CLASS @extschema@.kd_geometry_ops
 	DEFAULT FOR TYPE geometry USING kdgpu AS
 	OPERATOR 1 && (geometry, geometry),
 	OPERATOR 3 <@ (geometry, kd_ball),
-	OPERATOR 15 <-> (geometry, geometry) FOR ORDER BY float_ops;
+	OPERATOR 5 << (geometry, geometry),
+	OPERATOR 6 >> (geometry, geometry),
+	OPERATOR 7 <<| (geometry, geometry),
+	OPERATOR 8 |>> (geometry, geometry),
+	OPERATOR 11 ~= (geometry, geometry),
+	OPERATOR 13 ~ (geometry, geometry),
+	OPERATOR 14 @ (geometry, geometry),
+	OPERATOR 15 <-> (geometry, geometry) FOR ORDER BY float_ops,
+	OPERATOR 16 &< (geometry, geometry),
+	OPERATOR 17 &> (geometry, geometry),
+	OPERATOR 18 &<| (geometry, geometry),
+	OPERATOR 19 |&> (geometry, geometry);
 
 CREATE OPERATOR CLASS @extschema@.kd_geometry_nd_ops
 	FOR TYPE geometry USING kdgpu AS
-	OPERATOR 15 <<->> (geometry, geometry) FOR ORDER BY float_ops;
+	OPERATOR 15 <<->> (geometry, geometry) FOR ORDER BY float_ops,
+	OPERATOR 20 &&& (geometry, geometry),
+	OPERATOR 21 ~~ (geometry, geometry),
+	OPERATOR 22 @@ (geometry, geometry),
+	OPERATOR 23 ~~= (geometry, geometry);
 
 CREATE OPERATOR CLASS @extschema@.kd_geography_ops
 	DEFAULT FOR TYPE geography USING kdgpu AS

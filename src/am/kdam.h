@@ -10,6 +10,8 @@
  * records (ref, coords, payload) until VACUUM folds them into a new tree.
  * Rows whose point is NULL or empty sit in a third chain as (ref, payload)
  * records: ordered scans return them last, as a sort by distance does.
+ * Rows whose value the tree cannot hold (empty, not a point, not finite,
+ * another kind of point) sit in a fourth chain (kdam_outside.c).
  * The payload holds the values of INCLUDE columns (kdam_include.c).  Every
  * page carries a KdamPageOpaque in its special space.
  *
@@ -38,7 +40,7 @@
 #include "kdgpu.h"
 
 #define KDAM_MAGIC			0x4B444731	/* "KDG1" */
-#define KDAM_FORMAT_VERSION	2
+#define KDAM_FORMAT_VERSION	3
 #define KDAM_METAPAGE_BLKNO	0
 #define KDAM_PAGE_ID		0xFF8B
 #define KDAM_DEAD_REF		UINT64_MAX
@@ -49,13 +51,33 @@
 #define KDAM_PENDING	(1 << 2)
 #define KDAM_FREE		(1 << 3)
 #define KDAM_NULLS		(1 << 4)
+#define KDAM_OUTSIDE	(1 << 5)
 
 /* strategies of the operator classes */
 #define KDAM_STRATEGY_IN_BOX		1	/* point <@ box */
 #define KDAM_STRATEGY_IN_CIRCLE		2	/* point <@ circle */
 #define KDAM_STRATEGY_IN_BALL		3	/* point or float8[] <@ kd_ball */
 #define KDAM_STRATEGY_IN_RECT		4	/* float8[] <@ kd_rect */
-#define KDAM_STRATEGY_DISTANCE		15	/* <-> for ORDER BY */
+#define KDAM_STRATEGY_LEFT			5	/* << */
+#define KDAM_STRATEGY_RIGHT			6	/* >> */
+#define KDAM_STRATEGY_BELOW			7	/* <<| (and point's <^: 9) */
+#define KDAM_STRATEGY_ABOVE			8	/* |>> (and point's >^: 10) */
+#define KDAM_STRATEGY_OLD_BELOW		9	/* point <^ */
+#define KDAM_STRATEGY_OLD_ABOVE		10	/* point >^ */
+#define KDAM_STRATEGY_SAME			11	/* ~= */
+#define KDAM_STRATEGY_IN_POLYGON	12	/* point <@ polygon */
+#define KDAM_STRATEGY_CONTAINS		13	/* geometry ~ */
+#define KDAM_STRATEGY_WITHIN		14	/* geometry @ */
+#define KDAM_STRATEGY_DISTANCE		15	/* <-> or <<->> for ORDER BY */
+#define KDAM_STRATEGY_OVERLEFT		16	/* geometry &< */
+#define KDAM_STRATEGY_OVERRIGHT		17	/* geometry &> */
+#define KDAM_STRATEGY_OVERBELOW		18	/* geometry &<| */
+#define KDAM_STRATEGY_OVERABOVE		19	/* geometry |&> */
+#define KDAM_STRATEGY_ND_OVERLAP	20	/* geometry &&& */
+#define KDAM_STRATEGY_ND_CONTAINS	21	/* geometry ~~ */
+#define KDAM_STRATEGY_ND_WITHIN		22	/* geometry @@ */
+#define KDAM_STRATEGY_ND_SAME		23	/* geometry ~~= */
+#define KDAM_STRATEGY_MAX			23
 
 typedef struct KdamPageOpaqueData
 {
@@ -87,7 +109,24 @@ typedef struct KdamMetaPageData
 	int64		nnull;			/* records in the null pages */
 	int32		srid;			/* PostGIS types: of every point */
 	int32		zm;				/* PostGIS types: KD_HAS_Z | KD_HAS_M */
+	BlockNumber outside_head;	/* first page of rows outside the tree */
+	BlockNumber outside_tail;
+	int64		noutside;		/* records in the outside pages */
 } KdamMetaPageData;
+
+/*
+ * Rows outside the tree (kdam_outside.c): the coordinate part of their
+ * records is the kind, the box's dimension, and its low and high corners.
+ */
+#define KDAM_OUTSIDE_COORDS	(2 + 2 * KD_MAX_DIM)
+#define KDAM_OUT_EMPTY		0
+#define KDAM_OUT_EXACT		1
+#define KDAM_OUT_BOX		2
+#define KDAM_OUT_UNKNOWN	3
+#define KdamOutsideKind(rec)	((int) (rec)[0])
+#define KdamOutsideDim(rec)		((int) (rec)[1])
+#define KdamOutsideLow(rec)		((rec) + 2)
+#define KdamOutsideHigh(rec)	((rec) + 2 + KD_MAX_DIM)
 
 typedef KdamMetaPageData *KdamMetaPage;
 
@@ -177,6 +216,8 @@ extern void kdam_read_nulls(Relation index, const KdamMetaPageData *meta,
 extern BlockNumber kdam_write_records(Relation index, const char *recs,
 									  int64 n, Size recsize, uint16 flags,
 									  BlockNumber *tail);
+extern void kdam_read_outside(Relation index, const KdamMetaPageData *meta,
+							  KdamPending *outside);
 extern void kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 							  KdamPending *pending);
 extern void kdam_tree_to_stream(const KdTree *tree, const uint64 *payload,
@@ -193,6 +234,12 @@ extern BlockNumber kdam_write_new_tree(Relation index, const double *coords,
 									   const uint64 *refs, const uint64 *payload,
 									   int words, int64 n, int dim,
 									   bool for_build, int64 *nbounds);
+
+/* kdam_outside.c */
+extern bool kdam_classify_row(KdPointType type, Datum value, int *dim,
+							  int32 *srid, int32 *zm, double *coords,
+							  double *rec);
+extern void kdam_outside_notice(Relation index, int64 n);
 
 /* kdam_insert.c */
 extern bool kdam_insert(Relation index, Datum *values, bool *isnull,
@@ -224,9 +271,6 @@ extern Size kdam_view_gpu_bytes(const KdamView *view);
 
 /* kdam_postgis.c */
 extern KdPointType kdam_postgis_index_type(Relation index, KdPointType type);
-extern void kdam_postgis_check_row(Relation index, KdPointType type,
-								   int32 *srid, int32 *zm, bool first,
-								   const KdPointInfo *info, ItemPointer tid);
 extern void kdam_postgis_check_query(Relation index,
 									 const KdamMetaPageData *meta,
 									 const KdPointInfo *info,

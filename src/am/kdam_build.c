@@ -7,7 +7,9 @@
  * kdgpu.device allows and the table is large enough, else on the CPU) and
  * its byte stream is written to a chain of pages after the metapage.  The
  * pages are written without WAL and logged at the end with
- * log_newpage_range, as other index builds do.  The points and the tree
+ * log_newpage_range, as other index builds do.  NULL rows go to the null
+ * chain, and rows whose value the tree cannot hold to the outside chain
+ * (kdam_outside.c).  The points and the tree
  * must fit in maintenance_work_mem; the error says how much is needed.
  */
 #include "postgres.h"
@@ -42,8 +44,11 @@ typedef struct KdamBuildState
 	uint64	   *refs;
 	int			words;			/* payload words per point */
 	uint64	   *payload;
-	StringInfoData nulls;		/* (ref, payload) records of rows with no point */
+	StringInfoData nulls;		/* (ref, payload) records of NULL rows */
 	int64		nnull;
+	StringInfoData outside;		/* records of rows outside the tree */
+	int64		noutside;
+	int64		nodd;			/* of those, rows with a non-empty value */
 	Size		limit;			/* maintenance_work_mem in bytes */
 	int32		srid;			/* PostGIS types: of the first point */
 	int32		zm;
@@ -64,13 +69,12 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
 {
 	KdamBuildState *bs = state;
-	double		coords[KD_MAX_DIM];
-	KdWhere		where = {NULL, 0, *tid, index->rd_index->indrelid};
-	KdPointInfo info;
-	int			dim;
+	double		coords[KD_MAX_DIM + 2];
+	double		box[KDAM_OUTSIDE_COORDS];
+	/* ref, kind and box, payload */
+	uint64		outrec[1 + KDAM_OUTSIDE_COORDS + INDEX_MAX_KEYS + 1];
 
-	dim = isnull[0] ? 0 : kdg_datum_read(bs->type, values[0], coords, &where, &info);
-	if (dim == 0)
+	if (isnull[0])
 	{
 		uint64		rec[INDEX_MAX_KEYS + 2];
 
@@ -82,17 +86,21 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		bs->nnull++;
 		return;
 	}
-	kdam_postgis_check_row(index, bs->type, &bs->srid, &bs->zm, bs->dim == 0,
-						   &info, tid);
-	if (bs->dim == 0)
-		bs->dim = dim;
-	else if (dim != bs->dim)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("row (%u,%u) has a point of dimension %d, earlier rows have dimension %d",
-						ItemPointerGetBlockNumber(tid),
-						ItemPointerGetOffsetNumber(tid), dim, bs->dim),
-				 errhint("A kdgpu index holds points of one dimension.")));
+	if (!kdam_classify_row(bs->type, values[0], &bs->dim, &bs->srid, &bs->zm,
+						   coords, box))
+	{
+		outrec[0] = kdg_tid_to_ref(tid);
+		memcpy(outrec + 1, box, sizeof(box));
+		if (bs->words > 0)
+			kdam_payload_from_values(index, values, isnull,
+									 outrec + 1 + KDAM_OUTSIDE_COORDS);
+		appendBinaryStringInfo(&bs->outside, (const char *) outrec,
+							   kdam_pending_record_size(KDAM_OUTSIDE_COORDS,
+														bs->words));
+		bs->noutside++;
+		bs->nodd += KdamOutsideKind(box) != KDAM_OUT_EMPTY;
+		return;
+	}
 	if (bs->n == bs->cap)
 	{
 		int64		cap = Max(bs->cap * 2, 1024);
@@ -205,6 +213,8 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	BlockNumber head;
 	BlockNumber null_head;
 	BlockNumber null_tail;
+	BlockNumber outside_head;
+	BlockNumber outside_tail;
 	int64		nbounds;
 	double		reltuples;
 
@@ -220,6 +230,7 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.type = kdam_index_type(index);
 	bs.words = kdam_payload_words(index);
 	initStringInfo(&bs.nulls);
+	initStringInfo(&bs.outside);
 	bs.limit = (Size) maintenance_work_mem * 1024;
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   build_callback, &bs, NULL);
@@ -236,12 +247,19 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	null_head = kdam_write_records(index, bs.nulls.data, bs.nnull,
 								   kdam_pending_record_size(0, bs.words),
 								   KDAM_NULLS, &null_tail);
+	outside_head = kdam_write_records(index, bs.outside.data, bs.noutside,
+									  kdam_pending_record_size(KDAM_OUTSIDE_COORDS,
+															   bs.words),
+									  KDAM_OUTSIDE, &outside_tail);
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));
 	meta->null_head = null_head;
 	meta->null_tail = null_tail;
 	meta->nnull = bs.nnull;
+	meta->outside_head = outside_head;
+	meta->outside_tail = outside_tail;
+	meta->noutside = bs.noutside;
 	meta->ntree = bs.n;
 	meta->nbounds = nbounds;
 	meta->tree_head = head;
@@ -256,7 +274,8 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 						  RelationGetNumberOfBlocks(index), true);
 
 	result->heap_tuples = reltuples;
-	result->index_tuples = (double) (bs.n + bs.nnull);
+	result->index_tuples = (double) (bs.n + bs.nnull + bs.noutside);
+	kdam_outside_notice(index, bs.nodd);
 	return result;
 }
 

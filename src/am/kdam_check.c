@@ -10,8 +10,9 @@
  * checks that no reference appears twice among the live tree and pending
  * entries, and then reads the table with table_index_build_scan (under a
  * ShareLock, so no rows change meanwhile) to check that every live row is
- * in the index with exactly its coordinates and INCLUDE values, or among
- * the rows with no point when its point is NULL or empty.
+ * in the index with exactly its coordinates and INCLUDE values, in the null
+ * chain when it is NULL, or in the outside chain with its kind and box when
+ * the tree cannot hold its value.
  * Any failure is an ERROR that names it; success returns true.
  */
 #include "postgres.h"
@@ -33,10 +34,15 @@ PG_FUNCTION_INFO_V1(kd_index_check);
 PG_FUNCTION_INFO_V1(kd_index_stats);
 
 /* A live index entry: reference and where its coordinates are. */
+#define CHECK_POINT		0		/* in the tree or pending */
+#define CHECK_NULL		1		/* in the null chain */
+#define CHECK_OUTSIDE	2		/* in the outside chain */
+
 typedef struct CheckEntry
 {
 	uint64		ref;
-	const double *coords;		/* NULL: a row with no point */
+	int			chain;			/* CHECK_* */
+	const double *coords;		/* a point's, or an outside row's kind and box */
 	const uint64 *payload;		/* INCLUDE values */
 	bool		seen;			/* matched by a table row */
 } CheckEntry;
@@ -46,6 +52,8 @@ typedef struct CheckState
 	Relation	index;
 	KdPointType type;
 	int			dim;
+	int32		srid;
+	int32		zm;
 	int			words;			/* payload words per point */
 	CheckEntry *entries;
 	int64		n;
@@ -78,15 +86,22 @@ check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	CheckState *cs = state;
 	double		coords[KD_MAX_DIM];
-	KdWhere		where = {NULL, 0, *tid, index->rd_index->indrelid};
 	CheckEntry	key;
 	CheckEntry *e;
 
-	bool		nopoint;
+	double		box[KDAM_OUTSIDE_COORDS];
+	int			dim = cs->dim;
+	int32		srid = cs->srid;
+	int32		zm = cs->zm;
+	int			chain;
+	static const char *const chains[] = {"the tree", "the null chain",
+	"the outside chain"};
 
 	if (!tupleIsAlive)
 		return;
-	nopoint = isnull[0] || kdg_datum_coords(cs->type, values[0], coords, &where) == 0;
+	chain = isnull[0] ? CHECK_NULL
+		: kdam_classify_row(cs->type, values[0], &dim, &srid, &zm, coords, box)
+		? CHECK_POINT : CHECK_OUTSIDE;
 	cs->rows++;
 	key.ref = kdg_tid_to_ref(tid);
 	e = bsearch(&key, cs->entries, cs->n, sizeof(CheckEntry), cmp_entry);
@@ -95,13 +110,15 @@ check_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 				   psprintf("row (%u,%u) is not in the index",
 							ItemPointerGetBlockNumber(tid),
 							ItemPointerGetOffsetNumber(tid)));
-	if (nopoint != (e->coords == NULL))
-		check_fail(index, "index \"%s\" holds a wrong point",
-				   psprintf("row (%u,%u) %s a point, unlike its index entry",
+	if (chain != e->chain)
+		check_fail(index, "index \"%s\" holds a row in the wrong place",
+				   psprintf("row (%u,%u) belongs in %s, its index entry is in %s",
 							ItemPointerGetBlockNumber(tid),
-							ItemPointerGetOffsetNumber(tid),
-							nopoint ? "has no" : "has"));
-	if (!nopoint && memcmp(e->coords, coords, sizeof(double) * cs->dim) != 0)
+							ItemPointerGetOffsetNumber(tid), chains[chain],
+							chains[e->chain]));
+	if ((chain == CHECK_POINT &&
+		 memcmp(e->coords, coords, sizeof(double) * cs->dim) != 0) ||
+		(chain == CHECK_OUTSIDE && memcmp(e->coords, box, sizeof(box)) != 0))
 		check_fail(index, "index \"%s\" holds a wrong point",
 				   psprintf("row (%u,%u) has other coordinates in the index",
 							ItemPointerGetBlockNumber(tid),
@@ -163,6 +180,7 @@ kd_index_check(PG_FUNCTION_ARGS)
 	KdamTree	t;
 	KdamPending pending;
 	KdamPending nulls;
+	KdamPending outside;
 	KdError		err;
 	CheckState	cs;
 	IndexInfo  *info;
@@ -172,12 +190,15 @@ kd_index_check(PG_FUNCTION_ARGS)
 	meta = *kdam_metapage(index, BufferGetPage(metabuf));
 	kdam_read_pending(index, &meta, &pending);
 	kdam_read_nulls(index, &meta, &nulls);
+	kdam_read_outside(index, &meta, &outside);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	if (pending.n != meta.npending)
 		check_fail(index, "index \"%s\" has a wrong count of pending rows", NULL);
 	if (nulls.n != meta.nnull)
-		check_fail(index, "index \"%s\" has a wrong count of rows with no point", NULL);
+		check_fail(index, "index \"%s\" has a wrong count of NULL rows", NULL);
+	if (outside.n != meta.noutside)
+		check_fail(index, "index \"%s\" has a wrong count of rows outside its tree", NULL);
 	if (meta.ndead > meta.ntree || meta.nbounds != kd_tree_nbounds(meta.ntree))
 		check_fail(index, "index \"%s\" has an inconsistent metapage", NULL);
 	if (meta.payload_words != kdam_payload_words(index))
@@ -195,13 +216,17 @@ kd_index_check(PG_FUNCTION_ARGS)
 	cs.index = index;
 	cs.type = kdam_index_type(index);
 	cs.dim = meta.dim;
+	cs.srid = meta.srid;
+	cs.zm = meta.zm;
 	cs.words = meta.payload_words;
-	cs.entries = palloc_extended(sizeof(CheckEntry) * (meta.ntree + pending.n + nulls.n + 1),
+	cs.entries = palloc_extended(sizeof(CheckEntry) * (meta.ntree + pending.n + nulls.n +
+											   outside.n + 1),
 								 MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < meta.ntree; i++)
 		if (t.tree.refs[i] != KDAM_DEAD_REF)
 		{
 			cs.entries[cs.n].ref = t.tree.refs[i];
+			cs.entries[cs.n].chain = CHECK_POINT;
 			cs.entries[cs.n].coords = t.tree.coords + i * meta.dim;
 			cs.entries[cs.n].payload = t.payload + i * meta.payload_words;
 			cs.entries[cs.n++].seen = false;
@@ -211,6 +236,7 @@ kd_index_check(PG_FUNCTION_ARGS)
 	for (int64 i = 0; i < pending.n; i++)
 	{
 		cs.entries[cs.n].ref = pending.refs[i];
+		cs.entries[cs.n].chain = CHECK_POINT;
 		cs.entries[cs.n].coords = pending.coords + i * meta.dim;
 		cs.entries[cs.n].payload = pending.payload + i * meta.payload_words;
 		cs.entries[cs.n++].seen = false;
@@ -218,8 +244,17 @@ kd_index_check(PG_FUNCTION_ARGS)
 	for (int64 i = 0; i < nulls.n; i++)
 	{
 		cs.entries[cs.n].ref = nulls.refs[i];
+		cs.entries[cs.n].chain = CHECK_NULL;
 		cs.entries[cs.n].coords = NULL;
 		cs.entries[cs.n].payload = nulls.payload + i * meta.payload_words;
+		cs.entries[cs.n++].seen = false;
+	}
+	for (int64 i = 0; i < outside.n; i++)
+	{
+		cs.entries[cs.n].ref = outside.refs[i];
+		cs.entries[cs.n].chain = CHECK_OUTSIDE;
+		cs.entries[cs.n].coords = outside.coords + i * KDAM_OUTSIDE_COORDS;
+		cs.entries[cs.n].payload = outside.payload + i * meta.payload_words;
 		cs.entries[cs.n++].seen = false;
 	}
 	qsort(cs.entries, cs.n, sizeof(CheckEntry), cmp_entry);
@@ -256,8 +291,8 @@ kd_index_stats(PG_FUNCTION_ARGS)
 	KdamMetaPageData meta;
 	TupleDesc	tupdesc;
 	KdamCensus	census;
-	Datum		values[9];
-	bool		nulls[9] = {false};
+	Datum		values[10];
+	bool		nulls[10] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -274,6 +309,7 @@ kd_index_stats(PG_FUNCTION_ARGS)
 	values[6] = Int64GetDatum((int64) census.nfree);
 	values[7] = Int64GetDatum((int64) census.norphan);
 	values[8] = Int64GetDatum(meta.nnull);
+	values[9] = Int64GetDatum(meta.noutside);
 	index_close(index, AccessShareLock);
 	table_close(heap, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -4,9 +4,11 @@
  *	  class validation.
  *
  * Operator classes (kdgpu--0.1.sql): kd_point_ops for point, with
- * `<@ box` (strategy 1), `<@ circle` (2), `<@ kd_ball` (3) and `<->` for
+ * `<@ box` (strategy 1), `<@ circle` (2), `<@ kd_ball` (3), `<<`, `>>`,
+ * `<<|`, `|>>`, `<^`, `>^`, `~=` (5-11), `<@ polygon` (12) and `<->` for
  * ORDER BY (15); kd_float8_ops for float8[], with `<@ kd_ball` (3),
- * `<@ kd_rect` (4) and `<->` for ORDER BY.  The access method
+ * `<@ kd_rect` (4) and `<->` for ORDER BY; kdgpu_postgis's for geometry and
+ * geography (kdam_postgis.c).  Every index answers IS NULL and IS NOT NULL.  The access method
  * reads the indexed type itself (datum.c), so it needs no support functions.
  */
 #include "postgres.h"
@@ -102,6 +104,30 @@ kdam_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexPages = costs.numIndexPages;
 }
 
+/* Whether the scans of an index of a type know a search strategy. */
+static bool
+kdam_strategy_known(KdPointType type, int s)
+{
+	switch (type)
+	{
+		case KD_TYPE_POINT:
+			return s == KDAM_STRATEGY_IN_BOX || s == KDAM_STRATEGY_IN_CIRCLE ||
+				s == KDAM_STRATEGY_IN_BALL ||
+				(s >= KDAM_STRATEGY_LEFT && s <= KDAM_STRATEGY_IN_POLYGON);
+		case KD_TYPE_ARRAY:
+			return s == KDAM_STRATEGY_IN_BALL || s == KDAM_STRATEGY_IN_RECT;
+		case KD_TYPE_GEOGRAPHY:
+			return s == KDAM_STRATEGY_IN_BOX;
+		default:
+			/* geometry: && and kd_ball, and PostGIS's box operators */
+			return s == KDAM_STRATEGY_IN_BOX || s == KDAM_STRATEGY_IN_BALL ||
+				(s >= KDAM_STRATEGY_LEFT && s <= KDAM_STRATEGY_ABOVE) ||
+				s == KDAM_STRATEGY_SAME ||
+				(s >= KDAM_STRATEGY_CONTAINS && s <= KDAM_STRATEGY_MAX &&
+				 s != KDAM_STRATEGY_DISTANCE);
+	}
+}
+
 /* amvalidate: the operators of an opclass are ones this method knows */
 static bool
 kdam_validate(Oid opclassoid)
@@ -130,22 +156,13 @@ kdam_validate(Oid opclassoid)
 		int			s = op->amopstrategy;
 		bool		known;
 
-		bool		geo = kdg_type_is_postgis(kdg_point_type(form->opcintype));
+		KdPointType type = kdg_point_type(form->opcintype);
 
 		if (order)
 			known = s == KDAM_STRATEGY_DISTANCE &&
 				op->amoprighttype == form->opcintype;
-		else if (geo)
-			/* PostGIS opclasses: && on the column's type, and kd_ball */
-			known = (s == KDAM_STRATEGY_IN_BOX &&
-					 op->amoprighttype == form->opcintype) ||
-				s == KDAM_STRATEGY_IN_BALL;
-		else if (s == KDAM_STRATEGY_IN_BOX || s == KDAM_STRATEGY_IN_CIRCLE)
-			known = form->opcintype == POINTOID;
-		else if (s == KDAM_STRATEGY_IN_RECT)
-			known = form->opcintype == FLOAT8ARRAYOID;
 		else
-			known = s == KDAM_STRATEGY_IN_BALL;
+			known = kdam_strategy_known(type, s);
 		if (!known || op->amoplefttype != form->opcintype)
 		{
 			ereport(INFO,
@@ -194,7 +211,7 @@ kdam_handler(PG_FUNCTION_ARGS)
 	amroutine->amcanmulticol = false;
 	amroutine->amoptionalkey = true;
 	amroutine->amsearcharray = false;
-	amroutine->amsearchnulls = false;
+	amroutine->amsearchnulls = true;
 	amroutine->amstorage = false;
 	amroutine->amclusterable = false;
 	amroutine->ampredlocks = false;

@@ -7,9 +7,10 @@
  * appended to the tail of the pending chain under an exclusive lock on the
  * metapage, in one Generic WAL record covering the metapage, the tail page and, when the
  * tail is full, the new tail.  Scans search the pending records
- * exhaustively beside the tree; VACUUM folds them into a new tree.  A row
- * whose point is NULL or empty gets a (ref, payload) record in the null
- * chain instead, the same way, which ordered scans return last.
+ * exhaustively beside the tree; VACUUM folds them into a new tree.  A NULL
+ * row gets a (ref, payload) record in the null chain instead, the same way,
+ * and a row whose value the tree cannot hold a record in the outside chain
+ * (kdam_outside.c).
  */
 #include "postgres.h"
 
@@ -61,56 +62,57 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 			Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
 			IndexInfo *indexInfo)
 {
-	KdWhere		where = {NULL, 0, *heap_tid, RelationGetRelid(heap)};
-	double		coords[KD_MAX_DIM];
+	double		coords[KD_MAX_DIM + 2];
+	double		box[KDAM_OUTSIDE_COORDS];
 	int			words = kdam_payload_words(index);
-	/* ref, coordinates, payload */
-	uint64		rec[1 + KD_MAX_DIM + INDEX_MAX_KEYS + 1];
-	int			dim;
+	/* ref, coordinates (or an outside row's kind and box), payload */
+	uint64		rec[1 + KDAM_OUTSIDE_COORDS + INDEX_MAX_KEYS + 1];
+	int			ncoords;
 	Buffer		metabuf,
 				tailbuf = InvalidBuffer,
 				newbuf = InvalidBuffer;
 	GenericXLogState *state;
 	KdamMetaPage meta;
 	KdPointType type = kdam_index_type(index);
-	KdPointInfo info;
+	int			dim;
 	int32		srid,
 				zm;
+	bool		in_tree = false;
 
-	dim = isnull[0] ? 0 : kdg_datum_read(type, values[0], coords, &where, &info);
 	rec[0] = kdg_tid_to_ref(heap_tid);
-	memcpy(rec + 1, coords, sizeof(double) * dim);
-	if (words > 0)
-		kdam_payload_from_values(index, values, isnull, rec + 1 + dim);
-
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
-	if (dim == 0)
+	dim = meta->dim;
+	srid = meta->srid;
+	zm = meta->zm;
+	if (!isnull[0])
+		in_tree = kdam_classify_row(type, values[0], &dim, &srid, &zm, coords, box);
+	ncoords = isnull[0] ? 0 : in_tree ? dim : KDAM_OUTSIDE_COORDS;
+	memcpy(rec + 1, in_tree ? coords : box, sizeof(double) * ncoords);
+	if (words > 0)
+		kdam_payload_from_values(index, values, isnull, rec + 1 + ncoords);
+
+	state = GenericXLogStart(index);
+	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (isnull[0])
 	{
-		/* no point: a record in the null chain, for ordered scans */
-		state = GenericXLogStart(index);
-		meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		/* NULL: a record in the null chain, for ordered scans */
 		append_record(index, state, &meta->null_head, &meta->null_tail,
 					  KDAM_NULLS, (const char *) rec,
 					  kdam_pending_record_size(0, words), &tailbuf, &newbuf);
 		meta->nnull++;
 	}
+	else if (!in_tree)
+	{
+		append_record(index, state, &meta->outside_head, &meta->outside_tail,
+					  KDAM_OUTSIDE, (const char *) rec,
+					  kdam_pending_record_size(KDAM_OUTSIDE_COORDS, words),
+					  &tailbuf, &newbuf);
+		meta->noutside++;
+	}
 	else
 	{
-		if (meta->dim != 0 && meta->dim != dim)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("point of dimension %d cannot be added to index \"%s\" of dimension %d",
-							dim, RelationGetRelationName(index), meta->dim),
-					 errhint("A kdgpu index holds points of one dimension.")));
-		srid = meta->srid;
-		zm = meta->zm;
-		kdam_postgis_check_row(index, type, &srid, &zm, meta->dim == 0, &info,
-							   heap_tid);
-
-		state = GenericXLogStart(index);
-		meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		meta->dim = dim;
 		meta->srid = srid;
 		meta->zm = zm;

@@ -121,6 +121,8 @@ kdam_init_metapage(Page page, int dim, KdPointType type, int words)
 	meta->pending_tail = InvalidBlockNumber;
 	meta->null_head = InvalidBlockNumber;
 	meta->null_tail = InvalidBlockNumber;
+	meta->outside_head = InvalidBlockNumber;
+	meta->outside_tail = InvalidBlockNumber;
 	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(*meta)) - (char *) page;
 }
 
@@ -375,6 +377,15 @@ kdam_read_nulls(Relation index, const KdamMetaPageData *meta,
 					  meta->nnull, nulls);
 }
 
+/* Read the records of rows outside the tree; see kdam_read_records. */
+void
+kdam_read_outside(Relation index, const KdamMetaPageData *meta,
+				  KdamPending *outside)
+{
+	kdam_read_records(index, meta->outside_head, KDAM_OUTSIDE_COORDS,
+					  meta->payload_words, meta->noutside, outside);
+}
+
 /*
  * Write n records of recsize bytes to a new chain of pages of kind flags,
  * without WAL (CREATE INDEX logs every page at its end); returns its head,
@@ -423,7 +434,7 @@ kdam_write_records(Relation index, const char *recs, int64 n, Size recsize,
 
 /*
  * Classify every page of the index: the metapage and the pages of its tree,
- * pending and null chains are in use; pages flagged free or never initialized
+ * pending, null and outside chains are in use; pages flagged free or never initialized
  * are free; any other page is an orphan, written by a build or fold that an
  * error or a crash interrupted, which no chain reaches.  Each page is read
  * once under a share lock; the caller keeps the chains still (a lock on the
@@ -436,7 +447,8 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber *next = palloc_extended(sizeof(BlockNumber) * Max(nblocks, 1),
 										MCXT_ALLOC_HUGE);
-	BlockNumber heads[3] = {meta->tree_head, meta->pending_head, meta->null_head};
+	BlockNumber heads[4] = {meta->tree_head, meta->pending_head, meta->null_head,
+	meta->outside_head};
 
 	census->nblocks = nblocks;
 	census->kind = palloc_extended(Max(nblocks, 1), MCXT_ALLOC_HUGE);
@@ -461,7 +473,7 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 		}
 		UnlockReleaseBuffer(buf);
 	}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < lengthof(heads); i++)
 		for (BlockNumber b = heads[i];
 			 b != InvalidBlockNumber && b < nblocks &&
 			 census->kind[b] == KDAM_PAGE_ORPHAN;

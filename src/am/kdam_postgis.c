@@ -74,44 +74,8 @@ kdam_postgis_index_type(Relation index, KdPointType type)
 }
 
 /*
- * Error unless a row's point has the SRID and Z/M kind of the index's
- * points; first says it is the index's first point, which sets them.
- */
-void
-kdam_postgis_check_row(Relation index, KdPointType type, int32 *srid,
-					   int32 *zm, bool first, const KdPointInfo *info,
-					   ItemPointer tid)
-{
-	if (!kdg_type_is_postgis(type))
-		return;
-	if (first)
-	{
-		*srid = info->srid;
-		*zm = info->zm;
-		return;
-	}
-	if (info->srid != *srid)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("row (%u,%u) has a point of SRID %d, index \"%s\" holds points of SRID %d",
-						ItemPointerGetBlockNumber(tid),
-						ItemPointerGetOffsetNumber(tid), info->srid,
-						RelationGetRelationName(index), *srid),
-				 errhint("A kdgpu index holds points of one SRID.")));
-	if (type == KD_TYPE_GEOMETRY && info->zm != *zm)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("row (%u,%u) has an %s point, index \"%s\" holds %s points",
-						ItemPointerGetBlockNumber(tid),
-						ItemPointerGetOffsetNumber(tid), kdg_zm_name(info->zm),
-						RelationGetRelationName(index), kdg_zm_name(*zm)),
-				 errhint("A kdgpu index holds points of one kind: XY, XYZ, XYM or XYZM.")));
-}
-
-/*
  * Error unless a query point fits the index: PostGIS's error for another
- * SRID where its operator raises one (<-> does, <<->> does not), and for
- * kd_geometry_nd_ops the index's Z/M kind.
+ * SRID where its operator raises one (<-> does, <<->> does not).
  */
 void
 kdam_postgis_check_query(Relation index, const KdamMetaPageData *meta,
@@ -121,16 +85,8 @@ kdam_postgis_check_query(Relation index, const KdamMetaPageData *meta,
 
 	if (!kdg_type_is_postgis(meta->point_type) || meta->dim == 0)
 		return;
-	/* <<->> itself does not compare SRIDs */
 	if (info->srid != meta->srid && meta->point_type != KD_TYPE_GEOMETRY)
 		kdg_srid_mismatch(opname, &col, info);
-	if (meta->point_type == KD_TYPE_GEOMETRY && info->zm != meta->zm)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("query point is %s, index \"%s\" holds %s points",
-						kdg_zm_name(info->zm), RelationGetRelationName(index),
-						kdg_zm_name(meta->zm)),
-				 errhint("Give the query point the same coordinates, e.g. with ST_Force3DZ or ST_Force3DM.")));
 }
 
 /*

@@ -1,52 +1,49 @@
 /*
  * kdam_scan.c
  *	  Index scans of the kdgpu access method: ordered (ORDER BY <->), range
- *	  (box and circle) and bitmap scans.
+ *	  and bitmap scans.
  *
  * A scan pins the metapage for its whole life (see kdam.h), takes the tree
- * from the backend's cache and reads the pending records once.
- *
- * Ordered scans with no quals start with a batch: the engine's depth-first
- * search finds the KDAM_BATCH points nearest by d2, whose exact keys are
- * computed and sorted together with the pending points'.  Every point
- * outside the batch has d2 >= the last one's, so a key below that d2's
- * lower bound (op_lower_bound) cannot be beaten: the batch's rows with such
- * keys are returned first, in order, at a fraction of the best-first cost
- * (a LIMIT 10 rarely needs more).  If the executor asks for more, the
- * best-first search below starts from scratch and skips as many rows, which
- * it returns in the same order.
+ * from the backend's cache, and reads the pending records and the rows
+ * outside the tree (kdam_outside.c) once; both are searched exhaustively
+ * beside the tree.  WHERE quals are regions (kdam_quals.c), ORDER BY keys
+ * distances and bounds (kdam_order.c).
  *
  * Ordered scans are an incremental best-first search: a binary heap holds
- * subtrees keyed by a lower bound on their distance to the query and points
- * keyed by their exact distance.  The smallest entry is
- * expanded (a subtree pushes its own point and its children) or returned
- * (a point), so rows come out in (distance, ctid) order for as long as the
- * executor asks; filters above the scan never starve a LIMIT.  On equal
- * keys subtrees sort before points, so a point is returned only when no
- * subtree can still hold a nearer or equal-but-lower-ctid one.
+ * subtrees keyed by lower bounds of their points' ORDER BY values and
+ * points keyed by their values.  The smallest entry is expanded (a subtree
+ * pushes its own point and its children) or returned (a point), so rows
+ * come out in order for as long as the executor asks; filters above the
+ * scan never starve a LIMIT.  With several ORDER BY keys entries compare
+ * lexicographically, key by key, as a sort does (a subtree's vector of
+ * lower bounds is a lexicographic lower bound of its points' vectors).  On
+ * equal keys subtrees sort before points, then points by reference, so a
+ * point is returned only when no subtree can still hold one that sorts
+ * before it: ties come out in ctid order.  NaN sorts after every number, as
+ * in float8's ordering.
  *
- * Keys are the ORDER BY operator's own values, so rows come out in exactly
- * the order (and with the distances) a sort on `col <-> query, ctid` gives,
- * with no recheck: sqrt(d2) for float8[], pg_hypot(dx, dy) for point.  A
- * subtree's key is a lower bound of its points' keys: sqrt of its squared
- * distance bound, lowered for point by a margin that covers the few ulps
- * between pg_hypot and sqrt(d2).
+ * Keys are the ORDER BY operator's own values for point and float8[], so
+ * rows come out exactly as a sort on `col <-> query, ctid` puts them, with
+ * no recheck.  PostGIS types return lower bounds and the executor rechecks
+ * the order; so do rows outside the tree whose value is not known exactly.
  *
- * Quals: box and kd_rect quals are exact; kd_ball quals prune with a widened
- * squared radius and test each point with the operator's own metric, so they
- * are exact too; circle quals (whose operator allows a tolerance) are
- * widened and rechecked by the executor.  A qual whose region has another
- * dimension than the index is an error, as the operator would raise.
- * PostGIS types return lower bounds and have the executor recheck the
- * order (kdam_postgis.c).
+ * Ordered scans with one key and no quals start with a batch: the engine's
+ * depth-first search finds the KDAM_BATCH points nearest by d2, whose exact
+ * keys are computed and sorted together with the pending and outside rows'.
+ * Every tree point outside the batch has d2 >= the last one's, so a key
+ * below that d2's lower bound cannot be beaten: the batch's rows with such
+ * keys are returned first, in order (a LIMIT 10 rarely needs more).  If the
+ * executor asks for more, the best-first search starts from scratch and
+ * skips as many rows, which it returns in the same order.
  *
  * Range and bitmap scans collect the matches of all quals at once with a
  * depth-first walk that skips subtrees outside the quals' region.
  *
- * Rows whose point is NULL or empty (the null chain) come after every point
- * in an ordered scan with no quals, in ctid order and with a NULL distance,
- * as a sort puts them; for PostGIS types (rechecked) they come first with a
- * lower bound of 0.  They match no qual.
+ * Rows with no distance (NULL rows, and for point and float8[] the empty
+ * values outside the tree) come after every point in an ordered scan, in
+ * ctid order with NULL distances, as a sort puts them; for PostGIS types
+ * (rechecked) NULL rows come first with a lower bound of -inf.  NULL rows
+ * match only IS NULL quals.
  */
 #include "postgres.h"
 
@@ -54,95 +51,69 @@
 
 #include "access/relscan.h"
 #include "nodes/tidbitmap.h"
+#include "pgstat.h"
 #include "utils/float.h"
-#include "utils/geo_decls.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "kdam.h"
+#include "kdam_scan.h"
 
-/*
- * relative and absolute margins that keep a lowered sqrt(d2) below
- * pg_hypot's value, the absolute one for squares that underflow
- */
-#define KDAM_HYPOT_MARGIN 4e-15
-#define KDAM_HYPOT_ABS	1e-150
 /* points in the first batch of an ordered scan */
 #define KDAM_BATCH 16
+/* heap items' "more" arrays allocated at a time */
+#define KDAM_MORE_CHUNK 1024
 
-typedef struct KdamQual
+/* float8 order of two values: NaN after every number. */
+static inline int
+key_cmp(double a, double b)
 {
-	int			strategy;
-	int			dim;			/* the region's dimension */
-	double		lo[KD_MAX_DIM]; /* box, kd_rect */
-	double		hi[KD_MAX_DIM];
-	double		center[KD_MAX_DIM]; /* circle, kd_ball */
-	double		radius;
-	double		r2max;			/* squared radius, widened */
-} KdamQual;
+	if (a < b)
+		return -1;
+	if (a > b)
+		return 1;
+	if (a == b)
+		return 0;
+	return isnan(a) ? (isnan(b) ? 0 : 1) : -1;
+}
 
-/*
- * heap entry: a subtree (node) or a point (ref).  A point's location is
- * its tree node, or the tree's size plus its pending record's number.
- */
-typedef struct KdamHeapItem
-{
-	double		key;			/* operator distance, or a lower bound */
-	double		lb2;			/* subtree: lower bound on its d2 */
-	uint64		ref;
-	int64		node;			/* subtree root, or -1 - location of a point */
-} KdamHeapItem;
-
-typedef struct KdamScanOpaqueData
-{
-	MemoryContext cxt;			/* per-rescan allocations */
-	Buffer		metabuf;		/* pinned for the scan's life */
-	KdamMetaPageData meta;
-	KdamTree   *tree;
-	KdamPending pending;
-	KdPointType type;
-	int			nquals;
-	KdamQual   *quals;
-	bool		empty;			/* a qual can match nothing */
-	bool		recheck;		/* circle or PostGIS &&: the executor tests */
-	bool		started;
-	/* ordered scans */
-	bool		ordered;
-	bool		order_null;		/* ORDER BY argument is NULL */
-	double		query[KD_MAX_DIM];
-	KdamHeapItem *batch;		/* the first rows, in order (key, ref) */
-	int			nbatch;
-	int			batchpos;
-	int64		skip;			/* rows the best-first search must skip */
-	KdamHeapItem *heap;		/* NULL until the best-first search starts */
-	int64		nheap;
-	int64		capheap;
-	MemoryContext tupcxt;		/* index-only scans: the tuple returned */
-	KdamPending nulls;			/* rows with no point, read when reached */
-	int64	   *nullorder;		/* their order by ref */
-	bool		nulls_read;
-	int64		nullpos;
-	/* range scans */
-	int64	   *hits;			/* locations of the matches */
-	int64		nhits;
-	int64		pos;
-} KdamScanOpaqueData;
-
-typedef KdamScanOpaqueData *KdamScanOpaque;
-
-/* heap order: key, then subtrees before points, then ref */
+/* heap order: keys lexicographically, then subtrees before points, then ref */
 static inline bool
-item_less(const KdamHeapItem *a, const KdamHeapItem *b)
+item_less(const KdamScanOpaque so, const KdamHeapItem *a, const KdamHeapItem *b)
 {
-	if (a->key != b->key)
-		return a->key < b->key;
+	int			c = key_cmp(a->key, b->key);
+
+	for (int i = 0; c == 0 && i < so->norder - 1; i++)
+		c = key_cmp(a->more[i], b->more[i]);
+	if (c != 0)
+		return c < 0;
 	if ((a->node >= 0) != (b->node >= 0))
 		return a->node >= 0;
 	return a->ref < b->ref;
 }
 
+/* Room for an item's other keys and their squared bounds (NULL for one key). */
+static double *
+more_alloc(KdamScanOpaque so)
+{
+	int			per = 2 * (so->norder - 1);
+	double	   *m;
+
+	if (so->norder == 1)
+		return NULL;
+	if (so->more_left == 0)
+	{
+		so->more_free = MemoryContextAlloc(so->cxt,
+										   sizeof(double) * per * KDAM_MORE_CHUNK);
+		so->more_left = KDAM_MORE_CHUNK;
+	}
+	m = so->more_free;
+	so->more_free += per;
+	so->more_left--;
+	return m;
+}
+
 static void
-heap_push(KdamScanOpaque so, double key, double lb2, uint64 ref, int64 node)
+heap_push(KdamScanOpaque so, const KdamHeapItem *item)
 {
 	int64		i;
 
@@ -152,11 +123,8 @@ heap_push(KdamScanOpaque so, double key, double lb2, uint64 ref, int64 node)
 		so->heap = repalloc_huge(so->heap, sizeof(KdamHeapItem) * so->capheap);
 	}
 	i = so->nheap++;
-	so->heap[i].key = key;
-	so->heap[i].lb2 = lb2;
-	so->heap[i].ref = ref;
-	so->heap[i].node = node;
-	while (i > 0 && item_less(&so->heap[i], &so->heap[(i - 1) / 2]))
+	so->heap[i] = *item;
+	while (i > 0 && item_less(so, &so->heap[i], &so->heap[(i - 1) / 2]))
 	{
 		KdamHeapItem t = so->heap[i];
 
@@ -178,9 +146,9 @@ heap_pop(KdamScanOpaque so)
 		int64		l = 2 * i + 1,
 					m = i;
 
-		if (l < so->nheap && item_less(&so->heap[l], &so->heap[m]))
+		if (l < so->nheap && item_less(so, &so->heap[l], &so->heap[m]))
 			m = l;
-		if (l + 1 < so->nheap && item_less(&so->heap[l + 1], &so->heap[m]))
+		if (l + 1 < so->nheap && item_less(so, &so->heap[l + 1], &so->heap[m]))
 			m = l + 1;
 		if (m == i)
 			break;
@@ -195,162 +163,113 @@ heap_pop(KdamScanOpaque so)
 	return top;
 }
 
-/* The ORDER BY operator's distance from the query to p. */
-static inline double
-op_distance(const KdamScanOpaque so, const double *p, int dim)
+/* Locations: where the outside rows and the NULL rows start. */
+static inline int64
+loc_outside(const KdamScanOpaque so)
 {
-	if (so->order_null)
-		return 0.0;
-	if (so->type == KD_TYPE_POINT)
-		return pg_hypot(p[0] - so->query[0], p[1] - so->query[1]);
-	if (kdg_type_is_postgis(so->type))
-		return kdam_postgis_lower_bound(so->type, kd_dist2(p, so->query, dim));
-	return sqrt(kd_dist2(p, so->query, dim));
+	return so->tree->tree.n + so->pending.n;
+}
+
+static inline int64
+loc_nulls(const KdamScanOpaque so)
+{
+	return loc_outside(so) + so->outside.n;
+}
+
+/* The outside record at a location, or NULL for any other location. */
+static inline const double *
+loc_outside_rec(const KdamScanOpaque so, int64 loc)
+{
+	if (loc < loc_outside(so) || loc >= loc_nulls(so))
+		return NULL;
+	return kdam_scan_outside_rec(so, loc - loc_outside(so));
 }
 
 /*
- * A lower bound on op_distance for points with d2 >= lb2.  When d2
- * overflows, pg_hypot may still be finite, so no bound is known.
+ * The reference of the row at a location: a tree node, a pending record,
+ * an outside record or a NULL row.
  */
-static inline double
-op_lower_bound(const KdamScanOpaque so, double lb2)
+static inline uint64
+loc_ref(KdamScanOpaque so, int64 loc)
 {
-	if (so->type == KD_TYPE_POINT)
-		return isinf(lb2) ? 0.0
-			: Max(0.0, sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN) - KDAM_HYPOT_ABS);
-	if (kdg_type_is_postgis(so->type))
-		return kdam_postgis_lower_bound(so->type, lb2);
-	return sqrt(lb2);
+	const KdTree *t = &so->tree->tree;
+
+	if (loc < t->n)
+		return t->refs[loc];
+	if (loc < loc_outside(so))
+		return so->pending.refs[loc - t->n];
+	if (loc < loc_nulls(so))
+		return so->outside.refs[loc - loc_outside(so)];
+	return so->nulls.refs[loc - loc_nulls(so)];
 }
 
-/* Whether a qual's region is a box (box, kd_rect) rather than a ball. */
-static inline bool
-qual_is_box(const KdamQual *q)
+/* The coordinates of a tree or pending point. */
+static inline const double *
+loc_coords(KdamScanOpaque so, int64 loc)
 {
-	return q->strategy == KDAM_STRATEGY_IN_BOX ||
-		q->strategy == KDAM_STRATEGY_IN_RECT;
+	const KdTree *t = &so->tree->tree;
+
+	if (loc < t->n)
+		return t->coords + loc * t->dim;
+	return so->pending.coords + (loc - t->n) * so->meta.dim;
 }
 
-/* Whether a point may satisfy every qual (exact but for circles). */
-static bool
-quals_match(const KdamScanOpaque so, const double *p, int dim)
+/* A heap item for the row at a location, keyed by every ORDER BY key. */
+static void
+point_item(KdamScanOpaque so, int64 loc, KdamHeapItem *it)
 {
-	for (int i = 0; i < so->nquals; i++)
+	const double *rec = loc_outside_rec(so, loc);
+	const double *p = rec ? NULL : loc_coords(so, loc);
+
+	it->ref = loc_ref(so, loc);
+	it->node = -1 - loc;
+	it->lb2 = 0.0;
+	it->more = more_alloc(so);
+	for (int k = 0; k < so->norder; k++)
 	{
-		const KdamQual *q = &so->quals[i];
+		double		v = rec ? kdam_order_outside(so, &so->keys[k], rec)
+			: kdam_order_point(so, &so->keys[k], p, so->meta.dim);
 
-		if (qual_is_box(q))
-		{
-			for (int j = 0; j < dim; j++)
-				if (p[j] < q->lo[j] || p[j] > q->hi[j])
-					return false;
-		}
-		else if (kd_dist2(p, q->center, dim) > q->r2max)
-			return false;
-		else if (q->strategy == KDAM_STRATEGY_IN_BALL &&
-				 !(kdg_metric(so->type, p, q->center, dim) <= q->radius))
-			return false;
+		if (k == 0)
+			it->key = v;
+		else
+			it->more[k - 1] = v;
 	}
-	return true;
-}
-
-/* Whether a region (a stored box) may hold a point satisfying the quals. */
-static bool
-quals_meet_box(const KdamScanOpaque so, const double *box, int dim)
-{
-	for (int i = 0; i < so->nquals; i++)
-	{
-		const KdamQual *q = &so->quals[i];
-
-		if (qual_is_box(q))
-		{
-			for (int j = 0; j < dim; j++)
-				if (q->hi[j] < box[j] || q->lo[j] > box[dim + j])
-					return false;
-		}
-		else if (kd_box_dist2(q->center, box, dim) > q->r2max)
-			return false;
-	}
-	return true;
 }
 
 /*
- * Whether the side of node's split plane holding coordinates <= v (left) or
- * >= v (right) may hold a point satisfying the quals.
+ * A heap item for the child subtree of a node whose point is p, on the
+ * left or right of its split plane s, given the parent's item.
  */
-static bool
-quals_meet_side(const KdamScanOpaque so, int s, double v, bool left)
+static void
+subtree_item(KdamScanOpaque so, const KdamHeapItem *parent, const double *p,
+			 int s, bool left, int64 child, KdamHeapItem *it)
 {
-	for (int i = 0; i < so->nquals; i++)
-	{
-		const KdamQual *q = &so->quals[i];
+	const KdTree *t = &so->tree->tree;
+	const double *box = child < t->nbounds ? t->bounds + child * 2 * t->dim : NULL;
 
-		if (qual_is_box(q))
+	it->ref = 0;
+	it->node = child;
+	it->more = more_alloc(so);
+	for (int k = 0; k < so->norder; k++)
+	{
+		const KdamOrderKey *key = &so->keys[k];
+		double		lb2 = k == 0 ? parent->lb2 : parent->more[so->norder - 1 + k - 1];
+
+		lb2 = Max(lb2, kdam_order_side2(key, p, s, left));
+		if (box)
+			lb2 = Max(lb2, kdam_order_box2(key, box, t->dim));
+		if (k == 0)
 		{
-			if (left ? q->lo[s] > v : q->hi[s] < v)
-				return false;
+			it->lb2 = lb2;
+			it->key = kdam_order_bound(so, key, lb2);
 		}
 		else
 		{
-			double		d = q->center[s] - v;
-
-			if ((left ? d > 0 : d < 0) && d * d > q->r2max)
-				return false;
+			it->more[so->norder - 1 + k - 1] = lb2;
+			it->more[k - 1] = kdam_order_bound(so, key, lb2);
 		}
 	}
-	return true;
-}
-
-/* Read a scan key's argument into a qual; false if it can match nothing. */
-static bool
-qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
-{
-	q->strategy = key->sk_strategy;
-	q->dim = 2;
-	if (key->sk_flags & SK_ISNULL)
-		return false;
-	if (key->sk_strategy == KDAM_STRATEGY_IN_BOX && kdg_type_is_postgis(so->type))
-	{
-		/* col && arg: PostGIS tests float4 boxes; the executor rechecks */
-		so->recheck = true;
-		q->dim = kdam_postgis_box_qual(so->type, key->sk_argument, q->lo, q->hi);
-		return q->dim > 0;
-	}
-	/* ball and rect dimensions are checked against the index's later */
-	if (key->sk_strategy == KDAM_STRATEGY_IN_BALL)
-	{
-		q->dim = kdg_ball_from_datum(key->sk_argument, 0, q->center, &q->radius);
-		q->r2max = kd_radius_bound(q->radius);
-		return q->dim > 0;
-	}
-	if (key->sk_strategy == KDAM_STRATEGY_IN_RECT)
-	{
-		q->dim = kdg_rect_from_datum(key->sk_argument, 0, q->lo, q->hi);
-		return q->dim > 0;
-	}
-	if (key->sk_strategy == KDAM_STRATEGY_IN_BOX)
-	{
-		BOX		   *box = DatumGetBoxP(key->sk_argument);
-
-		q->lo[0] = box->low.x;
-		q->lo[1] = box->low.y;
-		q->hi[0] = box->high.x;
-		q->hi[1] = box->high.y;
-		return !isnan(box->low.x) && !isnan(box->low.y) &&
-			!isnan(box->high.x) && !isnan(box->high.y);
-	}
-	if (key->sk_strategy == KDAM_STRATEGY_IN_CIRCLE)
-	{
-		CIRCLE	   *c = DatumGetCircleP(key->sk_argument);
-
-		q->center[0] = c->center.x;
-		q->center[1] = c->center.y;
-		q->radius = c->radius;
-		q->r2max = kd_radius_bound(c->radius);
-		return !isnan(c->radius) && !isnan(c->center.x) && !isnan(c->center.y);
-	}
-	elog(ERROR, "unsupported kdgpu strategy %d", key->sk_strategy);
-	return false;
 }
 
 /* ambeginscan */
@@ -374,7 +293,7 @@ kdam_beginscan(Relation index, int nkeys, int norderbys)
 	return scan;
 }
 
-/* amrescan: take the quals and the query point; the search starts lazily */
+/* amrescan: take the quals and the ORDER BY keys; the search starts lazily */
 void
 kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 			int norderbys)
@@ -387,6 +306,7 @@ kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	so->empty = false;
 	so->heap = NULL;
 	so->nheap = 0;
+	so->more_left = 0;
 	so->nbatch = 0;
 	so->batchpos = 0;
 	so->skip = 0;
@@ -405,19 +325,16 @@ kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	so->recheck = false;
 	for (int i = 0; i < so->nquals; i++)
 	{
-		if (!qual_from_key(so, &scan->keyData[i], &so->quals[i]))
+		if (!kdam_qual_from_key(so, &scan->keyData[i], &so->quals[i]))
 			so->empty = true;
-		/* circle quals are widened: the executor applies the exact test */
-		if (so->quals[i].strategy == KDAM_STRATEGY_IN_CIRCLE)
-			so->recheck = true;
+		so->recheck |= so->quals[i].lossy;
 	}
 	so->ordered = scan->numberOfOrderBys > 0;
-	so->order_null = so->ordered &&
-		(scan->orderByData[0].sk_flags & SK_ISNULL) != 0;
+	so->norder = scan->numberOfOrderBys;
 	MemoryContextSwitchTo(old);
 }
 
-/* Pin the metapage, take the tree and the pending records. */
+/* Pin the metapage, take the tree, the pending and the outside records. */
 static void
 scan_start(IndexScanDesc scan)
 {
@@ -430,7 +347,8 @@ scan_start(IndexScanDesc scan)
 	LockBuffer(so->metabuf, BUFFER_LOCK_SHARE);
 	so->meta = *kdam_metapage(index, BufferGetPage(so->metabuf));
 	for (int i = 0; i < so->nquals; i++)
-		if (so->meta.dim > 0 && so->quals[i].dim != so->meta.dim)
+		if (so->meta.dim > 0 && so->quals[i].dim > 0 &&
+			so->quals[i].dim != so->meta.dim)
 		{
 			LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
 			ereport(ERROR,
@@ -444,6 +362,10 @@ scan_start(IndexScanDesc scan)
 		kdam_read_pending(index, &so->meta, &so->pending);
 	else
 		memset(&so->pending, 0, sizeof(so->pending));
+	if (so->meta.noutside > 0)
+		kdam_read_outside(index, &so->meta, &so->outside);
+	else
+		memset(&so->outside, 0, sizeof(so->outside));
 	MemoryContextSwitchTo(old);
 	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
 	/* the pin keeps VACUUM off the tree pages while they are read */
@@ -452,133 +374,140 @@ scan_start(IndexScanDesc scan)
 	so->tree = NULL;
 	so->tree = kdam_cache_get(index, &so->meta);
 	so->started = true;
-}
-
-/* qsort comparator of heap items, in heap order. */
-static int
-item_cmp(const void *a, const void *b)
-{
-	return item_less(a, b) ? -1 : item_less(b, a) ? 1 : 0;
+	pgstat_count_index_scan(index);
 }
 
 /*
- * The first rows of an ordered scan with no quals, from a depth-first batch
- * (see the file header), into so->batch in (key, ref) order.
+ * Whether the row outside the tree at outside record i takes part in an
+ * ordered scan's distance order: every one does but, for point and
+ * float8[], empty values, which have no distance and come with the NULLs.
+ */
+static bool
+outside_ordered(const KdamScanOpaque so, int64 i)
+{
+	return kdg_type_is_postgis(so->type) ||
+		KdamOutsideKind(kdam_scan_outside_rec(so, i)) != KDAM_OUT_EMPTY;
+}
+
+/* qsort comparator of heap items, in heap order; arg is the scan. */
+static int
+item_cmp(const void *a, const void *b, void *arg)
+{
+	KdamScanOpaque so = arg;
+
+	return item_less(so, a, b) ? -1 : item_less(so, b, a) ? 1 : 0;
+}
+
+/*
+ * The first rows of an ordered scan with one point key and no quals, from
+ * a depth-first batch (see the file header), into so->batch in order.
  */
 static void
 ordered_batch(KdamScanOpaque so)
 {
 	const KdTree *t = &so->tree->tree;
-	int			dim = so->meta.dim;
+	const KdamOrderKey *key = &so->keys[0];
 	KdNeighbor	found[KDAM_BATCH];
-	int			nfound = kd_knn_one_nodes(t, so->query, KDAM_BATCH, found);
+	int			nfound = kd_knn_one_nodes(t, key->q, KDAM_BATCH, found);
 	double		bound = nfound < KDAM_BATCH ? INFINITY
-		: op_lower_bound(so, found[nfound - 1].d2);
-	int64		npending = 0;
+		: kdam_order_bound(so, key, found[nfound - 1].d2);
 	int			n = 0;
 
-	for (int64 i = 0; i < so->pending.n; i++)
-		npending += op_distance(so, so->pending.coords + i * dim, dim) < bound;
-	so->batch = MemoryContextAlloc(so->cxt,
-								   sizeof(KdamHeapItem) * (nfound + npending + 1));
+	so->batch = MemoryContextAlloc(so->cxt, sizeof(KdamHeapItem) *
+								   (nfound + so->pending.n + so->outside.n + 1));
 	for (int i = 0; i < nfound; i++)
 	{
 		int64		node = (int64) found[i].ref;
-		double		key = op_distance(so, t->coords + node * dim, dim);
 
-		if (t->refs[node] != KDAM_DEAD_REF && key < bound)
-		{
-			so->batch[n].key = key;
-			so->batch[n].ref = t->refs[node];
-			so->batch[n++].node = -1 - node;
-		}
+		if (t->refs[node] == KDAM_DEAD_REF)
+			continue;
+		point_item(so, node, &so->batch[n]);
+		n += so->batch[n].key < bound;
 	}
-	for (int64 i = 0; i < so->pending.n; i++)
+	for (int64 i = 0; i < so->pending.n + so->outside.n; i++)
 	{
-		double		key = op_distance(so, so->pending.coords + i * dim, dim);
-
-		if (key < bound)
-		{
-			so->batch[n].key = key;
-			so->batch[n].ref = so->pending.refs[i];
-			so->batch[n++].node = -1 - (t->n + i);
-		}
+		if (i >= so->pending.n && !outside_ordered(so, i - so->pending.n))
+			continue;
+		point_item(so, t->n + i, &so->batch[n]);
+		n += key_cmp(so->batch[n].key, bound) < 0;
 	}
-	qsort(so->batch, n, sizeof(KdamHeapItem), item_cmp);
+	qsort_arg(so->batch, n, sizeof(KdamHeapItem), item_cmp, so);
 	so->nbatch = n;
 	so->skip = n;
 }
 
-/* Start the best-first search: the root subtree and every pending point. */
+/*
+ * Start the best-first search: the root subtree, and every pending and
+ * outside row that the quals may accept.
+ */
 static void
 best_first_start(KdamScanOpaque so)
 {
 	int			dim = so->meta.dim;
+	KdamHeapItem it;
 
 	so->capheap = 1024;
 	so->heap = MemoryContextAlloc(so->cxt, sizeof(KdamHeapItem) * so->capheap);
 	if (so->tree->tree.n > 0)
-		heap_push(so, 0.0, 0.0, 0, 0);
-	for (int64 i = 0; i < so->pending.n; i++)
 	{
-		const double *p = so->pending.coords + i * dim;
-
-		if (quals_match(so, p, dim))
-			heap_push(so, op_distance(so, p, dim), 0.0, so->pending.refs[i],
-					  -1 - (so->tree->tree.n + i));
+		it.key = so->all_null ? 0.0 : kdam_order_bound(so, &so->keys[0], 0.0);
+		it.lb2 = 0.0;
+		it.ref = 0;
+		it.node = 0;
+		it.more = more_alloc(so);
+		for (int k = 1; k < so->norder; k++)
+		{
+			it.more[k - 1] = kdam_order_bound(so, &so->keys[k], 0.0);
+			it.more[so->norder - 1 + k - 1] = 0.0;
+		}
+		heap_push(so, &it);
 	}
+	for (int64 i = 0; i < so->pending.n; i++)
+		if (kdam_quals_match(so, so->pending.coords + i * dim, dim))
+		{
+			point_item(so, so->tree->tree.n + i, &it);
+			heap_push(so, &it);
+		}
+	for (int64 i = 0; i < so->outside.n; i++)
+		if (outside_ordered(so, i) &&
+			kdam_quals_take_outside(so, kdam_scan_outside_rec(so, i)))
+		{
+			point_item(so, loc_outside(so) + i, &it);
+			heap_push(so, &it);
+		}
 }
 
-/* Start an ordered scan: read the query point, and take a first batch. */
+/* Start an ordered scan: read the ORDER BY keys, and take a first batch. */
 static void
 ordered_start(IndexScanDesc scan)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
-	int			dim = so->meta.dim;
 
-	if (!so->order_null)
+	so->keys = MemoryContextAllocZero(so->cxt, sizeof(KdamOrderKey) * so->norder);
+	so->all_null = true;
+	for (int k = 0; k < so->norder; k++)
 	{
-		KdWhere		where = {"ORDER BY", 0};
-		KdPointInfo info;
-		int			qdim = kdg_datum_read(so->type,
-										  scan->orderByData[0].sk_argument,
-										  so->query, &where, &info);
-
-		kdam_postgis_check_query(scan->indexRelation, &so->meta, &info,
-								 so->type == KD_TYPE_GEOGRAPHY ?
-								 "geography_distance_knn" : "ST_Distance");
-		if (qdim == 0 && kdg_type_is_postgis(so->type))
-		{
-			/* an empty point: PostGIS's distance is NULL for every row */
-			so->order_null = true;
-			memset(so->query, 0, sizeof(so->query));
-		}
-		else if (dim > 0 && qdim != dim)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("query point has dimension %d, index \"%s\" has dimension %d",
-							qdim, RelationGetRelationName(scan->indexRelation), dim)));
+		kdam_order_key_init(scan, &scan->orderByData[k], &so->keys[k]);
+		so->all_null &= so->keys[k].null;
 	}
-	else
-		memset(so->query, 0, sizeof(so->query));
-	if (!so->order_null && so->nquals == 0)
+	if (so->norder == 1 && so->nquals == 0 && !so->keys[0].null &&
+		!so->keys[0].box && so->tree->tree.n > 0)
 		ordered_batch(so);
 }
 
 /*
- * Next point of an ordered scan in (distance, ref) order, and its location;
- * false when none is left.
+ * Next row of an ordered scan in order, as a heap item (keys and
+ * location); false when none is left.
  */
 static bool
-ordered_next(KdamScanOpaque so, double *dist, int64 *loc)
+ordered_next(KdamScanOpaque so, KdamHeapItem *out)
 {
 	const KdTree *t = &so->tree->tree;
 	int			dim = t->dim;
 
 	if (so->batchpos < so->nbatch)
 	{
-		*dist = so->batch[so->batchpos].key;
-		*loc = -1 - so->batch[so->batchpos++].node;
+		*out = so->batch[so->batchpos++];
 		return true;
 	}
 	if (so->heap == NULL)
@@ -597,38 +526,30 @@ ordered_next(KdamScanOpaque so, double *dist, int64 *loc)
 				so->skip--;
 				continue;
 			}
-			*dist = it.key;
-			*loc = -1 - it.node;
+			*out = it;
 			return true;
 		}
 		p = t->coords + it.node * dim;
-		if (t->refs[it.node] != KDAM_DEAD_REF && quals_match(so, p, dim))
-			heap_push(so, op_distance(so, p, dim), 0.0, t->refs[it.node], -1 - it.node);
+		if (t->refs[it.node] != KDAM_DEAD_REF && kdam_quals_match(so, p, dim))
+		{
+			KdamHeapItem pt;
+
+			point_item(so, it.node, &pt);
+			heap_push(so, &pt);
+		}
 		s = t->split[it.node];
 		for (int side = 0; side < 2; side++)
 		{
 			int64		child = 2 * it.node + 1 + side;
-			double		lb = it.lb2;
+			KdamHeapItem sub;
 
-			if (child >= t->n || !quals_meet_side(so, s, p[s], side == 0))
+			if (child >= t->n || !kdam_quals_meet_side(so, s, p[s], side == 0))
 				continue;
-			if (!so->order_null)
-			{
-				double		diff = so->query[s] - p[s];
-
-				if ((side == 0) == (diff > 0) && diff * diff > lb)
-					lb = diff * diff;
-			}
-			if (child < t->nbounds)
-			{
-				const double *box = t->bounds + child * 2 * dim;
-
-				if (!quals_meet_box(so, box, dim))
-					continue;
-				if (!so->order_null)
-					lb = Max(lb, kd_box_dist2(so->query, box, dim));
-			}
-			heap_push(so, so->order_null ? 0.0 : op_lower_bound(so, lb), lb, 0, child);
+			if (child < t->nbounds &&
+				!kdam_quals_meet_box(so, t->bounds + child * 2 * dim, dim))
+				continue;
+			subtree_item(so, &it, p, s, side == 0, child, &sub);
+			heap_push(so, &sub);
 		}
 	}
 	return false;
@@ -661,9 +582,9 @@ range_collect(KdamScanOpaque so)
 						right;
 
 			if (node < t->nbounds &&
-				!quals_meet_box(so, t->bounds + node * 2 * dim, dim))
+				!kdam_quals_meet_box(so, t->bounds + node * 2 * dim, dim))
 				break;
-			if (t->refs[node] != KDAM_DEAD_REF && quals_match(so, p, dim))
+			if (t->refs[node] != KDAM_DEAD_REF && kdam_quals_match(so, p, dim))
 			{
 				if (so->nhits == cap)
 				{
@@ -672,124 +593,174 @@ range_collect(KdamScanOpaque so)
 				}
 				so->hits[so->nhits++] = node;
 			}
-			left = quals_meet_side(so, s, p[s], true);
-			right = quals_meet_side(so, s, p[s], false);
+			left = kdam_quals_meet_side(so, s, p[s], true);
+			right = kdam_quals_meet_side(so, s, p[s], false);
 			if (left && right)
 				stack[sp++] = 2 * node + 2;
 			node = left ? 2 * node + 1 : right ? 2 * node + 2 : t->n;
 		}
 	}
-	for (int64 i = 0; i < so->pending.n; i++)
-		if (quals_match(so, so->pending.coords + i * dim, dim))
+	for (int64 i = 0; i < so->pending.n + so->outside.n; i++)
+	{
+		bool		take = i < so->pending.n
+			? kdam_quals_match(so, so->pending.coords + i * so->meta.dim, so->meta.dim)
+			: kdam_quals_take_outside(so, kdam_scan_outside_rec(so, i - so->pending.n));
+
+		if (!take)
+			continue;
+		if (so->nhits == cap)
 		{
-			if (so->nhits == cap)
-			{
-				cap *= 2;
-				so->hits = repalloc_huge(so->hits, sizeof(int64) * cap);
-			}
-			so->hits[so->nhits++] = t->n + i;
+			cap *= 2;
+			so->hits = repalloc_huge(so->hits, sizeof(int64) * cap);
 		}
+		so->hits[so->nhits++] = t->n + i;
+	}
 }
 
-/*
- * The reference of the point at a location: a tree node, the tree's size
- * plus a pending record's number, or past those a null record's number.
- */
-static inline uint64
-loc_ref(KdamScanOpaque so, int64 loc)
-{
-	const KdTree *t = &so->tree->tree;
-
-	if (loc < t->n)
-		return t->refs[loc];
-	if (loc < t->n + so->pending.n)
-		return so->pending.refs[loc - t->n];
-	return so->nulls.refs[loc - t->n - so->pending.n];
-}
-
-/* qsort_arg comparator of null records by ref; arg is the records. */
+/* qsort_arg comparator of locations by reference; arg is the scan. */
 static int
-null_cmp(const void *a, const void *b, void *arg)
+ref_cmp(const void *a, const void *b, void *arg)
 {
-	const uint64 *refs = ((KdamPending *) arg)->refs;
-	uint64		x = refs[*(const int64 *) a];
-	uint64		y = refs[*(const int64 *) b];
+	uint64		x = loc_ref(arg, *(const int64 *) a);
+	uint64		y = loc_ref(arg, *(const int64 *) b);
 
 	return (x > y) - (x < y);
 }
 
 /*
- * The location of the next row with no point for an ordered scan, read
- * from the null chain when first reached; false when none is left.  Rows
- * inserted since the scan started may be read too: the executor checks
- * every row's visibility.
+ * The location of the next row with no distance for an ordered scan, or
+ * of the next NULL row for a range scan: NULL rows (read from the null
+ * chain when first reached) that the quals take, and for ordered scans of
+ * point and float8[] the empty values outside the tree; in ctid order.
+ * false when none is left.  Rows inserted since the scan started may be
+ * read too: the executor checks every row's visibility.
  */
 static bool
 next_null(IndexScanDesc scan, int64 *loc)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 
-	if (so->nquals > 0)
-		return false;
 	if (!so->nulls_read)
 	{
 		KdamMetaPageData meta;
 		MemoryContext old = MemoryContextSwitchTo(so->cxt);
+		bool		take = kdam_quals_take_null(so);
+		int64		n = 0;
 
 		LockBuffer(so->metabuf, BUFFER_LOCK_SHARE);
 		meta = *kdam_metapage(scan->indexRelation, BufferGetPage(so->metabuf));
-		if (meta.nnull > 0)
+		if (meta.nnull > 0 && take)
 			kdam_read_nulls(scan->indexRelation, &meta, &so->nulls);
 		else
 			memset(&so->nulls, 0, sizeof(so->nulls));
 		LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
-		so->nullorder = palloc_extended(sizeof(int64) * Max(so->nulls.n, 1),
+		so->nullorder = palloc_extended(sizeof(int64) *
+										(so->nulls.n + so->outside.n + 1),
 										MCXT_ALLOC_HUGE);
 		for (int64 i = 0; i < so->nulls.n; i++)
-			so->nullorder[i] = i;
-		qsort_arg(so->nullorder, so->nulls.n, sizeof(int64), null_cmp, &so->nulls);
+			so->nullorder[n++] = loc_nulls(so) + i;
+		for (int64 i = 0; so->ordered && i < so->outside.n; i++)
+			if (!outside_ordered(so, i) &&
+				kdam_quals_take_outside(so, kdam_scan_outside_rec(so, i)))
+				so->nullorder[n++] = loc_outside(so) + i;
+		so->nnullorder = n;
+		qsort_arg(so->nullorder, n, sizeof(int64), ref_cmp, so);
 		MemoryContextSwitchTo(old);
 		so->nulls_read = true;
 	}
-	if (so->nullpos >= so->nulls.n)
+	if (so->nullpos >= so->nnullorder)
 		return false;
-	*loc = so->tree->tree.n + so->pending.n + so->nullorder[so->nullpos++];
+	*loc = so->nullorder[so->nullpos++];
 	return true;
 }
 
-/* Return the point at loc: its TID, and its index tuple when asked for. */
+/*
+ * Return the row at loc: its TID, whether the executor must recheck it, and
+ * its index tuple when asked for.
+ */
 static void
-return_point(IndexScanDesc scan, int64 loc)
+return_row(IndexScanDesc scan, int64 loc)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 	const KdamTree *t = so->tree;
-	int			dim = so->meta.dim;
+	const double *rec = loc_outside_rec(so, loc);
 	int			words = so->meta.payload_words;
+	const double *coords = NULL;
+	const uint64 *payload;
 	MemoryContext old;
 
 	kdg_ref_to_tid(loc_ref(so, loc), &scan->xs_heaptid);
+	/* rows outside the tree pass quals by their box alone */
+	scan->xs_recheck = so->recheck || (rec != NULL && so->nquals > 0);
 	if (!scan->xs_want_itup)
 		return;
+	if (loc < t->tree.n)
+	{
+		coords = t->tree.coords + loc * so->meta.dim;
+		payload = t->payload + loc * words;
+	}
+	else if (loc < loc_outside(so))
+	{
+		coords = so->pending.coords + (loc - t->tree.n) * so->meta.dim;
+		payload = so->pending.payload + (loc - t->tree.n) * words;
+	}
+	else if (rec != NULL)
+	{
+		if (KdamOutsideKind(rec) == KDAM_OUT_EXACT)
+			coords = KdamOutsideLow(rec);
+		payload = so->outside.payload + (loc - loc_outside(so)) * words;
+	}
+	else
+		payload = so->nulls.payload + (loc - loc_nulls(so)) * words;
 	if (so->tupcxt == NULL)
 		so->tupcxt = AllocSetContextCreate(MemoryContextGetParent(so->cxt),
 										   "kdgpu scan tuple",
 										   ALLOCSET_SMALL_SIZES);
 	MemoryContextReset(so->tupcxt);
 	old = MemoryContextSwitchTo(so->tupcxt);
-	if (loc < t->tree.n)
-		scan->xs_itup = kdam_form_tuple(scan->indexRelation,
-										t->tree.coords + loc * dim,
-										t->payload + loc * words);
-	else if (loc < t->tree.n + so->pending.n)
-		scan->xs_itup = kdam_form_tuple(scan->indexRelation,
-										so->pending.coords + (loc - t->tree.n) * dim,
-										so->pending.payload + (loc - t->tree.n) * words);
-	else
-		scan->xs_itup = kdam_form_tuple(scan->indexRelation, NULL,
-										so->nulls.payload +
-										(loc - t->tree.n - so->pending.n) * words);
+	scan->xs_itup = kdam_form_tuple(scan->indexRelation, coords, payload);
 	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
 	MemoryContextSwitchTo(old);
+}
+
+/* amgettuple for ordered scans: the next row and its ORDER BY values. */
+static bool
+ordered_gettuple(IndexScanDesc scan)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	bool		postgis = kdg_type_is_postgis(so->type);
+	KdamHeapItem it;
+	int64		loc;
+	bool		no_distance = false;
+	const double *rec;
+
+	/*
+	 * Rows with no distance: last with NULL values, as a sort puts them;
+	 * for PostGIS types first with a lower bound of -inf, and the
+	 * executor sorts them.
+	 */
+	if (postgis && next_null(scan, &loc))
+		no_distance = true;
+	else if (ordered_next(so, &it))
+		loc = -1 - it.node;
+	else if (!postgis && next_null(scan, &loc))
+		no_distance = true;
+	else
+		return false;
+	return_row(scan, loc);
+	rec = loc_outside_rec(so, loc);
+	for (int k = 0; k < so->norder; k++)
+	{
+		double		v = no_distance ? -get_float8_infinity()
+			: k == 0 ? it.key : it.more[k - 1];
+
+		scan->xs_orderbyvals[k] = Float8GetDatum(v);
+		scan->xs_orderbynulls[k] = so->keys[k].null || (no_distance && !postgis);
+	}
+	scan->xs_recheckorderby = !so->all_null &&
+		(postgis || (rec != NULL && KdamOutsideKind(rec) != KDAM_OUT_EXACT &&
+					 !no_distance));
+	return true;
 }
 
 /* amgettuple */
@@ -797,6 +768,7 @@ bool
 kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	int64		loc;
 
 	if (so->empty)
 		return false;
@@ -808,41 +780,13 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 		else
 			range_collect(so);
 	}
-	scan->xs_recheck = so->recheck;
-
 	if (so->ordered)
-	{
-		double		dist;
-		int64		loc;
-
-		bool		null_distance = so->order_null;
-		bool		nulls_first = kdg_type_is_postgis(so->type);
-
-		/*
-		 * Rows with no point: last with a NULL distance, as a sort puts
-		 * them; for PostGIS types first with a lower bound of 0, since
-		 * <<->> gives 0 for an empty point, and the executor sorts them.
-		 */
-		if (nulls_first && next_null(scan, &loc))
-			dist = 0.0;
-		else if (ordered_next(so, &dist, &loc))
-			;
-		else if (!nulls_first && next_null(scan, &loc))
-		{
-			dist = 0.0;
-			null_distance = true;
-		}
-		else
-			return false;
-		return_point(scan, loc);
-		scan->xs_orderbyvals[0] = Float8GetDatum(dist);
-		scan->xs_orderbynulls[0] = null_distance;
-		scan->xs_recheckorderby = kdg_type_is_postgis(so->type) && !so->order_null;
-		return true;
-	}
-	if (so->pos >= so->nhits)
+		return ordered_gettuple(scan);
+	if (so->pos < so->nhits)
+		loc = so->hits[so->pos++];
+	else if (!next_null(scan, &loc))
 		return false;
-	return_point(scan, so->hits[so->pos++]);
+	return_row(scan, loc);
 	return true;
 }
 
@@ -851,6 +795,8 @@ int64
 kdam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	int64		n = 0;
+	int64		loc;
 
 	if (so->empty)
 		return 0;
@@ -864,9 +810,19 @@ kdam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		ItemPointerData tid;
 
 		kdg_ref_to_tid(loc_ref(so, so->hits[i]), &tid);
-		tbm_add_tuples(tbm, &tid, 1, so->recheck);
+		tbm_add_tuples(tbm, &tid, 1,
+					   so->recheck || loc_outside_rec(so, so->hits[i]) != NULL);
+		n++;
 	}
-	return so->nhits;
+	while (next_null(scan, &loc))
+	{
+		ItemPointerData tid;
+
+		kdg_ref_to_tid(loc_ref(so, loc), &tid);
+		tbm_add_tuples(tbm, &tid, 1, so->recheck);
+		n++;
+	}
+	return n;
 }
 
 /* amendscan */

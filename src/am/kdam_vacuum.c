@@ -5,7 +5,8 @@
  * ambulkdelete takes a cleanup lock on the metapage, which waits for every
  * scan in flight to end (scans pin the metapage) and keeps new ones out,
  * marks the references of dead tree rows KDAM_DEAD_REF in place, compacts
- * the pending and null pages, and bumps the generation so cached trees are reloaded.
+ * the pending, null and outside pages, and bumps the generation so cached
+ * trees are reloaded.
  *
  * amvacuumcleanup folds: when the pending records exceed a fraction of the
  * tree (kdam_fold_threshold), or dead references do, it builds a new tree of
@@ -89,8 +90,8 @@ delete_from_tree(Relation index, const KdamMetaPageData *meta,
 }
 
 /*
- * Remove dead records of recsize bytes from the chain at head (pending or
- * null pages); returns how many.
+ * Remove dead records of recsize bytes from the chain at head (pending,
+ * null or outside pages); returns how many.
  */
 static int64
 delete_from_chain(Relation index, BlockNumber head, Size recsize,
@@ -150,7 +151,8 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	KdamMetaPage meta;
 	int64		marked,
 				removed,
-				removed_nulls;
+				removed_nulls,
+				removed_outside;
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
@@ -163,7 +165,11 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	removed_nulls = delete_from_chain(index, meta->null_head,
 									  kdam_pending_record_size(0, meta->payload_words),
 									  callback, callback_state);
-	if (marked + removed + removed_nulls > 0)
+	removed_outside = delete_from_chain(index, meta->outside_head,
+										kdam_pending_record_size(KDAM_OUTSIDE_COORDS,
+																 meta->payload_words),
+										callback, callback_state);
+	if (marked + removed + removed_nulls + removed_outside > 0)
 	{
 		GenericXLogState *state = GenericXLogStart(index);
 
@@ -171,13 +177,15 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		meta->ndead += marked;
 		meta->npending -= removed;
 		meta->nnull -= removed_nulls;
+		meta->noutside -= removed_outside;
 		meta->generation++;
 		GenericXLogFinish(state);
 		/* the registered copy is gone with the record: read the page */
 		meta = KdamPageGetMeta(BufferGetPage(metabuf));
 	}
-	stats->tuples_removed += marked + removed + removed_nulls;
-	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending + meta->nnull;
+	stats->tuples_removed += marked + removed + removed_nulls + removed_outside;
+	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending + meta->nnull +
+		meta->noutside;
 	UnlockReleaseBuffer(metabuf);
 	return stats;
 }
@@ -324,7 +332,8 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (meta->npending + meta->ndead > kdam_fold_threshold(meta->ntree))
 		fold(index, metabuf);
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));
-	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending + meta->nnull;
+	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending + meta->nnull +
+		meta->noutside;
 	stats->num_pages = RelationGetNumberOfBlocks(index);
 	UnlockReleaseBuffer(metabuf);
 	return stats;

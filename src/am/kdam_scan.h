@@ -1,0 +1,140 @@
+/*
+ * kdam_scan.h
+ *	  The state of a kdgpu index scan, shared by kdam_scan.c (the search),
+ *	  kdam_quals.c (WHERE quals as regions) and kdam_order.c (ORDER BY
+ *	  keys as distances and lower bounds).
+ *
+ * A scan sees the index's points in four places, each given a location:
+ * tree nodes [0, ntree), pending records [ntree, ntree + npending),
+ * outside records next (kdam_outside.c), and the null chain last.
+ */
+#ifndef KDAM_SCAN_H
+#define KDAM_SCAN_H
+
+#include "kdam.h"
+
+/* How a qual tests a point (KdamQual.kind). */
+#define KDAM_QUAL_BOX		0	/* lo <= p <= hi in every dimension */
+#define KDAM_QUAL_BALL		1	/* within radius of center */
+#define KDAM_QUAL_NULL		2	/* IS NULL */
+#define KDAM_QUAL_NOT_NULL	3	/* IS NOT NULL */
+
+/* One WHERE qual of the scan, as a region of space (kdam_quals.c). */
+typedef struct KdamQual
+{
+	int			kind;			/* KDAM_QUAL_* */
+	bool		lossy;			/* the region holds more than the operator
+								 * accepts: the executor rechecks */
+	bool		own;			/* a kdgpu operator (kd_ball, kd_rect), which
+								 * rejects values the tree cannot hold */
+	bool		metric;			/* ball: test points with the type's metric */
+	int			dim;			/* the region's dimension, to match the
+								 * index's; 0 when it fits any */
+	double		lo[KD_MAX_DIM]; /* box: -inf/+inf where unbounded */
+	double		hi[KD_MAX_DIM];
+	double		center[KD_MAX_DIM]; /* ball */
+	double		radius;
+	double		r2max;			/* squared radius, widened */
+} KdamQual;
+
+/* One ORDER BY key of the scan (kdam_order.c). */
+typedef struct KdamOrderKey
+{
+	bool		null;			/* the argument is NULL or empty: every row's
+								 * distance is NULL */
+	bool		box;			/* bounds from the argument's box, not a point */
+	int			bdim;			/* box: dimensions it bounds */
+	double		q[KD_MAX_DIM + 2];	/* point: full coordinates */
+	double		lo[KD_MAX_DIM]; /* box */
+	double		hi[KD_MAX_DIM];
+} KdamOrderKey;
+
+/*
+ * A best-first heap entry: a subtree (node >= 0) or a point (node is -1 -
+ * its location).  key and lb2 are the first ORDER BY key's value (exact or
+ * a lower bound) and, for subtrees, squared distance bound; more holds the
+ * other keys' values and squared bounds (NULL with one key).
+ */
+typedef struct KdamHeapItem
+{
+	double		key;
+	double		lb2;
+	uint64		ref;
+	int64		node;
+	double	   *more;
+} KdamHeapItem;
+
+typedef struct KdamScanOpaqueData
+{
+	MemoryContext cxt;			/* per-rescan allocations */
+	Buffer		metabuf;		/* pinned for the scan's life */
+	KdamMetaPageData meta;
+	KdamTree   *tree;
+	KdamPending pending;
+	KdamPending outside;		/* rows outside the tree */
+	KdPointType type;
+	int			nquals;
+	KdamQual   *quals;
+	bool		empty;			/* a qual can match nothing */
+	bool		recheck;		/* a lossy qual: the executor tests */
+	bool		started;
+	/* ordered scans */
+	bool		ordered;
+	int			norder;
+	KdamOrderKey *keys;
+	bool		all_null;		/* every key is null */
+	double	   *more_free;		/* where the next item's "more" goes */
+	int64		more_left;		/* how many more fit there */
+	KdamHeapItem *batch;		/* the first rows, in order */
+	int			nbatch;
+	int			batchpos;
+	int64		skip;			/* rows the best-first search must skip */
+	KdamHeapItem *heap;			/* NULL until the best-first search starts */
+	int64		nheap;
+	int64		capheap;
+	MemoryContext tupcxt;		/* index-only scans: the tuple returned */
+	KdamPending nulls;			/* NULL rows, read when reached */
+	int64	   *nullorder;		/* locations of rows with no distance */
+	int64		nnullorder;
+	bool		nulls_read;
+	int64		nullpos;
+	/* range scans */
+	int64	   *hits;			/* locations of the matches */
+	int64		nhits;
+	int64		pos;
+} KdamScanOpaqueData;
+
+typedef KdamScanOpaqueData *KdamScanOpaque;
+
+/* The outside record (kind and box) at an outside location. */
+static inline const double *
+kdam_scan_outside_rec(const KdamScanOpaque so, int64 i)
+{
+	return so->outside.coords + i * KDAM_OUTSIDE_COORDS;
+}
+
+/* kdam_quals.c */
+extern bool kdam_qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q);
+extern bool kdam_quals_match(const KdamScanOpaque so, const double *p, int dim);
+extern bool kdam_quals_meet_box(const KdamScanOpaque so, const double *box,
+								int dim);
+extern bool kdam_quals_meet_side(const KdamScanOpaque so, int s, double v,
+								 bool left);
+extern bool kdam_quals_take_outside(const KdamScanOpaque so, const double *rec);
+extern bool kdam_quals_take_null(const KdamScanOpaque so);
+
+/* kdam_order.c */
+extern void kdam_order_key_init(IndexScanDesc scan, ScanKey sk,
+								KdamOrderKey *key);
+extern double kdam_order_point(const KdamScanOpaque so, const KdamOrderKey *key,
+							   const double *p, int dim);
+extern double kdam_order_bound(const KdamScanOpaque so, const KdamOrderKey *key,
+							   double lb2);
+extern double kdam_order_side2(const KdamOrderKey *key, const double *p, int s,
+							   bool left);
+extern double kdam_order_box2(const KdamOrderKey *key, const double *box,
+							  int dim);
+extern double kdam_order_outside(const KdamScanOpaque so,
+								 const KdamOrderKey *key, const double *rec);
+
+#endif							/* KDAM_SCAN_H */
