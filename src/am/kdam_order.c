@@ -62,12 +62,19 @@ kdam_order_key_init(IndexScanDesc scan, ScanKey sk, KdamOrderKey *key)
 		key->null = true;
 		return;
 	}
+	kind = kdg_datum_classify(so->type, sk->sk_argument, key->q, &info, &qdim);
 	if (!kdg_type_is_postgis(so->type))
 	{
 		KdWhere		where = {"ORDER BY", 0};
 
-		qdim = kdg_datum_read(so->type, sk->sk_argument, key->q, &where, &info);
-		if (qdim == 0)
+		/*
+		 * point's <-> orders NaN and infinite query points too; the float8[]
+		 * operator rejects what kdg_datum_read rejects, with its error
+		 */
+		if (kind != KD_VALUE_POINT && kind != KD_VALUE_EMPTY &&
+			!(kind == KD_VALUE_NONFINITE && so->type == KD_TYPE_POINT))
+			kdg_datum_read(so->type, sk->sk_argument, key->q, &where, &info);
+		if (kind == KD_VALUE_EMPTY)
 			key->null = true;
 		else if (dim > 0 && qdim != dim)
 			ereport(ERROR,
@@ -76,7 +83,6 @@ kdam_order_key_init(IndexScanDesc scan, ScanKey sk, KdamOrderKey *key)
 							qdim, RelationGetRelationName(index), dim)));
 		return;
 	}
-	kind = kdg_datum_classify(so->type, sk->sk_argument, key->q, &info, &qdim);
 	if (kind == KD_VALUE_EMPTY)
 	{
 		/* PostGIS's distance to an empty geometry is NULL */
@@ -141,7 +147,8 @@ kdam_order_point(const KdamScanOpaque so, const KdamOrderKey *key,
 double
 kdam_order_bound(const KdamScanOpaque so, const KdamOrderKey *key, double lb2)
 {
-	if (key->null)
+	/* a NaN query coordinate bounds nothing */
+	if (key->null || isnan(lb2))
 		return 0.0;
 	if (so->type == KD_TYPE_POINT)
 		return isinf(lb2) ? 0.0

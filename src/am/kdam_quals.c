@@ -125,8 +125,10 @@ kdam_quals_meet_side(const KdamScanOpaque so, int s, double v, bool left)
 
 /*
  * Whether a row outside the tree (its outside record) is a candidate for
- * the quals: false only when its box provably misses a region.  Comparisons
- * with NaN keep the row.
+ * the quals: false only when the box of a value that is not a point
+ * (KDAM_OUT_BOX) misses a region; comparisons with NaN keep the row.  A
+ * point with a NaN or infinite coordinate stays a candidate for every qual,
+ * since the operators answer for it in ways no region describes.
  */
 bool
 kdam_quals_take_outside(const KdamScanOpaque so, const double *rec)
@@ -142,7 +144,7 @@ kdam_quals_take_outside(const KdamScanOpaque so, const double *rec)
 
 		if (q->kind == KDAM_QUAL_NULL)
 			return false;
-		if (q->own || (kind != KDAM_OUT_BOX && kind != KDAM_OUT_EXACT))
+		if (q->own || kind != KDAM_OUT_BOX)
 			continue;
 		if (q->kind == KDAM_QUAL_BOX)
 		{

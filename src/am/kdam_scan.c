@@ -219,8 +219,9 @@ static void
 point_item(KdamScanOpaque so, int64 loc, KdamHeapItem *it)
 {
 	const double *rec = loc_outside_rec(so, loc);
-	const double *p = rec ? NULL : loc_coords(so, loc);
+	const double *p = rec || loc >= loc_nulls(so) ? NULL : loc_coords(so, loc);
 
+	/* a NULL row's keys are all null (so->all_null): p is not read */
 	it->ref = loc_ref(so, loc);
 	it->node = -1 - loc;
 	it->lb2 = 0.0;
@@ -389,6 +390,16 @@ outside_ordered(const KdamScanOpaque so, int64 i)
 		KdamOutsideKind(kdam_scan_outside_rec(so, i)) != KDAM_OUT_EMPTY;
 }
 
+/* Whether every coordinate of a point is finite. */
+static bool
+point_is_finite(const double *p, int dim)
+{
+	for (int j = 0; j < dim; j++)
+		if (!isfinite(p[j]))
+			return false;
+	return true;
+}
+
 /* qsort comparator of heap items, in heap order; arg is the scan. */
 static int
 item_cmp(const void *a, const void *b, void *arg)
@@ -436,13 +447,19 @@ ordered_batch(KdamScanOpaque so)
 	so->skip = n;
 }
 
+static void read_nulls(IndexScanDesc scan);
+
 /*
  * Start the best-first search: the root subtree, and every pending and
- * outside row that the quals may accept.
+ * outside row that the quals may accept.  When every key is null, every
+ * row's distances are NULL and a sort orders them by ctid alone: the rows
+ * with no distance join the search, and come out in ctid order among the
+ * rest.
  */
 static void
-best_first_start(KdamScanOpaque so)
+best_first_start(IndexScanDesc scan)
 {
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 	int			dim = so->meta.dim;
 	KdamHeapItem it;
 
@@ -475,6 +492,16 @@ best_first_start(KdamScanOpaque so)
 			point_item(so, loc_outside(so) + i, &it);
 			heap_push(so, &it);
 		}
+	if (so->all_null)
+	{
+		read_nulls(scan);
+		for (int64 i = 0; i < so->nnullorder; i++)
+		{
+			point_item(so, so->nullorder[i], &it);
+			heap_push(so, &it);
+		}
+		so->nullpos = so->nnullorder;
+	}
 }
 
 /* Start an ordered scan: read the ORDER BY keys, and take a first batch. */
@@ -491,7 +518,8 @@ ordered_start(IndexScanDesc scan)
 		so->all_null &= so->keys[k].null;
 	}
 	if (so->norder == 1 && so->nquals == 0 && !so->keys[0].null &&
-		!so->keys[0].box && so->tree->tree.n > 0)
+		!so->keys[0].box && so->tree->tree.n > 0 &&
+		point_is_finite(so->keys[0].q, so->meta.dim))
 		ordered_batch(so);
 }
 
@@ -500,8 +528,9 @@ ordered_start(IndexScanDesc scan)
  * location); false when none is left.
  */
 static bool
-ordered_next(KdamScanOpaque so, KdamHeapItem *out)
+ordered_next(IndexScanDesc scan, KdamHeapItem *out)
 {
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 	const KdTree *t = &so->tree->tree;
 	int			dim = t->dim;
 
@@ -511,7 +540,7 @@ ordered_next(KdamScanOpaque so, KdamHeapItem *out)
 		return true;
 	}
 	if (so->heap == NULL)
-		best_first_start(so);
+		best_first_start(scan);
 	while (so->nheap > 0)
 	{
 		KdamHeapItem it = heap_pop(so);
@@ -628,12 +657,45 @@ ref_cmp(const void *a, const void *b, void *arg)
 }
 
 /*
- * The location of the next row with no distance for an ordered scan, or
- * of the next NULL row for a range scan: NULL rows (read from the null
- * chain when first reached) that the quals take, and for ordered scans of
- * point and float8[] the empty values outside the tree; in ctid order.
- * false when none is left.  Rows inserted since the scan started may be
- * read too: the executor checks every row's visibility.
+ * Read the rows with no distance, in ctid order: NULL rows (from the null
+ * chain) that the quals take, and for ordered scans of point and float8[]
+ * the empty values outside the tree.  Rows inserted since the scan started
+ * may be read too: the executor checks every row's visibility.
+ */
+static void
+read_nulls(IndexScanDesc scan)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	KdamMetaPageData meta;
+	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+	bool		take = kdam_quals_take_null(so);
+	int64		n = 0;
+
+	LockBuffer(so->metabuf, BUFFER_LOCK_SHARE);
+	meta = *kdam_metapage(scan->indexRelation, BufferGetPage(so->metabuf));
+	if (meta.nnull > 0 && take)
+		kdam_read_nulls(scan->indexRelation, &meta, &so->nulls);
+	else
+		memset(&so->nulls, 0, sizeof(so->nulls));
+	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
+	so->nullorder = palloc_extended(sizeof(int64) *
+									(so->nulls.n + so->outside.n + 1),
+									MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < so->nulls.n; i++)
+		so->nullorder[n++] = loc_nulls(so) + i;
+	for (int64 i = 0; so->ordered && i < so->outside.n; i++)
+		if (!outside_ordered(so, i) &&
+			kdam_quals_take_outside(so, kdam_scan_outside_rec(so, i)))
+			so->nullorder[n++] = loc_outside(so) + i;
+	so->nnullorder = n;
+	qsort_arg(so->nullorder, n, sizeof(int64), ref_cmp, so);
+	MemoryContextSwitchTo(old);
+	so->nulls_read = true;
+}
+
+/*
+ * The location of the next row with no distance (read_nulls); false when
+ * none is left.
  */
 static bool
 next_null(IndexScanDesc scan, int64 *loc)
@@ -641,33 +703,7 @@ next_null(IndexScanDesc scan, int64 *loc)
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 
 	if (!so->nulls_read)
-	{
-		KdamMetaPageData meta;
-		MemoryContext old = MemoryContextSwitchTo(so->cxt);
-		bool		take = kdam_quals_take_null(so);
-		int64		n = 0;
-
-		LockBuffer(so->metabuf, BUFFER_LOCK_SHARE);
-		meta = *kdam_metapage(scan->indexRelation, BufferGetPage(so->metabuf));
-		if (meta.nnull > 0 && take)
-			kdam_read_nulls(scan->indexRelation, &meta, &so->nulls);
-		else
-			memset(&so->nulls, 0, sizeof(so->nulls));
-		LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
-		so->nullorder = palloc_extended(sizeof(int64) *
-										(so->nulls.n + so->outside.n + 1),
-										MCXT_ALLOC_HUGE);
-		for (int64 i = 0; i < so->nulls.n; i++)
-			so->nullorder[n++] = loc_nulls(so) + i;
-		for (int64 i = 0; so->ordered && i < so->outside.n; i++)
-			if (!outside_ordered(so, i) &&
-				kdam_quals_take_outside(so, kdam_scan_outside_rec(so, i)))
-				so->nullorder[n++] = loc_outside(so) + i;
-		so->nnullorder = n;
-		qsort_arg(so->nullorder, n, sizeof(int64), ref_cmp, so);
-		MemoryContextSwitchTo(old);
-		so->nulls_read = true;
-	}
+		read_nulls(scan);
 	if (so->nullpos >= so->nnullorder)
 		return false;
 	*loc = so->nullorder[so->nullpos++];
@@ -739,11 +775,11 @@ ordered_gettuple(IndexScanDesc scan)
 	 * for PostGIS types first with a lower bound of -inf, and the
 	 * executor sorts them.
 	 */
-	if (postgis && next_null(scan, &loc))
+	if (postgis && !so->all_null && next_null(scan, &loc))
 		no_distance = true;
-	else if (ordered_next(so, &it))
+	else if (ordered_next(scan, &it))
 		loc = -1 - it.node;
-	else if (!postgis && next_null(scan, &loc))
+	else if (!postgis && !so->all_null && next_null(scan, &loc))
 		no_distance = true;
 	else
 		return false;
