@@ -10,34 +10,10 @@ CREATE EXTENSION IF NOT EXISTS kdgpu;
 RESET client_min_messages;
 SELECT setseed(0.5);
 
--- di_run(method, index, query): the query's rows, one text per row joined
--- by ' ', under a plan of the given kind (seq, index or bitmap) on the given
--- index; an error if the planner does not take that plan, so a comparison
--- can never pass by comparing a sequential scan with itself.
-CREATE FUNCTION di_run(method text, idx text, q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-  plan text := '';
-  line text;
-  result text;
-BEGIN
-  PERFORM set_config('enable_seqscan', (method = 'seq')::text, true);
-  PERFORM set_config('enable_indexscan', (method = 'index')::text, true);
-  PERFORM set_config('enable_indexonlyscan', (method = 'index')::text, true);
-  PERFORM set_config('enable_bitmapscan', (method = 'bitmap')::text, true);
-  PERFORM set_config('enable_sort', (method = 'seq')::text, true);
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    plan := plan || line || E'\n';
-  END LOOP;
-  IF (method = 'seq' AND plan LIKE '%Index%')
-     OR (method = 'index' AND plan NOT LIKE '%Index Scan using ' || idx || ' %'
-         AND plan NOT LIKE '%Index Only Scan using ' || idx || ' %')
-     OR (method = 'bitmap' AND plan NOT LIKE '%Bitmap Index Scan on ' || idx || E'\n%') THEN
-    RAISE EXCEPTION 'plan is not a % scan on %: %', method, idx, plan;
-  END IF;
-  EXECUTE 'SELECT string_agg(r::text, '' '') FROM (' || q || ') r' INTO result;
-  RETURN coalesce(result, '');
-END $$;
+-- the shared helper (pg_regress gives the suites' directory in PG_ABS_SRCDIR)
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set di_run_file :abs_srcdir '/sql/include/di_run.sql'
+\i :di_run_file
 
 -- points on an integer grid (many equal distances), random points, NULLs,
 -- and points a kdgpu tree cannot hold: NaN and infinite coordinates
@@ -193,4 +169,5 @@ SELECT pg_stat_force_next_flush();
 SELECT idx_scan > 0 AS counted FROM pg_stat_user_indexes WHERE indexrelname = 'di_kd';
 
 DROP TABLE di_pts, di_gist, di_spg, di_q, di_ops, di_vec;
-DROP FUNCTION di_run(text, text, text), di_order(text, point, point, point, int, int, bool, text), di_where(text, text, text);
+DROP FUNCTION di_run(text, text, text), di_order(text, point, point, point, int, int, bool, text),
+  di_where(text, text, text);
