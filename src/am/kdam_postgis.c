@@ -12,10 +12,12 @@
  *	  a 3-D box qual on the unit sphere, the box PostGIS keeps for
  *	  geography.
  *
- * The index holds points of one SRID (and, for kd_geometry_nd_ops, one
- * Z/M kind), recorded in the metapage with the first point; a query point
- * of another SRID gets PostGIS's own error where PostGIS's operator raises
- * one.
+ * The tree holds points of one SRID (and, for kd_geometry_nd_ops, one
+ * Z/M kind), recorded in the metapage with the first point; other values
+ * sit outside the tree (kdam_outside.c).  A query point of another SRID
+ * gets PostGIS's own error where PostGIS's operator raises one; query
+ * values that are not points of the tree's kind order by their boxes
+ * (kdam_order.c).
  *
  * PostGIS computes its distances itself, so ordered scans over these
  * opclasses return lower bounds of the operator's value and set

@@ -146,25 +146,11 @@ kdam_quals_take_outside(const KdamScanOpaque so, const double *rec)
 			return false;
 		if (q->own || kind != KDAM_OUT_BOX)
 			continue;
+		/* kd_ball is kdgpu's own (skipped above), circle is point's */
 		if (q->kind == KDAM_QUAL_BOX)
-		{
 			for (int j = 0; j < bdim; j++)
 				if (q->hi[j] < lo[j] || q->lo[j] > hi[j])
 					return false;
-		}
-		else if (q->kind == KDAM_QUAL_BALL && bdim == so->meta.dim)
-		{
-			double		d2 = 0.0;
-
-			for (int j = 0; j < bdim; j++)
-			{
-				double		g = Max(Max(lo[j] - q->center[j], q->center[j] - hi[j]), 0.0);
-
-				d2 += g * g;
-			}
-			if (d2 > q->r2max)
-				return false;
-		}
 	}
 	return true;
 }
