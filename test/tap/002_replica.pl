@@ -1,6 +1,7 @@
 # Streaming replication of kdgpu indexes: a hot standby's index answers
 # exactly like the primary's after the build, inserts (Generic WAL), deletes
-# and a VACUUM fold, all of which reach it through WAL only.
+# and a VACUUM fold, all of which reach it through WAL only; rows kept
+# outside the tree (NaN and infinite points) and NULL rows included.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -39,6 +40,8 @@ is($standby->safe_psql('postgres', $knn), $primary->safe_psql('postgres', $knn),
 
 $primary->safe_psql('postgres', q{
 	INSERT INTO pts SELECT i, point(random() * 100, random() * 100) FROM generate_series(20001, 23000) i;
+	INSERT INTO pts SELECT i, CASE i % 3 WHEN 0 THEN point('NaN', i) WHEN 1 THEN point(i, 'Infinity') END
+	  FROM generate_series(23001, 23090) i;
 	DELETE FROM pts WHERE id % 7 = 0;
 });
 $primary->wait_for_catchup($standby);
@@ -49,9 +52,9 @@ $primary->safe_psql('postgres', 'VACUUM pts');
 $primary->wait_for_catchup($standby);
 is($primary->safe_psql('postgres', "SELECT pending_rows FROM kd_index_stats('pts_p')"), '0',
 	'the primary folded its pending rows');
-is($standby->safe_psql('postgres', "SELECT tree_rows, pending_rows FROM kd_index_stats('pts_p')"),
-	$primary->safe_psql('postgres', "SELECT tree_rows, pending_rows FROM kd_index_stats('pts_p')"),
-	'the standby sees the same tree');
+is($standby->safe_psql('postgres', "SELECT tree_rows, pending_rows, null_rows, outside_rows FROM kd_index_stats('pts_p')"),
+	$primary->safe_psql('postgres', "SELECT tree_rows, pending_rows, null_rows, outside_rows FROM kd_index_stats('pts_p')"),
+	'the standby sees the same tree, NULL and outside rows');
 is($standby->safe_psql('postgres', $knn), $primary->safe_psql('postgres', $knn),
 	'standby answers like the primary after VACUUM');
 my $seq = q{SET enable_indexscan = off; SET enable_bitmapscan = off;
@@ -60,6 +63,13 @@ my $seq = q{SET enable_indexscan = off; SET enable_bitmapscan = off;
 	     FROM generate_series(1, 10) x) t;};
 is($standby->safe_psql('postgres', $knn), $standby->safe_psql('postgres', $seq),
 	'standby index equals its sequential scan');
+my $all = q{SELECT string_agg(ctid::text, ',') FROM
+	  (SELECT ctid FROM pts ORDER BY p <-> point(50, 50) LIMIT 30000) s;};
+is($standby->safe_psql('postgres', "SET enable_seqscan = off; $all"),
+	$standby->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; " .
+		q{SELECT string_agg(ctid::text, ',') FROM
+		  (SELECT ctid FROM pts ORDER BY p <-> point(50, 50), ctid LIMIT 30000) s;}),
+	'every row of the standby, outside and NULL rows included, in a sort\'s order');
 
 $standby->stop;
 $primary->stop;
