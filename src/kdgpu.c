@@ -2,8 +2,8 @@
  * kdgpu.c
  *	  Module entry point and the kdgpu.* settings.
  *
- * _PG_init only defines GUCs and records where the GPU object lives; it
- * never touches a GPU, because the library may be preloaded into the
+ * _PG_init defines GUCs, records where the GPU object lives and installs
+ * the executor hook of orderby_hook.c; it never touches a GPU, because the library may be preloaded into the
  * postmaster and CUDA state does not survive fork().  The GPU object is
  * opened by the engine on first use in a backend.
  */
@@ -83,4 +83,5 @@ _PG_init(void)
 	snprintf(kdgpu_gpu_library, sizeof(kdgpu_gpu_library), "%s/kdgpu_cuda.so",
 			 pkglib_path);
 	kd_gpu_set_library(kdgpu_gpu_library);
+	kdg_orderby_hook_install();
 }

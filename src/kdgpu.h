@@ -247,6 +247,9 @@ extern void kdg_check_status(KdStatus status, const KdError *err,
 extern KdTree *kdg_tree_new(void);
 extern KdRangeResult *kdg_range_result_new(void);
 
+/* orderby_hook.c */
+extern void kdg_orderby_hook_install(void);
+
 /* index_tree.c */
 extern KdTree *kdg_index_tree(const KdSource *src);
 extern KdTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);

@@ -55,7 +55,8 @@ CREATE TYPE comp AS (a int, p point);
 CREATE TABLE parted (p point, k int) PARTITION BY LIST (k);
 CREATE MATERIALIZED VIEW mv AS SELECT p FROM pts WITH NO DATA;
 CREATE INDEX gi ON pts USING gist (p);
--- stored bad points (no index yet: CREATE INDEX on them must fail)
+-- stored points the tree cannot hold (no index yet: CREATE INDEX keeps them
+-- beside its tree)
 CREATE TABLE nanrow (p point);
 INSERT INTO nanrow VALUES (point(1, 1)), (point('NaN', 1));
 CREATE TABLE infrow (p point);
@@ -172,8 +173,8 @@ INSERT INTO cases (sql, state, descr) VALUES
   ($$SELECT * FROM kd_knn('dropped', '........pg.dropped.1........', point(0,0), 1)$$, '42703',
    'a dropped column cannot be named');
 
--- point query values: NaN and infinite coordinates in every query position,
--- through the functions and through the index's ORDER BY
+-- point query values: NaN and infinite coordinates in every query position
+-- of the functions (the index's ORDER BY answers them: odd_orders below)
 CREATE TEMP TABLE point_templates (tpl text);
 INSERT INTO point_templates VALUES
   ('SELECT * FROM kd_knn(''pts'', %Q, 3)'),
@@ -187,9 +188,7 @@ INSERT INTO point_templates VALUES
   ('SELECT * FROM kd_range_join(''pts'', ARRAY[%Q, point(1,1)], ARRAY[1, 2::float8])'),
   ('SELECT * FROM kd_box(''pts'', %Q, point(1,1))'),
   ('SELECT * FROM kd_box(''pts'', point(-1,-1), %Q)'),
-  ('SELECT * FROM kd_box(''pts'', ''p'', %Q, point(1,1))'),
-  ('SELECT id FROM pts ORDER BY p <-> %Q LIMIT 3'),
-  ('SELECT id FROM pts ORDER BY %Q <-> p LIMIT 3');
+  ('SELECT * FROM kd_box(''pts'', ''p'', %Q, point(1,1))');
 CREATE TEMP TABLE bad_points (q text, state text);
 INSERT INTO bad_points VALUES
   ('point(''NaN'', 0)', '22000'), ('point(0, ''NaN'')', '22000'),
@@ -226,7 +225,22 @@ INSERT INTO bad_arrays VALUES
 INSERT INTO cases (sql, state, descr)
   SELECT replace(t.tpl, '%Q', quote_literal(a.q) || '::float8[]'), a.state,
          replace(t.tpl, '%Q', quote_literal(a.q)) || ' is ' || a.state
-    FROM array_templates t, bad_arrays a ORDER BY t.tpl, a.q;
+    FROM array_templates t, bad_arrays a
+   WHERE NOT (t.tpl LIKE '%ORDER BY%' AND a.q = '{}')
+   ORDER BY t.tpl, a.q;
+-- the index's ORDER BY with a NaN or infinite query point, or an empty
+-- float8[] one, answers as a sequential scan does (pg_hypot's NaN and
+-- Infinity distances, NULL distances for '{}'; ties in ctid order)
+CREATE TEMP TABLE odd_orders (id serial, q text, oracle text);
+INSERT INTO odd_orders (q, oracle)
+  SELECT replace(t.tpl, '%Q', p.q), replace(t.oracle, '%Q', p.q)
+    FROM (VALUES ('SELECT id FROM pts ORDER BY p <-> %Q LIMIT 3', 'SELECT id FROM pts ORDER BY p <-> %Q, ctid LIMIT 3'),
+                 ('SELECT id FROM pts ORDER BY %Q <-> p LIMIT 3', 'SELECT id FROM pts ORDER BY %Q <-> p, ctid LIMIT 3')) t(tpl, oracle),
+         bad_points p
+   ORDER BY t.tpl, p.q;
+INSERT INTO odd_orders (q, oracle) VALUES
+  ($$SELECT id FROM vec ORDER BY v <-> '{}'::float8[] LIMIT 3$$,
+   $$SELECT id FROM vec ORDER BY v <-> '{}'::float8[], ctid LIMIT 3$$);
 -- float8[] query arrays (one point per row)
 CREATE TEMP TABLE join_templates (tpl text);
 INSERT INTO join_templates VALUES
@@ -346,37 +360,58 @@ INSERT INTO cases (sql, state, descr) VALUES
   ($$SELECT '{1,2}'::float8[] <-> '{1}'::float8[]$$, '22000', '<->: mixed dimensions'),
   ($$SELECT '{1,2}'::float8[] <-> '{Infinity,1}'::float8[]$$, '22000', '<->: infinite');
 
--- the index access method: building and inserting bad points
+-- the index access method: what it refuses
 INSERT INTO cases (sql, state, descr) VALUES
-  ('CREATE INDEX ON nanrow USING kdgpu (p)', '22000', 'CREATE INDEX over a NaN point'),
-  ('CREATE INDEX ON infrow USING kdgpu (p)', '22000', 'CREATE INDEX over an infinite point'),
-  ('CREATE INDEX ON mixed USING kdgpu (v)', '22000', 'CREATE INDEX over mixed dimensions'),
-  ('CREATE INDEX ON nanarr USING kdgpu (v)', '22000', 'CREATE INDEX over an infinite float8[] point'),
-  ('CREATE INDEX ON twod USING kdgpu (v)', '2202E', 'CREATE INDEX over a two-dimensional array'),
-  ('CREATE INDEX ON nullcoord USING kdgpu (v)', '22004', 'CREATE INDEX over a NULL coordinate'),
-  ('CREATE INDEX ON ninecoord USING kdgpu (v)', '22023', 'CREATE INDEX over 9 coordinates'),
   ('CREATE INDEX ON pts USING kdgpu (id)', '42704', 'CREATE INDEX on an integer column'),
   ('CREATE INDEX ON pts USING kdgpu (p, p)', '0A000', 'a multicolumn kdgpu index'),
   ('CREATE UNIQUE INDEX ON pts USING kdgpu (p)', '0A000', 'a unique kdgpu index'),
   ('CREATE INDEX ON twop USING kdgpu (a) INCLUDE (b)', '0A000', 'a kdgpu index INCLUDE of a varlena column'),
   ('CREATE INDEX ON pts USING kdgpu (p) WITH (fillfactor = 50)', '22023', 'a kdgpu index with a storage parameter'),
   ('CREATE INDEX ON pts USING kdgpu (p point_ops)', '42704', 'an unknown operator class'),
-  ('CREATE INDEX ON vec USING kdgpu (v kd_point_ops)', '42804', 'the point operator class on float8[]'),
-  ($$CREATE INDEX ON pts USING kdgpu ((point(id, 'NaN')))$$, '22000', 'an expression index yielding NaN'),
-  ($$INSERT INTO pts VALUES (0, point('NaN', 0))$$, '22000', 'INSERT a NaN point into an index'),
-  ($$INSERT INTO pts VALUES (0, point(0, 'Infinity'))$$, '22000', 'INSERT an infinite point into an index'),
-  ($$INSERT INTO pts VALUES (0, point(1, 1)), (0, point('-Infinity', 0))$$, '22000', 'INSERT a good and a bad row'),
-  ($$UPDATE pts SET p = point('NaN', 0) WHERE id = 1$$, '22000', 'UPDATE a point to NaN'),
-  ($$INSERT INTO vec VALUES (0, '{1,2,3}')$$, '22000', 'INSERT a point of the wrong dimension'),
-  ($$INSERT INTO vec VALUES (0, '{1}')$$, '22000', 'INSERT a point of too few dimensions'),
-  ($$INSERT INTO vec VALUES (0, '{{1,2}}')$$, '2202E', 'INSERT a two-dimensional array'),
-  ($$INSERT INTO vec VALUES (0, '{1,NULL}')$$, '22004', 'INSERT a NULL coordinate'),
-  ($$INSERT INTO vec VALUES (0, '{1,2,3,4,5,6,7,8,9}')$$, '22023', 'INSERT 9 coordinates'),
-  ($$INSERT INTO vec VALUES (0, '{NaN,1}')$$, '22000', 'INSERT a NaN float8[] point'),
-  ($$UPDATE vec SET v = v || 1::float8 WHERE id = 1$$, '22000', 'UPDATE a point to another dimension'),
+  ('CREATE INDEX ON vec USING kdgpu (v kd_point_ops)', '42804', 'the point operator class on float8[]');
+-- the index access method: building over and writing values the tree cannot
+-- hold (NaN, infinite, other dimensions, not a point).  The table takes
+-- them, so the index must: it keeps them beside its tree, passes
+-- kd_index_check, and answers the probes below as a sequential scan does
+-- (where the operator rejects such a row in a sequential scan, the index
+-- scan raises the same error).  Each statement is undone afterwards.
+CREATE TEMP TABLE takes (id serial, stmt text, idx text, tab text, col text, kind text, what text);
+INSERT INTO takes (stmt, idx, tab, col, kind, what) VALUES
+  ('CREATE INDEX nanrow_idx ON nanrow USING kdgpu (p)', 'nanrow_idx', 'nanrow', 'p', 'point', 'CREATE INDEX over a NaN point'),
+  ('CREATE INDEX infrow_idx ON infrow USING kdgpu (p)', 'infrow_idx', 'infrow', 'p', 'point', 'CREATE INDEX over an infinite point'),
+  ('CREATE INDEX mixed_idx ON mixed USING kdgpu (v)', 'mixed_idx', 'mixed', 'v', 'array', 'CREATE INDEX over mixed dimensions'),
+  ('CREATE INDEX nanarr_idx ON nanarr USING kdgpu (v)', 'nanarr_idx', 'nanarr', 'v', 'array', 'CREATE INDEX over an infinite float8[] point'),
+  ('CREATE INDEX twod_idx ON twod USING kdgpu (v)', 'twod_idx', 'twod', 'v', 'array', 'CREATE INDEX over a two-dimensional array'),
+  ('CREATE INDEX nullcoord_idx ON nullcoord USING kdgpu (v)', 'nullcoord_idx', 'nullcoord', 'v', 'array', 'CREATE INDEX over a NULL coordinate'),
+  ('CREATE INDEX ninecoord_idx ON ninecoord USING kdgpu (v)', 'ninecoord_idx', 'ninecoord', 'v', 'array', 'CREATE INDEX over 9 coordinates'),
+  ($$CREATE INDEX pts_nan_idx ON pts USING kdgpu ((point(id, 'NaN')))$$, 'pts_nan_idx', 'pts', $$point(id, 'NaN')$$, 'point',
+   'an expression index yielding NaN'),
+  ($$INSERT INTO pts VALUES (0, point('NaN', 0))$$, 'pts_idx', 'pts', 'p', 'point', 'INSERT a NaN point into an index'),
+  ($$INSERT INTO pts VALUES (0, point(0, 'Infinity'))$$, 'pts_idx', 'pts', 'p', 'point', 'INSERT an infinite point into an index'),
+  ($$INSERT INTO pts VALUES (0, point(1, 1)), (0, point('-Infinity', 0))$$, 'pts_idx', 'pts', 'p', 'point', 'INSERT a good and a bad row'),
+  ($$UPDATE pts SET p = point('NaN', 0) WHERE id = 1$$, 'pts_idx', 'pts', 'p', 'point', 'UPDATE a point to NaN'),
+  ($$INSERT INTO vec VALUES (0, '{1,2,3}')$$, 'vec_idx', 'vec', 'v', 'array', 'INSERT a point of the wrong dimension'),
+  ($$INSERT INTO vec VALUES (0, '{1}')$$, 'vec_idx', 'vec', 'v', 'array', 'INSERT a point of too few dimensions'),
+  ($$INSERT INTO vec VALUES (0, '{{1,2}}')$$, 'vec_idx', 'vec', 'v', 'array', 'INSERT a two-dimensional array'),
+  ($$INSERT INTO vec VALUES (0, '{1,NULL}')$$, 'vec_idx', 'vec', 'v', 'array', 'INSERT a NULL coordinate'),
+  ($$INSERT INTO vec VALUES (0, '{1,2,3,4,5,6,7,8,9}')$$, 'vec_idx', 'vec', 'v', 'array', 'INSERT 9 coordinates'),
+  ($$INSERT INTO vec VALUES (0, '{NaN,1}')$$, 'vec_idx', 'vec', 'v', 'array', 'INSERT a NaN float8[] point'),
+  ($$UPDATE vec SET v = v || 1::float8 WHERE id = 1$$, 'vec_idx', 'vec', 'v', 'array', 'UPDATE a point to another dimension'),
   ($$INSERT INTO vec SELECT 0, ARRAY[i, i]::float8[] FROM generate_series(1, 50) i UNION ALL SELECT 0, '{NaN,0}'$$,
-   '22000', 'a bad row after 50 good ones'),
-  ($$COPY vec FROM PROGRAM 'printf "0\t{1,Infinity}\n"'$$, '22000', 'COPY an infinite point');
+   'vec_idx', 'vec', 'v', 'array', 'a bad row after 50 good ones'),
+  ($$COPY vec FROM PROGRAM 'printf "0\t{1,Infinity}\n"'$$, 'vec_idx', 'vec', 'v', 'array', 'COPY an infinite point');
+-- the probes: an ORDER BY and a range query over every row (%T the table,
+-- %C the indexed column or expression), and their sequential-scan oracles
+CREATE TEMP TABLE probes (id serial, kind text, q text, oracle text);
+INSERT INTO probes (kind, q, oracle) VALUES
+  ('point', 'SELECT ctid, %C FROM %T ORDER BY %C <-> point(0.5, 0.5)',
+            'SELECT ctid, %C FROM %T ORDER BY %C <-> point(0.5, 0.5), ctid'),
+  ('point', $$SELECT ctid, %C FROM %T WHERE %C <@ box(point('-Infinity', '-Infinity'), point('Infinity', 'Infinity')) ORDER BY ctid$$,
+            $$SELECT ctid, %C FROM %T WHERE %C <@ box(point('-Infinity', '-Infinity'), point('Infinity', 'Infinity')) ORDER BY ctid$$),
+  ('array', $$SELECT ctid, %C FROM %T ORDER BY %C <-> '{0.5,0.5}'::float8[]$$,
+            $$SELECT ctid, %C FROM %T ORDER BY %C <-> '{0.5,0.5}'::float8[], ctid$$),
+  ('array', $$SELECT ctid, %C FROM %T WHERE %C <@ kd_ball('{0,0}'::float8[], 'Infinity') ORDER BY ctid$$,
+            $$SELECT ctid, %C FROM %T WHERE %C <@ kd_ball('{0,0}'::float8[], 'Infinity') ORDER BY ctid$$);
 
 -- GUCs
 INSERT INTO cases (sql, state, descr) VALUES
@@ -407,7 +442,97 @@ BEGIN
   RETURN t;
 END $$;
 
-SELECT plan((SELECT count(*)::int FROM cases) + 54);
+-- a query's rows as one text, or the error it raises
+CREATE FUNCTION pg_temp.outcome(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  r text;
+BEGIN
+  EXECUTE format('SELECT string_agg(x::text, %L) FROM (%s) x', ';', q) INTO r;
+  RETURN coalesce(r, '(no rows)');
+EXCEPTION WHEN OTHERS THEN
+  RETURN 'ERROR ' || SQLSTATE || ': ' || SQLERRM;
+END $$;
+-- a query with sequential scans off (NULL where a kdgpu index serves it,
+-- else its plan; its outcome), and its oracle with index scans off (its
+-- outcome)
+CREATE FUNCTION pg_temp.index_and_seqscan(q text, oracle text) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE
+  r text[];
+  plan text;
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  SET LOCAL enable_bitmapscan = off;
+  plan := pg_temp.plan_text(q);
+  IF EXISTS (SELECT 1 FROM regexp_matches(plan, 'Index (?:Only )?Scan using (\S+) on', 'g') m
+               JOIN pg_class c ON c.oid = to_regclass(m[1]) JOIN pg_am a ON a.oid = c.relam
+              WHERE a.amname = 'kdgpu') THEN
+    plan := NULL;
+  END IF;
+  r := ARRAY[plan, pg_temp.outcome(q)];
+  SET LOCAL enable_seqscan = on;
+  SET LOCAL enable_indexscan = off;
+  SET LOCAL enable_indexonlyscan = off;
+  r := r || pg_temp.outcome(oracle);
+  RESET enable_seqscan;
+  RESET enable_bitmapscan;
+  RESET enable_indexscan;
+  RESET enable_indexonlyscan;
+  RETURN r;
+END $$;
+-- the verdict on index_and_seqscan's answer: a kdgpu index served the query,
+-- and gave the oracle's rows in its order, or raised its error
+CREATE FUNCTION pg_temp.same_outcome(r text[], descr text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  IF r[1] IS NOT NULL THEN
+    RETURN fail(descr) || E'\n' || diag(E'no kdgpu index scan in the plan:\n' || r[1]);
+  END IF;
+  RETURN is(r[2], r[3], descr);
+END $$;
+-- a statement the index must take: it succeeds, the index passes
+-- kd_index_check and answers its kind's probes as a sequential scan does;
+-- then the statement is undone, so that the tables stay as they were
+CREATE FUNCTION pg_temp.takes(stmt text, idx text, tab text, col text, kind text, what text)
+  RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  err text;
+  chk text;
+  qs text[] := '{}';
+  res text[] := '{}';
+  pr record;
+BEGIN
+  FOR pr IN SELECT replace(replace(q, '%T', tab), '%C', col) q, replace(replace(oracle, '%T', tab), '%C', col) o
+              FROM pg_temp.probes p WHERE p.kind = takes.kind ORDER BY p.id LOOP
+    qs := qs || pr.q || pr.o;
+  END LOOP;
+  BEGIN
+    BEGIN
+      EXECUTE stmt;
+    EXCEPTION WHEN OTHERS THEN
+      err := SQLSTATE || ': ' || SQLERRM;
+    END;
+    BEGIN
+      chk := CASE WHEN kd_index_check(idx::regclass) THEN 'true' ELSE 'false' END;
+    EXCEPTION WHEN OTHERS THEN
+      chk := SQLSTATE || ': ' || SQLERRM;
+    END;
+    FOR i IN 1 .. cardinality(qs) / 2 LOOP
+      res := res || pg_temp.index_and_seqscan(qs[2 * i - 1], qs[2 * i]);
+    END LOOP;
+    RAISE EXCEPTION 'undo' USING ERRCODE = 'KDUND';
+  EXCEPTION WHEN SQLSTATE 'KDUND' THEN
+    NULL;
+  END;
+  RETURN NEXT ok(err IS NULL, what || ' succeeds: the index keeps the row beside its tree')
+              || CASE WHEN err IS NULL THEN '' ELSE E'\n' || diag('    died: ' || err) END;
+  RETURN NEXT is(chk, 'true', what || ': the index passes kd_index_check');
+  FOR i IN 1 .. cardinality(qs) / 2 LOOP
+    RETURN NEXT pg_temp.same_outcome(res[3 * i - 2 : 3 * i],
+                                     what || ': index scan = sequential scan: ' || qs[2 * i - 1]);
+  END LOOP;
+END $$;
+
+SELECT plan((SELECT count(*)::int FROM cases) + 54 + (SELECT count(*)::int FROM odd_orders)
+            + (SELECT sum(2 + (SELECT count(*) FROM probes p WHERE p.kind = t.kind))::int FROM takes t));
 
 SET LOCAL enable_seqscan = off;
 SELECT throws_ok(sql, state, NULL, descr) FROM cases ORDER BY id;
@@ -432,6 +557,14 @@ END $$;
 SELECT is_empty($$SELECT descr, m FROM (SELECT descr, pg_temp.message(sql) m FROM pg_temp.cases) c
                    WHERE m IS NULL OR m ~* '\(null\)|cache lookup|unrecognized|unexpected|internal'$$,
                 'every error message names the problem');
+
+-- ORDER BY with odd query values, and values the tree cannot hold: through
+-- the index as through a sequential scan
+SELECT pg_temp.same_outcome(pg_temp.index_and_seqscan(q, oracle), 'index scan = sequential scan: ' || q)
+  FROM odd_orders ORDER BY id;
+SET LOCAL client_min_messages = warning;
+SELECT pg_temp.takes(stmt, idx, tab, col, kind, what) FROM takes ORDER BY id;
+RESET client_min_messages;
 
 -- documented results: STRICT functions return nothing for NULL arguments
 SELECT is_empty($$SELECT * FROM kd_knn('pts', NULL::point, 3)$$, 'kd_knn: a NULL query returns no rows');

@@ -3,10 +3,12 @@
 -- a geometry or geography (the kd_* functions, the index's ORDER BY and
 -- <@ kd_ball quals, kd_dwithin, INSERT into a kdgpu index, CREATE INDEX
 -- over stored rows) against non-point geometries, NaN and infinite
--- coordinates, empty points, other SRIDs and bad radii.  Each raises its
--- SQLSTATE; mixed SRIDs raise PostGIS's own error (XX000, as PostGIS does).
--- Afterwards nothing was written, the indexes pass kd_index_check, and the
--- backend is alive.
+-- coordinates, empty points, other SRIDs and bad radii.  The functions
+-- raise their SQLSTATEs; mixed SRIDs raise PostGIS's own error (XX000, as
+-- PostGIS does).  The index takes every row its table takes (keeping what
+-- its tree cannot hold beside it) and answers ORDER BY with non-point query
+-- values: both as a sequential scan does.  Afterwards nothing was written,
+-- the indexes pass kd_index_check, and the backend is alive.
 BEGIN;
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
@@ -25,7 +27,8 @@ CREATE INDEX g_idx ON g USING kdgpu (geom);
 CREATE TABLE gg (id int, geog geography);
 INSERT INTO gg SELECT i, ST_SetSRID(ST_MakePoint(i % 10, i / 10), 4326)::geography FROM generate_series(1, 100) i;
 CREATE INDEX gg_idx ON gg USING kdgpu (geog);
--- stored bad rows (no index: CREATE INDEX over them must fail)
+-- stored rows the tree cannot hold (no index yet: CREATE INDEX keeps them
+-- beside its tree)
 CREATE TABLE g_poly (geom geometry);
 INSERT INTO g_poly VALUES ('SRID=4326;POINT(1 1)'), ('SRID=4326;POLYGON((0 0,1 0,1 1,0 0))');
 CREATE TABLE g_nan (geom geometry);
@@ -55,8 +58,7 @@ INSERT INTO gtemplates VALUES
   ('SELECT * FROM kd_box(''g'', %Q, ''SRID=4326;POINT(5 5)''::geometry)'),
   ('SELECT * FROM kd_box(''g'', ''SRID=4326;POINT(0 0)''::geometry, %Q)'),
   ('SELECT id FROM g ORDER BY geom <-> %Q LIMIT 3'),
-  ('SELECT id FROM g WHERE geom <@ kd_ball(%Q, 1)'),
-  ('INSERT INTO g VALUES (0, %Q)');
+  ('SELECT id FROM g WHERE geom <@ kd_ball(%Q, 1)');
 CREATE TEMP TABLE gbad (q text, state text, kinds text);
 INSERT INTO gbad VALUES
   ($$'SRID=4326;LINESTRING(0 0,1 1)'::geometry$$, '22000', 'all'),
@@ -77,9 +79,10 @@ INSERT INTO cases (sql, state, descr)
            -- an empty kd_ball centre is NULL coordinates
            WHEN t.tpl LIKE '%kd_ball%' AND b.q LIKE '%EMPTY%' THEN '22004'
            ELSE b.state END st) s
-   WHERE b.kinds = 'all'
-      OR (t.tpl NOT LIKE 'INSERT%' AND t.tpl NOT LIKE '%ORDER BY%' AND t.tpl NOT LIKE '%kd_ball%')
-      OR (t.tpl LIKE '%ORDER BY%' AND b.state = 'XX000')
+   WHERE NOT (t.tpl LIKE '%ORDER BY%' AND b.q ~ 'LINESTRING|POLYGON|MULTIPOINT|COLLECTION')
+     AND (b.kinds = 'all'
+          OR (t.tpl NOT LIKE '%ORDER BY%' AND t.tpl NOT LIKE '%kd_ball%')
+          OR (t.tpl LIKE '%ORDER BY%' AND b.state = 'XX000'))
    ORDER BY 1;
 -- geography query values
 CREATE TEMP TABLE ggtemplates (tpl text);
@@ -88,20 +91,17 @@ INSERT INTO ggtemplates VALUES
   ('SELECT * FROM kd_knn_join(''gg'', ARRAY[%Q], 3)'),
   ('SELECT * FROM kd_range(''gg'', %Q, 1000)'),
   ('SELECT * FROM kd_range_join(''gg'', ARRAY[%Q], ARRAY[1000::float8])'),
-  ('SELECT id FROM gg ORDER BY geog <-> %Q LIMIT 3'),
-  ('INSERT INTO gg VALUES (0, %Q)');
+  ('SELECT id FROM gg ORDER BY geog <-> %Q LIMIT 3');
 INSERT INTO cases (sql, state, descr)
   SELECT replace(t.tpl, '%Q', b.q), b.state, replace(t.tpl, '%Q', b.q) || ' is ' || b.state
     FROM ggtemplates t, (VALUES
       ($$'SRID=4326;LINESTRING(0 0,1 1)'::geography$$, '22000', 'all'),
       ($$ST_SetSRID(ST_MakePoint('NaN', 1), 4326)::geography$$, '22000', 'all'),
       ($$'SRID=4326;POINT EMPTY'::geography$$, '22023', 'function'),
-      ($$'SRID=4269;POINT(1 1)'::geography$$, 'XX000', 'query'),
-      ($$'SRID=4269;POINT(1 1)'::geography$$, '0A000', 'insert')) b(q, state, kinds)
-   WHERE b.kinds = 'all'
-      OR (b.kinds = 'function' AND t.tpl LIKE 'SELECT * FROM%')
-      OR (b.kinds = 'query' AND t.tpl NOT LIKE 'INSERT%')
-      OR (b.kinds = 'insert' AND t.tpl LIKE 'INSERT%')
+      ($$'SRID=4269;POINT(1 1)'::geography$$, 'XX000', 'query')) b(q, state, kinds)
+   WHERE NOT (t.tpl LIKE '%ORDER BY%' AND b.q LIKE '%LINESTRING%')
+     AND (b.kinds IN ('all', 'query')
+          OR (b.kinds = 'function' AND t.tpl LIKE 'SELECT * FROM%'))
    ORDER BY 1;
 -- radii, k
 INSERT INTO cases (sql, state, descr)
@@ -116,20 +116,171 @@ INSERT INTO cases (sql, state, descr)
     $$SELECT * FROM kd_knn('g', 'SRID=4326;POINT(1 1)'::geometry, 0)$$,
     $$SELECT * FROM kd_knn('gg', 'SRID=4326;POINT(1 1)'::geography, 1025)$$,
     $$SELECT * FROM kd_all_knn('g', -1)$$]) s;
--- stored bad rows, for the functions and CREATE INDEX
+-- stored bad rows, for the functions
 INSERT INTO cases (sql, state, descr)
   SELECT replace(t, '%R', r), st, replace(t, '%R', r) || ' is ' || st
-    FROM unnest(ARRAY['SELECT * FROM kd_all_knn(''%R'', 1)', 'SELECT * FROM kd_load(''%R'')',
-                      'CREATE INDEX ON %R USING kdgpu (geom)']) t,
+    FROM unnest(ARRAY['SELECT * FROM kd_all_knn(''%R'', 1)', 'SELECT * FROM kd_load(''%R'')']) t,
          (VALUES ('g_poly', '22000'), ('g_nan', '22000'), ('g_srid', '22000')) r(r, st)
    ORDER BY 1;
 INSERT INTO cases (sql, state, descr) VALUES
   ($$SELECT * FROM kd_all_knn('gg_srid', 1)$$, '0A000', 'a stored geography in another SRID'),
-  ($$CREATE INDEX ON gg_srid USING kdgpu (geog)$$, '0A000', 'CREATE INDEX over a geography in another SRID'),
   ($$SELECT * FROM kd_box('gg', 'SRID=4326;POINT(0 0)'::geometry, 'SRID=4326;POINT(1 1)'::geometry)$$, '42804',
    'kd_box with geometry corners on a geography column');
 
-SELECT plan((SELECT count(*)::int FROM cases) + 5);
+
+-- the index's ORDER BY with a non-point query value answers as a sequential
+-- scan does (PostGIS's distances).  Ties may come in any order: the query
+-- lists each distance, in the order of the scan, with its rows, and whether
+-- they came together
+CREATE TEMP TABLE odd_orders (id serial, q text, descr text);
+INSERT INTO odd_orders (q, descr)
+  SELECT format('SELECT d, array_agg(id ORDER BY id), count(*) = max(n) - min(n) + 1 FROM (
+                   SELECT id, d, row_number() OVER () n FROM (
+                     SELECT id, %2$s <-> %3$s d FROM %1$s ORDER BY %2$s <-> %3$s) o) s
+                  GROUP BY d ORDER BY min(n)', tab, col, q),
+         format('SELECT id FROM %s ORDER BY %s <-> %s: index scan = sequential scan', tab, col, q)
+    FROM (SELECT 'g', 'geom', b.q FROM gbad b WHERE b.q ~ 'LINESTRING|POLYGON|MULTIPOINT|COLLECTION'
+          UNION ALL SELECT 'gg', 'geog', $$'SRID=4326;LINESTRING(0 0,1 1)'::geography$$) v(tab, col, q)
+   ORDER BY tab, q;
+
+-- building over and writing rows the tree cannot hold (non-points, NaN and
+-- infinite coordinates, other SRIDs): the table takes them, so the index
+-- must.  It keeps them beside its tree, passes kd_index_check, and answers
+-- the probes below as a sequential scan does (where PostGIS's operator
+-- raises an error for such a row, the index scan raises the same).  Each
+-- statement is undone afterwards.
+CREATE TEMP TABLE takes (id serial, stmt text, idx text, tab text, col text, kind text);
+INSERT INTO takes (stmt, idx, tab, col, kind)
+  SELECT format('CREATE INDEX %s_idx ON %s USING kdgpu (%s)', r, r, c), r || '_idx', r, c, k
+    FROM (VALUES ('g_poly', 'geom', 'geometry'), ('g_nan', 'geom', 'geometry'), ('g_srid', 'geom', 'geometry'),
+                 ('gg_srid', 'geog', 'geography')) r(r, c, k)
+   ORDER BY 1;
+INSERT INTO takes (stmt, idx, tab, col, kind)
+  SELECT format('INSERT INTO g VALUES (0, %s)', b.q), 'g_idx', 'g', 'geom', 'geometry'
+    FROM gbad b WHERE b.kinds = 'all' ORDER BY 1;
+INSERT INTO takes (stmt, idx, tab, col, kind)
+  SELECT format('INSERT INTO gg VALUES (0, %s)', q), 'gg_idx', 'gg', 'geog', 'geography'
+    FROM unnest(ARRAY[$$'SRID=4326;LINESTRING(0 0,1 1)'::geography$$,
+                      $$ST_SetSRID(ST_MakePoint('NaN', 1), 4326)::geography$$,
+                      $$'SRID=4269;POINT(1 1)'::geography$$]) q ORDER BY 1;
+-- the probes: an ORDER BY (ties in any order, as above) and a range query
+-- over every row (%T the table, %C the indexed column)
+CREATE TEMP TABLE probes (id serial, kind text, descr text, q text);
+INSERT INTO probes (kind, descr, q) VALUES
+  ('geometry', 'ORDER BY %C <-> POINT(0.5 0.5)', $$SELECT d, array_agg(c ORDER BY c), count(*) = max(n) - min(n) + 1 FROM (
+                   SELECT c, d, row_number() OVER () n FROM (
+                     SELECT ctid c, %C <-> 'SRID=4326;POINT(0.5 0.5)'::geometry d FROM %T
+                      ORDER BY %C <-> 'SRID=4326;POINT(0.5 0.5)'::geometry) o) s
+                  GROUP BY d ORDER BY min(n)$$),
+  ('geometry', '%C && a box', $$SELECT ctid FROM %T WHERE %C && ST_MakeEnvelope(-1e9, -1e9, 1e9, 1e9, 4326) ORDER BY ctid$$),
+  ('geography', 'ORDER BY %C <-> POINT(0.5 0.5)', $$SELECT d, array_agg(c ORDER BY c), count(*) = max(n) - min(n) + 1 FROM (
+                    SELECT c, d, row_number() OVER () n FROM (
+                      SELECT ctid c, %C <-> 'SRID=4326;POINT(0.5 0.5)'::geography d FROM %T
+                       ORDER BY %C <-> 'SRID=4326;POINT(0.5 0.5)'::geography) o) s
+                   GROUP BY d ORDER BY min(n)$$),
+  ('geography', '%C && a polygon', $$SELECT ctid FROM %T WHERE %C && 'SRID=4326;POLYGON((-10 -10,10 -10,10 10,-10 10,-10 -10))'::geography
+                   ORDER BY ctid$$);
+
+-- the plan of a query, as one text
+CREATE FUNCTION pg_temp.plan_text(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  line text;
+  t text := '';
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    t := t || line || E'\n';
+  END LOOP;
+  RETURN t;
+END $$;
+-- a query's rows as one text, or the error it raises
+CREATE FUNCTION pg_temp.outcome(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  r text;
+BEGIN
+  EXECUTE format('SELECT string_agg(x::text, %L) FROM (%s) x', ';', q) INTO r;
+  RETURN coalesce(r, '(no rows)');
+EXCEPTION WHEN OTHERS THEN
+  RETURN 'ERROR ' || SQLSTATE || ': ' || SQLERRM;
+END $$;
+-- a query with sequential scans off (NULL where a kdgpu index serves it,
+-- else its plan; its outcome), and the same query with index scans off (its
+-- outcome)
+CREATE FUNCTION pg_temp.index_and_seqscan(q text) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE
+  r text[];
+  plan text;
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  SET LOCAL enable_bitmapscan = off;
+  plan := pg_temp.plan_text(q);
+  IF EXISTS (SELECT 1 FROM regexp_matches(plan, 'Index (?:Only )?Scan using (\S+) on', 'g') m
+               JOIN pg_class c ON c.oid = to_regclass(m[1]) JOIN pg_am a ON a.oid = c.relam
+              WHERE a.amname = 'kdgpu') THEN
+    plan := NULL;
+  END IF;
+  r := ARRAY[plan, pg_temp.outcome(q)];
+  SET LOCAL enable_seqscan = on;
+  SET LOCAL enable_indexscan = off;
+  SET LOCAL enable_indexonlyscan = off;
+  r := r || pg_temp.outcome(q);
+  RESET enable_seqscan;
+  RESET enable_bitmapscan;
+  RESET enable_indexscan;
+  RESET enable_indexonlyscan;
+  RETURN r;
+END $$;
+-- the verdict on index_and_seqscan's answer: a kdgpu index served the query,
+-- and gave the sequential scan's rows, or raised its error
+CREATE FUNCTION pg_temp.same_outcome(r text[], descr text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  IF r[1] IS NOT NULL THEN
+    RETURN fail(descr) || E'\n' || diag(E'no kdgpu index scan in the plan:\n' || r[1]);
+  END IF;
+  RETURN is(r[2], r[3], descr);
+END $$;
+-- a statement the index must take: it succeeds, the index passes
+-- kd_index_check and answers its kind's probes as a sequential scan does;
+-- then the statement is undone, so that the tables stay as they were
+CREATE FUNCTION pg_temp.takes(stmt text, idx text, tab text, col text, kind text)
+  RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  err text;
+  chk text;
+  qs text[];
+  ds text[];
+  res text[] := '{}';
+BEGIN
+  SELECT array_agg(replace(replace(q, '%T', tab), '%C', col) ORDER BY id),
+         array_agg(replace(descr, '%C', col) ORDER BY id) INTO qs, ds
+    FROM pg_temp.probes p WHERE p.kind = takes.kind;
+  BEGIN
+    BEGIN
+      EXECUTE stmt;
+    EXCEPTION WHEN OTHERS THEN
+      err := SQLSTATE || ': ' || SQLERRM;
+    END;
+    BEGIN
+      chk := CASE WHEN kd_index_check(idx::regclass) THEN 'true' ELSE 'false' END;
+    EXCEPTION WHEN OTHERS THEN
+      chk := SQLSTATE || ': ' || SQLERRM;
+    END;
+    FOR i IN 1 .. cardinality(qs) LOOP
+      res := res || pg_temp.index_and_seqscan(qs[i]);
+    END LOOP;
+    RAISE EXCEPTION 'undo' USING ERRCODE = 'KDUND';
+  EXCEPTION WHEN SQLSTATE 'KDUND' THEN
+    NULL;
+  END;
+  RETURN NEXT ok(err IS NULL, stmt || ' succeeds: the index keeps the row beside its tree')
+              || CASE WHEN err IS NULL THEN '' ELSE E'\n' || diag('    died: ' || err) END;
+  RETURN NEXT is(chk, 'true', stmt || ': the index passes kd_index_check');
+  FOR i IN 1 .. cardinality(qs) LOOP
+    RETURN NEXT pg_temp.same_outcome(res[3 * i - 2 : 3 * i], stmt || ': ' || ds[i] || ', index scan = sequential scan');
+  END LOOP;
+END $$;
+
+SELECT plan((SELECT count(*)::int FROM cases) + 5 + (SELECT count(*)::int FROM odd_orders)
+            + (SELECT sum(2 + (SELECT count(*) FROM probes p WHERE p.kind = t.kind))::int FROM takes t));
 
 SET LOCAL enable_seqscan = off;
 SELECT throws_ok(sql, state, NULL, descr) FROM cases ORDER BY id;
@@ -149,6 +300,13 @@ END $$;
 SELECT is_empty($$SELECT descr, m FROM (SELECT descr, pg_temp.message(sql) m FROM pg_temp.cases) c
                    WHERE m IS NULL OR m ~* '\(null\)|cache lookup|unrecognized|unexpected'$$,
                 'every error message names the problem');
+
+-- ORDER BY with non-point query values, and rows the tree cannot hold:
+-- through the index as through a sequential scan
+SELECT pg_temp.same_outcome(pg_temp.index_and_seqscan(q), descr) FROM odd_orders ORDER BY id;
+SET LOCAL client_min_messages = warning;
+SELECT pg_temp.takes(stmt, idx, tab, col, kind) FROM takes ORDER BY id;
+RESET client_min_messages;
 SELECT is(pg_temp.fingerprint(), (SELECT fp FROM before), 'no table changed');
 SELECT ok(kd_index_check('g_idx') AND kd_index_check('gg_idx'), 'the indexes pass kd_index_check');
 SET LOCAL enable_seqscan = off;

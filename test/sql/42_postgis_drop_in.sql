@@ -142,6 +142,24 @@ FROM (VALUES ('POINT(2 3)'::geography, 'POINT(0 90)'::geography, 2), ('LINESTRIN
 SELECT di_run('bitmap', 'gd_geog_kd', 'SELECT id FROM gd_geog WHERE geog && ''LINESTRING(5 5, 15 15)''::geography ORDER BY id')
      = di_run('seq', '', 'SELECT id FROM gd_geog WHERE geog && ''LINESTRING(5 5, 15 15)''::geography ORDER BY id') AS equal;
 
+-- ORDER BY q <-> geog: PostGIS's sphere distance is not symmetric to the
+-- last bit, and among the near-ties of points around a pole the written
+-- argument order decides which rows come first.  The planner hands the
+-- index the commuted form; the rows still come out in the written order's
+-- distances, whether the ORDER BY is in the select list or not.
+CREATE TABLE gd_polar (id int, geog geography);
+INSERT INTO gd_polar SELECT i, ST_MakePoint(-180 + ((i * 7919) % 36000) / 100.0, 89.99)::geography
+  FROM generate_series(1, 3000) i;
+CREATE INDEX gd_polar_kd ON gd_polar USING kdgpu (geog);
+SELECT count(*) FILTER (WHERE a <> b) > 0 AS asymmetric FROM
+  (SELECT 'POINT(17 90)'::geography <-> geog a, geog <-> 'POINT(17 90)'::geography b FROM gd_polar) s;
+SELECT form, di_run('index', 'gd_polar_kd', format('SELECT %s FROM gd_polar ORDER BY %s LIMIT 60', form, form))
+           = di_run('seq', '', format('SELECT %s FROM gd_polar ORDER BY %s, ctid LIMIT 60', form, form)) AS selected,
+  di_run('index', 'gd_polar_kd', format('SELECT (SELECT %s FROM gd_polar p WHERE p.id = s.id) FROM
+                                           (SELECT id FROM gd_polar ORDER BY %s LIMIT 60) s', form, form))
+  = di_run('seq', '', format('SELECT %s FROM gd_polar ORDER BY %s, ctid LIMIT 60', form, form)) AS resjunk
+FROM unnest(ARRAY['''POINT(17 90)''::geography <-> geog', 'geog <-> ''POINT(17 90)''::geography']) form;
+
 -- kd_dwithin on tables indexed by GiST, SP-GiST, BRIN and kdgpu: its
 -- index condition goes to kdgpu indexes only, and every count is
 -- ST_DWithin's
@@ -166,6 +184,6 @@ SELECT r, (SELECT count(*) FROM gd_dw WHERE ST_DWithin(geom, 'POINT(50 50)', r))
 FROM unnest(ARRAY[0.5, 5, 20]) r;
 RESET enable_seqscan;
 
-DROP TABLE gd_geom, gd_gist, gd_q, gd_ops, gd_nd, gd_geog, gd_dw, gd_dw_gist, gd_dw_spg, gd_dw_brin;
+DROP TABLE gd_geom, gd_gist, gd_q, gd_ops, gd_nd, gd_geog, gd_polar, gd_dw, gd_dw_gist, gd_dw_spg, gd_dw_brin;
 DROP FUNCTION di_run(text, text, text), gd_order(text, text, text, geometry, geometry, int, int),
   gd_where(text, text, text), gd_geog_order(geography, geography, int, int);
