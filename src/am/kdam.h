@@ -144,7 +144,7 @@ typedef struct KdamTreeShape
 	int			nranges;		/* ranges of levels, top down */
 	int			start[64];		/* first level of each range */
 	int			levels[64];		/* levels of each range */
-	bool		bounded[64];	/* its pages hold bounding boxes */
+	int			boxed[64];		/* slots of each range's blocks with a box */
 	int64		first_block[65];	/* first block of each range, then nblocks */
 	int			range_of_level[64];
 	int64		nblocks;
@@ -177,6 +177,7 @@ typedef struct KdamTreeReader
 				obounds,
 				osplit;
 	int			slots;
+	bool		lock;			/* take content locks (hot standby) */
 	int64		pages_read;		/* block pages pinned */
 } KdamTreeReader;
 

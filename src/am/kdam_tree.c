@@ -7,18 +7,17 @@
  * 2i+1 and 2i+2).  On disk its levels are cut into ranges, and each node at
  * the first level of a range roots a block: its subtree down to the range's
  * last level, on one page.  A search from the root to a leaf then touches
- * one page per range: with 2-D points 7 levels per page at the top (whose
- * nodes carry a bounding box) and 8 below, so 4 pages for a 10M-point tree,
- * against one page per node in the engine's array order.  Ranges are cut
- * from the bottom, so that every block but the root's is full; the levels
- * whose nodes carry boxes (the first nbounds nodes) are in ranges whose
- * pages have room for them.
+ * one page per range: with 2-D points 8 levels per page at the bottom and
+ * 7 above (whose nodes carry a bounding box), so 4 pages for a 10M-point
+ * tree, against one page per node in the engine's array order.  Ranges
+ * are cut from the bottom, as deep as fits on a page, so that every block
+ * but the root's is full.
  *
  * A block's page holds, for its S = 2^levels - 1 slots in the local
  * level order (which is the engine's node order): the coordinates, the
- * references, the payload words, the boxes (bounded ranges only) and the
- * split dimensions, each an array of S, after a KdamBlockHeader naming the
- * tree and the block.  Empty slots (below the last node) are zero.
+ * references, the payload words and the split dimensions, each an array of
+ * S, and the boxes of its first slots (those of the first nbounds nodes),
+ * after a KdamBlockHeader naming the tree and the block.  Empty slots (below the last node) are zero.
  *
  * Blocks are numbered range by range, each range's blocks in the order of
  * their roots.  A directory maps block numbers to pages: directory pages of
@@ -29,13 +28,16 @@
  *
  * Tree pages never change while a scan holds its pin on the metapage:
  * VACUUM marks dead references and replaces trees only under a cleanup lock
- * on the metapage.  A hot standby replays those changes without waiting for
- * scans, so a scan checks each page it pins against the tree it started on
- * (kdam_reader_node) and asks to be retried when the tree was replaced.
+ * on the metapage, so a scan reads the pages it pins without content locks.
+ * A hot standby replays those changes without waiting for scans, so there a
+ * scan takes a share lock for each read and checks each page it pins
+ * against the tree it started on, asking to be retried when the tree was
+ * replaced.
  */
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "utils/rel.h"
 
@@ -47,24 +49,25 @@
 /* The start of a block's arrays on its page. */
 #define KdamBlockData(page) (PageGetContents(page) + MAXALIGN(sizeof(KdamBlockHeader)))
 
-/* Bytes per slot: without and with a bounding box. */
-static Size
-slot_bytes(int dim, int words, bool bounded)
+/*
+ * Slots of a block of the given levels starting at level start whose nodes
+ * carry a box: those above level bounded_levels.
+ */
+static int
+boxed_slots(int start, int levels, int bounded_levels)
 {
-	return sizeof(double) * dim + sizeof(uint64) * (1 + words) + 1 +
-		(bounded ? sizeof(double) * 2 * dim : 0);
+	int			l = Min(levels, Max(0, bounded_levels - start));
+
+	return (1 << l) - 1;
 }
 
-/* The most levels whose full subtree fits on a page. */
-static int
-levels_per_page(int dim, int words, bool bounded)
+/* Bytes of a block of the given levels starting at level start. */
+static Size
+block_bytes(int dim, int words, int start, int levels, int bounded_levels)
 {
-	Size		per = slot_bytes(dim, words, bounded);
-	int			levels = 1;
-
-	while (levels < 30 && (Size) ((1 << (levels + 1)) - 1) * per <= KDAM_BLOCK_BYTES)
-		levels++;
-	return levels;
+	return (Size) ((1 << levels) - 1) *
+		(sizeof(double) * dim + sizeof(uint64) * (1 + words) + 1) +
+		(Size) boxed_slots(start, levels, bounded_levels) * sizeof(double) * 2 * dim;
 }
 
 /* The level of node i: floor(log2(i + 1)). */
@@ -84,11 +87,8 @@ kdam_tree_shape(int64 n, int dim, int words, int64 nbounds, KdamTreeShape *shape
 {
 	int			height = n > 0 ? node_level(n - 1) + 1 : 0;
 	int			bounded_levels = node_level(nbounds);	/* nbounds = 2^L - 1 */
-	int			db = levels_per_page(dim, words, false);
-	int			dt = levels_per_page(dim, words, true);
 	int			starts[64];
 	int			tops[64];
-	bool		bounded[64];
 	int			nr = 0;
 	int			top = height;
 
@@ -97,20 +97,18 @@ kdam_tree_shape(int64 n, int dim, int words, int64 nbounds, KdamTreeShape *shape
 	shape->dim = dim;
 	shape->words = words;
 	shape->nbounds = nbounds;
-	/* from the bottom: ranges without boxes, then ranges with room for them */
-	while (top - db >= bounded_levels && top - db >= 0 && top > 0)
-	{
-		starts[nr] = top - db;
-		tops[nr] = top;
-		bounded[nr++] = false;
-		top -= db;
-	}
+	/* from the bottom, as many levels per range as fit on a page */
 	while (top > 0)
 	{
-		starts[nr] = Max(0, top - dt);
-		tops[nr] = top;
-		bounded[nr++] = true;
-		top = starts[nr - 1];
+		int			levels = 1;
+
+		while (levels < Min(top, 30) &&
+			   block_bytes(dim, words, top - levels - 1, levels + 1,
+						   bounded_levels) <= KDAM_BLOCK_BYTES)
+			levels++;
+		starts[nr] = top - levels;
+		tops[nr++] = top;
+		top -= levels;
 	}
 	shape->nranges = nr;
 	for (int r = 0; r < nr; r++)
@@ -120,7 +118,7 @@ kdam_tree_shape(int64 n, int dim, int words, int64 nbounds, KdamTreeShape *shape
 
 		shape->start[r] = starts[src];
 		shape->levels[r] = tops[src] - starts[src];
-		shape->bounded[r] = bounded[src];
+		shape->boxed[r] = boxed_slots(starts[src], shape->levels[r], bounded_levels);
 		shape->first_block[r + 1] = shape->first_block[r] +
 			Min((int64) 1 << starts[src], n - first);
 		for (int l = starts[src]; l < tops[src]; l++)
@@ -167,7 +165,7 @@ block_offsets(const KdamTreeShape *shape, int r, Size *refs, Size *payload,
 	*refs = sizeof(double) * shape->dim * s;
 	*payload = *refs + sizeof(uint64) * s;
 	*bounds = *payload + sizeof(uint64) * shape->words * s;
-	*split = *bounds + (shape->bounded[r] ? sizeof(double) * 2 * shape->dim * s : 0);
+	*split = *bounds + sizeof(double) * 2 * shape->dim * shape->boxed[r];
 }
 
 /* The node in a block's slot, or -1 when the slot is past the last node. */
@@ -494,6 +492,8 @@ kdam_reader_init(KdamTreeReader *rd, Relation index,
 		rd->dirbufs[d] = InvalidBuffer;
 	rd->buf = InvalidBuffer;
 	rd->block = -1;
+	/* see the file header: only recovery changes pages under a pin */
+	rd->lock = RecoveryInProgress();
 }
 
 /* Pin the page of block b as the reader's current one. */
@@ -539,7 +539,8 @@ kdam_reader_node(KdamTreeReader *rd, int64 node, KdamNode *out)
 	locate(&rd->shape, node, &b, &s);
 	if (b != rd->block)
 		reader_pin(rd, b);
-	LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
+	if (rd->lock)
+		LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
 	data = KdamBlockData(BufferGetPage(rd->buf));
 	memcpy(out->coords, data + sizeof(double) * dim * s, sizeof(double) * dim);
 	memcpy(&out->ref, data + rd->orefs + sizeof(uint64) * s, sizeof(uint64));
@@ -551,7 +552,8 @@ kdam_reader_node(KdamTreeReader *rd, int64 node, KdamNode *out)
 			   sizeof(double) * 2 * dim);
 		out->box = out->boxdata;
 	}
-	LockBuffer(rd->buf, BUFFER_LOCK_UNLOCK);
+	if (rd->lock)
+		LockBuffer(rd->buf, BUFFER_LOCK_UNLOCK);
 }
 
 /* Copy node i's payload words to out (index-only scans). */
@@ -565,10 +567,12 @@ kdam_reader_payload(KdamTreeReader *rd, int64 node, uint64 *out)
 	locate(&rd->shape, node, &b, &s);
 	if (b != rd->block)
 		reader_pin(rd, b);
-	LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
+	if (rd->lock)
+		LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
 	memcpy(out, KdamBlockData(BufferGetPage(rd->buf)) + rd->opay +
 		   sizeof(uint64) * words * s, sizeof(uint64) * words);
-	LockBuffer(rd->buf, BUFFER_LOCK_UNLOCK);
+	if (rd->lock)
+		LockBuffer(rd->buf, BUFFER_LOCK_UNLOCK);
 }
 
 /* Release the reader's pins. */

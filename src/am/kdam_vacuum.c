@@ -22,6 +22,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/xlog.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
@@ -225,7 +226,8 @@ fold(Relation index, Buffer metabuf)
 	newmeta->ndead = 0;
 	newmeta->fold_started = 0;
 	newmeta->generation++;
-	GenericXLogFinish(state);
+	/* VACUUM commits no transaction of its own: make the switch durable */
+	XLogFlush(GenericXLogFinish(state));
 
 	kdam_cache_forget(RelationGetRelid(index));
 	kdam_free_chain(index, meta.tree_head);
