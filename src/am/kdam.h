@@ -145,6 +145,7 @@ typedef struct KdamTreeShape
 	int			start[64];		/* first level of each range */
 	int			levels[64];		/* levels of each range */
 	int			boxed[64];		/* slots of each range's blocks with a box */
+	int			group[64];		/* roots whose subtrees share a block */
 	int64		first_block[65];	/* first block of each range, then nblocks */
 	int			range_of_level[64];
 	int64		nblocks;

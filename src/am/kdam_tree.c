@@ -19,8 +19,11 @@
  * S, and the boxes of its first slots (those of the first nbounds nodes),
  * after a KdamBlockHeader naming the tree and the block.  Empty slots (below the last node) are zero.
  *
- * Blocks are numbered range by range, each range's blocks in the order of
- * their roots.  A directory maps block numbers to pages: directory pages of
+ * A last level less than half full (the tree is left-balanced) gets a
+ * range of its own whose pages each hold the nodes of many consecutive
+ * roots, rather than leaving most of the bottom pages empty: at 10M 2-D
+ * points this halves the index.  Blocks are numbered range by range, each
+ * range's blocks in the order of their roots.  A directory maps block numbers to pages: directory pages of
  * KDAM_DIR_ENTRIES block numbers, whose own block numbers are listed in
  * the metapage (KdamMetaDir).  Tree pages are chained in block order and
  * directory pages in directory order, so VACUUM and the page census walk
@@ -97,6 +100,18 @@ kdam_tree_shape(int64 n, int dim, int words, int64 nbounds, KdamTreeShape *shape
 	shape->dim = dim;
 	shape->words = words;
 	shape->nbounds = nbounds;
+	/*
+	 * A last level less than half full goes on pages of its own, many
+	 * nodes to a page; the levels above it fill whole pages.
+	 */
+	if (height >= 2 &&
+		2 * (n - (((int64) 1 << (height - 1)) - 1)) < ((int64) 1 << (height - 1)) &&
+		boxed_slots(height - 1, 1, bounded_levels) == 0)
+	{
+		starts[nr] = height - 1;
+		tops[nr++] = height;
+		top = height - 1;
+	}
 	/* from the bottom, as many levels per range as fit on a page */
 	while (top > 0)
 	{
@@ -115,29 +130,40 @@ kdam_tree_shape(int64 n, int dim, int words, int64 nbounds, KdamTreeShape *shape
 	{
 		int			src = nr - 1 - r;
 		int64		first = ((int64) 1 << starts[src]) - 1;
+		int64		roots = Min((int64) 1 << starts[src], n - first);
 
 		shape->start[r] = starts[src];
 		shape->levels[r] = tops[src] - starts[src];
 		shape->boxed[r] = boxed_slots(starts[src], shape->levels[r], bounded_levels);
+		/* the subtrees of consecutive roots share a page while they fit */
+		shape->group[r] = shape->boxed[r] > 0 ? 1 :
+			(int) (KDAM_BLOCK_BYTES /
+				   block_bytes(dim, words, starts[src], shape->levels[r],
+							   bounded_levels));
 		shape->first_block[r + 1] = shape->first_block[r] +
-			Min((int64) 1 << starts[src], n - first);
+			(roots + shape->group[r] - 1) / shape->group[r];
 		for (int l = starts[src]; l < tops[src]; l++)
 			shape->range_of_level[l] = r;
 	}
 	shape->nblocks = shape->first_block[nr];
 }
 
-/* Where a node lives: its block number and slot. */
+/*
+ * Where a node lives: its block number and slot.  A block holds the
+ * subtrees of group consecutive roots of its range, one after the other.
+ */
 static inline void
 locate(const KdamTreeShape *shape, int64 node, int64 *block, int *slot)
 {
 	int			level = node_level(node);
 	int			r = shape->range_of_level[level];
 	int			depth = level - shape->start[r];
-	int64		root = ((node + 1) >> depth) - 1;
+	int64		root = (((node + 1) >> depth) - 1) - (((int64) 1 << shape->start[r]) - 1);
+	int			g = shape->group[r];
 
-	*block = shape->first_block[r] + (root - (((int64) 1 << shape->start[r]) - 1));
-	*slot = (int) (((int64) 1 << depth) - 1 + ((node + 1) & (((int64) 1 << depth) - 1)));
+	*block = shape->first_block[r] + root / g;
+	*slot = (int) ((root % g) * (((int64) 1 << shape->levels[r]) - 1) +
+				   ((int64) 1 << depth) - 1 + ((node + 1) & (((int64) 1 << depth) - 1)));
 }
 
 /* The range of a block. */
@@ -159,7 +185,7 @@ static void
 block_offsets(const KdamTreeShape *shape, int r, Size *refs, Size *payload,
 			  Size *bounds, Size *split, int *slots)
 {
-	int			s = (1 << shape->levels[r]) - 1;
+	int			s = ((1 << shape->levels[r]) - 1) * shape->group[r];
 
 	*slots = s;
 	*refs = sizeof(double) * shape->dim * s;
@@ -172,9 +198,12 @@ block_offsets(const KdamTreeShape *shape, int r, Size *refs, Size *payload,
 static int64
 slot_node(const KdamTreeShape *shape, int r, int64 block, int slot)
 {
-	int64		root = (((int64) 1 << shape->start[r]) - 1) + (block - shape->first_block[r]);
-	int			l = node_level(slot);
-	int64		node = ((root + 1) << l) + (slot + 1 - ((int64) 1 << l)) - 1;
+	int			per = (1 << shape->levels[r]) - 1;
+	int64		root = (((int64) 1 << shape->start[r]) - 1) +
+		(block - shape->first_block[r]) * shape->group[r] + slot / per;
+	int			j = slot % per;
+	int			l = node_level(j);
+	int64		node = ((root + 1) << l) + (j + 1 - ((int64) 1 << l)) - 1;
 
 	return node < shape->n ? node : -1;
 }
