@@ -161,6 +161,9 @@ typedef struct KdamNode
 	double		boxdata[2 * KD_MAX_DIM];
 } KdamNode;
 
+/* block pages a tree reader keeps pinned */
+#define KDAM_READER_PINS	16
+
 /* Reading a tree in place (kdam_tree.c). */
 typedef struct KdamTreeReader
 {
@@ -170,7 +173,11 @@ typedef struct KdamTreeReader
 	int			ndir;
 	BlockNumber *dir;			/* the directory pages */
 	Buffer	   *dirbufs;		/* pinned directory pages */
-	Buffer		buf;			/* the pinned block page */
+	Buffer		pinned[KDAM_READER_PINS];	/* recently used block pages */
+	int64		pinblock[KDAM_READER_PINS]; /* their blocks, or -1 */
+	uint64		pinuse[KDAM_READER_PINS];	/* when each was last used */
+	uint64		clock;
+	Buffer		buf;			/* the current block page, one of pinned */
 	int64		block;			/* its block, or -1 */
 	int			range;
 	Size		orefs,
@@ -317,7 +324,8 @@ extern int64 kdam_block_delete(Relation index, Buffer buf,
 extern void kdam_reader_init(KdamTreeReader *rd, Relation index,
 							 const KdamMetaPageData *meta,
 							 const BlockNumber *dir);
-extern void kdam_reader_node(KdamTreeReader *rd, int64 node, KdamNode *out);
+extern void kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box,
+							 KdamNode *out);
 extern void kdam_reader_payload(KdamTreeReader *rd, int64 node, uint64 *out);
 extern void kdam_reader_end(KdamTreeReader *rd);
 
@@ -339,8 +347,8 @@ extern void kdam_check_include_types(Relation index);
 extern void kdam_payload_from_values(Relation index, Datum *values,
 									 bool *isnull, uint64 *out);
 extern bool kdam_canreturn(Relation index, int attno);
-extern IndexTuple kdam_form_tuple(Relation index, const double *coords,
-								  const uint64 *payload);
+extern IndexTuple kdam_form_tuple(Relation index, bool is_point,
+								  const double *coords, const uint64 *payload);
 
 /* kdam_cache.c */
 extern KdamTree *kdam_cache_get(Relation index, const KdamMetaPageData *meta,

@@ -506,7 +506,7 @@ ordered_next(IndexScanDesc scan, KdamHeapItem *out)
 			*out = it;
 			return true;
 		}
-		kdam_reader_node(&so->reader, it.node, &nd);
+		kdam_reader_node(&so->reader, it.node, !it.boxed, &nd);
 		if (nd.box && !it.boxed)
 		{
 			KdamHeapItem tight;
@@ -589,7 +589,7 @@ range_collect(KdamScanOpaque so)
 			bool		left,
 						right;
 
-			kdam_reader_node(&so->reader, node, &nd);
+			kdam_reader_node(&so->reader, node, true, &nd);
 			if (nd.box && !kdam_quals_meet_box(so, nd.box, dim))
 				break;
 			if (nd.ref != KDAM_DEAD_REF && kdam_quals_match(so, nd.coords, dim))
@@ -699,7 +699,7 @@ return_row(IndexScanDesc scan, int64 loc, uint64 ref)
 		return;
 	if (loc < so->meta.ntree)
 	{
-		kdam_reader_node(&so->reader, loc, &nd);
+		kdam_reader_node(&so->reader, loc, false, &nd);
 		if (words > 0)
 			kdam_reader_payload(&so->reader, loc, treepayload);
 		coords = nd.coords;
@@ -724,7 +724,8 @@ return_row(IndexScanDesc scan, int64 loc, uint64 ref)
 										   ALLOCSET_SMALL_SIZES);
 	MemoryContextReset(so->tupcxt);
 	old = MemoryContextSwitchTo(so->tupcxt);
-	scan->xs_itup = kdam_form_tuple(scan->indexRelation, coords, payload);
+	scan->xs_itup = kdam_form_tuple(scan->indexRelation,
+									 so->type == KD_TYPE_POINT, coords, payload);
 	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
 	MemoryContextSwitchTo(old);
 }

@@ -521,44 +521,70 @@ kdam_reader_init(KdamTreeReader *rd, Relation index,
 		rd->dirbufs[d] = InvalidBuffer;
 	rd->buf = InvalidBuffer;
 	rd->block = -1;
+	for (int i = 0; i < KDAM_READER_PINS; i++)
+	{
+		rd->pinned[i] = InvalidBuffer;
+		rd->pinblock[i] = -1;
+	}
 	/* see the file header: only recovery changes pages under a pin */
 	rd->lock = RecoveryInProgress();
 }
 
-/* Pin the page of block b as the reader's current one. */
+/*
+ * Make block b's page the reader's current one.  The reader keeps the last
+ * KDAM_READER_PINS pages pinned, so that a search going back and forth
+ * between a few blocks (a depth-first walk returning to a parent's block,
+ * a best-first search between neighbouring subtrees) does not look them up
+ * again each time.
+ */
 static void
 reader_pin(KdamTreeReader *rd, int64 b)
 {
-	int			d = (int) (b / KDAM_DIR_ENTRIES);
+	int			victim = 0;
+	int			d;
 	BlockNumber blkno;
 	Page		page;
 
+	for (int i = 0; i < KDAM_READER_PINS; i++)
+	{
+		if (rd->pinblock[i] == b)
+		{
+			victim = i;
+			goto found;
+		}
+		if (rd->pinuse[i] < rd->pinuse[victim])
+			victim = i;
+	}
+	d = (int) (b / KDAM_DIR_ENTRIES);
 	if (!BufferIsValid(rd->dirbufs[d]))
 		rd->dirbufs[d] = ReadBuffer(rd->index, rd->dir[d]);
 	LockBuffer(rd->dirbufs[d], BUFFER_LOCK_SHARE);
 	blkno = ((BlockNumber *) PageGetContents(BufferGetPage(rd->dirbufs[d])))[b % KDAM_DIR_ENTRIES];
 	LockBuffer(rd->dirbufs[d], BUFFER_LOCK_UNLOCK);
-	if (BufferIsValid(rd->buf))
-		ReleaseBuffer(rd->buf);
-	rd->buf = ReadBuffer(rd->index, blkno);
+	if (BufferIsValid(rd->pinned[victim]))
+		ReleaseBuffer(rd->pinned[victim]);
+	rd->pinned[victim] = ReadBuffer(rd->index, blkno);
+	rd->pinblock[victim] = b;
+	rd->pages_read++;
+	LockBuffer(rd->pinned[victim], BUFFER_LOCK_SHARE);
+	page = BufferGetPage(rd->pinned[victim]);
+	kdam_check_block(rd->index, page, rd->tree_id, b);
+	LockBuffer(rd->pinned[victim], BUFFER_LOCK_UNLOCK);
+found:
+	rd->pinuse[victim] = ++rd->clock;
+	rd->buf = rd->pinned[victim];
 	rd->block = b;
 	rd->range = block_range(&rd->shape, b);
 	block_offsets(&rd->shape, rd->range, &rd->orefs, &rd->opay, &rd->obounds,
 				  &rd->osplit, &rd->slots);
-	rd->pages_read++;
-	LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(rd->buf);
-	kdam_check_block(rd->index, page, rd->tree_id, b);
-	LockBuffer(rd->buf, BUFFER_LOCK_UNLOCK);
 }
 
 /*
  * Read node i of the tree: its coordinates, reference, split dimension,
- * and its box when it has one (box is NULL otherwise).  Pages stay pinned
- * between calls; each read takes the page's share lock.
+ * and with want_box its box when it has one (box is NULL otherwise).
  */
 void
-kdam_reader_node(KdamTreeReader *rd, int64 node, KdamNode *out)
+kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box, KdamNode *out)
 {
 	int64		b;
 	int			s;
@@ -575,7 +601,7 @@ kdam_reader_node(KdamTreeReader *rd, int64 node, KdamNode *out)
 	memcpy(&out->ref, data + rd->orefs + sizeof(uint64) * s, sizeof(uint64));
 	out->split = (uint8) data[rd->osplit + s];
 	out->box = NULL;
-	if (node < rd->shape.nbounds)
+	if (want_box && node < rd->shape.nbounds)
 	{
 		memcpy(out->boxdata, data + rd->obounds + sizeof(double) * 2 * dim * s,
 			   sizeof(double) * 2 * dim);
@@ -608,8 +634,13 @@ kdam_reader_payload(KdamTreeReader *rd, int64 node, uint64 *out)
 void
 kdam_reader_end(KdamTreeReader *rd)
 {
-	if (BufferIsValid(rd->buf))
-		ReleaseBuffer(rd->buf);
+	for (int i = 0; i < KDAM_READER_PINS; i++)
+	{
+		if (BufferIsValid(rd->pinned[i]))
+			ReleaseBuffer(rd->pinned[i]);
+		rd->pinned[i] = InvalidBuffer;
+		rd->pinblock[i] = -1;
+	}
 	rd->buf = InvalidBuffer;
 	rd->block = -1;
 	for (int d = 0; d < rd->ndir; d++)
