@@ -75,12 +75,17 @@ kdg_index_matching_tree(Relation index, const KdSource *src)
 	KdamTree   *t = NULL;
 	KdamView   *view;
 
+	BlockNumber *dir = palloc(sizeof(BlockNumber) * KDAM_MAX_DIR);
+
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = *kdam_metapage(index, BufferGetPage(metabuf));
+	memcpy(dir, KdamMetaDir(KdamPageGetMeta(BufferGetPage(metabuf))),
+		   sizeof(BlockNumber) * meta.tree_ndir);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 	if (meta.npending == 0 && meta.ndead == 0 && meta.ntree == src->n &&
 		meta.dim == src->dim)
-		t = kdam_cache_get(index, &meta);
+		t = kdam_cache_get(index, &meta, dir);
+	pfree(dir);
 	ReleaseBuffer(metabuf);
 	if (t == NULL)
 		return NULL;

@@ -3,13 +3,14 @@
  *	  The kdgpu index access method: on-disk layout and the functions shared
  *	  by its phases (handler, build, insert, scan, vacuum, pages, cache).
  *
- * Layout.  Block 0 is the metapage.  The tree is a byte stream (the engine's
- * arrays: coords, refs, split, bounds, back to back) cut into the data areas
- * of a chain of tree pages; loading it is copying those bytes.  Rows
+ * Layout.  Block 0 is the metapage.  The tree sits on pages in a
+ * page-blocked layout (kdam_tree.c), each page a subtree, which scans read
+ * in place through shared buffers; the kd_* functions, VACUUM's fold and
+ * kd_index_check read it into the engine's arrays (kdam_cache.c).  Rows
  * inserted after the build sit in a chain of pending pages as fixed-size
  * records (ref, coords, payload) until VACUUM folds them into a new tree.
- * Rows whose point is NULL or empty sit in a third chain as (ref, payload)
- * records: ordered scans return them last, as a sort by distance does.
+ * NULL rows sit in a third chain as (ref, payload) records: ordered scans
+ * return them last, as a sort by distance does.
  * Rows whose value the tree cannot hold (empty, not a point, not finite,
  * another kind of point) sit in a fourth chain (kdam_outside.c).
  * The payload holds the values of INCLUDE columns (kdam_include.c).  Every
@@ -20,11 +21,11 @@
  * row KDAM_DEAD_REF in place and removes dead pending records.
  *
  * Generations.  Each change to the tree pages (dead marks, a new tree) bumps
- * meta->generation.  Backends cache loaded trees keyed by (index, relfile,
- * generation), so a scan never uses a tree older than the index.  A scan
- * keeps the metapage pinned while it runs, and VACUUM takes a cleanup lock
- * on the metapage before changing the tree, so no scan in flight can return
- * a reference VACUUM removed.
+ * meta->generation; each new tree gets a new meta->tree_id, which its pages
+ * carry.  The kd_* functions cache trees read into memory keyed by (index,
+ * relfile, generation).  A scan keeps the metapage pinned while it runs,
+ * and VACUUM takes a cleanup lock on the metapage before changing the tree,
+ * so no scan in flight can return a reference VACUUM removed.
  */
 #ifndef KDAM_H
 #define KDAM_H
@@ -40,7 +41,7 @@
 #include "kdgpu.h"
 
 #define KDAM_MAGIC			0x4B444731	/* "KDG1" */
-#define KDAM_FORMAT_VERSION	3
+#define KDAM_FORMAT_VERSION	4
 #define KDAM_METAPAGE_BLKNO	0
 #define KDAM_PAGE_ID		0xFF8B
 #define KDAM_DEAD_REF		UINT64_MAX
@@ -52,6 +53,7 @@
 #define KDAM_FREE		(1 << 3)
 #define KDAM_NULLS		(1 << 4)
 #define KDAM_OUTSIDE	(1 << 5)
+#define KDAM_TREEDIR	(1 << 6)
 
 /* strategies of the operator classes */
 #define KDAM_STRATEGY_IN_BOX		1	/* point <@ box */
@@ -112,7 +114,80 @@ typedef struct KdamMetaPageData
 	BlockNumber outside_head;	/* first page of rows outside the tree */
 	BlockNumber outside_tail;
 	int64		noutside;		/* records in the outside pages */
+	BlockNumber tree_dir_head;	/* first directory page of the tree */
+	int32		tree_ndir;		/* directory pages, listed by KdamMetaDir */
+	uint64		tree_id;		/* names the tree its block pages belong to */
 } KdamMetaPageData;
+
+/* The metapage's list of the tree's directory pages, after its fields. */
+#define KdamMetaDir(meta) \
+	((BlockNumber *) ((char *) (meta) + MAXALIGN(sizeof(KdamMetaPageData))))
+#define KDAM_MAX_DIR \
+	((int) ((KDAM_PAGE_BYTES - MAXALIGN(sizeof(KdamMetaPageData))) / sizeof(BlockNumber)))
+/* block numbers per directory page */
+#define KDAM_DIR_ENTRIES	((int64) (KDAM_PAGE_BYTES / sizeof(BlockNumber)))
+
+/* What a tree page says of itself, before its block's arrays. */
+typedef struct KdamBlockHeader
+{
+	uint64		tree_id;
+	int64		block;
+} KdamBlockHeader;
+
+/* The page layout of a tree (kdam_tree.c). */
+typedef struct KdamTreeShape
+{
+	int64		n;
+	int			dim;
+	int			words;
+	int64		nbounds;
+	int			nranges;		/* ranges of levels, top down */
+	int			start[64];		/* first level of each range */
+	int			levels[64];		/* levels of each range */
+	int			boxed[64];		/* slots of each range's blocks with a box */
+	int			group[64];		/* roots whose subtrees share a block */
+	int64		first_block[65];	/* first block of each range, then nblocks */
+	int			range_of_level[64];
+	int64		nblocks;
+} KdamTreeShape;
+
+/* A node read from a tree page. */
+typedef struct KdamNode
+{
+	double		coords[KD_MAX_DIM];
+	uint64		ref;
+	uint8		split;
+	const double *box;			/* boxdata, or NULL: no box */
+	double		boxdata[2 * KD_MAX_DIM];
+} KdamNode;
+
+/* block pages a tree reader keeps pinned */
+#define KDAM_READER_PINS	16
+
+/* Reading a tree in place (kdam_tree.c). */
+typedef struct KdamTreeReader
+{
+	Relation	index;
+	uint64		tree_id;
+	KdamTreeShape shape;
+	int			ndir;
+	BlockNumber *dir;			/* the directory pages */
+	Buffer	   *dirbufs;		/* pinned directory pages */
+	Buffer		pinned[KDAM_READER_PINS];	/* recently used block pages */
+	int64		pinblock[KDAM_READER_PINS]; /* their blocks, or -1 */
+	uint64		pinuse[KDAM_READER_PINS];	/* when each was last used */
+	uint64		clock;
+	Buffer		buf;			/* the current block page, one of pinned */
+	int64		block;			/* its block, or -1 */
+	int			range;
+	Size		orefs,
+				opay,
+				obounds,
+				osplit;
+	int			slots;
+	bool		lock;			/* take content locks (hot standby) */
+	int64		pages_read;		/* block pages pinned */
+} KdamTreeReader;
 
 /*
  * Rows outside the tree (kdam_outside.c): the coordinate part of their
@@ -203,10 +278,6 @@ extern void kdam_init_page(Page page, uint16 flags);
 extern void kdam_init_metapage(Page page, int dim, KdPointType type,
 							   int words);
 extern KdamMetaPage kdam_metapage(Relation index, Page page);
-extern BlockNumber kdam_write_tree_stream(Relation index, const char *data,
-										  Size size, bool wal);
-extern void kdam_read_tree_stream(Relation index, BlockNumber head,
-								  char *data, Size size);
 extern void kdam_free_chain(Relation index, BlockNumber head);
 extern Size kdam_pending_record_size(int dim, int words);
 extern void kdam_read_records(Relation index, BlockNumber head, int dim,
@@ -220,8 +291,6 @@ extern void kdam_read_outside(Relation index, const KdamMetaPageData *meta,
 							  KdamPending *outside);
 extern void kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 							  KdamPending *pending);
-extern void kdam_tree_to_stream(const KdTree *tree, const uint64 *payload,
-								int words, char *data);
 extern void kdam_stream_to_tree(KdamTree *t, const KdamMetaPageData *meta);
 extern void kdam_page_census(Relation index, const KdamMetaPageData *meta,
 							 BufferAccessStrategy strategy, KdamCensus *census);
@@ -233,7 +302,32 @@ extern void kdam_buildempty(Relation index);
 extern BlockNumber kdam_write_new_tree(Relation index, const double *coords,
 									   const uint64 *refs, const uint64 *payload,
 									   int words, int64 n, int dim,
-									   bool for_build, int64 *nbounds);
+									   bool for_build, uint64 tree_id,
+									   int64 *nbounds, BlockNumber *dir,
+									   int *ndir, BlockNumber *dirhead);
+
+/* kdam_tree.c */
+extern void kdam_tree_shape(int64 n, int dim, int words, int64 nbounds,
+							KdamTreeShape *shape);
+extern int	kdam_write_tree(Relation index, const KdTree *tree,
+							const uint64 *payload, int words, uint64 tree_id,
+							bool wal, BlockNumber *dir, BlockNumber *head,
+							BlockNumber *dirhead);
+extern void kdam_read_tree(Relation index, const KdamMetaPageData *meta,
+						   const BlockNumber *dir, char *data);
+extern void kdam_check_block(Relation index, Page page, uint64 tree_id,
+							 int64 b);
+extern int64 kdam_block_delete(Relation index, Buffer buf,
+							   const KdamTreeShape *shape,
+							   IndexBulkDeleteCallback callback,
+							   void *callback_state);
+extern void kdam_reader_init(KdamTreeReader *rd, Relation index,
+							 const KdamMetaPageData *meta,
+							 const BlockNumber *dir);
+extern void kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box,
+							 KdamNode *out);
+extern void kdam_reader_payload(KdamTreeReader *rd, int64 node, uint64 *out);
+extern void kdam_reader_end(KdamTreeReader *rd);
 
 /* kdam_outside.c */
 extern bool kdam_classify_row(KdPointType type, Datum value, int *dim,
@@ -253,11 +347,12 @@ extern void kdam_check_include_types(Relation index);
 extern void kdam_payload_from_values(Relation index, Datum *values,
 									 bool *isnull, uint64 *out);
 extern bool kdam_canreturn(Relation index, int attno);
-extern IndexTuple kdam_form_tuple(Relation index, const double *coords,
-								  const uint64 *payload);
+extern IndexTuple kdam_form_tuple(Relation index, bool is_point,
+								  const double *coords, const uint64 *payload);
 
 /* kdam_cache.c */
-extern KdamTree *kdam_cache_get(Relation index, const KdamMetaPageData *meta);
+extern KdamTree *kdam_cache_get(Relation index, const KdamMetaPageData *meta,
+								 const BlockNumber *dir);
 extern void kdam_cache_release(KdamTree *tree);
 extern void kdam_cache_forget(Oid indexrelid);
 extern KdStatus kdam_cache_keep_on_gpu(KdamTree *tree, bool keep,

@@ -5,7 +5,7 @@
  * The heap is read with table_index_build_scan into arrays of coordinates,
  * packed TIDs and payloads (INCLUDE values), the tree is built by the engine (on the GPU when
  * kdgpu.device allows and the table is large enough, else on the CPU) and
- * its byte stream is written to a chain of pages after the metapage.  The
+ * written to block pages after the metapage (kdam_tree.c).  The
  * pages are written without WAL and logged at the end with
  * log_newpage_range, as other index builds do.  NULL rows go to the null
  * chain, and rows whose value the tree cannot hold to the outside chain
@@ -58,7 +58,7 @@ typedef struct KdamBuildState
 static Size
 build_memory(int64 n, int dim, int words)
 {
-	/* input arrays, the engine's scratch copy and tree, the page stream */
+	/* input arrays, the engine's scratch copy and tree, the node-ordered payload */
 	return (Size) n * (sizeof(double) * dim + sizeof(uint64)) * 4 +
 		(Size) n * sizeof(uint64) * words * 3;
 }
@@ -137,10 +137,11 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 /*
  * Build a tree over n points (with words payload words each) with the
- * engine and write it to a new chain of pages; returns the chain's head, or
- * InvalidBlockNumber for no points, and sets *nbounds.  For CREATE INDEX
- * (for_build) the pages are written without WAL and progress is reported;
- * for VACUUM they are WAL-logged.
+ * engine and write it to new block and directory pages (kdam_tree.c) named
+ * tree_id; returns its first block page, or InvalidBlockNumber for no
+ * points, and sets *nbounds, the directory (dir, *ndir, *dirhead).  For
+ * CREATE INDEX (for_build) the pages are written without WAL and progress
+ * is reported; for VACUUM they are WAL-logged.
  *
  * The engine is given the points' ordinals as references, so that each
  * node's TID and payload can then be put in node order.
@@ -148,7 +149,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 BlockNumber
 kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
 					const uint64 *payload, int words, int64 n, int dim,
-					bool for_build, int64 *nbounds)
+					bool for_build, uint64 tree_id, int64 *nbounds,
+					BlockNumber *dir, int *ndir, BlockNumber *dirhead)
 {
 	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
 											  "kdgpu tree build",
@@ -158,13 +160,13 @@ kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
 	KdExec		exec;
 	KdError		err;
 	KdStatus	st;
-	char	   *stream;
-	KdamSlices	sl;
 	uint64	   *ords;
 	uint64	   *node_payload;
 	BlockNumber head = InvalidBlockNumber;
 
 	*nbounds = 0;
+	*ndir = 0;
+	*dirhead = InvalidBlockNumber;
 	if (n > 0)
 	{
 		if (for_build)
@@ -190,12 +192,10 @@ kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
 
 		if (for_build)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_WRITE);
-		kdam_tree_stream_slices(n, dim, tree->nbounds, words, &sl);
-		stream = palloc_extended(sl.end, MCXT_ALLOC_HUGE);
-		kdam_tree_to_stream(tree, node_payload, words, stream);
 		*nbounds = tree->nbounds;
+		*ndir = kdam_write_tree(index, tree, node_payload, words, tree_id,
+								!for_build, dir, &head, dirhead);
 		kd_tree_free(tree);
-		head = kdam_write_tree_stream(index, stream, sl.end, !for_build);
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
@@ -215,6 +215,9 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	BlockNumber null_tail;
 	BlockNumber outside_head;
 	BlockNumber outside_tail;
+	BlockNumber dirhead;
+	BlockNumber *dir = palloc(sizeof(BlockNumber) * KDAM_MAX_DIR);
+	int			ndir;
 	int64		nbounds;
 	double		reltuples;
 
@@ -243,7 +246,8 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	head = kdam_write_new_tree(index, bs.coords, bs.refs, bs.payload, bs.words,
-							   bs.n, bs.dim, true, &nbounds);
+							   bs.n, bs.dim, true, 1, &nbounds, dir, &ndir,
+							   &dirhead);
 	null_head = kdam_write_records(index, bs.nulls.data, bs.nnull,
 								   kdam_pending_record_size(0, bs.words),
 								   KDAM_NULLS, &null_tail);
@@ -263,6 +267,10 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	meta->ntree = bs.n;
 	meta->nbounds = nbounds;
 	meta->tree_head = head;
+	meta->tree_dir_head = dirhead;
+	meta->tree_ndir = ndir;
+	memcpy(KdamMetaDir(meta), dir, sizeof(BlockNumber) * ndir);
+	meta->tree_id = 1;
 	meta->generation = 1;
 	meta->srid = bs.srid;
 	meta->zm = bs.zm;

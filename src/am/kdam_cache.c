@@ -1,17 +1,19 @@
 /*
  * kdam_cache.c
- *	  The per-backend cache of loaded index trees.
+ *	  The per-backend cache of index trees read into memory, for the kd_*
+ *	  functions' batched searches and VACUUM's fold (index scans read the
+ *	  tree's pages in place and use no cache).
  *
- * Loading a tree is reading its pages into one allocation; scans then use
- * it in place.  Entries are keyed by the index, its relfilenode (REINDEX and
+ * Loading a tree is reading its pages into one allocation in the engine's
+ * layout (kdam_read_tree).  Entries are keyed by the index, its relfilenode (REINDEX and
  * TRUNCATE give a new one) and the metapage's generation (bumped by every
  * change to the tree pages), so a scan never sees a stale tree.  The cache
  * keeps up to KDAM_CACHE_KEEP trees and evicts the least recently used one
  * that no scan holds; it grows past that only while more trees are pinned
- * (a query over many partitions, say).  Scans pin the tree they use
+ * (a query over many partitions, say).  Users pin the tree they use
  * (kdam_cache_get) and
  * unpin it when they end (kdam_cache_release), so a tree is never freed
- * under a running scan; a superseded tree that is still pinned is marked
+ * under a running search; a superseded tree that is still pinned is marked
  * stale and freed when its last pin goes.  Pins do not outlive the
  * transaction: its end clears them, which also covers scans ended by an
  * error.
@@ -207,11 +209,13 @@ check_unchanged(Relation index, const KdamMetaPageData *meta)
 }
 
 /*
- * The tree of index as the metapage meta describes it, pinned for the
- * caller, loading it into the cache unless the current version is there.
+ * The tree of index as the metapage meta (and its directory list dir)
+ * describes it, pinned for the caller, loading it into the cache unless
+ * the current version is there.
  */
 KdamTree *
-kdam_cache_get(Relation index, const KdamMetaPageData *meta)
+kdam_cache_get(Relation index, const KdamMetaPageData *meta,
+			   const BlockNumber *dir)
 {
 	KdamCacheEntry *slot = NULL;
 	MemoryContext cxt;
@@ -257,7 +261,7 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta)
 		t->data = map_tree(Max(size, 1));
 		t->size = Max(size, 1);
 		if (meta->ntree > 0)
-			kdam_read_tree_stream(index, meta->tree_head, t->data, size);
+			kdam_read_tree(index, meta, dir, t->data);
 		kdam_stream_to_tree(t, meta);
 		if (RecoveryInProgress())
 			check_unchanged(index, meta);

@@ -181,6 +181,7 @@ kd_index_check(PG_FUNCTION_ARGS)
 	KdamPending pending;
 	KdamPending nulls;
 	KdamPending outside;
+	BlockNumber *dir;
 	KdError		err;
 	CheckState	cs;
 	IndexInfo  *info;
@@ -188,6 +189,9 @@ kd_index_check(PG_FUNCTION_ARGS)
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = *kdam_metapage(index, BufferGetPage(metabuf));
+	dir = palloc(sizeof(BlockNumber) * Max(meta.tree_ndir, 1));
+	memcpy(dir, KdamMetaDir(KdamPageGetMeta(BufferGetPage(metabuf))),
+		   sizeof(BlockNumber) * meta.tree_ndir);
 	kdam_read_pending(index, &meta, &pending);
 	kdam_read_nulls(index, &meta, &nulls);
 	kdam_read_outside(index, &meta, &outside);
@@ -206,7 +210,7 @@ kd_index_check(PG_FUNCTION_ARGS)
 	t.size = kdam_tree_stream_size(&meta);
 	t.data = palloc_extended(Max(t.size, 1), MCXT_ALLOC_HUGE);
 	if (meta.ntree > 0)
-		kdam_read_tree_stream(index, meta.tree_head, t.data, t.size);
+		kdam_read_tree(index, &meta, dir, t.data);
 	kdam_stream_to_tree(&t, &meta);
 	ReleaseBuffer(metabuf);
 	if (meta.ntree > 0 && kd_tree_check(&t.tree, &err) != KD_OK)

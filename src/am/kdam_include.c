@@ -92,18 +92,20 @@ kdam_canreturn(Relation index, int attno)
 
 /*
  * Form the index tuple an index-only scan returns for a point with the
- * given coordinates (NULL for a row with no point) and payload (NULL when
- * the index has no INCLUDE columns), in the current memory context.
+ * given coordinates (NULL for a row with no point; returned as the key only
+ * by a point index, is_point) and payload (NULL when the index has no
+ * INCLUDE columns), in the current memory context.
  */
 IndexTuple
-kdam_form_tuple(Relation index, const double *coords, const uint64 *payload)
+kdam_form_tuple(Relation index, bool is_point, const double *coords,
+				const uint64 *payload)
 {
 	TupleDesc	desc = RelationGetDescr(index);
 	int			nkeys = IndexRelationGetNumberOfKeyAttributes(index);
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 
-	if (coords != NULL && kdam_index_type(index) == KD_TYPE_POINT)
+	if (coords != NULL && is_point)
 	{
 		Point	   *p = palloc(sizeof(Point));
 

@@ -49,22 +49,6 @@ kdam_tree_stream_size(const KdamMetaPageData *meta)
 	return sl.end;
 }
 
-/* Copy a tree's arrays and its points' payload (node order) to its stream. */
-void
-kdam_tree_to_stream(const KdTree *tree, const uint64 *payload, int words,
-					char *data)
-{
-	KdamSlices	sl;
-
-	kdam_tree_stream_slices(tree->n, tree->dim, tree->nbounds, words, &sl);
-	memcpy(data + sl.coords, tree->coords, sl.refs - sl.coords);
-	memcpy(data + sl.refs, tree->refs, sl.split - sl.refs);
-	memcpy(data + sl.split, tree->split, (Size) tree->n);
-	memcpy(data + sl.bounds, tree->bounds, sl.payload - sl.bounds);
-	if (words > 0)
-		memcpy(data + sl.payload, payload, sl.end - sl.payload);
-}
-
 /* Point t's arrays into the stream, of the tree meta describes, in t->data. */
 void
 kdam_stream_to_tree(KdamTree *t, const KdamMetaPageData *meta)
@@ -123,7 +107,10 @@ kdam_init_metapage(Page page, int dim, KdPointType type, int words)
 	meta->null_tail = InvalidBlockNumber;
 	meta->outside_head = InvalidBlockNumber;
 	meta->outside_tail = InvalidBlockNumber;
-	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(*meta)) - (char *) page;
+	meta->tree_dir_head = InvalidBlockNumber;
+	/* the fields, and the list of the tree's directory pages */
+	((PageHeader) page)->pd_lower =
+		((char *) (KdamMetaDir(meta) + KDAM_MAX_DIR)) - (char *) page;
 }
 
 /* The metapage's contents, after checking its magic number and version. */
@@ -179,94 +166,6 @@ kdam_new_buffer(Relation index, bool reuse)
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	UnlockRelationForExtension(index, ExclusiveLock);
 	return buf;
-}
-
-/*
- * Write a tree stream to a new chain of pages and return its head.  With
- * wal, each page is logged as a full image through Generic WAL (VACUUM);
- * without, pages are only dirtied and the build logs them all at the end.
- */
-BlockNumber
-kdam_write_tree_stream(Relation index, const char *data, Size size, bool wal)
-{
-	BlockNumber head = InvalidBlockNumber;
-	Size		done = 0;
-	Buffer		buf = kdam_new_buffer(index, wal);
-
-	head = BufferGetBlockNumber(buf);
-	for (;;)
-	{
-		GenericXLogState *state = NULL;
-		Page		page;
-		Size		chunk = Min(KDAM_PAGE_BYTES, size - done);
-		Buffer		next = InvalidBuffer;
-
-		CHECK_FOR_INTERRUPTS();
-		if (wal)
-		{
-			state = GenericXLogStart(index);
-			page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-		}
-		else
-			page = BufferGetPage(buf);
-		kdam_init_page(page, KDAM_TREE);
-		memcpy(PageGetContents(page), data + done, chunk);
-		((PageHeader) page)->pd_lower += chunk;
-		done += chunk;
-		if (done < size)
-		{
-			next = kdam_new_buffer(index, wal);
-			KdamPageGetOpaque(page)->next = BufferGetBlockNumber(next);
-		}
-		if (wal)
-			GenericXLogFinish(state);
-		else
-			MarkBufferDirty(buf);
-		UnlockReleaseBuffer(buf);
-		if (next == InvalidBuffer)
-			break;
-		buf = next;
-	}
-	return head;
-}
-
-/* Read size bytes of tree stream from the chain starting at head. */
-void
-kdam_read_tree_stream(Relation index, BlockNumber head, char *data, Size size)
-{
-	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
-	BlockNumber blkno = head;
-	Size		done = 0;
-
-	while (done < size)
-	{
-		Buffer		buf;
-		Page		page;
-		Size		chunk;
-
-		CHECK_FOR_INTERRUPTS();
-		if (blkno == InvalidBlockNumber)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("tree of index \"%s\" ends after %zu of %zu bytes",
-							RelationGetRelationName(index), done, size),
-					 errhint("REINDEX INDEX %s;", RelationGetRelationName(index))));
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		chunk = ((PageHeader) page)->pd_lower - (PageGetContents(page) - (char *) page);
-		if (!(KdamPageGetOpaque(page)->flags & KDAM_TREE) || chunk > size - done)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("block %u of index \"%s\" is not the tree page expected",
-							blkno, RelationGetRelationName(index)),
-					 errhint("REINDEX INDEX %s;", RelationGetRelationName(index))));
-		memcpy(data + done, PageGetContents(page), chunk);
-		done += chunk;
-		blkno = KdamPageGetOpaque(page)->next;
-		UnlockReleaseBuffer(buf);
-	}
-	FreeAccessStrategy(strategy);
 }
 
 /* Mark every page of a chain free and record it in the free space map. */
@@ -434,7 +333,8 @@ kdam_write_records(Relation index, const char *recs, int64 n, Size recsize,
 
 /*
  * Classify every page of the index: the metapage and the pages of its tree,
- * pending, null and outside chains are in use; pages flagged free or never initialized
+ * tree's block and directory chains and of its pending, null and outside
+ * chains are in use; pages flagged free or never initialized
  * are free; any other page is an orphan, written by a build or fold that an
  * error or a crash interrupted, which no chain reaches.  Each page is read
  * once under a share lock; the caller keeps the chains still (a lock on the
@@ -447,8 +347,8 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber *next = palloc_extended(sizeof(BlockNumber) * Max(nblocks, 1),
 										MCXT_ALLOC_HUGE);
-	BlockNumber heads[4] = {meta->tree_head, meta->pending_head, meta->null_head,
-	meta->outside_head};
+	BlockNumber heads[5] = {meta->tree_head, meta->tree_dir_head,
+	meta->pending_head, meta->null_head, meta->outside_head};
 
 	census->nblocks = nblocks;
 	census->kind = palloc_extended(Max(nblocks, 1), MCXT_ALLOC_HUGE);

@@ -3,8 +3,9 @@
  *	  Index scans of the kdgpu access method: ordered (ORDER BY <->), range
  *	  and bitmap scans.
  *
- * A scan pins the metapage for its whole life (see kdam.h), takes the tree
- * from the backend's cache, and reads the pending records and the rows
+ * A scan pins the metapage for its whole life (see kdam.h), reads the
+ * tree's pages in place through shared buffers (kdam_tree.c: no private
+ * copy, nothing to load), and reads the pending records and the rows
  * outside the tree (kdam_outside.c) once; both are searched exhaustively
  * beside the tree.  WHERE quals are regions (kdam_quals.c), ORDER BY keys
  * distances and bounds (kdam_order.c).
@@ -26,15 +27,6 @@
  * rows come out exactly as a sort on `col <-> query, ctid` puts them, with
  * no recheck.  PostGIS types return lower bounds and the executor rechecks
  * the order; so do rows outside the tree whose value is not known exactly.
- *
- * Ordered scans with one key and no quals start with a batch: the engine's
- * depth-first search finds the KDAM_BATCH points nearest by d2, whose exact
- * keys are computed and sorted together with the pending and outside rows'.
- * Every tree point outside the batch has d2 >= the last one's, so a key
- * below that d2's lower bound cannot be beaten: the batch's rows with such
- * keys are returned first, in order (a LIMIT 10 rarely needs more).  If the
- * executor asks for more, the best-first search starts from scratch and
- * skips as many rows, which it returns in the same order.
  *
  * Range and bitmap scans collect the matches of all quals at once with a
  * depth-first walk that skips subtrees outside the quals' region.
@@ -58,8 +50,6 @@
 
 #include "kdam_scan.h"
 
-/* points in the first batch of an ordered scan */
-#define KDAM_BATCH 16
 /* heap items' "more" arrays allocated at a time */
 #define KDAM_MORE_CHUNK 1024
 
@@ -167,7 +157,7 @@ heap_pop(KdamScanOpaque so)
 static inline int64
 loc_outside(const KdamScanOpaque so)
 {
-	return so->tree->tree.n + so->pending.n;
+	return so->meta.ntree + so->pending.n;
 }
 
 static inline int64
@@ -186,45 +176,37 @@ loc_outside_rec(const KdamScanOpaque so, int64 loc)
 }
 
 /*
- * The reference of the row at a location: a tree node, a pending record,
- * an outside record or a NULL row.
+ * The reference of the row at a location other than a tree node: a pending
+ * record, an outside record or a NULL row.
  */
 static inline uint64
 loc_ref(KdamScanOpaque so, int64 loc)
 {
-	const KdTree *t = &so->tree->tree;
-
-	if (loc < t->n)
-		return t->refs[loc];
+	Assert(loc >= so->meta.ntree);
 	if (loc < loc_outside(so))
-		return so->pending.refs[loc - t->n];
+		return so->pending.refs[loc - so->meta.ntree];
 	if (loc < loc_nulls(so))
 		return so->outside.refs[loc - loc_outside(so)];
 	return so->nulls.refs[loc - loc_nulls(so)];
 }
 
-/* The coordinates of a tree or pending point. */
-static inline const double *
-loc_coords(KdamScanOpaque so, int64 loc)
-{
-	const KdTree *t = &so->tree->tree;
-
-	if (loc < t->n)
-		return t->coords + loc * t->dim;
-	return so->pending.coords + (loc - t->n) * so->meta.dim;
-}
-
-/* A heap item for the row at a location, keyed by every ORDER BY key. */
+/*
+ * A heap item for a point: the row at loc with reference ref, whose
+ * coordinates are p (a tree node or a pending record), or an outside
+ * record, or (p NULL) a NULL row when every key is null; keyed by every
+ * ORDER BY key.
+ */
 static void
-point_item(KdamScanOpaque so, int64 loc, KdamHeapItem *it)
+point_item(KdamScanOpaque so, int64 loc, uint64 ref, const double *p,
+		   KdamHeapItem *it)
 {
 	const double *rec = loc_outside_rec(so, loc);
-	const double *p = rec || loc >= loc_nulls(so) ? NULL : loc_coords(so, loc);
 
 	/* a NULL row's keys are all null (so->all_null): p is not read */
-	it->ref = loc_ref(so, loc);
+	it->ref = ref;
 	it->node = -1 - loc;
 	it->lb2 = 0.0;
+	it->boxed = false;
 	it->more = more_alloc(so);
 	for (int k = 0; k < so->norder; k++)
 	{
@@ -238,19 +220,29 @@ point_item(KdamScanOpaque so, int64 loc, KdamHeapItem *it)
 	}
 }
 
+/* A heap item for the row at a location other than a tree node. */
+static void
+row_item(KdamScanOpaque so, int64 loc, KdamHeapItem *it)
+{
+	const double *p = NULL;
+
+	if (loc < loc_outside(so))
+		p = so->pending.coords + (loc - so->meta.ntree) * so->meta.dim;
+	point_item(so, loc, loc_ref(so, loc), p, it);
+}
+
 /*
  * A heap item for the child subtree of a node whose point is p, on the
- * left or right of its split plane s, given the parent's item.
+ * left or right of its split plane s, given the parent's item: bounded by
+ * the parent's bounds and the split plane.
  */
 static void
 subtree_item(KdamScanOpaque so, const KdamHeapItem *parent, const double *p,
 			 int s, bool left, int64 child, KdamHeapItem *it)
 {
-	const KdTree *t = &so->tree->tree;
-	const double *box = child < t->nbounds ? t->bounds + child * 2 * t->dim : NULL;
-
 	it->ref = 0;
 	it->node = child;
+	it->boxed = false;
 	it->more = more_alloc(so);
 	for (int k = 0; k < so->norder; k++)
 	{
@@ -258,8 +250,6 @@ subtree_item(KdamScanOpaque so, const KdamHeapItem *parent, const double *p,
 		double		lb2 = k == 0 ? parent->lb2 : parent->more[so->norder - 1 + k - 1];
 
 		lb2 = Max(lb2, kdam_order_side2(key, p, s, left));
-		if (box)
-			lb2 = Max(lb2, kdam_order_box2(key, box, t->dim));
 		if (k == 0)
 		{
 			it->lb2 = lb2;
@@ -271,6 +261,37 @@ subtree_item(KdamScanOpaque so, const KdamHeapItem *parent, const double *p,
 			it->more[k - 1] = kdam_order_bound(so, key, lb2);
 		}
 	}
+}
+
+/*
+ * The item of a popped subtree with its own box in its bounds, into out;
+ * whether that moved it back in the order (it must then be pushed again).
+ */
+static bool
+subtree_boxed(KdamScanOpaque so, const KdamHeapItem *it, const double *box,
+			  KdamHeapItem *out)
+{
+	*out = *it;
+	out->boxed = true;
+	out->more = more_alloc(so);
+	for (int k = 0; k < so->norder; k++)
+	{
+		const KdamOrderKey *key = &so->keys[k];
+		double		lb2 = k == 0 ? it->lb2 : it->more[so->norder - 1 + k - 1];
+
+		lb2 = Max(lb2, kdam_order_box2(key, box, so->meta.dim));
+		if (k == 0)
+		{
+			out->lb2 = lb2;
+			out->key = kdam_order_bound(so, key, lb2);
+		}
+		else
+		{
+			out->more[so->norder - 1 + k - 1] = lb2;
+			out->more[k - 1] = kdam_order_bound(so, key, lb2);
+		}
+	}
+	return item_less(so, it, out);
 }
 
 /* ambeginscan */
@@ -302,15 +323,15 @@ kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 	MemoryContext old;
 
+	if (so->reading)
+		kdam_reader_end(&so->reader);
+	so->reading = false;
 	MemoryContextReset(so->cxt);
 	so->started = false;
 	so->empty = false;
 	so->heap = NULL;
 	so->nheap = 0;
 	so->more_left = 0;
-	so->nbatch = 0;
-	so->batchpos = 0;
-	so->skip = 0;
 	so->nulls_read = false;
 	so->nullpos = 0;
 	so->nhits = 0;
@@ -335,7 +356,7 @@ kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	MemoryContextSwitchTo(old);
 }
 
-/* Pin the metapage, take the tree, the pending and the outside records. */
+/* Pin the metapage, start reading the tree, read the pending and outside records. */
 static void
 scan_start(IndexScanDesc scan)
 {
@@ -359,6 +380,9 @@ scan_start(IndexScanDesc scan)
 							so->meta.dim)));
 		}
 	old = MemoryContextSwitchTo(so->cxt);
+	kdam_reader_init(&so->reader, index, &so->meta,
+					 KdamMetaDir(KdamPageGetMeta(BufferGetPage(so->metabuf))));
+	so->reading = true;
 	if (so->meta.npending > 0)
 		kdam_read_pending(index, &so->meta, &so->pending);
 	else
@@ -368,12 +392,8 @@ scan_start(IndexScanDesc scan)
 	else
 		memset(&so->outside, 0, sizeof(so->outside));
 	MemoryContextSwitchTo(old);
-	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
 	/* the pin keeps VACUUM off the tree pages while they are read */
-	if (so->tree)
-		kdam_cache_release(so->tree);
-	so->tree = NULL;
-	so->tree = kdam_cache_get(index, &so->meta);
+	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
 	so->started = true;
 	pgstat_count_index_scan(index);
 }
@@ -388,63 +408,6 @@ outside_ordered(const KdamScanOpaque so, int64 i)
 {
 	return kdg_type_is_postgis(so->type) ||
 		KdamOutsideKind(kdam_scan_outside_rec(so, i)) != KDAM_OUT_EMPTY;
-}
-
-/* Whether every coordinate of a point is finite. */
-static bool
-point_is_finite(const double *p, int dim)
-{
-	for (int j = 0; j < dim; j++)
-		if (!isfinite(p[j]))
-			return false;
-	return true;
-}
-
-/* qsort comparator of heap items, in heap order; arg is the scan. */
-static int
-item_cmp(const void *a, const void *b, void *arg)
-{
-	KdamScanOpaque so = arg;
-
-	return item_less(so, a, b) ? -1 : item_less(so, b, a) ? 1 : 0;
-}
-
-/*
- * The first rows of an ordered scan with one point key and no quals, from
- * a depth-first batch (see the file header), into so->batch in order.
- */
-static void
-ordered_batch(KdamScanOpaque so)
-{
-	const KdTree *t = &so->tree->tree;
-	const KdamOrderKey *key = &so->keys[0];
-	KdNeighbor	found[KDAM_BATCH];
-	int			nfound = kd_knn_one_nodes(t, key->q, KDAM_BATCH, found);
-	double		bound = nfound < KDAM_BATCH ? INFINITY
-		: kdam_order_bound(so, key, found[nfound - 1].d2);
-	int			n = 0;
-
-	so->batch = MemoryContextAlloc(so->cxt, sizeof(KdamHeapItem) *
-								   (nfound + so->pending.n + so->outside.n + 1));
-	for (int i = 0; i < nfound; i++)
-	{
-		int64		node = (int64) found[i].ref;
-
-		if (t->refs[node] == KDAM_DEAD_REF)
-			continue;
-		point_item(so, node, &so->batch[n]);
-		n += so->batch[n].key < bound;
-	}
-	for (int64 i = 0; i < so->pending.n + so->outside.n; i++)
-	{
-		if (i >= so->pending.n && !outside_ordered(so, i - so->pending.n))
-			continue;
-		point_item(so, t->n + i, &so->batch[n]);
-		n += key_cmp(so->batch[n].key, bound) < 0;
-	}
-	qsort_arg(so->batch, n, sizeof(KdamHeapItem), item_cmp, so);
-	so->nbatch = n;
-	so->skip = n;
 }
 
 static void read_nulls(IndexScanDesc scan);
@@ -465,12 +428,13 @@ best_first_start(IndexScanDesc scan)
 
 	so->capheap = 1024;
 	so->heap = MemoryContextAlloc(so->cxt, sizeof(KdamHeapItem) * so->capheap);
-	if (so->tree->tree.n > 0)
+	if (so->meta.ntree > 0)
 	{
 		it.key = so->all_null ? 0.0 : kdam_order_bound(so, &so->keys[0], 0.0);
 		it.lb2 = 0.0;
 		it.ref = 0;
 		it.node = 0;
+		it.boxed = false;
 		it.more = more_alloc(so);
 		for (int k = 1; k < so->norder; k++)
 		{
@@ -482,14 +446,14 @@ best_first_start(IndexScanDesc scan)
 	for (int64 i = 0; i < so->pending.n; i++)
 		if (kdam_quals_match(so, so->pending.coords + i * dim, dim))
 		{
-			point_item(so, so->tree->tree.n + i, &it);
+			row_item(so, so->meta.ntree + i, &it);
 			heap_push(so, &it);
 		}
 	for (int64 i = 0; i < so->outside.n; i++)
 		if (outside_ordered(so, i) &&
 			kdam_quals_take_outside(so, kdam_scan_outside_rec(so, i)))
 		{
-			point_item(so, loc_outside(so) + i, &it);
+			row_item(so, loc_outside(so) + i, &it);
 			heap_push(so, &it);
 		}
 	if (so->all_null)
@@ -497,14 +461,14 @@ best_first_start(IndexScanDesc scan)
 		read_nulls(scan);
 		for (int64 i = 0; i < so->nnullorder; i++)
 		{
-			point_item(so, so->nullorder[i], &it);
+			row_item(so, so->nullorder[i], &it);
 			heap_push(so, &it);
 		}
 		so->nullpos = so->nnullorder;
 	}
 }
 
-/* Start an ordered scan: read the ORDER BY keys, and take a first batch. */
+/* Start an ordered scan: read the ORDER BY keys. */
 static void
 ordered_start(IndexScanDesc scan)
 {
@@ -517,10 +481,6 @@ ordered_start(IndexScanDesc scan)
 		kdam_order_key_init(scan, &scan->orderByData[k], &so->keys[k]);
 		so->all_null &= so->keys[k].null;
 	}
-	if (so->norder == 1 && so->nquals == 0 && !so->keys[0].null &&
-		!so->keys[0].box && so->tree->tree.n > 0 &&
-		point_is_finite(so->keys[0].q, so->meta.dim))
-		ordered_batch(so);
 }
 
 /*
@@ -531,118 +491,124 @@ static bool
 ordered_next(IndexScanDesc scan, KdamHeapItem *out)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
-	const KdTree *t = &so->tree->tree;
-	int			dim = t->dim;
+	int			dim = so->meta.dim;
 
-	if (so->batchpos < so->nbatch)
-	{
-		*out = so->batch[so->batchpos++];
-		return true;
-	}
 	if (so->heap == NULL)
 		best_first_start(scan);
 	while (so->nheap > 0)
 	{
 		KdamHeapItem it = heap_pop(so);
-		const double *p;
+		KdamNode	nd;
 		int			s;
 
 		if (it.node < 0)
 		{
-			/* the batch returned the first rows already */
-			if (so->skip > 0)
-			{
-				so->skip--;
-				continue;
-			}
 			*out = it;
 			return true;
 		}
-		p = t->coords + it.node * dim;
-		if (t->refs[it.node] != KDAM_DEAD_REF && kdam_quals_match(so, p, dim))
+		kdam_reader_node(&so->reader, it.node, !it.boxed, &nd);
+		if (nd.box && !it.boxed)
+		{
+			KdamHeapItem tight;
+
+			/* a subtree whose box misses a qual holds no match */
+			if (!kdam_quals_meet_box(so, nd.box, dim))
+				continue;
+			if (!so->all_null)
+			{
+				bool		later = subtree_boxed(so, &it, nd.box, &tight);
+
+				if (later)
+				{
+					heap_push(so, &tight);
+					continue;
+				}
+				it = tight;
+			}
+		}
+		if (nd.ref != KDAM_DEAD_REF && kdam_quals_match(so, nd.coords, dim))
 		{
 			KdamHeapItem pt;
 
-			point_item(so, it.node, &pt);
+			point_item(so, it.node, nd.ref, nd.coords, &pt);
 			heap_push(so, &pt);
 		}
-		s = t->split[it.node];
+		s = nd.split;
 		for (int side = 0; side < 2; side++)
 		{
 			int64		child = 2 * it.node + 1 + side;
 			KdamHeapItem sub;
 
-			if (child >= t->n || !kdam_quals_meet_side(so, s, p[s], side == 0))
+			if (child >= so->meta.ntree ||
+				!kdam_quals_meet_side(so, s, nd.coords[s], side == 0))
 				continue;
-			if (child < t->nbounds &&
-				!kdam_quals_meet_box(so, t->bounds + child * 2 * dim, dim))
-				continue;
-			subtree_item(so, &it, p, s, side == 0, child, &sub);
+			subtree_item(so, &it, nd.coords, s, side == 0, child, &sub);
 			heap_push(so, &sub);
 		}
 	}
 	return false;
 }
 
+/* Add a match to the range scan's hits. */
+static void
+add_hit(KdamScanOpaque so, int64 loc, uint64 ref, int64 *cap)
+{
+	if (so->nhits == *cap)
+	{
+		*cap *= 2;
+		so->hits = repalloc_huge(so->hits, sizeof(int64) * *cap);
+		so->hitrefs = repalloc_huge(so->hitrefs, sizeof(uint64) * *cap);
+	}
+	so->hits[so->nhits] = loc;
+	so->hitrefs[so->nhits++] = ref;
+}
+
 /* Collect every match of the quals (range and bitmap scans). */
 static void
 range_collect(KdamScanOpaque so)
 {
-	const KdTree *t = &so->tree->tree;
-	int			dim = t->dim;
+	int64		n = so->meta.ntree;
+	int			dim = so->meta.dim;
 	int64		stack[KD_STACK_DEPTH];
 	int			sp = 0;
 	int64		cap = 1024;
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 
 	so->hits = palloc_extended(sizeof(int64) * cap, MCXT_ALLOC_HUGE);
+	so->hitrefs = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
 	MemoryContextSwitchTo(old);
-	if (t->n > 0)
+	if (n > 0)
 		stack[sp++] = 0;
 	while (sp > 0)
 	{
 		int64		node = stack[--sp];
 
-		while (node < t->n)
+		while (node < n)
 		{
-			const double *p = t->coords + node * dim;
-			int			s = t->split[node];
+			KdamNode	nd;
 			bool		left,
 						right;
 
-			if (node < t->nbounds &&
-				!kdam_quals_meet_box(so, t->bounds + node * 2 * dim, dim))
+			kdam_reader_node(&so->reader, node, true, &nd);
+			if (nd.box && !kdam_quals_meet_box(so, nd.box, dim))
 				break;
-			if (t->refs[node] != KDAM_DEAD_REF && kdam_quals_match(so, p, dim))
-			{
-				if (so->nhits == cap)
-				{
-					cap *= 2;
-					so->hits = repalloc_huge(so->hits, sizeof(int64) * cap);
-				}
-				so->hits[so->nhits++] = node;
-			}
-			left = kdam_quals_meet_side(so, s, p[s], true);
-			right = kdam_quals_meet_side(so, s, p[s], false);
+			if (nd.ref != KDAM_DEAD_REF && kdam_quals_match(so, nd.coords, dim))
+				add_hit(so, node, nd.ref, &cap);
+			left = kdam_quals_meet_side(so, nd.split, nd.coords[nd.split], true);
+			right = kdam_quals_meet_side(so, nd.split, nd.coords[nd.split], false);
 			if (left && right)
 				stack[sp++] = 2 * node + 2;
-			node = left ? 2 * node + 1 : right ? 2 * node + 2 : t->n;
+			node = left ? 2 * node + 1 : right ? 2 * node + 2 : n;
 		}
 	}
 	for (int64 i = 0; i < so->pending.n + so->outside.n; i++)
 	{
 		bool		take = i < so->pending.n
-			? kdam_quals_match(so, so->pending.coords + i * so->meta.dim, so->meta.dim)
+			? kdam_quals_match(so, so->pending.coords + i * dim, dim)
 			: kdam_quals_take_outside(so, kdam_scan_outside_rec(so, i - so->pending.n));
 
-		if (!take)
-			continue;
-		if (so->nhits == cap)
-		{
-			cap *= 2;
-			so->hits = repalloc_huge(so->hits, sizeof(int64) * cap);
-		}
-		so->hits[so->nhits++] = t->n + i;
+		if (take)
+			add_hit(so, n + i, loc_ref(so, n + i), &cap);
 	}
 }
 
@@ -711,34 +677,38 @@ next_null(IndexScanDesc scan, int64 *loc)
 }
 
 /*
- * Return the row at loc: its TID, whether the executor must recheck it, and
- * its index tuple when asked for.
+ * Return the row at loc, whose reference is ref: its TID, whether the
+ * executor must recheck it, and its index tuple when asked for.
  */
 static void
-return_row(IndexScanDesc scan, int64 loc)
+return_row(IndexScanDesc scan, int64 loc, uint64 ref)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
-	const KdamTree *t = so->tree;
 	const double *rec = loc_outside_rec(so, loc);
 	int			words = so->meta.payload_words;
 	const double *coords = NULL;
 	const uint64 *payload;
+	KdamNode	nd;
+	uint64		treepayload[INDEX_MAX_KEYS + 1] = {0};
 	MemoryContext old;
 
-	kdg_ref_to_tid(loc_ref(so, loc), &scan->xs_heaptid);
+	kdg_ref_to_tid(ref, &scan->xs_heaptid);
 	/* rows outside the tree pass quals by their box alone */
 	scan->xs_recheck = so->recheck || (rec != NULL && so->nquals > 0);
 	if (!scan->xs_want_itup)
 		return;
-	if (loc < t->tree.n)
+	if (loc < so->meta.ntree)
 	{
-		coords = t->tree.coords + loc * so->meta.dim;
-		payload = t->payload + loc * words;
+		kdam_reader_node(&so->reader, loc, false, &nd);
+		if (words > 0)
+			kdam_reader_payload(&so->reader, loc, treepayload);
+		coords = nd.coords;
+		payload = treepayload;
 	}
 	else if (loc < loc_outside(so))
 	{
-		coords = so->pending.coords + (loc - t->tree.n) * so->meta.dim;
-		payload = so->pending.payload + (loc - t->tree.n) * words;
+		coords = so->pending.coords + (loc - so->meta.ntree) * so->meta.dim;
+		payload = so->pending.payload + (loc - so->meta.ntree) * words;
 	}
 	else if (rec != NULL)
 	{
@@ -754,7 +724,8 @@ return_row(IndexScanDesc scan, int64 loc)
 										   ALLOCSET_SMALL_SIZES);
 	MemoryContextReset(so->tupcxt);
 	old = MemoryContextSwitchTo(so->tupcxt);
-	scan->xs_itup = kdam_form_tuple(scan->indexRelation, coords, payload);
+	scan->xs_itup = kdam_form_tuple(scan->indexRelation,
+									 so->type == KD_TYPE_POINT, coords, payload);
 	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
 	MemoryContextSwitchTo(old);
 }
@@ -767,6 +738,7 @@ ordered_gettuple(IndexScanDesc scan)
 	bool		postgis = kdg_type_is_postgis(so->type);
 	KdamHeapItem it;
 	int64		loc;
+	uint64		ref;
 	bool		no_distance = false;
 	const double *rec;
 
@@ -783,7 +755,8 @@ ordered_gettuple(IndexScanDesc scan)
 		no_distance = true;
 	else
 		return false;
-	return_row(scan, loc);
+	ref = no_distance ? loc_ref(so, loc) : it.ref;
+	return_row(scan, loc, ref);
 	rec = loc_outside_rec(so, loc);
 	for (int k = 0; k < so->norder; k++)
 	{
@@ -819,10 +792,14 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 	if (so->ordered)
 		return ordered_gettuple(scan);
 	if (so->pos < so->nhits)
-		loc = so->hits[so->pos++];
-	else if (!next_null(scan, &loc))
+	{
+		return_row(scan, so->hits[so->pos], so->hitrefs[so->pos]);
+		so->pos++;
+	}
+	else if (next_null(scan, &loc))
+		return_row(scan, loc, loc_ref(so, loc));
+	else
 		return false;
-	return_row(scan, loc);
 	return true;
 }
 
@@ -845,7 +822,7 @@ kdam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	{
 		ItemPointerData tid;
 
-		kdg_ref_to_tid(loc_ref(so, so->hits[i]), &tid);
+		kdg_ref_to_tid(so->hitrefs[i], &tid);
 		tbm_add_tuples(tbm, &tid, 1,
 					   so->recheck || loc_outside_rec(so, so->hits[i]) != NULL);
 		n++;
@@ -867,8 +844,8 @@ kdam_endscan(IndexScanDesc scan)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 
-	if (so->tree)
-		kdam_cache_release(so->tree);
+	if (so->reading)
+		kdam_reader_end(&so->reader);
 	if (BufferIsValid(so->metabuf))
 		ReleaseBuffer(so->metabuf);
 	MemoryContextDelete(so->cxt);

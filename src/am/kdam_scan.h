@@ -5,8 +5,9 @@
  *	  keys as distances and lower bounds).
  *
  * A scan sees the index's points in four places, each given a location:
- * tree nodes [0, ntree), pending records [ntree, ntree + npending),
- * outside records next (kdam_outside.c), and the null chain last.
+ * tree nodes [0, ntree) (read in place, kdam_tree.c), pending records
+ * [ntree, ntree + npending), outside records next (kdam_outside.c), and the
+ * null chain last.
  */
 #ifndef KDAM_SCAN_H
 #define KDAM_SCAN_H
@@ -53,7 +54,9 @@ typedef struct KdamOrderKey
  * A best-first heap entry: a subtree (node >= 0) or a point (node is -1 -
  * its location).  key and lb2 are the first ORDER BY key's value (exact or
  * a lower bound) and, for subtrees, squared distance bound; more holds the
- * other keys' values and squared bounds (NULL with one key).
+ * other keys' values and squared bounds (NULL with one key).  A subtree is
+ * pushed with the bounds its parent knows; its own box, on its own page,
+ * tightens them when it is first popped.
  */
 typedef struct KdamHeapItem
 {
@@ -62,6 +65,7 @@ typedef struct KdamHeapItem
 	uint64		ref;
 	int64		node;
 	double	   *more;
+	bool		boxed;			/* subtree: its own box is in the bounds */
 } KdamHeapItem;
 
 typedef struct KdamScanOpaqueData
@@ -69,7 +73,8 @@ typedef struct KdamScanOpaqueData
 	MemoryContext cxt;			/* per-rescan allocations */
 	Buffer		metabuf;		/* pinned for the scan's life */
 	KdamMetaPageData meta;
-	KdamTree   *tree;
+	KdamTreeReader reader;		/* the tree, read in place */
+	bool		reading;		/* reader holds pins */
 	KdamPending pending;
 	KdamPending outside;		/* rows outside the tree */
 	KdPointType type;
@@ -85,10 +90,6 @@ typedef struct KdamScanOpaqueData
 	bool		all_null;		/* every key is null */
 	double	   *more_free;		/* where the next item's "more" goes */
 	int64		more_left;		/* how many more fit there */
-	KdamHeapItem *batch;		/* the first rows, in order */
-	int			nbatch;
-	int			batchpos;
-	int64		skip;			/* rows the best-first search must skip */
 	KdamHeapItem *heap;			/* NULL until the best-first search starts */
 	int64		nheap;
 	int64		capheap;
@@ -100,6 +101,7 @@ typedef struct KdamScanOpaqueData
 	int64		nullpos;
 	/* range scans */
 	int64	   *hits;			/* locations of the matches */
+	uint64	   *hitrefs;		/* and their references */
 	int64		nhits;
 	int64		pos;
 } KdamScanOpaqueData;

@@ -22,6 +22,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/xlog.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
@@ -34,57 +35,20 @@ static int64
 delete_from_tree(Relation index, const KdamMetaPageData *meta,
 				 IndexBulkDeleteCallback callback, void *callback_state)
 {
-	KdamSlices	sl;
-	Size		off = 0;		/* stream offset of the current page */
+	KdamTreeShape shape;
 	BlockNumber blkno = meta->tree_head;
 	int64		marked = 0;
 
-	kdam_tree_stream_slices(meta->ntree, meta->dim, meta->nbounds,
-							meta->payload_words, &sl);
-	while (blkno != InvalidBlockNumber && off < sl.split)
+	kdam_tree_shape(meta->ntree, meta->dim, meta->payload_words, meta->nbounds,
+					&shape);
+	while (blkno != InvalidBlockNumber)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
-		Page		page;
-		Size		len;
-		BlockNumber next;
 
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(buf);
-		len = ((PageHeader) page)->pd_lower - (PageGetContents(page) - (char *) page);
-		next = KdamPageGetOpaque(page)->next;
-		if (off + len > sl.refs)
-		{
-			Size		from = Max(off, sl.refs) - off;
-			Size		to = Min(off + len, sl.split) - off;
-			GenericXLogState *state = NULL;
-			char	   *data = PageGetContents(page);
-
-			for (Size at = from; at < to; at += sizeof(uint64))
-			{
-				uint64		ref;
-				ItemPointerData tid;
-
-				memcpy(&ref, data + at, sizeof(uint64));
-				if (ref == KDAM_DEAD_REF)
-					continue;
-				kdg_ref_to_tid(ref, &tid);
-				if (!callback(&tid, callback_state))
-					continue;
-				if (state == NULL)
-				{
-					state = GenericXLogStart(index);
-					data = PageGetContents(GenericXLogRegisterBuffer(state, buf, 0));
-				}
-				ref = KDAM_DEAD_REF;
-				memcpy(data + at, &ref, sizeof(uint64));
-				marked++;
-			}
-			if (state)
-				GenericXLogFinish(state);
-		}
+		blkno = KdamPageGetOpaque(BufferGetPage(buf))->next;
+		marked += kdam_block_delete(index, buf, &shape, callback, callback_state);
 		UnlockReleaseBuffer(buf);
-		off += len;
-		blkno = next;
 	}
 	return marked;
 }
@@ -198,7 +162,11 @@ static void
 fold(Relation index, Buffer metabuf)
 {
 	KdamMetaPageData meta = *KdamPageGetMeta(BufferGetPage(metabuf));
-	KdamTree   *t = kdam_cache_get(index, &meta);
+	KdamTree   *t = kdam_cache_get(index, &meta,
+								   KdamMetaDir(KdamPageGetMeta(BufferGetPage(metabuf))));
+	BlockNumber *dir = palloc(sizeof(BlockNumber) * KDAM_MAX_DIR);
+	int			ndir;
+	BlockNumber dirhead;
 	KdamPending pending;
 	int			words = meta.payload_words;
 	int64		n = 0;
@@ -240,27 +208,35 @@ fold(Relation index, Buffer metabuf)
 	n += pending.n;
 
 	head = kdam_write_new_tree(index, coords, refs, payload, words, n, meta.dim,
-							   false, &nbounds);
+							   false, meta.tree_id + 1, &nbounds, dir, &ndir,
+							   &dirhead);
 
 	state = GenericXLogStart(index);
 	newmeta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	newmeta->ntree = n;
 	newmeta->nbounds = nbounds;
 	newmeta->tree_head = head;
+	newmeta->tree_dir_head = dirhead;
+	newmeta->tree_ndir = ndir;
+	newmeta->tree_id = meta.tree_id + 1;
+	memcpy(KdamMetaDir(newmeta), dir, sizeof(BlockNumber) * ndir);
 	newmeta->pending_head = InvalidBlockNumber;
 	newmeta->pending_tail = InvalidBlockNumber;
 	newmeta->npending = 0;
 	newmeta->ndead = 0;
 	newmeta->fold_started = 0;
 	newmeta->generation++;
-	GenericXLogFinish(state);
+	/* VACUUM commits no transaction of its own: make the switch durable */
+	XLogFlush(GenericXLogFinish(state));
 
 	kdam_cache_forget(RelationGetRelid(index));
 	kdam_free_chain(index, meta.tree_head);
+	kdam_free_chain(index, meta.tree_dir_head);
 	kdam_free_chain(index, meta.pending_head);
 	pfree(coords);
 	pfree(refs);
 	pfree(payload);
+	pfree(dir);
 }
 
 /*

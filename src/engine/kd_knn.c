@@ -27,14 +27,10 @@ typedef struct KnnStackEntry
 	double		lb;				/* lower bound on d2 of the subtree */
 } KnnStackEntry;
 
-/*
- * The search, for a dimension count known at compile time.  With nodes,
- * the list holds node numbers instead of references (ties then break on the
- * node number).
- */
+/* The search, for a dimension count known at compile time. */
 KD_INLINE int
 knn_search(const KdTree *t, const double *q, int k, int64_t exclude,
-		   KdNeighbor *list, const int dim, const bool nodes)
+		   KdNeighbor *list, const int dim)
 {
 	KnnStackEntry stack[KD_STACK_DEPTH];
 	int			sp = 0;
@@ -72,7 +68,7 @@ knn_search(const KdTree *t, const double *q, int k, int64_t exclude,
 			if (node != exclude)
 			{
 				double		d2 = kd_dist2(q, p, dim);
-				uint64_t	ref = nodes ? (uint64_t) node : t->refs[node];
+				uint64_t	ref = t->refs[node];
 
 				if (kd_candidate_wanted(list, count, k, d2, ref))
 				{
@@ -109,51 +105,39 @@ knn_search(const KdTree *t, const double *q, int k, int64_t exclude,
 /* knn_search for the tree's dimension count (see kd_knn_one). */
 static int
 knn_dispatch(const KdTree *tree, const double *query, int k,
-			 int64_t exclude_node, KdNeighbor *out, bool nodes)
+			 int64_t exclude_node, KdNeighbor *out)
 {
 	switch (tree->dim)
 	{
 		case 1:
-			return knn_search(tree, query, k, exclude_node, out, 1, nodes);
+			return knn_search(tree, query, k, exclude_node, out, 1);
 		case 2:
-			return knn_search(tree, query, k, exclude_node, out, 2, nodes);
+			return knn_search(tree, query, k, exclude_node, out, 2);
 		case 3:
-			return knn_search(tree, query, k, exclude_node, out, 3, nodes);
+			return knn_search(tree, query, k, exclude_node, out, 3);
 		case 4:
-			return knn_search(tree, query, k, exclude_node, out, 4, nodes);
+			return knn_search(tree, query, k, exclude_node, out, 4);
 		case 5:
-			return knn_search(tree, query, k, exclude_node, out, 5, nodes);
+			return knn_search(tree, query, k, exclude_node, out, 5);
 		case 6:
-			return knn_search(tree, query, k, exclude_node, out, 6, nodes);
+			return knn_search(tree, query, k, exclude_node, out, 6);
 		case 7:
-			return knn_search(tree, query, k, exclude_node, out, 7, nodes);
+			return knn_search(tree, query, k, exclude_node, out, 7);
 		default:
-			return knn_search(tree, query, k, exclude_node, out, 8, nodes);
+			return knn_search(tree, query, k, exclude_node, out, 8);
 	}
 }
 
 /*
  * The k nearest tree points to query, skipping node exclude (-1: none),
  * into out[0..count); returns count = min(k, points searched).  No argument
- * checks: the lean path of batches and of a single index scan.
+ * checks: the lean path of batches.
  */
 int
 kd_knn_one(const KdTree *tree, const double *query, int k,
 		   int64_t exclude_node, KdNeighbor *out)
 {
-	return knn_dispatch(tree, query, k, exclude_node, out, false);
-}
-
-/*
- * kd_knn_one, but out[i].ref is the neighbour's node number, for callers
- * that need its coordinates; the k found are nearest by d2, ties broken by
- * node number.
- */
-int
-kd_knn_one_nodes(const KdTree *tree, const double *query, int k,
-				 KdNeighbor *out)
-{
-	return knn_dispatch(tree, query, k, -1, out, true);
+	return knn_dispatch(tree, query, k, exclude_node, out);
 }
 
 typedef struct KnnBatch

@@ -158,8 +158,6 @@ extern KdStatus kd_build_cpu(const double *points, const uint64_t *refs,
  * kd_knn.c: k nearest neighbours.  Outputs are nq * k KdNeighbors, query q's
  * at [q * k, q * k + count[q]), sorted by (d2, ref); count[q] = min(k, n).
  */
-extern int	kd_knn_one_nodes(const KdTree *tree, const double *query, int k,
-							 KdNeighbor *out);
 extern int	kd_knn_one(const KdTree *tree, const double *query, int k,
 					   int64_t exclude_node, KdNeighbor *out);
 extern KdStatus kd_knn(const KdTree *tree, const double *queries, int64_t nq,

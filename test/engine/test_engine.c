@@ -215,41 +215,6 @@ test_knn(const Case *c, const KdTree *tree, KdExec *exec, const char *how)
 	}
 }
 
-/*
- * kd_knn_one_nodes (the index scan's first batch) against the oracle: the
- * same squared distances in order, each the distance of the node returned.
- */
-static void
-test_knn_nodes(const Case *c, const KdTree *tree)
-{
-	static const int ks[] = {1, 16};
-
-	for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
-	{
-		int			k = ks[ki];
-		KdNeighbor	got[16];
-		KdNeighbor	want[16];
-		bool		ok = true;
-		int64_t		bad = -1;
-
-		for (int64_t q = 0; ok && q < c->nq; q++)
-		{
-			const double *query = c->queries + q * c->dim;
-			int			n = kd_knn_one_nodes(tree, query, k, got);
-			int			m = oracle_knn(c->pts, c->refs, c->n, c->dim, query, k, -1, want);
-
-			ok = (n == m);
-			for (int i = 0; ok && i < n; i++)
-				ok = got[i].ref < (uint64_t) tree->n && got[i].d2 == want[i].d2 &&
-					kd_dist2(query, tree->coords + got[i].ref * c->dim, c->dim) == got[i].d2;
-			if (!ok)
-				bad = q;
-		}
-		check(ok, "knn nodes %s d=%d n=%lld k=%d (query %lld)", c->name, c->dim,
-			  (long long) c->n, k, (long long) bad);
-	}
-}
-
 /* All-kNN over the tree's points against the oracle (a sample of nodes). */
 static void
 test_all_knn(const Case *c, const KdTree *tree, KdExec *exec, const char *how)
@@ -404,7 +369,6 @@ test_case(DataKind kind, int64_t n, int dim)
 		if (!build_checked(&c, &exec, &tree, how))
 			continue;
 		test_knn(&c, &tree, &exec, how);
-		test_knn_nodes(&c, &tree);
 		test_all_knn(&c, &tree, &exec, how);
 		test_ranges(&c, &tree, &exec, how);
 		if (threads == 1)

@@ -1,0 +1,652 @@
+/*
+ * kdam_tree.c
+ *	  The tree of a kdgpu index on its pages: a page-blocked layout read in
+ *	  place through shared buffers.
+ *
+ * The engine's tree is left-balanced and pointer-free (node i has children
+ * 2i+1 and 2i+2).  On disk its levels are cut into ranges, and each node at
+ * the first level of a range roots a block: its subtree down to the range's
+ * last level, on one page.  A search from the root to a leaf then touches
+ * one page per range: with 2-D points 8 levels per page at the bottom and
+ * 7 above (whose nodes carry a bounding box), so 4 pages for a 10M-point
+ * tree, against one page per node in the engine's array order.  Ranges
+ * are cut from the bottom, as deep as fits on a page, so that every block
+ * but the root's is full.
+ *
+ * A block's page holds, for its S = 2^levels - 1 slots in the local
+ * level order (which is the engine's node order): the coordinates, the
+ * references, the payload words and the split dimensions, each an array of
+ * S, and the boxes of its first slots (those of the first nbounds nodes),
+ * after a KdamBlockHeader naming the tree and the block.  Empty slots (below the last node) are zero.
+ *
+ * A last level less than half full (the tree is left-balanced) gets a
+ * range of its own whose pages each hold the nodes of many consecutive
+ * roots, rather than leaving most of the bottom pages empty: at 10M 2-D
+ * points this halves the index.  Blocks are numbered range by range, each
+ * range's blocks in the order of their roots.  A directory maps block numbers to pages: directory pages of
+ * KDAM_DIR_ENTRIES block numbers, whose own block numbers are listed in
+ * the metapage (KdamMetaDir).  Tree pages are chained in block order and
+ * directory pages in directory order, so VACUUM and the page census walk
+ * them as chains.
+ *
+ * Tree pages never change while a scan holds its pin on the metapage:
+ * VACUUM marks dead references and replaces trees only under a cleanup lock
+ * on the metapage, so a scan reads the pages it pins without content locks.
+ * A hot standby replays those changes without waiting for scans, so there a
+ * scan takes a share lock for each read and checks each page it pins
+ * against the tree it started on, asking to be retried when the tree was
+ * replaced.
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "utils/rel.h"
+
+#include "kdam.h"
+
+/* Bytes of a page's contents after the block header. */
+#define KDAM_BLOCK_BYTES	(KDAM_PAGE_BYTES - MAXALIGN(sizeof(KdamBlockHeader)))
+
+/* The start of a block's arrays on its page. */
+#define KdamBlockData(page) (PageGetContents(page) + MAXALIGN(sizeof(KdamBlockHeader)))
+
+/*
+ * Slots of a block of the given levels starting at level start whose nodes
+ * carry a box: those above level bounded_levels.
+ */
+static int
+boxed_slots(int start, int levels, int bounded_levels)
+{
+	int			l = Min(levels, Max(0, bounded_levels - start));
+
+	return (1 << l) - 1;
+}
+
+/* Bytes of a block of the given levels starting at level start. */
+static Size
+block_bytes(int dim, int words, int start, int levels, int bounded_levels)
+{
+	return (Size) ((1 << levels) - 1) *
+		(sizeof(double) * dim + sizeof(uint64) * (1 + words) + 1) +
+		(Size) boxed_slots(start, levels, bounded_levels) * sizeof(double) * 2 * dim;
+}
+
+/* The level of node i: floor(log2(i + 1)). */
+static inline int
+node_level(int64 i)
+{
+	return 63 - __builtin_clzll((uint64) i + 1);
+}
+
+/*
+ * The page layout of a tree of n nodes of dim dimensions, words payload
+ * words, and nbounds boxes (the nodes of the levels above level
+ * log2(nbounds + 1)).
+ */
+void
+kdam_tree_shape(int64 n, int dim, int words, int64 nbounds, KdamTreeShape *shape)
+{
+	int			height = n > 0 ? node_level(n - 1) + 1 : 0;
+	int			bounded_levels = node_level(nbounds);	/* nbounds = 2^L - 1 */
+	int			starts[64];
+	int			tops[64];
+	int			nr = 0;
+	int			top = height;
+
+	memset(shape, 0, sizeof(*shape));
+	shape->n = n;
+	shape->dim = dim;
+	shape->words = words;
+	shape->nbounds = nbounds;
+	/*
+	 * A last level less than half full goes on pages of its own, many
+	 * nodes to a page; the levels above it fill whole pages.
+	 */
+	if (height >= 2 &&
+		2 * (n - (((int64) 1 << (height - 1)) - 1)) < ((int64) 1 << (height - 1)) &&
+		boxed_slots(height - 1, 1, bounded_levels) == 0)
+	{
+		starts[nr] = height - 1;
+		tops[nr++] = height;
+		top = height - 1;
+	}
+	/* from the bottom, as many levels per range as fit on a page */
+	while (top > 0)
+	{
+		int			levels = 1;
+
+		while (levels < Min(top, 30) &&
+			   block_bytes(dim, words, top - levels - 1, levels + 1,
+						   bounded_levels) <= KDAM_BLOCK_BYTES)
+			levels++;
+		starts[nr] = top - levels;
+		tops[nr++] = top;
+		top -= levels;
+	}
+	shape->nranges = nr;
+	for (int r = 0; r < nr; r++)
+	{
+		int			src = nr - 1 - r;
+		int64		first = ((int64) 1 << starts[src]) - 1;
+		int64		roots = Min((int64) 1 << starts[src], n - first);
+
+		shape->start[r] = starts[src];
+		shape->levels[r] = tops[src] - starts[src];
+		shape->boxed[r] = boxed_slots(starts[src], shape->levels[r], bounded_levels);
+		/* the subtrees of consecutive roots share a page while they fit */
+		shape->group[r] = shape->boxed[r] > 0 ? 1 :
+			(int) (KDAM_BLOCK_BYTES /
+				   block_bytes(dim, words, starts[src], shape->levels[r],
+							   bounded_levels));
+		shape->first_block[r + 1] = shape->first_block[r] +
+			(roots + shape->group[r] - 1) / shape->group[r];
+		for (int l = starts[src]; l < tops[src]; l++)
+			shape->range_of_level[l] = r;
+	}
+	shape->nblocks = shape->first_block[nr];
+}
+
+/*
+ * Where a node lives: its block number and slot.  A block holds the
+ * subtrees of group consecutive roots of its range, one after the other.
+ */
+static inline void
+locate(const KdamTreeShape *shape, int64 node, int64 *block, int *slot)
+{
+	int			level = node_level(node);
+	int			r = shape->range_of_level[level];
+	int			depth = level - shape->start[r];
+	int64		root = (((node + 1) >> depth) - 1) - (((int64) 1 << shape->start[r]) - 1);
+	int			g = shape->group[r];
+
+	*block = shape->first_block[r] + root / g;
+	*slot = (int) ((root % g) * (((int64) 1 << shape->levels[r]) - 1) +
+				   ((int64) 1 << depth) - 1 + ((node + 1) & (((int64) 1 << depth) - 1)));
+}
+
+/* The range of a block. */
+static int
+block_range(const KdamTreeShape *shape, int64 block)
+{
+	int			r = 0;
+
+	while (r + 1 < shape->nranges && shape->first_block[r + 1] <= block)
+		r++;
+	return r;
+}
+
+/*
+ * Byte offsets, from KdamBlockData, of a block's arrays in range r: coords,
+ * refs, payload, bounds, split; and its slot count.
+ */
+static void
+block_offsets(const KdamTreeShape *shape, int r, Size *refs, Size *payload,
+			  Size *bounds, Size *split, int *slots)
+{
+	int			s = ((1 << shape->levels[r]) - 1) * shape->group[r];
+
+	*slots = s;
+	*refs = sizeof(double) * shape->dim * s;
+	*payload = *refs + sizeof(uint64) * s;
+	*bounds = *payload + sizeof(uint64) * shape->words * s;
+	*split = *bounds + sizeof(double) * 2 * shape->dim * shape->boxed[r];
+}
+
+/* The node in a block's slot, or -1 when the slot is past the last node. */
+static int64
+slot_node(const KdamTreeShape *shape, int r, int64 block, int slot)
+{
+	int			per = (1 << shape->levels[r]) - 1;
+	int64		root = (((int64) 1 << shape->start[r]) - 1) +
+		(block - shape->first_block[r]) * shape->group[r] + slot / per;
+	int			j = slot % per;
+	int			l = node_level(j);
+	int64		node = ((root + 1) << l) + (j + 1 - ((int64) 1 << l)) - 1;
+
+	return node < shape->n ? node : -1;
+}
+
+/*
+ * Write a tree (the engine's arrays, and words payload words per node in
+ * node order) to new block pages and directory pages; returns the number of
+ * directory pages and fills dir with their block numbers (room for
+ * KDAM_MAX_DIR), *head with the first block's page and *dirhead with the
+ * first directory page.  With wal every page is logged as a full image
+ * (VACUUM); without, pages are only dirtied and the build logs them all.
+ */
+int
+kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
+				int words, uint64 tree_id, bool wal, BlockNumber *dir,
+				BlockNumber *head, BlockNumber *dirhead)
+{
+	KdamTreeShape shape;
+	BlockNumber *blocks;
+	Buffer		prev = InvalidBuffer;
+	Page		prevpage = NULL;	/* prev's page, or its registered copy */
+	GenericXLogState *state = NULL;
+	int			ndir;
+
+	kdam_tree_shape(tree->n, tree->dim, words, tree->nbounds, &shape);
+	ndir = (int) ((shape.nblocks + KDAM_DIR_ENTRIES - 1) / KDAM_DIR_ENTRIES);
+	if (ndir > KDAM_MAX_DIR)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kdgpu index tree of %lld points needs %d directory pages, more than the limit of %d",
+						(long long) tree->n, ndir, (int) KDAM_MAX_DIR)));
+	blocks = palloc_extended(sizeof(BlockNumber) * Max(shape.nblocks, 1),
+							 MCXT_ALLOC_HUGE);
+	*head = InvalidBlockNumber;
+	for (int r = 0; r < shape.nranges; r++)
+	{
+		Size		orefs,
+					opay,
+					obounds,
+					osplit;
+		int			slots;
+
+		block_offsets(&shape, r, &orefs, &opay, &obounds, &osplit, &slots);
+		for (int64 b = shape.first_block[r]; b < shape.first_block[r + 1]; b++)
+		{
+			Buffer		buf = kdam_new_buffer(index, wal);
+			Page		page;
+			char	   *data;
+			KdamBlockHeader *hdr;
+
+			CHECK_FOR_INTERRUPTS();
+			blocks[b] = BufferGetBlockNumber(buf);
+			if (BufferIsValid(prev))
+			{
+				/* chain the previous page to this one, and let it go */
+				KdamPageGetOpaque(prevpage)->next = blocks[b];
+				if (wal)
+					GenericXLogFinish(state);
+				else
+					MarkBufferDirty(prev);
+				UnlockReleaseBuffer(prev);
+			}
+			else
+				*head = blocks[b];
+			if (wal)
+			{
+				state = GenericXLogStart(index);
+				page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+			}
+			else
+				page = BufferGetPage(buf);
+			kdam_init_page(page, KDAM_TREE);
+			hdr = (KdamBlockHeader *) PageGetContents(page);
+			hdr->tree_id = tree_id;
+			hdr->block = b;
+			data = KdamBlockData(page);
+			memset(data, 0, osplit + slots);
+			for (int s = 0; s < slots; s++)
+			{
+				int64		node = slot_node(&shape, r, b, s);
+
+				if (node < 0)
+					continue;
+				memcpy(data + sizeof(double) * tree->dim * s,
+					   tree->coords + node * tree->dim, sizeof(double) * tree->dim);
+				memcpy(data + orefs + sizeof(uint64) * s, &tree->refs[node],
+					   sizeof(uint64));
+				if (words > 0)
+					memcpy(data + opay + sizeof(uint64) * words * s,
+						   payload + node * words, sizeof(uint64) * words);
+				if (node < tree->nbounds)
+					memcpy(data + obounds + sizeof(double) * 2 * tree->dim * s,
+						   tree->bounds + node * 2 * tree->dim,
+						   sizeof(double) * 2 * tree->dim);
+				data[osplit + s] = (char) tree->split[node];
+			}
+			((PageHeader) page)->pd_lower =
+				(data + osplit + slots) - (char *) page;
+			prev = buf;
+			prevpage = page;
+		}
+	}
+	if (BufferIsValid(prev))
+	{
+		if (wal)
+			GenericXLogFinish(state);
+		else
+			MarkBufferDirty(prev);
+		UnlockReleaseBuffer(prev);
+	}
+
+	/* the directory */
+	*dirhead = InvalidBlockNumber;
+	prev = InvalidBuffer;
+	for (int d = 0; d < ndir; d++)
+	{
+		Buffer		buf = kdam_new_buffer(index, wal);
+		Page		page;
+		int64		from = (int64) d * KDAM_DIR_ENTRIES;
+		int64		count = Min(KDAM_DIR_ENTRIES, shape.nblocks - from);
+
+		dir[d] = BufferGetBlockNumber(buf);
+		if (BufferIsValid(prev))
+		{
+			KdamPageGetOpaque(prevpage)->next = dir[d];
+			if (wal)
+				GenericXLogFinish(state);
+			else
+				MarkBufferDirty(prev);
+			UnlockReleaseBuffer(prev);
+		}
+		else
+			*dirhead = dir[d];
+		if (wal)
+		{
+			state = GenericXLogStart(index);
+			page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+		}
+		else
+			page = BufferGetPage(buf);
+		kdam_init_page(page, KDAM_TREEDIR);
+		memcpy(PageGetContents(page), blocks + from, sizeof(BlockNumber) * count);
+		((PageHeader) page)->pd_lower += sizeof(BlockNumber) * count;
+		prev = buf;
+		prevpage = page;
+	}
+	if (BufferIsValid(prev))
+	{
+		if (wal)
+			GenericXLogFinish(state);
+		else
+			MarkBufferDirty(prev);
+		UnlockReleaseBuffer(prev);
+	}
+	pfree(blocks);
+	return ndir;
+}
+
+/*
+ * Read the tree the metapage describes into the in-memory stream layout
+ * (kdam_tree_stream_slices) at data, for the kd_* functions, VACUUM's fold
+ * and kd_index_check.  The caller holds a pin on the metapage.
+ */
+void
+kdam_read_tree(Relation index, const KdamMetaPageData *meta,
+			   const BlockNumber *dir, char *data)
+{
+	KdamTreeShape shape;
+	KdamSlices	sl;
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+	int			dim = meta->dim;
+	int			words = meta->payload_words;
+
+	kdam_tree_shape(meta->ntree, dim, words, meta->nbounds, &shape);
+	kdam_tree_stream_slices(meta->ntree, dim, meta->nbounds, words, &sl);
+	for (int r = 0; r < shape.nranges; r++)
+	{
+		Size		orefs,
+					opay,
+					obounds,
+					osplit;
+		int			slots;
+
+		block_offsets(&shape, r, &orefs, &opay, &obounds, &osplit, &slots);
+		for (int64 b = shape.first_block[r]; b < shape.first_block[r + 1]; b++)
+		{
+			Buffer		dbuf = ReadBufferExtended(index, MAIN_FORKNUM,
+												  dir[b / KDAM_DIR_ENTRIES],
+												  RBM_NORMAL, strategy);
+			BlockNumber blkno;
+			Buffer		buf;
+			Page		page;
+			const char *src;
+
+			CHECK_FOR_INTERRUPTS();
+			LockBuffer(dbuf, BUFFER_LOCK_SHARE);
+			blkno = ((BlockNumber *) PageGetContents(BufferGetPage(dbuf)))[b % KDAM_DIR_ENTRIES];
+			UnlockReleaseBuffer(dbuf);
+			buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			kdam_check_block(index, page, meta->tree_id, b);
+			src = KdamBlockData(page);
+			for (int s = 0; s < slots; s++)
+			{
+				int64		node = slot_node(&shape, r, b, s);
+
+				if (node < 0)
+					continue;
+				memcpy(data + sl.coords + sizeof(double) * dim * node,
+					   src + sizeof(double) * dim * s, sizeof(double) * dim);
+				memcpy(data + sl.refs + sizeof(uint64) * node,
+					   src + orefs + sizeof(uint64) * s, sizeof(uint64));
+				if (words > 0)
+					memcpy(data + sl.payload + sizeof(uint64) * words * node,
+						   src + opay + sizeof(uint64) * words * s,
+						   sizeof(uint64) * words);
+				if (node < meta->nbounds)
+					memcpy(data + sl.bounds + sizeof(double) * 2 * dim * node,
+						   src + obounds + sizeof(double) * 2 * dim * s,
+						   sizeof(double) * 2 * dim);
+				data[sl.split + node] = src[osplit + s];
+			}
+			UnlockReleaseBuffer(buf);
+		}
+	}
+	FreeAccessStrategy(strategy);
+}
+
+/*
+ * Error unless page is block b of the tree tree_id: on a hot standby,
+ * recovery may replace a tree under a running scan, which should then be
+ * retried.
+ */
+void
+kdam_check_block(Relation index, Page page, uint64 tree_id, int64 b)
+{
+	KdamBlockHeader *hdr = (KdamBlockHeader *) PageGetContents(page);
+
+	if (!(KdamPageGetOpaque(page)->flags & KDAM_TREE) ||
+		hdr->tree_id != tree_id || hdr->block != b)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("the tree of index \"%s\" changed during the scan",
+						RelationGetRelationName(index)),
+				 errdetail("VACUUM replaced the tree while a query on a hot standby read it."),
+				 errhint("Run the query again.")));
+}
+
+/*
+ * Mark dead the references of a block page (locked exclusively in buf) that
+ * callback says are gone, through Generic WAL; returns how many.
+ */
+int64
+kdam_block_delete(Relation index, Buffer buf, const KdamTreeShape *shape,
+				  IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Page		page = BufferGetPage(buf);
+	int64		b = ((KdamBlockHeader *) PageGetContents(page))->block;
+	int			r = block_range(shape, b);
+	Size		orefs,
+				opay,
+				obounds,
+				osplit;
+	int			slots;
+	GenericXLogState *state = NULL;
+	char	   *data = KdamBlockData(page);
+	int64		marked = 0;
+
+	block_offsets(shape, r, &orefs, &opay, &obounds, &osplit, &slots);
+	for (int s = 0; s < slots; s++)
+	{
+		uint64		ref;
+		ItemPointerData tid;
+
+		if (slot_node(shape, r, b, s) < 0)
+			continue;
+		memcpy(&ref, data + orefs + sizeof(uint64) * s, sizeof(uint64));
+		if (ref == KDAM_DEAD_REF)
+			continue;
+		kdg_ref_to_tid(ref, &tid);
+		if (!callback(&tid, callback_state))
+			continue;
+		if (state == NULL)
+		{
+			state = GenericXLogStart(index);
+			data = KdamBlockData(GenericXLogRegisterBuffer(state, buf, 0));
+		}
+		ref = KDAM_DEAD_REF;
+		memcpy(data + orefs + sizeof(uint64) * s, &ref, sizeof(uint64));
+		marked++;
+	}
+	if (state)
+		GenericXLogFinish(state);
+	return marked;
+}
+
+/* Start reading a tree in place (the caller pins the metapage). */
+void
+kdam_reader_init(KdamTreeReader *rd, Relation index,
+				 const KdamMetaPageData *meta, const BlockNumber *dir)
+{
+	int			ndir = meta->tree_ndir;
+
+	memset(rd, 0, sizeof(*rd));
+	rd->index = index;
+	rd->tree_id = meta->tree_id;
+	kdam_tree_shape(meta->ntree, meta->dim, meta->payload_words, meta->nbounds,
+					&rd->shape);
+	rd->ndir = ndir;
+	rd->dir = palloc(sizeof(BlockNumber) * Max(ndir, 1));
+	memcpy(rd->dir, dir, sizeof(BlockNumber) * ndir);
+	rd->dirbufs = palloc(sizeof(Buffer) * Max(ndir, 1));
+	for (int d = 0; d < ndir; d++)
+		rd->dirbufs[d] = InvalidBuffer;
+	rd->buf = InvalidBuffer;
+	rd->block = -1;
+	for (int i = 0; i < KDAM_READER_PINS; i++)
+	{
+		rd->pinned[i] = InvalidBuffer;
+		rd->pinblock[i] = -1;
+	}
+	/* see the file header: only recovery changes pages under a pin */
+	rd->lock = RecoveryInProgress();
+}
+
+/*
+ * Make block b's page the reader's current one.  The reader keeps the last
+ * KDAM_READER_PINS pages pinned, so that a search going back and forth
+ * between a few blocks (a depth-first walk returning to a parent's block,
+ * a best-first search between neighbouring subtrees) does not look them up
+ * again each time.
+ */
+static void
+reader_pin(KdamTreeReader *rd, int64 b)
+{
+	int			victim = 0;
+	int			d;
+	BlockNumber blkno;
+	Page		page;
+
+	for (int i = 0; i < KDAM_READER_PINS; i++)
+	{
+		if (rd->pinblock[i] == b)
+		{
+			victim = i;
+			goto found;
+		}
+		if (rd->pinuse[i] < rd->pinuse[victim])
+			victim = i;
+	}
+	d = (int) (b / KDAM_DIR_ENTRIES);
+	if (!BufferIsValid(rd->dirbufs[d]))
+		rd->dirbufs[d] = ReadBuffer(rd->index, rd->dir[d]);
+	LockBuffer(rd->dirbufs[d], BUFFER_LOCK_SHARE);
+	blkno = ((BlockNumber *) PageGetContents(BufferGetPage(rd->dirbufs[d])))[b % KDAM_DIR_ENTRIES];
+	LockBuffer(rd->dirbufs[d], BUFFER_LOCK_UNLOCK);
+	if (BufferIsValid(rd->pinned[victim]))
+		ReleaseBuffer(rd->pinned[victim]);
+	rd->pinned[victim] = ReadBuffer(rd->index, blkno);
+	rd->pinblock[victim] = b;
+	rd->pages_read++;
+	LockBuffer(rd->pinned[victim], BUFFER_LOCK_SHARE);
+	page = BufferGetPage(rd->pinned[victim]);
+	kdam_check_block(rd->index, page, rd->tree_id, b);
+	LockBuffer(rd->pinned[victim], BUFFER_LOCK_UNLOCK);
+found:
+	rd->pinuse[victim] = ++rd->clock;
+	rd->buf = rd->pinned[victim];
+	rd->block = b;
+	rd->range = block_range(&rd->shape, b);
+	block_offsets(&rd->shape, rd->range, &rd->orefs, &rd->opay, &rd->obounds,
+				  &rd->osplit, &rd->slots);
+}
+
+/*
+ * Read node i of the tree: its coordinates, reference, split dimension,
+ * and with want_box its box when it has one (box is NULL otherwise).
+ */
+void
+kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box, KdamNode *out)
+{
+	int64		b;
+	int			s;
+	int			dim = rd->shape.dim;
+	const char *data;
+
+	locate(&rd->shape, node, &b, &s);
+	if (b != rd->block)
+		reader_pin(rd, b);
+	if (rd->lock)
+		LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
+	data = KdamBlockData(BufferGetPage(rd->buf));
+	memcpy(out->coords, data + sizeof(double) * dim * s, sizeof(double) * dim);
+	memcpy(&out->ref, data + rd->orefs + sizeof(uint64) * s, sizeof(uint64));
+	out->split = (uint8) data[rd->osplit + s];
+	out->box = NULL;
+	if (want_box && node < rd->shape.nbounds)
+	{
+		memcpy(out->boxdata, data + rd->obounds + sizeof(double) * 2 * dim * s,
+			   sizeof(double) * 2 * dim);
+		out->box = out->boxdata;
+	}
+	if (rd->lock)
+		LockBuffer(rd->buf, BUFFER_LOCK_UNLOCK);
+}
+
+/* Copy node i's payload words to out (index-only scans). */
+void
+kdam_reader_payload(KdamTreeReader *rd, int64 node, uint64 *out)
+{
+	int64		b;
+	int			s;
+	int			words = rd->shape.words;
+
+	locate(&rd->shape, node, &b, &s);
+	if (b != rd->block)
+		reader_pin(rd, b);
+	if (rd->lock)
+		LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
+	memcpy(out, KdamBlockData(BufferGetPage(rd->buf)) + rd->opay +
+		   sizeof(uint64) * words * s, sizeof(uint64) * words);
+	if (rd->lock)
+		LockBuffer(rd->buf, BUFFER_LOCK_UNLOCK);
+}
+
+/* Release the reader's pins. */
+void
+kdam_reader_end(KdamTreeReader *rd)
+{
+	for (int i = 0; i < KDAM_READER_PINS; i++)
+	{
+		if (BufferIsValid(rd->pinned[i]))
+			ReleaseBuffer(rd->pinned[i]);
+		rd->pinned[i] = InvalidBuffer;
+		rd->pinblock[i] = -1;
+	}
+	rd->buf = InvalidBuffer;
+	rd->block = -1;
+	for (int d = 0; d < rd->ndir; d++)
+		if (BufferIsValid(rd->dirbufs[d]))
+		{
+			ReleaseBuffer(rd->dirbufs[d]);
+			rd->dirbufs[d] = InvalidBuffer;
+		}
+}
