@@ -231,6 +231,31 @@ row_item(KdamScanOpaque so, int64 loc, KdamHeapItem *it)
 	point_item(so, loc, loc_ref(so, loc), p, it);
 }
 
+/* A subtree item's squared bound for ORDER BY key k. */
+static inline double
+item_lb2(const KdamScanOpaque so, const KdamHeapItem *it, int k)
+{
+	return k == 0 ? it->lb2 : it->more[so->norder - 1 + k - 1];
+}
+
+/* Set a subtree item's squared bound for key k, and the key's bound. */
+static inline void
+item_set_bound(KdamScanOpaque so, KdamHeapItem *it, int k, double lb2)
+{
+	double		key = kdam_order_bound(so, &so->keys[k], lb2);
+
+	if (k == 0)
+	{
+		it->lb2 = lb2;
+		it->key = key;
+	}
+	else
+	{
+		it->more[so->norder - 1 + k - 1] = lb2;
+		it->more[k - 1] = key;
+	}
+}
+
 /*
  * A heap item for the child subtree of a node whose point is p, on the
  * left or right of its split plane s, given the parent's item: bounded by
@@ -245,22 +270,8 @@ subtree_item(KdamScanOpaque so, const KdamHeapItem *parent, const double *p,
 	it->boxed = false;
 	it->more = more_alloc(so);
 	for (int k = 0; k < so->norder; k++)
-	{
-		const KdamOrderKey *key = &so->keys[k];
-		double		lb2 = k == 0 ? parent->lb2 : parent->more[so->norder - 1 + k - 1];
-
-		lb2 = Max(lb2, kdam_order_side2(key, p, s, left));
-		if (k == 0)
-		{
-			it->lb2 = lb2;
-			it->key = kdam_order_bound(so, key, lb2);
-		}
-		else
-		{
-			it->more[so->norder - 1 + k - 1] = lb2;
-			it->more[k - 1] = kdam_order_bound(so, key, lb2);
-		}
-	}
+		item_set_bound(so, it, k, Max(item_lb2(so, parent, k),
+									  kdam_order_side2(&so->keys[k], p, s, left)));
 }
 
 /*
@@ -275,22 +286,9 @@ subtree_boxed(KdamScanOpaque so, const KdamHeapItem *it, const double *box,
 	out->boxed = true;
 	out->more = more_alloc(so);
 	for (int k = 0; k < so->norder; k++)
-	{
-		const KdamOrderKey *key = &so->keys[k];
-		double		lb2 = k == 0 ? it->lb2 : it->more[so->norder - 1 + k - 1];
-
-		lb2 = Max(lb2, kdam_order_box2(key, box, so->meta.dim));
-		if (k == 0)
-		{
-			out->lb2 = lb2;
-			out->key = kdam_order_bound(so, key, lb2);
-		}
-		else
-		{
-			out->more[so->norder - 1 + k - 1] = lb2;
-			out->more[k - 1] = kdam_order_bound(so, key, lb2);
-		}
-	}
+		item_set_bound(so, out, k, Max(item_lb2(so, it, k),
+									   kdam_order_box2(&so->keys[k], box,
+													   so->meta.dim)));
 	return item_less(so, it, out);
 }
 
@@ -430,17 +428,12 @@ best_first_start(IndexScanDesc scan)
 	so->heap = MemoryContextAlloc(so->cxt, sizeof(KdamHeapItem) * so->capheap);
 	if (so->meta.ntree > 0)
 	{
-		it.key = so->all_null ? 0.0 : kdam_order_bound(so, &so->keys[0], 0.0);
-		it.lb2 = 0.0;
 		it.ref = 0;
 		it.node = 0;
 		it.boxed = false;
 		it.more = more_alloc(so);
-		for (int k = 1; k < so->norder; k++)
-		{
-			it.more[k - 1] = kdam_order_bound(so, &so->keys[k], 0.0);
-			it.more[so->norder - 1 + k - 1] = 0.0;
-		}
+		for (int k = 0; k < so->norder; k++)
+			item_set_bound(so, &it, k, 0.0);
 		heap_push(so, &it);
 	}
 	for (int64 i = 0; i < so->pending.n; i++)

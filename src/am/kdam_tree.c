@@ -208,6 +208,67 @@ slot_node(const KdamTreeShape *shape, int r, int64 block, int slot)
 	return node < shape->n ? node : -1;
 }
 
+/* A chain of new pages, written one after the other. */
+typedef struct PageChain
+{
+	Relation	index;
+	bool		wal;			/* log each page as a full image */
+	GenericXLogState *state;	/* the last page's, with wal */
+	Buffer		last;
+	Page		lastpage;		/* last's page, or its registered copy */
+	BlockNumber head;
+} PageChain;
+
+/*
+ * Add a page of kind flags to a chain: the previous page is linked to it
+ * and let go; returns the new page (to be filled) and its block number.
+ */
+static Page
+chain_add(PageChain *c, uint16 flags, BlockNumber *blkno)
+{
+	Buffer		buf = kdam_new_buffer(c->index, c->wal);
+	Page		page;
+
+	*blkno = BufferGetBlockNumber(buf);
+	if (BufferIsValid(c->last))
+	{
+		KdamPageGetOpaque(c->lastpage)->next = *blkno;
+		if (c->wal)
+			GenericXLogFinish(c->state);
+		else
+			MarkBufferDirty(c->last);
+		UnlockReleaseBuffer(c->last);
+	}
+	else
+		c->head = *blkno;
+	if (c->wal)
+	{
+		c->state = GenericXLogStart(c->index);
+		page = GenericXLogRegisterBuffer(c->state, buf, GENERIC_XLOG_FULL_IMAGE);
+	}
+	else
+		page = BufferGetPage(buf);
+	kdam_init_page(page, flags);
+	c->last = buf;
+	c->lastpage = page;
+	return page;
+}
+
+/* Let the chain's last page go; its first page, or InvalidBlockNumber. */
+static BlockNumber
+chain_end(PageChain *c)
+{
+	if (BufferIsValid(c->last))
+	{
+		if (c->wal)
+			GenericXLogFinish(c->state);
+		else
+			MarkBufferDirty(c->last);
+		UnlockReleaseBuffer(c->last);
+	}
+	return c->head;
+}
+
 /*
  * Write a tree (the engine's arrays, and words payload words per node in
  * node order) to new block pages and directory pages; returns the number of
@@ -223,9 +284,8 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 {
 	KdamTreeShape shape;
 	BlockNumber *blocks;
-	Buffer		prev = InvalidBuffer;
-	Page		prevpage = NULL;	/* prev's page, or its registered copy */
-	GenericXLogState *state = NULL;
+	PageChain	chain = {index, wal, NULL, InvalidBuffer, NULL, InvalidBlockNumber};
+	PageChain	dirchain = chain;
 	int			ndir;
 
 	kdam_tree_shape(tree->n, tree->dim, words, tree->nbounds, &shape);
@@ -237,7 +297,6 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 						(long long) tree->n, ndir, (int) KDAM_MAX_DIR)));
 	blocks = palloc_extended(sizeof(BlockNumber) * Max(shape.nblocks, 1),
 							 MCXT_ALLOC_HUGE);
-	*head = InvalidBlockNumber;
 	for (int r = 0; r < shape.nranges; r++)
 	{
 		Size		orefs,
@@ -249,33 +308,12 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 		block_offsets(&shape, r, &orefs, &opay, &obounds, &osplit, &slots);
 		for (int64 b = shape.first_block[r]; b < shape.first_block[r + 1]; b++)
 		{
-			Buffer		buf = kdam_new_buffer(index, wal);
 			Page		page;
 			char	   *data;
 			KdamBlockHeader *hdr;
 
 			CHECK_FOR_INTERRUPTS();
-			blocks[b] = BufferGetBlockNumber(buf);
-			if (BufferIsValid(prev))
-			{
-				/* chain the previous page to this one, and let it go */
-				KdamPageGetOpaque(prevpage)->next = blocks[b];
-				if (wal)
-					GenericXLogFinish(state);
-				else
-					MarkBufferDirty(prev);
-				UnlockReleaseBuffer(prev);
-			}
-			else
-				*head = blocks[b];
-			if (wal)
-			{
-				state = GenericXLogStart(index);
-				page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-			}
-			else
-				page = BufferGetPage(buf);
-			kdam_init_page(page, KDAM_TREE);
+			page = chain_add(&chain, KDAM_TREE, &blocks[b]);
 			hdr = (KdamBlockHeader *) PageGetContents(page);
 			hdr->tree_id = tree_id;
 			hdr->block = b;
@@ -302,62 +340,21 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 			}
 			((PageHeader) page)->pd_lower =
 				(data + osplit + slots) - (char *) page;
-			prev = buf;
-			prevpage = page;
 		}
 	}
-	if (BufferIsValid(prev))
-	{
-		if (wal)
-			GenericXLogFinish(state);
-		else
-			MarkBufferDirty(prev);
-		UnlockReleaseBuffer(prev);
-	}
+	*head = chain_end(&chain);
 
 	/* the directory */
-	*dirhead = InvalidBlockNumber;
-	prev = InvalidBuffer;
 	for (int d = 0; d < ndir; d++)
 	{
-		Buffer		buf = kdam_new_buffer(index, wal);
-		Page		page;
 		int64		from = (int64) d * KDAM_DIR_ENTRIES;
 		int64		count = Min(KDAM_DIR_ENTRIES, shape.nblocks - from);
+		Page		page = chain_add(&dirchain, KDAM_TREEDIR, &dir[d]);
 
-		dir[d] = BufferGetBlockNumber(buf);
-		if (BufferIsValid(prev))
-		{
-			KdamPageGetOpaque(prevpage)->next = dir[d];
-			if (wal)
-				GenericXLogFinish(state);
-			else
-				MarkBufferDirty(prev);
-			UnlockReleaseBuffer(prev);
-		}
-		else
-			*dirhead = dir[d];
-		if (wal)
-		{
-			state = GenericXLogStart(index);
-			page = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-		}
-		else
-			page = BufferGetPage(buf);
-		kdam_init_page(page, KDAM_TREEDIR);
 		memcpy(PageGetContents(page), blocks + from, sizeof(BlockNumber) * count);
 		((PageHeader) page)->pd_lower += sizeof(BlockNumber) * count;
-		prev = buf;
-		prevpage = page;
 	}
-	if (BufferIsValid(prev))
-	{
-		if (wal)
-			GenericXLogFinish(state);
-		else
-			MarkBufferDirty(prev);
-		UnlockReleaseBuffer(prev);
-	}
+	*dirhead = chain_end(&dirchain);
 	pfree(blocks);
 	return ndir;
 }
