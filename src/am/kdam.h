@@ -161,6 +161,16 @@ typedef struct KdamNode
 	double		boxdata[2 * KD_MAX_DIM];
 } KdamNode;
 
+/* Where the arrays of a range's blocks lie on their pages (kdam_tree.c). */
+typedef struct KdamBlockLayout
+{
+	Size		refs;			/* offsets from the block's data */
+	Size		payload;
+	Size		bounds;
+	Size		split;
+	int			slots;
+} KdamBlockLayout;
+
 /* block pages a tree reader keeps pinned */
 #define KDAM_READER_PINS	16
 
@@ -180,11 +190,8 @@ typedef struct KdamTreeReader
 	Buffer		buf;			/* the current block page, one of pinned */
 	int64		block;			/* its block, or -1 */
 	int			range;
-	Size		orefs,
-				opay,
-				obounds,
-				osplit;
-	int			slots;
+	KdamBlockLayout layout;		/* of the current block's range */
+	BufferAccessStrategy strategy;	/* NULL for scans */
 	bool		lock;			/* take content locks (hot standby) */
 	int64		pages_read;		/* block pages pinned */
 } KdamTreeReader;

@@ -177,21 +177,52 @@ block_range(const KdamTreeShape *shape, int64 block)
 	return r;
 }
 
-/*
- * Byte offsets, from KdamBlockData, of a block's arrays in range r: coords,
- * refs, payload, bounds, split; and its slot count.
- */
+/* Where the arrays of range r's blocks lie, from KdamBlockData. */
 static void
-block_offsets(const KdamTreeShape *shape, int r, Size *refs, Size *payload,
-			  Size *bounds, Size *split, int *slots)
+block_layout(const KdamTreeShape *shape, int r, KdamBlockLayout *l)
 {
 	int			s = ((1 << shape->levels[r]) - 1) * shape->group[r];
 
-	*slots = s;
-	*refs = sizeof(double) * shape->dim * s;
-	*payload = *refs + sizeof(uint64) * s;
-	*bounds = *payload + sizeof(uint64) * shape->words * s;
-	*split = *bounds + sizeof(double) * 2 * shape->dim * shape->boxed[r];
+	l->slots = s;
+	l->refs = sizeof(double) * shape->dim * s;
+	l->payload = l->refs + sizeof(uint64) * s;
+	l->bounds = l->payload + sizeof(uint64) * shape->words * s;
+	l->split = l->bounds + sizeof(double) * 2 * shape->dim * shape->boxed[r];
+}
+
+/*
+ * Copy a node's fields between slot s of a block's arrays (blk) and the
+ * engine's arrays of tree and payload (words per node): into the block
+ * with to_page, out of it without.
+ */
+static void
+slot_copy(const KdamBlockLayout *l, char *blk, int s, KdTree *tree,
+		  uint64 *payload, int words, int64 node, bool to_page)
+{
+	int			dim = tree->dim;
+	struct
+	{
+		char	   *page;
+		char	   *mem;
+		Size		len;
+	}			f[5] = {
+		{blk + sizeof(double) * dim * s, (char *) (tree->coords + node * dim),
+		sizeof(double) * dim},
+		{blk + l->refs + sizeof(uint64) * s, (char *) &tree->refs[node],
+		sizeof(uint64)},
+		{blk + l->split + s, (char *) &tree->split[node], 1},
+		{blk + l->payload + sizeof(uint64) * words * s,
+		words > 0 ? (char *) (payload + node * words) : NULL,
+		sizeof(uint64) * words},
+		{blk + l->bounds + sizeof(double) * 2 * dim * s,
+		node < tree->nbounds ? (char *) (tree->bounds + node * 2 * dim) : NULL,
+		sizeof(double) * 2 * dim},
+	};
+
+	for (int i = 0; i < lengthof(f); i++)
+		if (f[i].mem != NULL)
+			memcpy(to_page ? f[i].page : f[i].mem,
+				   to_page ? f[i].mem : f[i].page, f[i].len);
 }
 
 /* The node in a block's slot, or -1 when the slot is past the last node. */
@@ -299,13 +330,9 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 							 MCXT_ALLOC_HUGE);
 	for (int r = 0; r < shape.nranges; r++)
 	{
-		Size		orefs,
-					opay,
-					obounds,
-					osplit;
-		int			slots;
+		KdamBlockLayout l;
 
-		block_offsets(&shape, r, &orefs, &opay, &obounds, &osplit, &slots);
+		block_layout(&shape, r, &l);
 		for (int64 b = shape.first_block[r]; b < shape.first_block[r + 1]; b++)
 		{
 			Page		page;
@@ -318,28 +345,18 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 			hdr->tree_id = tree_id;
 			hdr->block = b;
 			data = KdamBlockData(page);
-			memset(data, 0, osplit + slots);
-			for (int s = 0; s < slots; s++)
+			memset(data, 0, l.split + l.slots);
+			for (int s = 0; s < l.slots; s++)
 			{
 				int64		node = slot_node(&shape, r, b, s);
 
-				if (node < 0)
-					continue;
-				memcpy(data + sizeof(double) * tree->dim * s,
-					   tree->coords + node * tree->dim, sizeof(double) * tree->dim);
-				memcpy(data + orefs + sizeof(uint64) * s, &tree->refs[node],
-					   sizeof(uint64));
-				if (words > 0)
-					memcpy(data + opay + sizeof(uint64) * words * s,
-						   payload + node * words, sizeof(uint64) * words);
-				if (node < tree->nbounds)
-					memcpy(data + obounds + sizeof(double) * 2 * tree->dim * s,
-						   tree->bounds + node * 2 * tree->dim,
-						   sizeof(double) * 2 * tree->dim);
-				data[osplit + s] = (char) tree->split[node];
+				/* to_page only reads the tree */
+				if (node >= 0)
+					slot_copy(&l, data, s, (KdTree *) tree, (uint64 *) payload,
+							  words, node, true);
 			}
 			((PageHeader) page)->pd_lower =
-				(data + osplit + slots) - (char *) page;
+				(data + l.split + l.slots) - (char *) page;
 		}
 	}
 	*head = chain_end(&chain);
@@ -359,75 +376,45 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 	return ndir;
 }
 
+static void reader_pin(KdamTreeReader *rd, int64 b);
+
 /*
  * Read the tree the metapage describes into the in-memory stream layout
  * (kdam_tree_stream_slices) at data, for the kd_* functions, VACUUM's fold
- * and kd_index_check.  The caller holds a pin on the metapage.
+ * and kd_index_check, through a reader with a bulk-read strategy.  The
+ * caller holds a pin on the metapage.
  */
 void
 kdam_read_tree(Relation index, const KdamMetaPageData *meta,
 			   const BlockNumber *dir, char *data)
 {
-	KdamTreeShape shape;
-	KdamSlices	sl;
-	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
-	int			dim = meta->dim;
-	int			words = meta->payload_words;
+	KdamTreeReader rd;
+	KdamTree	t;
 
-	kdam_tree_shape(meta->ntree, dim, words, meta->nbounds, &shape);
-	kdam_tree_stream_slices(meta->ntree, dim, meta->nbounds, words, &sl);
-	for (int r = 0; r < shape.nranges; r++)
-	{
-		Size		orefs,
-					opay,
-					obounds,
-					osplit;
-		int			slots;
-
-		block_offsets(&shape, r, &orefs, &opay, &obounds, &osplit, &slots);
-		for (int64 b = shape.first_block[r]; b < shape.first_block[r + 1]; b++)
+	t.data = data;
+	kdam_stream_to_tree(&t, meta);
+	kdam_reader_init(&rd, index, meta, dir);
+	rd.strategy = GetAccessStrategy(BAS_BULKREAD);
+	for (int r = 0; r < rd.shape.nranges; r++)
+		for (int64 b = rd.shape.first_block[r]; b < rd.shape.first_block[r + 1]; b++)
 		{
-			Buffer		dbuf = ReadBufferExtended(index, MAIN_FORKNUM,
-												  dir[b / KDAM_DIR_ENTRIES],
-												  RBM_NORMAL, strategy);
-			BlockNumber blkno;
-			Buffer		buf;
-			Page		page;
-			const char *src;
-
 			CHECK_FOR_INTERRUPTS();
-			LockBuffer(dbuf, BUFFER_LOCK_SHARE);
-			blkno = ((BlockNumber *) PageGetContents(BufferGetPage(dbuf)))[b % KDAM_DIR_ENTRIES];
-			UnlockReleaseBuffer(dbuf);
-			buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			page = BufferGetPage(buf);
-			kdam_check_block(index, page, meta->tree_id, b);
-			src = KdamBlockData(page);
-			for (int s = 0; s < slots; s++)
+			reader_pin(&rd, b);
+			if (rd.lock)
+				LockBuffer(rd.buf, BUFFER_LOCK_SHARE);
+			for (int s = 0; s < rd.layout.slots; s++)
 			{
-				int64		node = slot_node(&shape, r, b, s);
+				int64		node = slot_node(&rd.shape, r, b, s);
 
-				if (node < 0)
-					continue;
-				memcpy(data + sl.coords + sizeof(double) * dim * node,
-					   src + sizeof(double) * dim * s, sizeof(double) * dim);
-				memcpy(data + sl.refs + sizeof(uint64) * node,
-					   src + orefs + sizeof(uint64) * s, sizeof(uint64));
-				if (words > 0)
-					memcpy(data + sl.payload + sizeof(uint64) * words * node,
-						   src + opay + sizeof(uint64) * words * s,
-						   sizeof(uint64) * words);
-				if (node < meta->nbounds)
-					memcpy(data + sl.bounds + sizeof(double) * 2 * dim * node,
-						   src + obounds + sizeof(double) * 2 * dim * s,
-						   sizeof(double) * 2 * dim);
-				data[sl.split + node] = src[osplit + s];
+				if (node >= 0)
+					slot_copy(&rd.layout, KdamBlockData(BufferGetPage(rd.buf)), s,
+							  &t.tree, t.payload, t.words, node, false);
 			}
-			UnlockReleaseBuffer(buf);
+			if (rd.lock)
+				LockBuffer(rd.buf, BUFFER_LOCK_UNLOCK);
 		}
-	}
-	FreeAccessStrategy(strategy);
+	kdam_reader_end(&rd);
+	FreeAccessStrategy(rd.strategy);
 }
 
 /*
@@ -461,24 +448,20 @@ kdam_block_delete(Relation index, Buffer buf, const KdamTreeShape *shape,
 	Page		page = BufferGetPage(buf);
 	int64		b = ((KdamBlockHeader *) PageGetContents(page))->block;
 	int			r = block_range(shape, b);
-	Size		orefs,
-				opay,
-				obounds,
-				osplit;
-	int			slots;
+	KdamBlockLayout l;
 	GenericXLogState *state = NULL;
 	char	   *data = KdamBlockData(page);
 	int64		marked = 0;
 
-	block_offsets(shape, r, &orefs, &opay, &obounds, &osplit, &slots);
-	for (int s = 0; s < slots; s++)
+	block_layout(shape, r, &l);
+	for (int s = 0; s < l.slots; s++)
 	{
 		uint64		ref;
 		ItemPointerData tid;
 
 		if (slot_node(shape, r, b, s) < 0)
 			continue;
-		memcpy(&ref, data + orefs + sizeof(uint64) * s, sizeof(uint64));
+		memcpy(&ref, data + l.refs + sizeof(uint64) * s, sizeof(uint64));
 		if (ref == KDAM_DEAD_REF)
 			continue;
 		kdg_ref_to_tid(ref, &tid);
@@ -490,7 +473,7 @@ kdam_block_delete(Relation index, Buffer buf, const KdamTreeShape *shape,
 			data = KdamBlockData(GenericXLogRegisterBuffer(state, buf, 0));
 		}
 		ref = KDAM_DEAD_REF;
-		memcpy(data + orefs + sizeof(uint64) * s, &ref, sizeof(uint64));
+		memcpy(data + l.refs + sizeof(uint64) * s, &ref, sizeof(uint64));
 		marked++;
 	}
 	if (state)
@@ -554,13 +537,15 @@ reader_pin(KdamTreeReader *rd, int64 b)
 	}
 	d = (int) (b / KDAM_DIR_ENTRIES);
 	if (!BufferIsValid(rd->dirbufs[d]))
-		rd->dirbufs[d] = ReadBuffer(rd->index, rd->dir[d]);
+		rd->dirbufs[d] = ReadBufferExtended(rd->index, MAIN_FORKNUM, rd->dir[d],
+											RBM_NORMAL, rd->strategy);
 	LockBuffer(rd->dirbufs[d], BUFFER_LOCK_SHARE);
 	blkno = ((BlockNumber *) PageGetContents(BufferGetPage(rd->dirbufs[d])))[b % KDAM_DIR_ENTRIES];
 	LockBuffer(rd->dirbufs[d], BUFFER_LOCK_UNLOCK);
 	if (BufferIsValid(rd->pinned[victim]))
 		ReleaseBuffer(rd->pinned[victim]);
-	rd->pinned[victim] = ReadBuffer(rd->index, blkno);
+	rd->pinned[victim] = ReadBufferExtended(rd->index, MAIN_FORKNUM, blkno,
+											RBM_NORMAL, rd->strategy);
 	rd->pinblock[victim] = b;
 	rd->pages_read++;
 	LockBuffer(rd->pinned[victim], BUFFER_LOCK_SHARE);
@@ -572,8 +557,7 @@ found:
 	rd->buf = rd->pinned[victim];
 	rd->block = b;
 	rd->range = block_range(&rd->shape, b);
-	block_offsets(&rd->shape, rd->range, &rd->orefs, &rd->opay, &rd->obounds,
-				  &rd->osplit, &rd->slots);
+	block_layout(&rd->shape, rd->range, &rd->layout);
 }
 
 /*
@@ -595,12 +579,12 @@ kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box, KdamNode *out)
 		LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
 	data = KdamBlockData(BufferGetPage(rd->buf));
 	memcpy(out->coords, data + sizeof(double) * dim * s, sizeof(double) * dim);
-	memcpy(&out->ref, data + rd->orefs + sizeof(uint64) * s, sizeof(uint64));
-	out->split = (uint8) data[rd->osplit + s];
+	memcpy(&out->ref, data + rd->layout.refs + sizeof(uint64) * s, sizeof(uint64));
+	out->split = (uint8) data[rd->layout.split + s];
 	out->box = NULL;
 	if (want_box && node < rd->shape.nbounds)
 	{
-		memcpy(out->boxdata, data + rd->obounds + sizeof(double) * 2 * dim * s,
+		memcpy(out->boxdata, data + rd->layout.bounds + sizeof(double) * 2 * dim * s,
 			   sizeof(double) * 2 * dim);
 		out->box = out->boxdata;
 	}
@@ -621,7 +605,7 @@ kdam_reader_payload(KdamTreeReader *rd, int64 node, uint64 *out)
 		reader_pin(rd, b);
 	if (rd->lock)
 		LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
-	memcpy(out, KdamBlockData(BufferGetPage(rd->buf)) + rd->opay +
+	memcpy(out, KdamBlockData(BufferGetPage(rd->buf)) + rd->layout.payload +
 		   sizeof(uint64) * words * s, sizeof(uint64) * words);
 	if (rd->lock)
 		LockBuffer(rd->buf, BUFFER_LOCK_UNLOCK);

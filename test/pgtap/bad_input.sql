@@ -402,7 +402,7 @@ INSERT INTO takes (stmt, idx, tab, col, kind, what) VALUES
   ($$COPY vec FROM PROGRAM 'printf "0\t{1,Infinity}\n"'$$, 'vec_idx', 'vec', 'v', 'array', 'COPY an infinite point');
 -- the probes: an ORDER BY and a range query over every row (%T the table,
 -- %C the indexed column or expression), and their sequential-scan oracles
-CREATE TEMP TABLE probes (id serial, kind text, q text, oracle text);
+CREATE TEMP TABLE probes (id serial, kind text, descr text, q text, oracle text);
 INSERT INTO probes (kind, q, oracle) VALUES
   ('point', 'SELECT ctid, %C FROM %T ORDER BY %C <-> point(0.5, 0.5)',
             'SELECT ctid, %C FROM %T ORDER BY %C <-> point(0.5, 0.5), ctid'),
@@ -430,51 +430,9 @@ INSERT INTO cases (sql, state, descr) VALUES
   ($$SET kdgpu.no_such_setting = 1$$, '42602', 'an unknown kdgpu.* setting'),
   ($$SELECT set_config('kdgpu.cpu_threads', '99999', true)$$, '22023', 'set_config outside the range');
 
--- helpers: plan_text, outcome, index_and_seqscan, same_outcome
+-- helpers: plan_text, outcome, index_and_seqscan, same_outcome, takes
 \ir include/index_compare.sql
 
--- a statement the index must take: it succeeds, the index passes
--- kd_index_check and answers its kind's probes as a sequential scan does;
--- then the statement is undone, so that the tables stay as they were
-CREATE FUNCTION pg_temp.takes(stmt text, idx text, tab text, col text, kind text, what text)
-  RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-  err text;
-  chk text;
-  qs text[] := '{}';
-  res text[] := '{}';
-  pr record;
-BEGIN
-  FOR pr IN SELECT replace(replace(q, '%T', tab), '%C', col) q, replace(replace(oracle, '%T', tab), '%C', col) o
-              FROM pg_temp.probes p WHERE p.kind = takes.kind ORDER BY p.id LOOP
-    qs := qs || pr.q || pr.o;
-  END LOOP;
-  BEGIN
-    BEGIN
-      EXECUTE stmt;
-    EXCEPTION WHEN OTHERS THEN
-      err := SQLSTATE || ': ' || SQLERRM;
-    END;
-    BEGIN
-      chk := CASE WHEN kd_index_check(idx::regclass) THEN 'true' ELSE 'false' END;
-    EXCEPTION WHEN OTHERS THEN
-      chk := SQLSTATE || ': ' || SQLERRM;
-    END;
-    FOR i IN 1 .. cardinality(qs) / 2 LOOP
-      res := res || pg_temp.index_and_seqscan(qs[2 * i - 1], qs[2 * i]);
-    END LOOP;
-    RAISE EXCEPTION 'undo' USING ERRCODE = 'KDUND';
-  EXCEPTION WHEN SQLSTATE 'KDUND' THEN
-    NULL;
-  END;
-  RETURN NEXT ok(err IS NULL, what || ' succeeds: the index keeps the row beside its tree')
-              || CASE WHEN err IS NULL THEN '' ELSE E'\n' || diag('    died: ' || err) END;
-  RETURN NEXT is(chk, 'true', what || ': the index passes kd_index_check');
-  FOR i IN 1 .. cardinality(qs) / 2 LOOP
-    RETURN NEXT pg_temp.same_outcome(res[3 * i - 2 : 3 * i],
-                                     what || ': index scan = sequential scan: ' || qs[2 * i - 1]);
-  END LOOP;
-END $$;
 
 SELECT plan((SELECT count(*)::int FROM cases) + 54 + (SELECT count(*)::int FROM odd_orders)
             + (SELECT sum(2 + (SELECT count(*) FROM probes p WHERE p.kind = t.kind))::int FROM takes t));

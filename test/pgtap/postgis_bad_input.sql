@@ -165,7 +165,7 @@ INSERT INTO takes (stmt, idx, tab, col, kind)
                       $$'SRID=4269;POINT(1 1)'::geography$$]) q ORDER BY 1;
 -- the probes: an ORDER BY (ties in any order, as above) and a range query
 -- over every row (%T the table, %C the indexed column)
-CREATE TEMP TABLE probes (id serial, kind text, descr text, q text);
+CREATE TEMP TABLE probes (id serial, kind text, descr text, q text, oracle text);
 INSERT INTO probes (kind, descr, q) VALUES
   ('geometry', 'ORDER BY %C <-> POINT(0.5 0.5)', $$SELECT d, array_agg(c ORDER BY c), count(*) = max(n) - min(n) + 1 FROM (
                    SELECT c, d, row_number() OVER () n FROM (
@@ -181,49 +181,9 @@ INSERT INTO probes (kind, descr, q) VALUES
   ('geography', '%C && a polygon', $$SELECT ctid FROM %T WHERE %C && 'SRID=4326;POLYGON((-10 -10,10 -10,10 10,-10 10,-10 -10))'::geography
                    ORDER BY ctid$$);
 
--- helpers: plan_text, outcome, index_and_seqscan, same_outcome
+-- helpers: plan_text, outcome, index_and_seqscan, same_outcome, takes
 \ir include/index_compare.sql
 
--- a statement the index must take: it succeeds, the index passes
--- kd_index_check and answers its kind's probes as a sequential scan does;
--- then the statement is undone, so that the tables stay as they were
-CREATE FUNCTION pg_temp.takes(stmt text, idx text, tab text, col text, kind text)
-  RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-  err text;
-  chk text;
-  qs text[];
-  ds text[];
-  res text[] := '{}';
-BEGIN
-  SELECT array_agg(replace(replace(q, '%T', tab), '%C', col) ORDER BY id),
-         array_agg(replace(descr, '%C', col) ORDER BY id) INTO qs, ds
-    FROM pg_temp.probes p WHERE p.kind = takes.kind;
-  BEGIN
-    BEGIN
-      EXECUTE stmt;
-    EXCEPTION WHEN OTHERS THEN
-      err := SQLSTATE || ': ' || SQLERRM;
-    END;
-    BEGIN
-      chk := CASE WHEN kd_index_check(idx::regclass) THEN 'true' ELSE 'false' END;
-    EXCEPTION WHEN OTHERS THEN
-      chk := SQLSTATE || ': ' || SQLERRM;
-    END;
-    FOR i IN 1 .. cardinality(qs) LOOP
-      res := res || pg_temp.index_and_seqscan(qs[i]);
-    END LOOP;
-    RAISE EXCEPTION 'undo' USING ERRCODE = 'KDUND';
-  EXCEPTION WHEN SQLSTATE 'KDUND' THEN
-    NULL;
-  END;
-  RETURN NEXT ok(err IS NULL, stmt || ' succeeds: the index keeps the row beside its tree')
-              || CASE WHEN err IS NULL THEN '' ELSE E'\n' || diag('    died: ' || err) END;
-  RETURN NEXT is(chk, 'true', stmt || ': the index passes kd_index_check');
-  FOR i IN 1 .. cardinality(qs) LOOP
-    RETURN NEXT pg_temp.same_outcome(res[3 * i - 2 : 3 * i], stmt || ': ' || ds[i] || ', index scan = sequential scan');
-  END LOOP;
-END $$;
 
 SELECT plan((SELECT count(*)::int FROM cases) + 5 + (SELECT count(*)::int FROM odd_orders)
             + (SELECT sum(2 + (SELECT count(*) FROM probes p WHERE p.kind = t.kind))::int FROM takes t));
