@@ -322,7 +322,7 @@ CREATE FUNCTION kd_index_stats(index regclass,
 	OUT tree_rows bigint, OUT pending_rows bigint, OUT dead_rows bigint,
 	OUT dimension integer, OUT generation bigint, OUT pages bigint,
 	OUT free_pages bigint, OUT orphan_pages bigint, OUT null_rows bigint,
-	OUT outside_rows bigint)
+	OUT outside_rows bigint, OUT trees integer)
 	AS 'MODULE_PATHNAME', 'kd_index_stats'
 	LANGUAGE C STRICT PARALLEL RESTRICTED;
-COMMENT ON FUNCTION kd_index_stats(regclass) IS 'rows in the tree, pending and dead, dimension, generation, pages, free pages, orphaned pages (left by an interrupted fold, freed by the next VACUUM) NULL rows, and rows kept outside the tree (empty, not points, not finite, or another kind of point) of a kdgpu index';
+COMMENT ON FUNCTION kd_index_stats(regclass) IS 'rows in the trees, pending and dead, dimension, generation, pages, free pages, orphaned pages (left by an interrupted build, flush or merge, freed by the next VACUUM), NULL rows, rows kept outside the trees (empty, not points, not finite, or another kind of point), and live trees of a kdgpu index';

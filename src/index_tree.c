@@ -5,11 +5,11 @@
  *
  * A function reads the rows of its table visible to the query (source.c),
  * which is what makes its answers exact.  A kdgpu index on the same column
- * (a plain column index: no expression, no predicate) holds a tree of the
- * rows it had at its last build or fold, plus pending rows inserted since,
- * and may still hold rows the query cannot see.  Its tree stands in for a
- * build when its rows are exactly the rows read: no pending rows, no rows
- * marked dead, and the same TIDs.  The check is one pass over the tree's
+ * (a plain column index: no expression, no predicate) holds a forest of
+ * trees plus pending rows inserted since, and may still hold rows the query
+ * cannot see.  Its tree stands in for a build when the forest is one tree
+ * whose rows are exactly the rows read: no pending rows, no rows marked
+ * dead, and the same TIDs.  The check is one pass over the tree's
  * TIDs in ctid order (the ordinal view, kdam_view.c) beside the rows read,
  * also in ctid order.  The same TID means the same tuple version, and so
  * the same point: a tuple is never changed in place, and a TID is reused
@@ -72,20 +72,23 @@ kdg_index_matching_tree(Relation index, const KdSource *src)
 {
 	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	KdamMetaPageData meta;
+	KdamForest	forest;
 	KdamTree   *t = NULL;
 	KdamView   *view;
-
-	BlockNumber *dir = palloc(sizeof(BlockNumber) * KDAM_MAX_DIR);
+	int			live = -1;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = *kdam_metapage(index, BufferGetPage(metabuf));
-	memcpy(dir, KdamMetaDir(KdamPageGetMeta(BufferGetPage(metabuf))),
-		   sizeof(BlockNumber) * meta.tree_ndir);
+	kdam_forest_read(index, &meta, &forest);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-	if (meta.npending == 0 && meta.ndead == 0 && meta.ntree == src->n &&
-		meta.dim == src->dim)
-		t = kdam_cache_get(index, &meta, dir);
-	pfree(dir);
+	if (kdam_forest_live(&forest) == 1)
+		for (int i = 0; i < forest.n; i++)
+			if (!forest.trees[i].retired)
+				live = i;
+	if (live >= 0 && meta.npending == 0 && meta.nflush == 0 &&
+		meta.ndead == 0 && meta.ntree == src->n && meta.dim == src->dim)
+		t = kdam_cache_get(index, &meta, &forest.trees[live]);
+	pfree(forest.trees);
 	ReleaseBuffer(metabuf);
 	if (t == NULL)
 		return NULL;

@@ -3,16 +3,24 @@
  *	  The kdgpu index access method: on-disk layout and the functions shared
  *	  by its phases (handler, build, insert, scan, vacuum, pages, cache).
  *
- * Layout.  Block 0 is the metapage.  The tree sits on pages in a
- * page-blocked layout (kdam_tree.c), each page a subtree, which scans read
- * in place through shared buffers; the kd_* functions, VACUUM's fold and
- * kd_index_check read it into the engine's arrays (kdam_cache.c).  Rows
- * inserted after the build sit in a chain of pending pages as fixed-size
- * records (ref, coords, payload) until VACUUM folds them into a new tree.
- * NULL rows sit in a third chain as (ref, payload) records: ordered scans
+ * Layout.  Block 0 is the metapage.  The points sit in a forest of trees
+ * (kdam_forest.c): each tree on its own pages in a page-blocked layout
+ * (kdam_tree.c), each page a subtree, which scans read in place through
+ * shared buffers.  The forest's list of trees, with each tree's bounding
+ * box, sits on a chain of forest pages.  CREATE INDEX builds one tree when
+ * the points fit in maintenance_work_mem, else it sorts them along a
+ * Z-order curve and builds a tree per memory-sized run of the sorted
+ * points, so that the trees cover disjoint parts of space (kdam_build.c).
+ * Rows inserted after the build sit in a chain of pending pages as
+ * fixed-size records (ref, coords, payload); when the chain reaches
+ * KDAM_FLUSH_ROWS records the inserter turns them into a tree of their
+ * own and merges trees of like size, the logarithmic method of the
+ * Bkd-tree (kdam_merge.c).  The kd_* functions, kd_index_check and merges
+ * read trees into the engine's arrays (kdam_cache.c).
+ * NULL rows sit in another chain as (ref, payload) records: ordered scans
  * return them last, as a sort by distance does.
  * Rows whose value the tree cannot hold (empty, not a point, not finite,
- * another kind of point) sit in a fourth chain (kdam_outside.c).
+ * another kind of point) sit in a chain of their own (kdam_outside.c).
  * The payload holds the values of INCLUDE columns (kdam_include.c).  Every
  * page carries a KdamPageOpaque in its special space.
  *
@@ -20,12 +28,17 @@
  * in distance are broken by ctid.  VACUUM marks the reference of a dead tree
  * row KDAM_DEAD_REF in place and removes dead pending records.
  *
- * Generations.  Each change to the tree pages (dead marks, a new tree) bumps
- * meta->generation; each new tree gets a new meta->tree_id, which its pages
- * carry.  The kd_* functions cache trees read into memory keyed by (index,
- * relfile, generation).  A scan keeps the metapage pinned while it runs,
- * and VACUUM takes a cleanup lock on the metapage before changing the tree,
- * so no scan in flight can return a reference VACUUM removed.
+ * Generations.  Each change to what the index holds other than an insert
+ * (dead marks, a tree added or merged) bumps meta->generation; each tree
+ * gets a new tree_id, which its pages carry.  The kd_* functions cache
+ * trees read into memory keyed by (index, relfile, generation).  A scan
+ * reads the metapage, the forest's list and the pending records under a
+ * share lock on the metapage, and keeps the metapage pinned while it runs.
+ * A merge never changes a tree: it writes a new one and retires the trees
+ * it replaces, whose pages stay as they are until VACUUM, under a cleanup
+ * lock on the metapage (so no scan in flight reads them), frees them.
+ * VACUUM marks dead references under the same cleanup lock, so no scan in
+ * flight can return a reference VACUUM removed.
  */
 #ifndef KDAM_H
 #define KDAM_H
@@ -34,6 +47,7 @@
 
 #include "access/amapi.h"
 #include "access/genam.h"
+#include "access/generic_xlog.h"
 #include "nodes/execnodes.h"
 #include "storage/bufmgr.h"
 #include "utils/relcache.h"
@@ -41,7 +55,7 @@
 #include "kdgpu.h"
 
 #define KDAM_MAGIC			0x4B444731	/* "KDG1" */
-#define KDAM_FORMAT_VERSION	4
+#define KDAM_FORMAT_VERSION	5
 #define KDAM_METAPAGE_BLKNO	0
 #define KDAM_PAGE_ID		0xFF8B
 #define KDAM_DEAD_REF		UINT64_MAX
@@ -54,6 +68,7 @@
 #define KDAM_NULLS		(1 << 4)
 #define KDAM_OUTSIDE	(1 << 5)
 #define KDAM_TREEDIR	(1 << 6)
+#define KDAM_FOREST		(1 << 7)
 
 /* strategies of the operator classes */
 #define KDAM_STRATEGY_IN_BOX		1	/* point <@ box */
@@ -96,16 +111,21 @@ typedef struct KdamMetaPageData
 	uint32		format_version;
 	int32		dim;			/* 0 until the first point */
 	int32		point_type;		/* KdPointType of the indexed column */
-	int64		ntree;			/* points in the tree */
-	int64		nbounds;
-	BlockNumber tree_head;		/* first tree page, or InvalidBlockNumber */
+	int64		ntree;			/* points in the live trees */
+	int64		ndead;			/* dead references in the live trees */
+	BlockNumber forest_head;	/* first forest page, or InvalidBlockNumber */
+	int32		ntrees;			/* entries on the forest pages, live and retired */
+	uint64		next_tree_id;	/* the tree_id the next tree gets */
 	BlockNumber pending_head;	/* first pending page, or InvalidBlockNumber */
 	BlockNumber pending_tail;
 	int64		npending;		/* records in the pending pages */
-	int64		ndead;			/* dead references in the tree */
+	BlockNumber flush_head;		/* pending pages being made a tree */
+	int64		nflush;			/* records there */
 	uint64		generation;
 	int32		payload_words;	/* per point: INCLUDE values and NULL mask */
-	int32		fold_started;	/* a fold is writing (or was, and failed) */
+	int32		orphans;		/* new pages are being written (or were, by
+								 * a process that failed): VACUUM looks for
+								 * pages no chain reaches */
 	BlockNumber null_head;		/* first page of rows with no point */
 	BlockNumber null_tail;
 	int64		nnull;			/* records in the null pages */
@@ -114,18 +134,37 @@ typedef struct KdamMetaPageData
 	BlockNumber outside_head;	/* first page of rows outside the tree */
 	BlockNumber outside_tail;
 	int64		noutside;		/* records in the outside pages */
-	BlockNumber tree_dir_head;	/* first directory page of the tree */
-	int32		tree_ndir;		/* directory pages, listed by KdamMetaDir */
-	uint64		tree_id;		/* names the tree its block pages belong to */
 } KdamMetaPageData;
 
-/* The metapage's list of the tree's directory pages, after its fields. */
-#define KdamMetaDir(meta) \
-	((BlockNumber *) ((char *) (meta) + MAXALIGN(sizeof(KdamMetaPageData))))
-#define KDAM_MAX_DIR \
-	((int) ((KDAM_PAGE_BYTES - MAXALIGN(sizeof(KdamMetaPageData))) / sizeof(BlockNumber)))
+/*
+ * A tree of the forest, as the forest pages list it.  Its block pages are
+ * chained from head; its directory chain starts with a page listing the
+ * directory pages (ndir of them, which follow it in the chain), each of
+ * which maps KDAM_DIR_ENTRIES block numbers to pages.  box is the
+ * bounding box of its points, low corner then high.  A retired tree was
+ * replaced by a merge: no new scan reads it, and VACUUM frees its pages.
+ */
+typedef struct KdamTreeEntry
+{
+	uint64		tree_id;
+	int64		n;
+	int64		nbounds;
+	int64		ndead;
+	BlockNumber head;
+	BlockNumber dirhead;
+	int32		ndir;
+	int32		retired;
+	double		box[2 * KD_MAX_DIM];
+} KdamTreeEntry;
+
+/* tree entries per forest page */
+#define KDAM_FOREST_ENTRIES	((int) (KDAM_PAGE_BYTES / sizeof(KdamTreeEntry)))
+/* directory pages a tree may have: one page lists them */
+#define KDAM_MAX_DIR		((int) (KDAM_PAGE_BYTES / sizeof(BlockNumber)))
 /* block numbers per directory page */
 #define KDAM_DIR_ENTRIES	((int64) (KDAM_PAGE_BYTES / sizeof(BlockNumber)))
+/* pending records that make a tree of their own */
+#define KDAM_FLUSH_ROWS		1024
 
 /* What a tree page says of itself, before its block's arrays. */
 typedef struct KdamBlockHeader
@@ -180,9 +219,11 @@ typedef struct KdamTreeReader
 	Relation	index;
 	uint64		tree_id;
 	KdamTreeShape shape;
+	BlockNumber dirhead;		/* the page listing the directory pages */
 	int			ndir;
-	BlockNumber *dir;			/* the directory pages */
+	BlockNumber *dir;			/* the directory pages, NULL until read */
 	Buffer	   *dirbufs;		/* pinned directory pages */
+	MemoryContext cxt;			/* where the directory is read to */
 	Buffer		pinned[KDAM_READER_PINS];	/* recently used block pages */
 	int64		pinblock[KDAM_READER_PINS]; /* their blocks, or -1 */
 	uint64		pinuse[KDAM_READER_PINS];	/* when each was last used */
@@ -272,14 +313,53 @@ typedef struct KdamPending
 	uint64	   *payload;		/* n * meta->payload_words */
 } KdamPending;
 
+/* A chain of new pages, written one after the other (kdam_pages.c). */
+typedef struct KdamPageChain
+{
+	Relation	index;
+	bool		wal;			/* log each page as a full image */
+	GenericXLogState *state;	/* the last page's, with wal */
+	Buffer		last;
+	Page		lastpage;		/* last's page, or its registered copy */
+	BlockNumber head;
+} KdamPageChain;
+
+#define KDAM_PAGE_CHAIN(index, wal) \
+	{(index), (wal), NULL, InvalidBuffer, NULL, InvalidBlockNumber}
+
+/* The forest as read from its pages (kdam_forest.c). */
+typedef struct KdamForest
+{
+	int			n;				/* entries, live and retired */
+	KdamTreeEntry *trees;
+} KdamForest;
+
+/* kdam_forest.c */
+extern void kdam_forest_read(Relation index, const KdamMetaPageData *meta,
+							 KdamForest *forest);
+extern BlockNumber kdam_forest_write(Relation index, const KdamForest *forest,
+									 bool wal);
+extern void kdam_forest_add(KdamForest *forest, const KdamTreeEntry *entry);
+extern int64 kdam_forest_live(const KdamForest *forest);
+extern void kdam_tree_box(const double *coords, int64 n, int dim, double *box);
+extern void kdam_free_tree_pages(Relation index, const KdamTreeEntry *entry);
+
+/* kdam_merge.c */
+extern bool kdam_merge_lock(Relation index, bool wait);
+extern void kdam_merge_unlock(Relation index);
+extern void kdam_flush_and_merge(Relation index, int64 min_rows, Size mem);
+extern bool kdam_rebuild_trees(Relation index, const KdamMetaPageData *m,
+							   const KdamTreeEntry *trees, int count);
+extern void kdam_free_retired(Relation index, Buffer metabuf);
+
 /* kdam_handler.c */
 extern KdPointType kdam_index_type(Relation index);
-extern int64 kdam_fold_threshold(int64 ntree);
 
 /* kdam_pages.c */
 extern void kdam_tree_stream_slices(int64 n, int dim, int64 nbounds,
 									int words, KdamSlices *slices);
-extern Size kdam_tree_stream_size(const KdamMetaPageData *meta);
+extern Size kdam_tree_stream_size(const KdamMetaPageData *meta,
+								  const KdamTreeEntry *entry);
 extern Buffer kdam_new_buffer(Relation index, bool reuse);
 extern void kdam_init_page(Page page, uint16 flags);
 extern void kdam_init_metapage(Page page, int dim, KdPointType type,
@@ -298,30 +378,31 @@ extern void kdam_read_outside(Relation index, const KdamMetaPageData *meta,
 							  KdamPending *outside);
 extern void kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 							  KdamPending *pending);
-extern void kdam_stream_to_tree(KdamTree *t, const KdamMetaPageData *meta);
+extern void kdam_stream_to_tree(KdamTree *t, const KdamMetaPageData *meta,
+								const KdamTreeEntry *entry);
 extern void kdam_page_census(Relation index, const KdamMetaPageData *meta,
 							 BufferAccessStrategy strategy, KdamCensus *census);
+extern Page kdam_chain_add(KdamPageChain *c, uint16 flags, BlockNumber *blkno);
+extern BlockNumber kdam_chain_end(KdamPageChain *c);
 
 /* kdam_build.c */
+extern Size kdam_build_memory(int64 n, int dim, int words);
 extern IndexBuildResult *kdam_build(Relation heap, Relation index,
 									IndexInfo *indexInfo);
 extern void kdam_buildempty(Relation index);
-extern BlockNumber kdam_write_new_tree(Relation index, const double *coords,
-									   const uint64 *refs, const uint64 *payload,
-									   int words, int64 n, int dim,
-									   bool for_build, uint64 tree_id,
-									   int64 *nbounds, BlockNumber *dir,
-									   int *ndir, BlockNumber *dirhead);
+extern void kdam_write_new_tree(Relation index, const double *coords,
+								const uint64 *refs, const uint64 *payload,
+								int words, int64 n, int dim, bool for_build,
+								uint64 tree_id, KdamTreeEntry *entry);
 
 /* kdam_tree.c */
 extern void kdam_tree_shape(int64 n, int dim, int words, int64 nbounds,
 							KdamTreeShape *shape);
-extern int	kdam_write_tree(Relation index, const KdTree *tree,
-							const uint64 *payload, int words, uint64 tree_id,
-							bool wal, BlockNumber *dir, BlockNumber *head,
-							BlockNumber *dirhead);
+extern void kdam_write_tree(Relation index, const KdTree *tree,
+							const uint64 *payload, int words, bool wal,
+							KdamTreeEntry *entry);
 extern void kdam_read_tree(Relation index, const KdamMetaPageData *meta,
-						   const BlockNumber *dir, char *data);
+						   const KdamTreeEntry *entry, char *data);
 extern void kdam_check_block(Relation index, Page page, uint64 tree_id,
 							 int64 b);
 extern int64 kdam_block_delete(Relation index, Buffer buf,
@@ -330,7 +411,7 @@ extern int64 kdam_block_delete(Relation index, Buffer buf,
 							   void *callback_state);
 extern void kdam_reader_init(KdamTreeReader *rd, Relation index,
 							 const KdamMetaPageData *meta,
-							 const BlockNumber *dir);
+							 const KdamTreeEntry *entry);
 extern void kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box,
 							 KdamNode *out);
 extern void kdam_reader_payload(KdamTreeReader *rd, int64 node, uint64 *out);
@@ -359,7 +440,7 @@ extern IndexTuple kdam_form_tuple(Relation index, bool is_point,
 
 /* kdam_cache.c */
 extern KdamTree *kdam_cache_get(Relation index, const KdamMetaPageData *meta,
-								 const BlockNumber *dir);
+								 const KdamTreeEntry *entry);
 extern void kdam_cache_release(KdamTree *tree);
 extern void kdam_cache_forget(Oid indexrelid);
 extern KdStatus kdam_cache_keep_on_gpu(KdamTree *tree, bool keep,

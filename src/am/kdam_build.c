@@ -3,14 +3,24 @@
  *	  CREATE INDEX for the kdgpu access method.
  *
  * The heap is read with table_index_build_scan into arrays of coordinates,
- * packed TIDs and payloads (INCLUDE values), the tree is built by the engine (on the GPU when
- * kdgpu.device allows and the table is large enough, else on the CPU) and
- * written to block pages after the metapage (kdam_tree.c).  The
- * pages are written without WAL and logged at the end with
+ * packed TIDs and payloads (INCLUDE values).  When the points and their
+ * tree fit in maintenance_work_mem, one tree is built by the engine (on the
+ * GPU when kdgpu.device allows and the table is large enough, else on the
+ * CPU) and written to block pages after the metapage (kdam_tree.c).
+ *
+ * When they do not, every point goes to a tuplesort keyed by its place on
+ * a Z-order curve (the coordinates' bits, made to sort as the numbers do,
+ * interleaved), which spills to disk within half of maintenance_work_mem;
+ * the sorted points are then cut into runs that fit in the other half, and
+ * each run is built and written as a tree of the forest.  Consecutive
+ * points on the curve lie close together, so each tree covers its own part
+ * of space and a search enters few of them.
+ *
+ * The pages are written without WAL and logged at the end with
  * log_newpage_range, as other index builds do.  NULL rows go to the null
  * chain, and rows whose value the tree cannot hold to the outside chain
- * (kdam_outside.c).  The points and the tree
- * must fit in maintenance_work_mem; the error says how much is needed.
+ * (kdam_outside.c).  pg_stat_progress_create_index shows the table scan,
+ * the sort, and each tree's build and write, with points done and total.
  */
 #include "postgres.h"
 
@@ -26,12 +36,15 @@
 #include "storage/smgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/tuplesort.h"
+#include "utils/typcache.h"
 
 #include "kdam.h"
 
-/* subphases reported in pg_stat_progress_create_index */
+/* subphases reported in pg_stat_progress_create_index (kdam_buildphasename) */
 #define KDAM_PHASE_TREE		2
 #define KDAM_PHASE_WRITE	3
+#define KDAM_PHASE_SORT		4
 
 typedef struct KdamBuildState
 {
@@ -52,15 +65,92 @@ typedef struct KdamBuildState
 	Size		limit;			/* maintenance_work_mem in bytes */
 	int32		srid;			/* PostGIS types: of the first point */
 	int32		zm;
+	Tuplesortstate *sort;		/* the points, once they outgrow memory */
+	int64		nsorted;
 } KdamBuildState;
 
 /* Bytes a build of n points of dim dimensions needs at its peak. */
-static Size
-build_memory(int64 n, int dim, int words)
+Size
+kdam_build_memory(int64 n, int dim, int words)
 {
 	/* input arrays, the engine's scratch copy and tree, the node-ordered payload */
 	return (Size) n * (sizeof(double) * dim + sizeof(uint64)) * 4 +
 		(Size) n * sizeof(uint64) * words * 3;
+}
+
+/*
+ * The 64 bits of v in an order that sorts as the numbers do: the sign bit
+ * flipped for positive numbers, every bit for negative ones.
+ */
+static inline uint64
+ordered_bits(double v)
+{
+	uint64		u;
+
+	memcpy(&u, &v, sizeof(u));
+	return (u & ((uint64) 1 << 63)) ? ~u : u | ((uint64) 1 << 63);
+}
+
+/* A point's place on the Z-order curve: its ordered bits interleaved. */
+static uint64
+zorder_key(const double *p, int dim)
+{
+	uint64		u[KD_MAX_DIM];
+	uint64		key = 0;
+	int			pos = 63;
+
+	for (int j = 0; j < dim; j++)
+		u[j] = ordered_bits(p[j]);
+	for (int b = 63; pos >= 0; b--)
+		for (int j = 0; j < dim && pos >= 0; j++, pos--)
+			key |= ((u[j] >> b) & 1) << pos;
+	return key;
+}
+
+/* Put a point into the sort as a bytea: its key (big-endian), then its record. */
+static void
+sort_put(KdamBuildState *bs, const double *coords, uint64 ref,
+		 const uint64 *payload)
+{
+	Size		recsize = kdam_pending_record_size(bs->dim, bs->words);
+	bytea	   *v = palloc(VARHDRSZ + sizeof(uint64) + recsize);
+	char	   *d = VARDATA(v);
+	uint64		key = zorder_key(coords, bs->dim);
+
+	SET_VARSIZE(v, VARHDRSZ + sizeof(uint64) + recsize);
+	for (int i = 0; i < 8; i++)
+		d[i] = (char) (key >> (56 - 8 * i));
+	memcpy(d + 8, &ref, sizeof(uint64));
+	memcpy(d + 16, coords, sizeof(double) * bs->dim);
+	memcpy(d + 16 + sizeof(double) * bs->dim, payload, sizeof(uint64) * bs->words);
+	tuplesort_putdatum(bs->sort, PointerGetDatum(v), false);
+	pfree(v);
+	bs->nsorted++;
+}
+
+/*
+ * The points have outgrown memory: start the sort, within half of
+ * maintenance_work_mem, and move the points read so far into it.
+ */
+static void
+start_sort(KdamBuildState *bs)
+{
+	TypeCacheEntry *tc = lookup_type_cache(BYTEAOID, TYPECACHE_LT_OPR);
+
+	bs->sort = tuplesort_begin_datum(BYTEAOID, tc->lt_opr, InvalidOid, false,
+									 Max(64, (int) (bs->limit / 2048)), NULL,
+									 TUPLESORT_NONE);
+	for (int64 i = 0; i < bs->n; i++)
+		sort_put(bs, bs->coords + i * bs->dim, bs->refs[i],
+				 bs->payload + i * bs->words);
+	pfree(bs->coords);
+	pfree(bs->refs);
+	if (bs->payload)
+		pfree(bs->payload);
+	bs->coords = NULL;
+	bs->refs = NULL;
+	bs->payload = NULL;
+	bs->n = bs->cap = 0;
 }
 
 /* table_index_build_scan callback: collect one row's point. */
@@ -101,20 +191,25 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		bs->nodd += KdamOutsideKind(box) != KDAM_OUT_EMPTY;
 		return;
 	}
+	if (bs->sort == NULL && bs->n == bs->cap &&
+		kdam_build_memory(bs->n + 1, bs->dim, bs->words) > bs->limit)
+		start_sort(bs);
+	if (bs->sort)
+	{
+		uint64		payload[INDEX_MAX_KEYS + 1];
+
+		if (bs->words > 0)
+			kdam_payload_from_values(index, values, isnull, payload);
+		sort_put(bs, coords, kdg_tid_to_ref(tid), payload);
+		return;
+	}
 	if (bs->n == bs->cap)
 	{
 		int64		cap = Max(bs->cap * 2, 1024);
 
-		if (build_memory(cap / 2 + 1, bs->dim, bs->words) > bs->limit)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("kdgpu index build needs more than maintenance_work_mem (%zu kB)",
-							bs->limit / 1024),
-					 errdetail("%lld points of dimension %d read so far need about %zu kB.",
-							   (long long) bs->n, bs->dim,
-							   build_memory(bs->n + 1, bs->dim, bs->words) / 1024),
-					 errhint("Raise maintenance_work_mem to about %zu MB per million points of this dimension.",
-							 build_memory(1000000, bs->dim, bs->words) >> 20)));
+		/* grow by less where doubling would pass the limit */
+		while (cap > bs->n + 1 && kdam_build_memory(cap, bs->dim, bs->words) > bs->limit)
+			cap = bs->n + (cap - bs->n) / 2;
 		bs->coords = bs->coords
 			? repalloc_huge(bs->coords, sizeof(double) * bs->dim * cap)
 			: palloc_extended(sizeof(double) * bs->dim * cap, MCXT_ALLOC_HUGE);
@@ -138,19 +233,17 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 /*
  * Build a tree over n points (with words payload words each) with the
  * engine and write it to new block and directory pages (kdam_tree.c) named
- * tree_id; returns its first block page, or InvalidBlockNumber for no
- * points, and sets *nbounds, the directory (dir, *ndir, *dirhead).  For
- * CREATE INDEX (for_build) the pages are written without WAL and progress
- * is reported; for VACUUM they are WAL-logged.
+ * tree_id, and fill in its forest entry.  For CREATE INDEX (for_build) the
+ * pages are written without WAL and progress is reported; otherwise they
+ * are WAL-logged.
  *
  * The engine is given the points' ordinals as references, so that each
  * node's TID and payload can then be put in node order.
  */
-BlockNumber
+void
 kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
 					const uint64 *payload, int words, int64 n, int dim,
-					bool for_build, uint64 tree_id, int64 *nbounds,
-					BlockNumber *dir, int *ndir, BlockNumber *dirhead)
+					bool for_build, uint64 tree_id, KdamTreeEntry *entry)
 {
 	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
 											  "kdgpu tree build",
@@ -162,44 +255,92 @@ kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
 	KdStatus	st;
 	uint64	   *ords;
 	uint64	   *node_payload;
-	BlockNumber head = InvalidBlockNumber;
 
-	*nbounds = 0;
-	*ndir = 0;
-	*dirhead = InvalidBlockNumber;
-	if (n > 0)
+	Assert(n > 0);
+	memset(entry, 0, sizeof(*entry));
+	entry->tree_id = tree_id;
+	kdam_tree_box(coords, n, dim, entry->box);
+	if (for_build)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_TREE);
+	ords = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < n; i++)
+		ords[i] = i;
+	kdg_exec_prepare(&exec);
+	st = kd_build(coords, ords, n, dim, tree, &exec, &err);
+	kdg_check_status(st, &err, &exec, "index build");
+	kd_gpu_release(tree);
+	node_payload = palloc_extended(sizeof(uint64) * Max(words, 1) * n,
+								   MCXT_ALLOC_HUGE);
+	for (int64 node = 0; node < n; node++)
 	{
-		if (for_build)
-			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_TREE);
-		ords = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
-		for (int64 i = 0; i < n; i++)
-			ords[i] = i;
-		kdg_exec_prepare(&exec);
-		st = kd_build(coords, ords, n, dim, tree, &exec, &err);
-		kdg_check_status(st, &err, &exec, "index build");
-		kd_gpu_release(tree);
-		node_payload = palloc_extended(sizeof(uint64) * Max(words, 1) * n,
-									   MCXT_ALLOC_HUGE);
-		for (int64 node = 0; node < n; node++)
-		{
-			uint64		ord = tree->refs[node];
+		uint64		ord = tree->refs[node];
 
-			tree->refs[node] = refs[ord];
-			if (words > 0)
-				memcpy(node_payload + node * words, payload + ord * words,
-					   sizeof(uint64) * words);
-		}
-
-		if (for_build)
-			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_WRITE);
-		*nbounds = tree->nbounds;
-		*ndir = kdam_write_tree(index, tree, node_payload, words, tree_id,
-								!for_build, dir, &head, dirhead);
-		kd_tree_free(tree);
+		tree->refs[node] = refs[ord];
+		if (words > 0)
+			memcpy(node_payload + node * words, payload + ord * words,
+				   sizeof(uint64) * words);
 	}
+
+	if (for_build)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_WRITE);
+	kdam_write_tree(index, tree, node_payload, words, !for_build, entry);
+	kd_tree_free(tree);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
-	return head;
+}
+
+/*
+ * Build the forest of the points sorted along the curve: one tree per run
+ * of points that fits in half of maintenance_work_mem.
+ */
+static void
+build_sorted_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
+{
+	Size		per = kdam_build_memory(1, bs->dim, bs->words);
+	int64		run = Max((int64) (bs->limit / 2 / per), KDAM_FLUSH_ROWS);
+	double	   *coords;
+	uint64	   *refs;
+	uint64	   *payload;
+	int64		done = 0;
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_SORT);
+	tuplesort_performsort(bs->sort);
+	run = Min(run, bs->nsorted);
+	coords = palloc_extended(sizeof(double) * bs->dim * run, MCXT_ALLOC_HUGE);
+	refs = palloc_extended(sizeof(uint64) * run, MCXT_ALLOC_HUGE);
+	payload = palloc_extended(sizeof(uint64) * Max(bs->words, 1) * run,
+							  MCXT_ALLOC_HUGE);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs->nsorted);
+	while (done < bs->nsorted)
+	{
+		int64		m = 0;
+		KdamTreeEntry entry;
+		Datum		v;
+		bool		isnull;
+
+		while (m < run && tuplesort_getdatum(bs->sort, true, &v, &isnull, NULL))
+		{
+			const char *d = VARDATA_ANY(DatumGetPointer(v));
+
+			memcpy(refs + m, d + 8, sizeof(uint64));
+			memcpy(coords + m * bs->dim, d + 16, sizeof(double) * bs->dim);
+			memcpy(payload + m * bs->words, d + 16 + sizeof(double) * bs->dim,
+				   sizeof(uint64) * bs->words);
+			pfree(DatumGetPointer(v));
+			m++;
+		}
+		if (m == 0)
+			break;
+		kdam_write_new_tree(bs->index, coords, refs, payload, bs->words, m,
+							bs->dim, true, (*tree_id)++, &entry);
+		kdam_forest_add(forest, &entry);
+		done += m;
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
+	}
+	tuplesort_end(bs->sort);
+	pfree(coords);
+	pfree(refs);
+	pfree(payload);
 }
 
 /* ambuild */
@@ -210,15 +351,14 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	KdamBuildState bs;
 	Buffer		metabuf;
 	KdamMetaPage meta;
-	BlockNumber head;
+	KdamForest	forest = {0, NULL};
 	BlockNumber null_head;
 	BlockNumber null_tail;
 	BlockNumber outside_head;
 	BlockNumber outside_tail;
-	BlockNumber dirhead;
-	BlockNumber *dir = palloc(sizeof(BlockNumber) * KDAM_MAX_DIR);
-	int			ndir;
-	int64		nbounds;
+	BlockNumber forest_head;
+	uint64		tree_id = 1;
+	int64		npoints;
 	double		reltuples;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
@@ -238,16 +378,27 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   build_callback, &bs, NULL);
 
-	/* block 0 first, so that the tree follows it */
+	/* block 0 first, so that the trees follow it */
 	metabuf = kdam_new_buffer(index, false);
 	Assert(BufferGetBlockNumber(metabuf) == KDAM_METAPAGE_BLKNO);
 	kdam_init_metapage(BufferGetPage(metabuf), bs.dim, bs.type, bs.words);
 	MarkBufferDirty(metabuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
-	head = kdam_write_new_tree(index, bs.coords, bs.refs, bs.payload, bs.words,
-							   bs.n, bs.dim, true, 1, &nbounds, dir, &ndir,
-							   &dirhead);
+	npoints = bs.sort ? bs.nsorted : bs.n;
+	if (bs.sort)
+		build_sorted_forest(&bs, &forest, &tree_id);
+	else if (bs.n > 0)
+	{
+		KdamTreeEntry entry;
+
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n);
+		kdam_write_new_tree(index, bs.coords, bs.refs, bs.payload, bs.words,
+							bs.n, bs.dim, true, tree_id++, &entry);
+		kdam_forest_add(&forest, &entry);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.n);
+	}
+	forest_head = kdam_forest_write(index, &forest, false);
 	null_head = kdam_write_records(index, bs.nulls.data, bs.nnull,
 								   kdam_pending_record_size(0, bs.words),
 								   KDAM_NULLS, &null_tail);
@@ -264,13 +415,10 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	meta->outside_head = outside_head;
 	meta->outside_tail = outside_tail;
 	meta->noutside = bs.noutside;
-	meta->ntree = bs.n;
-	meta->nbounds = nbounds;
-	meta->tree_head = head;
-	meta->tree_dir_head = dirhead;
-	meta->tree_ndir = ndir;
-	memcpy(KdamMetaDir(meta), dir, sizeof(BlockNumber) * ndir);
-	meta->tree_id = 1;
+	meta->ntree = npoints;
+	meta->forest_head = forest_head;
+	meta->ntrees = forest.n;
+	meta->next_tree_id = tree_id;
 	meta->generation = 1;
 	meta->srid = bs.srid;
 	meta->zm = bs.zm;
@@ -282,7 +430,7 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 						  RelationGetNumberOfBlocks(index), true);
 
 	result->heap_tuples = reltuples;
-	result->index_tuples = (double) (bs.n + bs.nnull + bs.noutside);
+	result->index_tuples = (double) (npoints + bs.nnull + bs.noutside);
 	kdam_outside_notice(index, bs.nodd);
 	return result;
 }

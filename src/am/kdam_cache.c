@@ -187,9 +187,8 @@ cache_free_slot(void)
 /*
  * Error unless the index is still at meta's generation (on a hot standby).
  * On a primary the caller's pin on the metapage keeps VACUUM from changing
- * the tree while it is read (and VACUUM's own fold holds the metapage
- * locked); on a hot standby, replay takes no cleanup lock, so a fold or a
- * VACUUM replayed meanwhile could have changed the pages read.
+ * the tree while it is read; on a hot standby, replay takes no cleanup
+ * lock, so a VACUUM replayed meanwhile could have changed the pages read.
  */
 static void
 check_unchanged(Relation index, const KdamMetaPageData *meta)
@@ -209,13 +208,14 @@ check_unchanged(Relation index, const KdamMetaPageData *meta)
 }
 
 /*
- * The tree of index as the metapage meta (and its directory list dir)
- * describes it, pinned for the caller, loading it into the cache unless
- * the current version is there.
+ * The tree of index that its forest entry describes, at the generation of
+ * meta, pinned for the caller, loading it into the cache unless the current
+ * version is there.  The kd_* functions use an index whose forest is one
+ * tree, so the cache holds one tree per index.
  */
 KdamTree *
 kdam_cache_get(Relation index, const KdamMetaPageData *meta,
-			   const BlockNumber *dir)
+			   const KdamTreeEntry *entry)
 {
 	KdamCacheEntry *slot = NULL;
 	MemoryContext cxt;
@@ -256,13 +256,13 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta,
 	MemoryContextRegisterResetCallback(cxt, cb);
 	PG_TRY();
 	{
-		Size		size = kdam_tree_stream_size(meta);
+		Size		size = kdam_tree_stream_size(meta, entry);
 
 		t->data = map_tree(Max(size, 1));
 		t->size = Max(size, 1);
-		if (meta->ntree > 0)
-			kdam_read_tree(index, meta, dir, t->data);
-		kdam_stream_to_tree(t, meta);
+		if (entry->n > 0)
+			kdam_read_tree(index, meta, entry, t->data);
+		kdam_stream_to_tree(t, meta, entry);
 		if (RecoveryInProgress())
 			check_unchanged(index, meta);
 	}

@@ -169,6 +169,51 @@ open_kdgpu_index(Oid indexoid, LOCKMODE heaplock, Relation *heap)
 	return index;
 }
 
+/*
+ * Read a live tree into memory, check its structure, its counts and that
+ * its box holds its points, and add its live rows to the check's entries;
+ * adds its dead rows to *dead.  The tree's memory stays with the entries.
+ */
+static void
+check_tree(CheckState *cs, const KdamMetaPageData *meta,
+		   const KdamTreeEntry *entry, int64 *dead)
+{
+	KdamTree	t;
+	KdError		err;
+	int			dim = meta->dim;
+	int64		tdead = 0;
+
+	if (entry->n <= 0 || entry->nbounds != kd_tree_nbounds(entry->n))
+		check_fail(cs->index, "index \"%s\" has an inconsistent forest", NULL);
+	t.size = kdam_tree_stream_size(meta, entry);
+	t.data = palloc_extended(Max(t.size, 1), MCXT_ALLOC_HUGE);
+	kdam_read_tree(cs->index, meta, entry, t.data);
+	kdam_stream_to_tree(&t, meta, entry);
+	if (kd_tree_check(&t.tree, &err) != KD_OK)
+		check_fail(cs->index, "index \"%s\" has a malformed tree", err.message);
+	for (int64 i = 0; i < t.tree.n; i++)
+	{
+		for (int j = 0; j < dim; j++)
+			if (!(t.tree.coords[i * dim + j] >= entry->box[j] &&
+				  t.tree.coords[i * dim + j] <= entry->box[dim + j]))
+				check_fail(cs->index, "index \"%s\" has a tree whose box misses a point",
+						   NULL);
+		if (t.tree.refs[i] == KDAM_DEAD_REF)
+		{
+			tdead++;
+			continue;
+		}
+		cs->entries[cs->n].ref = t.tree.refs[i];
+		cs->entries[cs->n].chain = CHECK_POINT;
+		cs->entries[cs->n].coords = t.tree.coords + i * dim;
+		cs->entries[cs->n].payload = t.payload + i * meta->payload_words;
+		cs->entries[cs->n++].seen = false;
+	}
+	if (tdead != entry->ndead)
+		check_fail(cs->index, "index \"%s\" has a wrong count of dead rows", NULL);
+	*dead += tdead;
+}
+
 /* kd_index_check(index regclass) returns boolean */
 Datum
 kd_index_check(PG_FUNCTION_ARGS)
@@ -177,44 +222,35 @@ kd_index_check(PG_FUNCTION_ARGS)
 	Relation	index = open_kdgpu_index(PG_GETARG_OID(0), ShareLock, &heap);
 	Buffer		metabuf;
 	KdamMetaPageData meta;
-	KdamTree	t;
+	KdamForest	forest;
 	KdamPending pending;
 	KdamPending nulls;
 	KdamPending outside;
-	BlockNumber *dir;
-	KdError		err;
 	CheckState	cs;
 	IndexInfo  *info;
+	int64		points = 0,
+				dead = 0;
 
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = *kdam_metapage(index, BufferGetPage(metabuf));
-	dir = palloc(sizeof(BlockNumber) * Max(meta.tree_ndir, 1));
-	memcpy(dir, KdamMetaDir(KdamPageGetMeta(BufferGetPage(metabuf))),
-		   sizeof(BlockNumber) * meta.tree_ndir);
+	kdam_forest_read(index, &meta, &forest);
 	kdam_read_pending(index, &meta, &pending);
 	kdam_read_nulls(index, &meta, &nulls);
 	kdam_read_outside(index, &meta, &outside);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
-	if (pending.n != meta.npending)
+	if (pending.n != meta.npending + meta.nflush)
 		check_fail(index, "index \"%s\" has a wrong count of pending rows", NULL);
 	if (nulls.n != meta.nnull)
 		check_fail(index, "index \"%s\" has a wrong count of NULL rows", NULL);
 	if (outside.n != meta.noutside)
 		check_fail(index, "index \"%s\" has a wrong count of rows outside its tree", NULL);
-	if (meta.ndead > meta.ntree || meta.nbounds != kd_tree_nbounds(meta.ntree))
-		check_fail(index, "index \"%s\" has an inconsistent metapage", NULL);
 	if (meta.payload_words != kdam_payload_words(index))
 		check_fail(index, "index \"%s\" has a wrong payload size", NULL);
-	t.size = kdam_tree_stream_size(&meta);
-	t.data = palloc_extended(Max(t.size, 1), MCXT_ALLOC_HUGE);
-	if (meta.ntree > 0)
-		kdam_read_tree(index, &meta, dir, t.data);
-	kdam_stream_to_tree(&t, &meta);
-	ReleaseBuffer(metabuf);
-	if (meta.ntree > 0 && kd_tree_check(&t.tree, &err) != KD_OK)
-		check_fail(index, "index \"%s\" has a malformed tree", err.message);
+	for (int i = 0; i < forest.n; i++)
+		if (!forest.trees[i].retired)
+			points += forest.trees[i].n;
 
 	memset(&cs, 0, sizeof(cs));
 	cs.index = index;
@@ -223,20 +259,15 @@ kd_index_check(PG_FUNCTION_ARGS)
 	cs.srid = meta.srid;
 	cs.zm = meta.zm;
 	cs.words = meta.payload_words;
-	cs.entries = palloc_extended(sizeof(CheckEntry) * (meta.ntree + pending.n + nulls.n +
+	cs.entries = palloc_extended(sizeof(CheckEntry) * (points + pending.n + nulls.n +
 											   outside.n + 1),
 								 MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < meta.ntree; i++)
-		if (t.tree.refs[i] != KDAM_DEAD_REF)
-		{
-			cs.entries[cs.n].ref = t.tree.refs[i];
-			cs.entries[cs.n].chain = CHECK_POINT;
-			cs.entries[cs.n].coords = t.tree.coords + i * meta.dim;
-			cs.entries[cs.n].payload = t.payload + i * meta.payload_words;
-			cs.entries[cs.n++].seen = false;
-		}
-	if (cs.n != meta.ntree - meta.ndead)
-		check_fail(index, "index \"%s\" has a wrong count of dead rows", NULL);
+	for (int i = 0; i < forest.n; i++)
+		if (!forest.trees[i].retired)
+			check_tree(&cs, &meta, &forest.trees[i], &dead);
+	ReleaseBuffer(metabuf);
+	if (points != meta.ntree || dead != meta.ndead)
+		check_fail(index, "index \"%s\" has an inconsistent metapage", NULL);
 	for (int64 i = 0; i < pending.n; i++)
 	{
 		cs.entries[cs.n].ref = pending.refs[i];
@@ -295,17 +326,19 @@ kd_index_stats(PG_FUNCTION_ARGS)
 	KdamMetaPageData meta;
 	TupleDesc	tupdesc;
 	KdamCensus	census;
-	Datum		values[10];
-	bool		nulls[10] = {false};
+	KdamForest	forest;
+	Datum		values[11];
+	bool		nulls[11] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = *kdam_metapage(index, BufferGetPage(metabuf));
 	kdam_page_census(index, &meta, NULL, &census);
+	kdam_forest_read(index, &meta, &forest);
 	UnlockReleaseBuffer(metabuf);
 	values[0] = Int64GetDatum(meta.ntree);
-	values[1] = Int64GetDatum(meta.npending);
+	values[1] = Int64GetDatum(meta.npending + meta.nflush);
 	values[2] = Int64GetDatum(meta.ndead);
 	values[3] = Int32GetDatum(meta.dim);
 	values[4] = Int64GetDatum((int64) meta.generation);
@@ -314,6 +347,7 @@ kd_index_stats(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum((int64) census.norphan);
 	values[8] = Int64GetDatum(meta.nnull);
 	values[9] = Int64GetDatum(meta.noutside);
+	values[10] = Int32GetDatum((int32) kdam_forest_live(&forest));
 	index_close(index, AccessShareLock);
 	table_close(heap, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

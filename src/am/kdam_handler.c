@@ -49,13 +49,6 @@ kdam_index_type(Relation index)
 	return kdam_postgis_index_type(index, type);
 }
 
-/* Pending plus dead rows past which VACUUM builds a new tree. */
-int64
-kdam_fold_threshold(int64 ntree)
-{
-	return ntree / 10;
-}
-
 /* amoptions: kdgpu indexes take no storage parameters */
 static bytea *
 kdam_options(Datum reloptions, bool validate)
@@ -190,6 +183,8 @@ kdam_buildphasename(int64 phasenum)
 			return "building tree";
 		case 3:
 			return "writing tree";
+		case 4:
+			return "sorting points";
 		default:
 			return NULL;
 	}

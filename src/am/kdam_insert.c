@@ -3,18 +3,21 @@
  *	  aminsert for the kdgpu access method: rows inserted after the build go
  *	  to the pending pages.
  *
- * The tree is static.  A new row's (ref, coords, payload) record is
+ * Trees never change.  A new row's (ref, coords, payload) record is
  * appended to the tail of the pending chain under an exclusive lock on the
- * metapage, in one Generic WAL record covering the metapage, the tail page and, when the
- * tail is full, the new tail.  Scans search the pending records
- * exhaustively beside the tree; VACUUM folds them into a new tree.  A NULL
- * row gets a (ref, payload) record in the null chain instead, the same way,
- * and a row whose value the tree cannot hold a record in the outside chain
+ * metapage, in one Generic WAL record covering the metapage, the tail page
+ * and, when the tail is full, the new tail.  Scans search the pending
+ * records exhaustively beside the trees; when they reach KDAM_FLUSH_ROWS,
+ * the inserter turns them into a tree and merges trees of like size
+ * (kdam_merge.c), unless another process is doing so.  A NULL row gets a
+ * (ref, payload) record in the null chain instead, the same way, and a row
+ * whose value the tree cannot hold a record in the outside chain
  * (kdam_outside.c).
  */
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "miscadmin.h"
 #include "utils/rel.h"
 
 #include "kdam.h"
@@ -78,6 +81,7 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	int32		srid,
 				zm;
 	bool		in_tree = false;
+	bool		flush;
 
 	rec[0] = kdg_tid_to_ref(heap_tid);
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
@@ -121,6 +125,7 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 					  kdam_pending_record_size(dim, words), &tailbuf, &newbuf);
 		meta->npending++;
 	}
+	flush = meta->npending >= KDAM_FLUSH_ROWS;
 	GenericXLogFinish(state);
 
 	if (BufferIsValid(newbuf))
@@ -128,5 +133,11 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	if (BufferIsValid(tailbuf))
 		UnlockReleaseBuffer(tailbuf);
 	UnlockReleaseBuffer(metabuf);
+	if (flush && kdam_merge_lock(index, false))
+	{
+		kdam_flush_and_merge(index, KDAM_FLUSH_ROWS,
+							 (Size) maintenance_work_mem * 1024);
+		kdam_merge_unlock(index);
+	}
 	return false;
 }

@@ -1,7 +1,7 @@
 /*
  * kdam_pages.c
- *	  Page utilities of the kdgpu index: the metapage, the tree stream cut
- *	  into a chain of pages, the pending records, and recycling pages.
+ *	  Page utilities of the kdgpu index: the metapage, chains of new pages,
+ *	  the tree stream, the pending records, and recycling pages.
  *
  * The tree stream holds the engine's arrays back to back: coords (n * dim
  * float8), refs (n uint64), split (n bytes), then, 8-aligned, the bounding
@@ -38,29 +38,30 @@ kdam_tree_stream_slices(int64 n, int dim, int64 nbounds, int words,
 	slices->end = slices->payload + sizeof(uint64) * words * (Size) n;
 }
 
-/* Size of the tree stream of the tree meta describes. */
+/* Size of the stream of a tree of the index. */
 Size
-kdam_tree_stream_size(const KdamMetaPageData *meta)
+kdam_tree_stream_size(const KdamMetaPageData *meta, const KdamTreeEntry *entry)
 {
 	KdamSlices	sl;
 
-	kdam_tree_stream_slices(meta->ntree, meta->dim, meta->nbounds,
+	kdam_tree_stream_slices(entry->n, meta->dim, entry->nbounds,
 							meta->payload_words, &sl);
 	return sl.end;
 }
 
-/* Point t's arrays into the stream, of the tree meta describes, in t->data. */
+/* Point t's arrays into the stream of a tree of the index, in t->data. */
 void
-kdam_stream_to_tree(KdamTree *t, const KdamMetaPageData *meta)
+kdam_stream_to_tree(KdamTree *t, const KdamMetaPageData *meta,
+					const KdamTreeEntry *entry)
 {
 	KdamSlices	sl;
 
-	kdam_tree_stream_slices(meta->ntree, meta->dim, meta->nbounds,
+	kdam_tree_stream_slices(entry->n, meta->dim, entry->nbounds,
 							meta->payload_words, &sl);
 	memset(&t->tree, 0, sizeof(t->tree));
-	t->tree.n = meta->ntree;
+	t->tree.n = entry->n;
 	t->tree.dim = meta->dim;
-	t->tree.nbounds = meta->nbounds;
+	t->tree.nbounds = entry->nbounds;
 	t->tree.coords = (double *) (t->data + sl.coords);
 	t->tree.refs = (uint64_t *) (t->data + sl.refs);
 	t->tree.split = (uint8_t *) (t->data + sl.split);
@@ -100,17 +101,16 @@ kdam_init_metapage(Page page, int dim, KdPointType type, int words)
 	meta->dim = dim;
 	meta->point_type = type;
 	meta->payload_words = words;
-	meta->tree_head = InvalidBlockNumber;
+	meta->forest_head = InvalidBlockNumber;
+	meta->next_tree_id = 1;
 	meta->pending_head = InvalidBlockNumber;
+	meta->flush_head = InvalidBlockNumber;
 	meta->pending_tail = InvalidBlockNumber;
 	meta->null_head = InvalidBlockNumber;
 	meta->null_tail = InvalidBlockNumber;
 	meta->outside_head = InvalidBlockNumber;
 	meta->outside_tail = InvalidBlockNumber;
-	meta->tree_dir_head = InvalidBlockNumber;
-	/* the fields, and the list of the tree's directory pages */
-	((PageHeader) page)->pd_lower =
-		((char *) (KdamMetaDir(meta) + KDAM_MAX_DIR)) - (char *) page;
+	((PageHeader) page)->pd_lower = ((char *) (meta + 1)) - (char *) page;
 }
 
 /* The metapage's contents, after checking its magic number and version. */
@@ -168,6 +168,57 @@ kdam_new_buffer(Relation index, bool reuse)
 	return buf;
 }
 
+/*
+ * Add a page of kind flags to a chain: the previous page is linked to it
+ * and let go; returns the new page (to be filled) and its block number.
+ */
+Page
+kdam_chain_add(KdamPageChain *c, uint16 flags, BlockNumber *blkno)
+{
+	Buffer		buf = kdam_new_buffer(c->index, c->wal);
+	Page		page;
+
+	*blkno = BufferGetBlockNumber(buf);
+	if (BufferIsValid(c->last))
+	{
+		KdamPageGetOpaque(c->lastpage)->next = *blkno;
+		if (c->wal)
+			GenericXLogFinish(c->state);
+		else
+			MarkBufferDirty(c->last);
+		UnlockReleaseBuffer(c->last);
+	}
+	else
+		c->head = *blkno;
+	if (c->wal)
+	{
+		c->state = GenericXLogStart(c->index);
+		page = GenericXLogRegisterBuffer(c->state, buf, GENERIC_XLOG_FULL_IMAGE);
+	}
+	else
+		page = BufferGetPage(buf);
+	kdam_init_page(page, flags);
+	c->last = buf;
+	c->lastpage = page;
+	return page;
+}
+
+/* Let the chain's last page go; its first page, or InvalidBlockNumber. */
+BlockNumber
+kdam_chain_end(KdamPageChain *c)
+{
+	if (BufferIsValid(c->last))
+	{
+		if (c->wal)
+			GenericXLogFinish(c->state);
+		else
+			MarkBufferDirty(c->last);
+		UnlockReleaseBuffer(c->last);
+		c->last = InvalidBuffer;
+	}
+	return c->head;
+}
+
 /* Mark every page of a chain free and record it in the free space map. */
 void
 kdam_free_chain(Relation index, BlockNumber head)
@@ -202,26 +253,31 @@ kdam_pending_record_size(int dim, int words)
 	return sizeof(uint64) * (1 + words) + sizeof(double) * dim;
 }
 
-/*
- * Read the live records of the chain at head (pending records of dim
- * coordinates, or records of rows with no point when dim is 0), in
- * CurrentMemoryContext; count is how many the metapage says it holds.  The
- * caller holds a lock on the metapage, so the chain does not change.
- */
-void
-kdam_read_records(Relation index, BlockNumber head, int dim, int words,
-				  int64 count, KdamPending *out)
+/* Room in out for cap records of dim coordinates and words payload words. */
+static void
+records_alloc(KdamPending *out, int dim, int words, int64 cap)
 {
-	Size		recsize = kdam_pending_record_size(dim, words);
-	BlockNumber blkno = head;
-	int64		cap = Max(count, 1);
-
+	cap = Max(cap, 1);
 	out->n = 0;
 	out->coords = palloc_extended(sizeof(double) * Max(dim, 1) * cap,
 								  MCXT_ALLOC_HUGE);
 	out->refs = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
 	out->payload = palloc_extended(sizeof(uint64) * Max(words, 1) * cap,
 								   MCXT_ALLOC_HUGE);
+}
+
+/*
+ * Append the live records of the chain at head (pending records of dim
+ * coordinates, or records of rows with no point when dim is 0) to out,
+ * which has room for cap records in all.
+ */
+static void
+read_chain(Relation index, BlockNumber head, int dim, int words, int64 cap,
+		   KdamPending *out)
+{
+	Size		recsize = kdam_pending_record_size(dim, words);
+	BlockNumber blkno = head;
+
 	while (blkno != InvalidBlockNumber)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
@@ -258,13 +314,34 @@ kdam_read_records(Relation index, BlockNumber head, int dim, int words,
 	}
 }
 
-/* Read the live pending records; see kdam_read_records. */
+/*
+ * Read the live records of the chain at head (see read_chain), in
+ * CurrentMemoryContext; count is how many the metapage says it holds.  The
+ * caller holds a lock on the metapage, so the chain does not change.
+ */
+void
+kdam_read_records(Relation index, BlockNumber head, int dim, int words,
+				  int64 count, KdamPending *out)
+{
+	records_alloc(out, dim, words, count);
+	read_chain(index, head, dim, words, count, out);
+}
+
+/*
+ * Read the live pending records: those being made a tree, then the rest;
+ * see kdam_read_records.
+ */
 void
 kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 				  KdamPending *pending)
 {
-	kdam_read_records(index, meta->pending_head, meta->dim,
-					  meta->payload_words, meta->npending, pending);
+	int64		cap = meta->nflush + meta->npending;
+
+	records_alloc(pending, meta->dim, meta->payload_words, cap);
+	read_chain(index, meta->flush_head, meta->dim, meta->payload_words, cap,
+			   pending);
+	read_chain(index, meta->pending_head, meta->dim, meta->payload_words, cap,
+			   pending);
 }
 
 /* Read the records of rows with no point; see kdam_read_records. */
@@ -332,9 +409,9 @@ kdam_write_records(Relation index, const char *recs, int64 n, Size recsize,
 }
 
 /*
- * Classify every page of the index: the metapage and the pages of its tree,
- * tree's block and directory chains and of its pending, null and outside
- * chains are in use; pages flagged free or never initialized
+ * Classify every page of the index: the metapage, the forest pages, the
+ * block and directory chains of every tree they list (live or retired),
+ * and the pending, null and outside chains are in use; pages flagged free or never initialized
  * are free; any other page is an orphan, written by a build or fold that an
  * error or a crash interrupted, which no chain reaches.  Each page is read
  * once under a share lock; the caller keeps the chains still (a lock on the
@@ -347,8 +424,22 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	BlockNumber *next = palloc_extended(sizeof(BlockNumber) * Max(nblocks, 1),
 										MCXT_ALLOC_HUGE);
-	BlockNumber heads[5] = {meta->tree_head, meta->tree_dir_head,
-	meta->pending_head, meta->null_head, meta->outside_head};
+	KdamForest	forest;
+	int			nheads = 0;
+	BlockNumber *heads;
+
+	kdam_forest_read(index, meta, &forest);
+	heads = palloc(sizeof(BlockNumber) * (6 + 2 * forest.n));
+	heads[nheads++] = meta->forest_head;
+	heads[nheads++] = meta->pending_head;
+	heads[nheads++] = meta->flush_head;
+	heads[nheads++] = meta->null_head;
+	heads[nheads++] = meta->outside_head;
+	for (int t = 0; t < forest.n; t++)
+	{
+		heads[nheads++] = forest.trees[t].head;
+		heads[nheads++] = forest.trees[t].dirhead;
+	}
 
 	census->nblocks = nblocks;
 	census->kind = palloc_extended(Max(nblocks, 1), MCXT_ALLOC_HUGE);
@@ -373,7 +464,7 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 		}
 		UnlockReleaseBuffer(buf);
 	}
-	for (int i = 0; i < lengthof(heads); i++)
+	for (int i = 0; i < nheads; i++)
 		for (BlockNumber b = heads[i];
 			 b != InvalidBlockNumber && b < nblocks &&
 			 census->kind[b] == KDAM_PAGE_ORPHAN;
@@ -385,4 +476,5 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 		census->norphan += census->kind[blkno] == KDAM_PAGE_ORPHAN;
 	}
 	pfree(next);
+	pfree(heads);
 }

@@ -4,15 +4,17 @@
  *	  and bitmap scans.
  *
  * A scan pins the metapage for its whole life (see kdam.h), reads the
- * tree's pages in place through shared buffers (kdam_tree.c: no private
- * copy, nothing to load), and reads the pending records and the rows
- * outside the tree (kdam_outside.c) once; both are searched exhaustively
- * beside the tree.  WHERE quals are regions (kdam_quals.c), ORDER BY keys
+ * forest's list of trees, the pending records and the rows outside the
+ * trees (kdam_outside.c) once, and reads the trees' pages in place through
+ * shared buffers (kdam_tree.c: no private copy, nothing to load).  The
+ * pending records (fewer than KDAM_FLUSH_ROWS or so, kdam_merge.c) and the
+ * outside rows are searched exhaustively beside the trees.  WHERE quals are regions (kdam_quals.c), ORDER BY keys
  * distances and bounds (kdam_order.c).
  *
  * Ordered scans are an incremental best-first search: a binary heap holds
  * subtrees keyed by lower bounds of their points' ORDER BY values and
- * points keyed by their values.  The smallest entry is expanded (a subtree
+ * points keyed by their values; it starts with the root of every tree
+ * whose box meets the quals, bounded by that box.  The smallest entry is expanded (a subtree
  * pushes its own point and its children) or returned (a point), so rows
  * come out in order for as long as the executor asks; filters above the
  * scan never starve a LIMIT.  With several ORDER BY keys entries compare
@@ -29,7 +31,8 @@
  * the order; so do rows outside the tree whose value is not known exactly.
  *
  * Range and bitmap scans collect the matches of all quals at once with a
- * depth-first walk that skips subtrees outside the quals' region.
+ * depth-first walk of each tree whose box meets them, skipping subtrees
+ * outside the quals' region.
  *
  * Rows with no distance (NULL rows, and for point and float8[] the empty
  * values outside the tree) come after every point in an ordered scan, in
@@ -157,7 +160,7 @@ heap_pop(KdamScanOpaque so)
 static inline int64
 loc_outside(const KdamScanOpaque so)
 {
-	return so->meta.ntree + so->pending.n;
+	return so->ntree + so->pending.n;
 }
 
 static inline int64
@@ -182,9 +185,9 @@ loc_outside_rec(const KdamScanOpaque so, int64 loc)
 static inline uint64
 loc_ref(KdamScanOpaque so, int64 loc)
 {
-	Assert(loc >= so->meta.ntree);
+	Assert(loc >= so->ntree);
 	if (loc < loc_outside(so))
-		return so->pending.refs[loc - so->meta.ntree];
+		return so->pending.refs[loc - so->ntree];
 	if (loc < loc_nulls(so))
 		return so->outside.refs[loc - loc_outside(so)];
 	return so->nulls.refs[loc - loc_nulls(so)];
@@ -227,7 +230,7 @@ row_item(KdamScanOpaque so, int64 loc, KdamHeapItem *it)
 	const double *p = NULL;
 
 	if (loc < loc_outside(so))
-		p = so->pending.coords + (loc - so->meta.ntree) * so->meta.dim;
+		p = so->pending.coords + (loc - so->ntree) * so->meta.dim;
 	point_item(so, loc, loc_ref(so, loc), p, it);
 }
 
@@ -267,6 +270,7 @@ subtree_item(KdamScanOpaque so, const KdamHeapItem *parent, const double *p,
 {
 	it->ref = 0;
 	it->node = child;
+	it->tree = parent->tree;
 	it->boxed = false;
 	it->more = more_alloc(so);
 	for (int k = 0; k < so->norder; k++)
@@ -290,6 +294,52 @@ subtree_boxed(KdamScanOpaque so, const KdamHeapItem *it, const double *box,
 									   kdam_order_box2(&so->keys[k], box,
 													   so->meta.dim)));
 	return item_less(so, it, out);
+}
+
+/* The reader of live tree t, started on first use. */
+static KdamTreeReader *
+tree_reader(KdamScanOpaque so, Relation index, int t)
+{
+	KdamScanTree *st = &so->trees[t];
+
+	if (!st->reading)
+	{
+		MemoryContext old = MemoryContextSwitchTo(so->cxt);
+
+		kdam_reader_init(&st->reader, index, &so->meta, &st->entry);
+		st->reading = true;
+		MemoryContextSwitchTo(old);
+	}
+	return &st->reader;
+}
+
+/* The live tree holding the node at a tree location (below so->ntree). */
+static int
+loc_tree(const KdamScanOpaque so, int64 loc)
+{
+	int			lo = 0,
+				hi = so->ntrees - 1;
+
+	while (lo < hi)
+	{
+		int			mid = (lo + hi + 1) / 2;
+
+		if (so->trees[mid].base <= loc)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Release the pins of every tree reader. */
+static void
+end_readers(KdamScanOpaque so)
+{
+	for (int t = 0; t < so->ntrees; t++)
+		if (so->trees[t].reading)
+			kdam_reader_end(&so->trees[t].reader);
+	so->ntrees = 0;
 }
 
 /* ambeginscan */
@@ -321,9 +371,7 @@ kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 	MemoryContext old;
 
-	if (so->reading)
-		kdam_reader_end(&so->reader);
-	so->reading = false;
+	end_readers(so);
 	MemoryContextReset(so->cxt);
 	so->started = false;
 	so->empty = false;
@@ -354,13 +402,17 @@ kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	MemoryContextSwitchTo(old);
 }
 
-/* Pin the metapage, start reading the tree, read the pending and outside records. */
+/*
+ * Pin the metapage, read the forest's list of live trees and the pending
+ * and outside records.
+ */
 static void
 scan_start(IndexScanDesc scan)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
 	MemoryContext old;
+	KdamForest	forest;
 
 	if (!BufferIsValid(so->metabuf))
 		so->metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
@@ -378,10 +430,19 @@ scan_start(IndexScanDesc scan)
 							so->meta.dim)));
 		}
 	old = MemoryContextSwitchTo(so->cxt);
-	kdam_reader_init(&so->reader, index, &so->meta,
-					 KdamMetaDir(KdamPageGetMeta(BufferGetPage(so->metabuf))));
-	so->reading = true;
-	if (so->meta.npending > 0)
+	kdam_forest_read(index, &so->meta, &forest);
+	so->trees = palloc0(sizeof(KdamScanTree) * Max(forest.n, 1));
+	so->ntree = 0;
+	for (int t = 0; t < forest.n; t++)
+		if (!forest.trees[t].retired && forest.trees[t].n > 0)
+		{
+			KdamScanTree *st = &so->trees[so->ntrees++];
+
+			st->entry = forest.trees[t];
+			st->base = so->ntree;
+			so->ntree += st->entry.n;
+		}
+	if (so->meta.npending + so->meta.nflush > 0)
 		kdam_read_pending(index, &so->meta, &so->pending);
 	else
 		memset(&so->pending, 0, sizeof(so->pending));
@@ -390,7 +451,7 @@ scan_start(IndexScanDesc scan)
 	else
 		memset(&so->outside, 0, sizeof(so->outside));
 	MemoryContextSwitchTo(old);
-	/* the pin keeps VACUUM off the tree pages while they are read */
+	/* the pin keeps VACUUM off the trees' pages while they are read */
 	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
 	so->started = true;
 	pgstat_count_index_scan(index);
@@ -411,8 +472,9 @@ outside_ordered(const KdamScanOpaque so, int64 i)
 static void read_nulls(IndexScanDesc scan);
 
 /*
- * Start the best-first search: the root subtree, and every pending and
- * outside row that the quals may accept.  When every key is null, every
+ * Start the best-first search: the root of every tree whose box meets the
+ * quals, bounded by the box, and every pending and outside row that the
+ * quals may accept.  When every key is null, every
  * row's distances are NULL and a sort orders them by ctid alone: the rows
  * with no distance join the search, and come out in ctid order among the
  * rest.
@@ -426,20 +488,25 @@ best_first_start(IndexScanDesc scan)
 
 	so->capheap = 1024;
 	so->heap = MemoryContextAlloc(so->cxt, sizeof(KdamHeapItem) * so->capheap);
-	if (so->meta.ntree > 0)
+	for (int t = 0; t < so->ntrees; t++)
 	{
+		const double *box = so->trees[t].entry.box;
+
+		if (!kdam_quals_meet_box(so, box, dim))
+			continue;
 		it.ref = 0;
 		it.node = 0;
+		it.tree = t;
 		it.boxed = false;
 		it.more = more_alloc(so);
 		for (int k = 0; k < so->norder; k++)
-			item_set_bound(so, &it, k, 0.0);
+			item_set_bound(so, &it, k, kdam_order_box2(&so->keys[k], box, dim));
 		heap_push(so, &it);
 	}
 	for (int64 i = 0; i < so->pending.n; i++)
 		if (kdam_quals_match(so, so->pending.coords + i * dim, dim))
 		{
-			row_item(so, so->meta.ntree + i, &it);
+			row_item(so, so->ntree + i, &it);
 			heap_push(so, &it);
 		}
 	for (int64 i = 0; i < so->outside.n; i++)
@@ -499,7 +566,8 @@ ordered_next(IndexScanDesc scan, KdamHeapItem *out)
 			*out = it;
 			return true;
 		}
-		kdam_reader_node(&so->reader, it.node, !it.boxed, &nd);
+		kdam_reader_node(tree_reader(so, scan->indexRelation, it.tree),
+						 it.node, !it.boxed, &nd);
 		if (nd.box && !it.boxed)
 		{
 			KdamHeapItem tight;
@@ -523,7 +591,8 @@ ordered_next(IndexScanDesc scan, KdamHeapItem *out)
 		{
 			KdamHeapItem pt;
 
-			point_item(so, it.node, nd.ref, nd.coords, &pt);
+			point_item(so, so->trees[it.tree].base + it.node, nd.ref, nd.coords,
+					   &pt);
 			heap_push(so, &pt);
 		}
 		s = nd.split;
@@ -532,7 +601,7 @@ ordered_next(IndexScanDesc scan, KdamHeapItem *out)
 			int64		child = 2 * it.node + 1 + side;
 			KdamHeapItem sub;
 
-			if (child >= so->meta.ntree ||
+			if (child >= so->trees[it.tree].entry.n ||
 				!kdam_quals_meet_side(so, s, nd.coords[s], side == 0))
 				continue;
 			subtree_item(so, &it, nd.coords, s, side == 0, child, &sub);
@@ -556,22 +625,21 @@ add_hit(KdamScanOpaque so, int64 loc, uint64 ref, int64 *cap)
 	so->hitrefs[so->nhits++] = ref;
 }
 
-/* Collect every match of the quals (range and bitmap scans). */
+/* Add every match of the quals in live tree t to the hits. */
 static void
-range_collect(KdamScanOpaque so)
+tree_collect(KdamScanOpaque so, Relation index, int t, int64 *cap)
 {
-	int64		n = so->meta.ntree;
+	KdamScanTree *st = &so->trees[t];
+	KdamTreeReader *rd;
+	int64		n = st->entry.n;
 	int			dim = so->meta.dim;
 	int64		stack[KD_STACK_DEPTH];
 	int			sp = 0;
-	int64		cap = 1024;
-	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 
-	so->hits = palloc_extended(sizeof(int64) * cap, MCXT_ALLOC_HUGE);
-	so->hitrefs = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
-	MemoryContextSwitchTo(old);
-	if (n > 0)
-		stack[sp++] = 0;
+	if (!kdam_quals_meet_box(so, st->entry.box, dim))
+		return;
+	rd = tree_reader(so, index, t);
+	stack[sp++] = 0;
 	while (sp > 0)
 	{
 		int64		node = stack[--sp];
@@ -582,11 +650,11 @@ range_collect(KdamScanOpaque so)
 			bool		left,
 						right;
 
-			kdam_reader_node(&so->reader, node, true, &nd);
+			kdam_reader_node(rd, node, true, &nd);
 			if (nd.box && !kdam_quals_meet_box(so, nd.box, dim))
 				break;
 			if (nd.ref != KDAM_DEAD_REF && kdam_quals_match(so, nd.coords, dim))
-				add_hit(so, node, nd.ref, &cap);
+				add_hit(so, st->base + node, nd.ref, cap);
 			left = kdam_quals_meet_side(so, nd.split, nd.coords[nd.split], true);
 			right = kdam_quals_meet_side(so, nd.split, nd.coords[nd.split], false);
 			if (left && right)
@@ -594,6 +662,23 @@ range_collect(KdamScanOpaque so)
 			node = left ? 2 * node + 1 : right ? 2 * node + 2 : n;
 		}
 	}
+}
+
+/* Collect every match of the quals (range and bitmap scans). */
+static void
+range_collect(IndexScanDesc scan)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+	int64		n = so->ntree;
+	int			dim = so->meta.dim;
+	int64		cap = 1024;
+	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+
+	so->hits = palloc_extended(sizeof(int64) * cap, MCXT_ALLOC_HUGE);
+	so->hitrefs = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
+	MemoryContextSwitchTo(old);
+	for (int t = 0; t < so->ntrees; t++)
+		tree_collect(so, scan->indexRelation, t, &cap);
 	for (int64 i = 0; i < so->pending.n + so->outside.n; i++)
 	{
 		bool		take = i < so->pending.n
@@ -690,18 +775,21 @@ return_row(IndexScanDesc scan, int64 loc, uint64 ref)
 	scan->xs_recheck = so->recheck || (rec != NULL && so->nquals > 0);
 	if (!scan->xs_want_itup)
 		return;
-	if (loc < so->meta.ntree)
+	if (loc < so->ntree)
 	{
-		kdam_reader_node(&so->reader, loc, false, &nd);
+		int			t = loc_tree(so, loc);
+		KdamTreeReader *rd = tree_reader(so, scan->indexRelation, t);
+
+		kdam_reader_node(rd, loc - so->trees[t].base, false, &nd);
 		if (words > 0)
-			kdam_reader_payload(&so->reader, loc, treepayload);
+			kdam_reader_payload(rd, loc - so->trees[t].base, treepayload);
 		coords = nd.coords;
 		payload = treepayload;
 	}
 	else if (loc < loc_outside(so))
 	{
-		coords = so->pending.coords + (loc - so->meta.ntree) * so->meta.dim;
-		payload = so->pending.payload + (loc - so->meta.ntree) * words;
+		coords = so->pending.coords + (loc - so->ntree) * so->meta.dim;
+		payload = so->pending.payload + (loc - so->ntree) * words;
 	}
 	else if (rec != NULL)
 	{
@@ -780,7 +868,7 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 		if (so->ordered)
 			ordered_start(scan);
 		else
-			range_collect(so);
+			range_collect(scan);
 	}
 	if (so->ordered)
 		return ordered_gettuple(scan);
@@ -809,7 +897,7 @@ kdam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (!so->started)
 	{
 		scan_start(scan);
-		range_collect(so);
+		range_collect(scan);
 	}
 	for (int64 i = 0; i < so->nhits; i++)
 	{
@@ -837,8 +925,7 @@ kdam_endscan(IndexScanDesc scan)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 
-	if (so->reading)
-		kdam_reader_end(&so->reader);
+	end_readers(so);
 	if (BufferIsValid(so->metabuf))
 		ReleaseBuffer(so->metabuf);
 	MemoryContextDelete(so->cxt);

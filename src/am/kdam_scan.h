@@ -5,9 +5,9 @@
  *	  keys as distances and lower bounds).
  *
  * A scan sees the index's points in four places, each given a location:
- * tree nodes [0, ntree) (read in place, kdam_tree.c), pending records
- * [ntree, ntree + npending), outside records next (kdam_outside.c), and the
- * null chain last.
+ * the nodes of the forest's live trees [0, ntree), tree t's from base[t]
+ * (read in place, kdam_tree.c), pending records [ntree, ntree + npending),
+ * outside records next (kdam_outside.c), and the null chain last.
  */
 #ifndef KDAM_SCAN_H
 #define KDAM_SCAN_H
@@ -65,16 +65,27 @@ typedef struct KdamHeapItem
 	uint64		ref;
 	int64		node;
 	double	   *more;
+	int32		tree;			/* subtree: its tree */
 	bool		boxed;			/* subtree: its own box is in the bounds */
 } KdamHeapItem;
+
+/* A live tree of the forest, as a scan reads it. */
+typedef struct KdamScanTree
+{
+	KdamTreeEntry entry;
+	int64		base;			/* location of its node 0 */
+	bool		reading;		/* reader started, may hold pins */
+	KdamTreeReader reader;
+} KdamScanTree;
 
 typedef struct KdamScanOpaqueData
 {
 	MemoryContext cxt;			/* per-rescan allocations */
 	Buffer		metabuf;		/* pinned for the scan's life */
 	KdamMetaPageData meta;
-	KdamTreeReader reader;		/* the tree, read in place */
-	bool		reading;		/* reader holds pins */
+	int			ntrees;			/* live trees */
+	KdamScanTree *trees;
+	int64		ntree;			/* their points */
 	KdamPending pending;
 	KdamPending outside;		/* rows outside the tree */
 	KdPointType type;

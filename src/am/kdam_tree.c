@@ -23,19 +23,20 @@
  * range of its own whose pages each hold the nodes of many consecutive
  * roots, rather than leaving most of the bottom pages empty: at 10M 2-D
  * points this halves the index.  Blocks are numbered range by range, each
- * range's blocks in the order of their roots.  A directory maps block numbers to pages: directory pages of
- * KDAM_DIR_ENTRIES block numbers, whose own block numbers are listed in
- * the metapage (KdamMetaDir).  Tree pages are chained in block order and
- * directory pages in directory order, so VACUUM and the page census walk
- * them as chains.
+ * range's blocks in the order of their roots.  A directory maps block
+ * numbers to pages: directory pages of KDAM_DIR_ENTRIES block numbers,
+ * whose own block numbers are listed on the first page of the directory
+ * chain (the tree's entry in the forest names that page).  Tree pages are
+ * chained in block order and directory pages in directory order, so VACUUM
+ * and the page census walk them as chains.
  *
  * Tree pages never change while a scan holds its pin on the metapage:
- * VACUUM marks dead references and replaces trees only under a cleanup lock
- * on the metapage, so a scan reads the pages it pins without content locks.
- * A hot standby replays those changes without waiting for scans, so there a
- * scan takes a share lock for each read and checks each page it pins
- * against the tree it started on, asking to be retried when the tree was
- * replaced.
+ * VACUUM marks dead references and frees retired trees only under a
+ * cleanup lock on the metapage, so a scan reads the pages it pins without
+ * content locks.  A hot standby replays those changes without waiting for
+ * scans, so there a scan takes a share lock for each read and checks each
+ * page it pins against the tree it started on, asking to be retried when
+ * the tree was freed.
  */
 #include "postgres.h"
 
@@ -239,84 +240,25 @@ slot_node(const KdamTreeShape *shape, int r, int64 block, int slot)
 	return node < shape->n ? node : -1;
 }
 
-/* A chain of new pages, written one after the other. */
-typedef struct PageChain
-{
-	Relation	index;
-	bool		wal;			/* log each page as a full image */
-	GenericXLogState *state;	/* the last page's, with wal */
-	Buffer		last;
-	Page		lastpage;		/* last's page, or its registered copy */
-	BlockNumber head;
-} PageChain;
-
-/*
- * Add a page of kind flags to a chain: the previous page is linked to it
- * and let go; returns the new page (to be filled) and its block number.
- */
-static Page
-chain_add(PageChain *c, uint16 flags, BlockNumber *blkno)
-{
-	Buffer		buf = kdam_new_buffer(c->index, c->wal);
-	Page		page;
-
-	*blkno = BufferGetBlockNumber(buf);
-	if (BufferIsValid(c->last))
-	{
-		KdamPageGetOpaque(c->lastpage)->next = *blkno;
-		if (c->wal)
-			GenericXLogFinish(c->state);
-		else
-			MarkBufferDirty(c->last);
-		UnlockReleaseBuffer(c->last);
-	}
-	else
-		c->head = *blkno;
-	if (c->wal)
-	{
-		c->state = GenericXLogStart(c->index);
-		page = GenericXLogRegisterBuffer(c->state, buf, GENERIC_XLOG_FULL_IMAGE);
-	}
-	else
-		page = BufferGetPage(buf);
-	kdam_init_page(page, flags);
-	c->last = buf;
-	c->lastpage = page;
-	return page;
-}
-
-/* Let the chain's last page go; its first page, or InvalidBlockNumber. */
-static BlockNumber
-chain_end(PageChain *c)
-{
-	if (BufferIsValid(c->last))
-	{
-		if (c->wal)
-			GenericXLogFinish(c->state);
-		else
-			MarkBufferDirty(c->last);
-		UnlockReleaseBuffer(c->last);
-	}
-	return c->head;
-}
-
 /*
  * Write a tree (the engine's arrays, and words payload words per node in
- * node order) to new block pages and directory pages; returns the number of
- * directory pages and fills dir with their block numbers (room for
- * KDAM_MAX_DIR), *head with the first block's page and *dirhead with the
- * first directory page.  With wal every page is logged as a full image
- * (VACUUM); without, pages are only dirtied and the build logs them all.
+ * node order) to new block pages and directory pages, and set the entry's
+ * n, nbounds, head, dirhead and ndir.  With wal every page is logged as a
+ * full image; without, pages are only dirtied and the build logs them all.
  */
-int
+void
 kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
-				int words, uint64 tree_id, bool wal, BlockNumber *dir,
-				BlockNumber *head, BlockNumber *dirhead)
+				int words, bool wal, KdamTreeEntry *entry)
 {
 	KdamTreeShape shape;
 	BlockNumber *blocks;
-	PageChain	chain = {index, wal, NULL, InvalidBuffer, NULL, InvalidBlockNumber};
-	PageChain	dirchain = chain;
+	KdamPageChain chain = KDAM_PAGE_CHAIN(index, wal);
+	KdamPageChain dirchain = KDAM_PAGE_CHAIN(index, wal);
+	KdamPageChain listchain = KDAM_PAGE_CHAIN(index, wal);
+	BlockNumber listblk;
+	BlockNumber first;
+	BlockNumber *dirs;
+	Page		list;
 	int			ndir;
 
 	kdam_tree_shape(tree->n, tree->dim, words, tree->nbounds, &shape);
@@ -325,7 +267,8 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("kdgpu index tree of %lld points needs %d directory pages, more than the limit of %d",
-						(long long) tree->n, ndir, (int) KDAM_MAX_DIR)));
+						(long long) tree->n, ndir, (int) KDAM_MAX_DIR),
+				 errhint("Lower maintenance_work_mem, so that the build makes more, smaller trees.")));
 	blocks = palloc_extended(sizeof(BlockNumber) * Max(shape.nblocks, 1),
 							 MCXT_ALLOC_HUGE);
 	for (int r = 0; r < shape.nranges; r++)
@@ -340,9 +283,9 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 			KdamBlockHeader *hdr;
 
 			CHECK_FOR_INTERRUPTS();
-			page = chain_add(&chain, KDAM_TREE, &blocks[b]);
+			page = kdam_chain_add(&chain, KDAM_TREE, &blocks[b]);
 			hdr = (KdamBlockHeader *) PageGetContents(page);
-			hdr->tree_id = tree_id;
+			hdr->tree_id = entry->tree_id;
 			hdr->block = b;
 			data = KdamBlockData(page);
 			memset(data, 0, l.split + l.slots);
@@ -359,41 +302,51 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 				(data + l.split + l.slots) - (char *) page;
 		}
 	}
-	*head = chain_end(&chain);
+	entry->head = kdam_chain_end(&chain);
 
-	/* the directory */
+	/* the directory pages, then the page listing them, linked to them */
+	dirs = palloc(sizeof(BlockNumber) * Max(ndir, 1));
 	for (int d = 0; d < ndir; d++)
 	{
 		int64		from = (int64) d * KDAM_DIR_ENTRIES;
 		int64		count = Min(KDAM_DIR_ENTRIES, shape.nblocks - from);
-		Page		page = chain_add(&dirchain, KDAM_TREEDIR, &dir[d]);
+		Page		page = kdam_chain_add(&dirchain, KDAM_TREEDIR, &dirs[d]);
 
 		memcpy(PageGetContents(page), blocks + from, sizeof(BlockNumber) * count);
 		((PageHeader) page)->pd_lower += sizeof(BlockNumber) * count;
 	}
-	*dirhead = chain_end(&dirchain);
+	first = kdam_chain_end(&dirchain);
+	list = kdam_chain_add(&listchain, KDAM_TREEDIR, &listblk);
+	KdamPageGetOpaque(list)->next = first;
+	memcpy(PageGetContents(list), dirs, sizeof(BlockNumber) * ndir);
+	((PageHeader) list)->pd_lower += sizeof(BlockNumber) * ndir;
+	entry->dirhead = kdam_chain_end(&listchain);
+	pfree(dirs);
+	entry->n = tree->n;
+	entry->nbounds = tree->nbounds;
+	entry->ndir = ndir;
 	pfree(blocks);
-	return ndir;
 }
 
 static void reader_pin(KdamTreeReader *rd, int64 b);
+static void tree_changed(Relation index) pg_attribute_noreturn();
 
 /*
- * Read the tree the metapage describes into the in-memory stream layout
- * (kdam_tree_stream_slices) at data, for the kd_* functions, VACUUM's fold
- * and kd_index_check, through a reader with a bulk-read strategy.  The
- * caller holds a pin on the metapage.
+ * Read a tree of the index into the in-memory stream layout
+ * (kdam_tree_stream_slices) at data, for the kd_* functions, merges and
+ * kd_index_check, through a reader with a bulk-read strategy.  The caller
+ * holds a pin on the metapage.
  */
 void
 kdam_read_tree(Relation index, const KdamMetaPageData *meta,
-			   const BlockNumber *dir, char *data)
+			   const KdamTreeEntry *entry, char *data)
 {
 	KdamTreeReader rd;
 	KdamTree	t;
 
 	t.data = data;
-	kdam_stream_to_tree(&t, meta);
-	kdam_reader_init(&rd, index, meta, dir);
+	kdam_stream_to_tree(&t, meta, entry);
+	kdam_reader_init(&rd, index, meta, entry);
 	rd.strategy = GetAccessStrategy(BAS_BULKREAD);
 	for (int r = 0; r < rd.shape.nranges; r++)
 		for (int64 b = rd.shape.first_block[r]; b < rd.shape.first_block[r + 1]; b++)
@@ -419,8 +372,8 @@ kdam_read_tree(Relation index, const KdamMetaPageData *meta,
 
 /*
  * Error unless page is block b of the tree tree_id: on a hot standby,
- * recovery may replace a tree under a running scan, which should then be
- * retried.
+ * recovery may free a retired tree under a running scan, which should then
+ * be retried.
  */
 void
 kdam_check_block(Relation index, Page page, uint64 tree_id, int64 b)
@@ -429,11 +382,18 @@ kdam_check_block(Relation index, Page page, uint64 tree_id, int64 b)
 
 	if (!(KdamPageGetOpaque(page)->flags & KDAM_TREE) ||
 		hdr->tree_id != tree_id || hdr->block != b)
-		ereport(ERROR,
+		tree_changed(index);
+}
+
+/* The error of a scan on a hot standby whose tree was freed under it. */
+static void
+tree_changed(Relation index)
+{
+	ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("the tree of index \"%s\" changed during the scan",
 						RelationGetRelationName(index)),
-				 errdetail("VACUUM replaced the tree while a query on a hot standby read it."),
+				 errdetail("VACUUM freed a tree while a query on a hot standby read it."),
 				 errhint("Run the query again.")));
 }
 
@@ -481,24 +441,24 @@ kdam_block_delete(Relation index, Buffer buf, const KdamTreeShape *shape,
 	return marked;
 }
 
-/* Start reading a tree in place (the caller pins the metapage). */
+/*
+ * Start reading a tree of the index in place (the caller pins the
+ * metapage); its directory list is read when the first block is.
+ */
 void
 kdam_reader_init(KdamTreeReader *rd, Relation index,
-				 const KdamMetaPageData *meta, const BlockNumber *dir)
+				 const KdamMetaPageData *meta, const KdamTreeEntry *entry)
 {
-	int			ndir = meta->tree_ndir;
-
 	memset(rd, 0, sizeof(*rd));
 	rd->index = index;
-	rd->tree_id = meta->tree_id;
-	kdam_tree_shape(meta->ntree, meta->dim, meta->payload_words, meta->nbounds,
+	rd->tree_id = entry->tree_id;
+	kdam_tree_shape(entry->n, meta->dim, meta->payload_words, entry->nbounds,
 					&rd->shape);
-	rd->ndir = ndir;
-	rd->dir = palloc(sizeof(BlockNumber) * Max(ndir, 1));
-	memcpy(rd->dir, dir, sizeof(BlockNumber) * ndir);
-	rd->dirbufs = palloc(sizeof(Buffer) * Max(ndir, 1));
-	for (int d = 0; d < ndir; d++)
-		rd->dirbufs[d] = InvalidBuffer;
+	rd->dirhead = entry->dirhead;
+	rd->ndir = entry->ndir;
+	rd->dir = NULL;
+	rd->dirbufs = NULL;
+	rd->cxt = CurrentMemoryContext;
 	rd->buf = InvalidBuffer;
 	rd->block = -1;
 	for (int i = 0; i < KDAM_READER_PINS; i++)
@@ -508,6 +468,31 @@ kdam_reader_init(KdamTreeReader *rd, Relation index,
 	}
 	/* see the file header: only recovery changes pages under a pin */
 	rd->lock = RecoveryInProgress();
+}
+
+/* Read the list of the tree's directory pages. */
+static void
+reader_read_dir(KdamTreeReader *rd)
+{
+	Buffer		buf = ReadBufferExtended(rd->index, MAIN_FORKNUM, rd->dirhead,
+										 RBM_NORMAL, rd->strategy);
+	Page		page;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (!(KdamPageGetOpaque(page)->flags & KDAM_TREEDIR) ||
+		((PageHeader) page)->pd_lower <
+		MAXALIGN(SizeOfPageHeaderData) + sizeof(BlockNumber) * rd->ndir)
+	{
+		UnlockReleaseBuffer(buf);
+		tree_changed(rd->index);
+	}
+	rd->dir = MemoryContextAlloc(rd->cxt, sizeof(BlockNumber) * Max(rd->ndir, 1));
+	memcpy(rd->dir, PageGetContents(page), sizeof(BlockNumber) * rd->ndir);
+	UnlockReleaseBuffer(buf);
+	rd->dirbufs = MemoryContextAlloc(rd->cxt, sizeof(Buffer) * Max(rd->ndir, 1));
+	for (int d = 0; d < rd->ndir; d++)
+		rd->dirbufs[d] = InvalidBuffer;
 }
 
 /*
@@ -535,6 +520,8 @@ reader_pin(KdamTreeReader *rd, int64 b)
 		if (rd->pinuse[i] < rd->pinuse[victim])
 			victim = i;
 	}
+	if (rd->dir == NULL)
+		reader_read_dir(rd);
 	d = (int) (b / KDAM_DIR_ENTRIES);
 	if (!BufferIsValid(rd->dirbufs[d]))
 		rd->dirbufs[d] = ReadBufferExtended(rd->index, MAIN_FORKNUM, rd->dir[d],
@@ -624,7 +611,7 @@ kdam_reader_end(KdamTreeReader *rd)
 	}
 	rd->buf = InvalidBuffer;
 	rd->block = -1;
-	for (int d = 0; d < rd->ndir; d++)
+	for (int d = 0; rd->dirbufs && d < rd->ndir; d++)
 		if (BufferIsValid(rd->dirbufs[d]))
 		{
 			ReleaseBuffer(rd->dirbufs[d]);

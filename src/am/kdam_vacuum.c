@@ -6,18 +6,15 @@
  * scan in flight to end (scans pin the metapage) and keeps new ones out,
  * marks the references of dead tree rows KDAM_DEAD_REF in place, compacts
  * the pending, null and outside pages, and bumps the generation so cached
- * trees are reloaded.
+ * trees are reloaded and a merge in flight gives up.
  *
- * amvacuumcleanup folds: when the pending records exceed a fraction of the
- * tree (kdam_fold_threshold), or dead references do, it builds a new tree of
- * the live points, writes it WAL-logged to new pages, switches the metapage
- * to it and frees the old tree and pending pages for reuse.  The fold holds
- * the metapage's cleanup lock throughout, so writers and new scans of this
- * index wait for it.  A fold marks the metapage before it writes and
- * clears the mark when it switches; a VACUUM that finds the mark set (the
- * fold failed, or the server crashed) first reads every page and frees the
- * orphans the fold left, which no chain reaches, so that its own fold
- * reuses them.
+ * amvacuumcleanup takes the merge lock (kdam_merge.c).  When the metapage's
+ * orphans mark is set (a flush or merge failed, or the server crashed), it
+ * reads every page and frees those no chain reaches.  It turns the pending
+ * rows into a tree and merges trees of like size within
+ * maintenance_work_mem, rebuilds trees that are mostly dead, and then,
+ * under a cleanup lock on the metapage (no scan in flight), frees the
+ * trees merges retired.
  */
 #include "postgres.h"
 
@@ -30,16 +27,17 @@
 
 #include "kdam.h"
 
-/* Mark dead references on the tree pages; returns how many were marked. */
+/* Mark dead references on a tree's pages; returns how many were marked. */
 static int64
 delete_from_tree(Relation index, const KdamMetaPageData *meta,
-				 IndexBulkDeleteCallback callback, void *callback_state)
+				 const KdamTreeEntry *entry, IndexBulkDeleteCallback callback,
+				 void *callback_state)
 {
 	KdamTreeShape shape;
-	BlockNumber blkno = meta->tree_head;
+	BlockNumber blkno = entry->head;
 	int64		marked = 0;
 
-	kdam_tree_shape(meta->ntree, meta->dim, meta->payload_words, meta->nbounds,
+	kdam_tree_shape(entry->n, meta->dim, meta->payload_words, entry->nbounds,
 					&shape);
 	while (blkno != InvalidBlockNumber)
 	{
@@ -113,130 +111,81 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	Relation	index = info->index;
 	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	KdamMetaPage meta;
-	int64		marked,
+	KdamMetaPageData m;
+	KdamForest	forest;
+	int64		marked = 0,
 				removed,
+				removed_flush,
 				removed_nulls,
 				removed_outside;
+	Size		pendsize;
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 	LockBufferForCleanup(metabuf);
-	meta = kdam_metapage(index, BufferGetPage(metabuf));
-	marked = delete_from_tree(index, meta, callback, callback_state);
-	removed = delete_from_chain(index, meta->pending_head,
-								kdam_pending_record_size(meta->dim, meta->payload_words),
-								callback, callback_state);
-	removed_nulls = delete_from_chain(index, meta->null_head,
-									  kdam_pending_record_size(0, meta->payload_words),
-									  callback, callback_state);
-	removed_outside = delete_from_chain(index, meta->outside_head,
-										kdam_pending_record_size(KDAM_OUTSIDE_COORDS,
-																 meta->payload_words),
-										callback, callback_state);
-	if (marked + removed + removed_nulls + removed_outside > 0)
+	m = *kdam_metapage(index, BufferGetPage(metabuf));
+	kdam_forest_read(index, &m, &forest);
+	for (int t = 0; t < forest.n; t++)
 	{
-		GenericXLogState *state = GenericXLogStart(index);
+		int64		n;
 
+		if (forest.trees[t].retired)
+			continue;
+		n = delete_from_tree(index, &m, &forest.trees[t], callback,
+							 callback_state);
+		forest.trees[t].ndead += n;
+		marked += n;
+	}
+	pendsize = kdam_pending_record_size(m.dim, m.payload_words);
+	removed = delete_from_chain(index, m.pending_head, pendsize, callback,
+								callback_state);
+	removed_flush = delete_from_chain(index, m.flush_head, pendsize, callback,
+									  callback_state);
+	removed_nulls = delete_from_chain(index, m.null_head,
+									  kdam_pending_record_size(0, m.payload_words),
+									  callback, callback_state);
+	removed_outside = delete_from_chain(index, m.outside_head,
+										kdam_pending_record_size(KDAM_OUTSIDE_COORDS,
+																 m.payload_words),
+										callback, callback_state);
+	if (marked + removed + removed_flush + removed_nulls + removed_outside > 0)
+	{
+		GenericXLogState *state;
+		BlockNumber head = m.forest_head;
+
+		/* a new list with the trees' dead counts */
+		if (marked > 0)
+		{
+			state = GenericXLogStart(index);
+			KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->orphans = 1;
+			GenericXLogFinish(state);
+			head = kdam_forest_write(index, &forest, true);
+		}
+		state = GenericXLogStart(index);
 		meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		meta->forest_head = head;
 		meta->ndead += marked;
 		meta->npending -= removed;
+		meta->nflush -= removed_flush;
 		meta->nnull -= removed_nulls;
 		meta->noutside -= removed_outside;
 		meta->generation++;
 		GenericXLogFinish(state);
-		/* the registered copy is gone with the record: read the page */
-		meta = KdamPageGetMeta(BufferGetPage(metabuf));
+		if (marked > 0)
+		{
+			kdam_free_chain(index, m.forest_head);
+			state = GenericXLogStart(index);
+			KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->orphans = m.orphans;
+			GenericXLogFinish(state);
+		}
 	}
-	stats->tuples_removed += marked + removed + removed_nulls + removed_outside;
-	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending + meta->nnull +
-		meta->noutside;
+	meta = KdamPageGetMeta(BufferGetPage(metabuf));
+	stats->tuples_removed += marked + removed + removed_flush + removed_nulls +
+		removed_outside;
+	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending +
+		meta->nflush + meta->nnull + meta->noutside;
 	UnlockReleaseBuffer(metabuf);
 	return stats;
-}
-
-/*
- * Build a new tree of the live tree and pending points and switch the
- * metapage (locked for cleanup in metabuf) to it.
- */
-static void
-fold(Relation index, Buffer metabuf)
-{
-	KdamMetaPageData meta = *KdamPageGetMeta(BufferGetPage(metabuf));
-	KdamTree   *t = kdam_cache_get(index, &meta,
-								   KdamMetaDir(KdamPageGetMeta(BufferGetPage(metabuf))));
-	BlockNumber *dir = palloc(sizeof(BlockNumber) * KDAM_MAX_DIR);
-	int			ndir;
-	BlockNumber dirhead;
-	KdamPending pending;
-	int			words = meta.payload_words;
-	int64		n = 0;
-	double	   *coords;
-	uint64	   *refs;
-	uint64	   *payload;
-	int64		nbounds;
-	BlockNumber head;
-	GenericXLogState *state;
-	KdamMetaPage newmeta;
-
-	/* an interrupted fold leaves this set for the next VACUUM */
-	state = GenericXLogStart(index);
-	KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->fold_started = 1;
-	GenericXLogFinish(state);
-
-	kdam_read_pending(index, &meta, &pending);
-	coords = palloc_extended(sizeof(double) * meta.dim *
-							 (t->tree.n + pending.n + 1), MCXT_ALLOC_HUGE);
-	refs = palloc_extended(sizeof(uint64) * (t->tree.n + pending.n + 1),
-						   MCXT_ALLOC_HUGE);
-	payload = palloc_extended(sizeof(uint64) * words * (t->tree.n + pending.n) + 1,
-							  MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < t->tree.n; i++)
-		if (t->tree.refs[i] != KDAM_DEAD_REF)
-		{
-			memcpy(coords + n * meta.dim, t->tree.coords + i * meta.dim,
-				   sizeof(double) * meta.dim);
-			memcpy(payload + n * words, t->payload + i * words,
-				   sizeof(uint64) * words);
-			refs[n++] = t->tree.refs[i];
-		}
-	kdam_cache_release(t);
-	memcpy(coords + n * meta.dim, pending.coords,
-		   sizeof(double) * meta.dim * pending.n);
-	memcpy(refs + n, pending.refs, sizeof(uint64) * pending.n);
-	memcpy(payload + n * words, pending.payload,
-		   sizeof(uint64) * words * pending.n);
-	n += pending.n;
-
-	head = kdam_write_new_tree(index, coords, refs, payload, words, n, meta.dim,
-							   false, meta.tree_id + 1, &nbounds, dir, &ndir,
-							   &dirhead);
-
-	state = GenericXLogStart(index);
-	newmeta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	newmeta->ntree = n;
-	newmeta->nbounds = nbounds;
-	newmeta->tree_head = head;
-	newmeta->tree_dir_head = dirhead;
-	newmeta->tree_ndir = ndir;
-	newmeta->tree_id = meta.tree_id + 1;
-	memcpy(KdamMetaDir(newmeta), dir, sizeof(BlockNumber) * ndir);
-	newmeta->pending_head = InvalidBlockNumber;
-	newmeta->pending_tail = InvalidBlockNumber;
-	newmeta->npending = 0;
-	newmeta->ndead = 0;
-	newmeta->fold_started = 0;
-	newmeta->generation++;
-	/* VACUUM commits no transaction of its own: make the switch durable */
-	XLogFlush(GenericXLogFinish(state));
-
-	kdam_cache_forget(RelationGetRelid(index));
-	kdam_free_chain(index, meta.tree_head);
-	kdam_free_chain(index, meta.tree_dir_head);
-	kdam_free_chain(index, meta.pending_head);
-	pfree(coords);
-	pfree(refs);
-	pfree(payload);
-	pfree(dir);
 }
 
 /*
@@ -279,6 +228,51 @@ reclaim_pages(IndexVacuumInfo *info, const KdamMetaPageData *meta,
 	pfree(census.kind);
 }
 
+/*
+ * Rebuild trees after the flush and merges: the whole forest as one tree
+ * when it has several trees or dead rows and fits in mem bytes (as the
+ * kd_* functions want it), else each tree more than a tenth dead that
+ * fits.  The caller holds the merge lock.
+ */
+static void
+rebuild_trees(Relation index, Size mem)
+{
+	for (;;)
+	{
+		Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+		KdamMetaPageData m;
+		KdamForest	forest;
+		KdamForest	pick = {0, NULL};
+		Size		need = 0;
+
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+		m = *kdam_metapage(index, BufferGetPage(metabuf));
+		kdam_forest_read(index, &m, &forest);
+		UnlockReleaseBuffer(metabuf);
+		for (int t = 0; t < forest.n; t++)
+			if (!forest.trees[t].retired)
+			{
+				kdam_forest_add(&pick, &forest.trees[t]);
+				need = Max(need, kdam_tree_stream_size(&m, &forest.trees[t]));
+			}
+		if ((pick.n < 2 && m.ndead == 0) ||
+			kdam_build_memory(m.ntree, m.dim, m.payload_words) + need > mem)
+		{
+			pick.n = 0;
+			for (int t = 0; t < forest.n && pick.n == 0; t++)
+				if (!forest.trees[t].retired &&
+					forest.trees[t].ndead * 10 > forest.trees[t].n &&
+					kdam_build_memory(forest.trees[t].n, m.dim, m.payload_words) +
+					kdam_tree_stream_size(&m, &forest.trees[t]) <= mem)
+					pick.trees[pick.n++] = forest.trees[t];
+		}
+		if (pick.n == 0 || !kdam_rebuild_trees(index, &m, pick.trees, pick.n) ||
+			pick.n > 1)
+			return;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 /* amvacuumcleanup */
 IndexBulkDeleteResult *
 kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
@@ -286,31 +280,40 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	Relation	index = info->index;
 	Buffer		metabuf;
 	KdamMetaPage meta;
+	Size		mem = (Size) maintenance_work_mem * 1024;
 
 	if (info->analyze_only)
 		return stats;
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 
+	kdam_merge_lock(index, true);
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBufferForCleanup(metabuf);
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
-	if (meta->fold_started)
+	if (meta->orphans)
 	{
 		GenericXLogState *state;
 
 		reclaim_pages(info, meta, stats);
 		state = GenericXLogStart(index);
-		KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->fold_started = 0;
+		KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->orphans = 0;
 		GenericXLogFinish(state);
-		meta = KdamPageGetMeta(BufferGetPage(metabuf));
 	}
-	if (meta->npending + meta->ndead > kdam_fold_threshold(meta->ntree))
-		fold(index, metabuf);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
+	kdam_flush_and_merge(index, 1, mem);
+	rebuild_trees(index, mem);
+
+	LockBufferForCleanup(metabuf);
+	kdam_free_retired(index, metabuf);
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));
-	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending + meta->nnull +
-		meta->noutside;
+	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending +
+		meta->nflush + meta->nnull + meta->noutside;
 	stats->num_pages = RelationGetNumberOfBlocks(index);
 	UnlockReleaseBuffer(metabuf);
+	kdam_merge_unlock(index);
+	/* VACUUM commits no transaction of its own: make the changes durable */
+	XLogFlush(GetXLogInsertRecPtr());
 	return stats;
 }

@@ -218,13 +218,9 @@ INSERT INTO ix_pts VALUES (9999, 0, point('NaN', 0));
 SET enable_seqscan = off;
 SELECT id FROM ix_vec ORDER BY v <-> ARRAY[1, 2] LIMIT 1;
 RESET enable_seqscan;
-CREATE TABLE ix_big AS SELECT point(i, i) p FROM generate_series(1, 20000) i;
-SET maintenance_work_mem = '1MB';
-CREATE INDEX ON ix_big USING kdgpu (p);
-RESET maintenance_work_mem;
 SELECT kd_index_check('ix_pts');
 SELECT kd_index_check('ix_queries_qid_seq');
 SELECT * FROM kd_index_stats('ix_pts');
 
-DROP TABLE ix_pts, ix_queries, ix_empty, ix_vec, ix_xy, ix_unlogged, ix_big, ix_huge;
+DROP TABLE ix_pts, ix_queries, ix_empty, ix_vec, ix_xy, ix_unlogged, ix_huge;
 DROP FUNCTION ix_range_counts, ix_knn, ix_knn_seq, ix_compare;

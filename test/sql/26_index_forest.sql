@@ -1,0 +1,140 @@
+-- The index as a forest of trees: a build larger than maintenance_work_mem
+-- (a small setting on a small table reaches the same code as 100M points
+-- at the default), inserts that turn pending rows into trees and merge
+-- them, VACUUM's merges, and scan counting.  Every answer is compared with
+-- a sequential scan of the same table (di_run errors unless the plan is
+-- the one asked for).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS kdgpu;
+RESET client_min_messages;
+SELECT setseed(0.25);
+
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set di_run_file :abs_srcdir '/sql/include/di_run.sql'
+\i :di_run_file
+
+-- clusters and a uniform spread, an INCLUDE column, NULL and NaN rows
+CREATE TABLE fo_pts (id int, tag int, p point) WITH (autovacuum_enabled = false);
+INSERT INTO fo_pts SELECT i, i % 7,
+  CASE WHEN i % 3 = 0 THEN point(random() * 1000, random() * 1000)
+       ELSE point((i % 10) * 100 + random() * 5, (i % 13) * 70 + random() * 5) END
+  FROM generate_series(1, 40000) i;
+INSERT INTO fo_pts VALUES (-1, 0, NULL), (-2, 0, point('NaN', 1));
+-- equal points across trees: ties come out in ctid order
+INSERT INTO fo_pts SELECT 100000 + i, 1, point(500, 500) FROM generate_series(1, 50) i;
+
+SET maintenance_work_mem = '1MB';
+CREATE INDEX fo_kd ON fo_pts USING kdgpu (p) INCLUDE (tag);
+RESET maintenance_work_mem;
+SELECT trees > 4 AS several_trees, tree_rows, pending_rows, null_rows, outside_rows
+  FROM kd_index_stats('fo_kd');
+SELECT kd_index_check('fo_kd');
+
+-- ordered queries: # is where the sequential scan's sort adds ctid
+CREATE FUNCTION fo_compare() RETURNS TABLE (query text, equal boolean)
+LANGUAGE sql AS $$
+  SELECT q, di_run('index', 'fo_kd', replace(q, '#', ''))
+          = di_run('seq', '', replace(q, '#', ', ctid'))
+  FROM (VALUES
+    ('SELECT id FROM fo_pts ORDER BY p <-> point(500, 500)# LIMIT 80'),
+    ('SELECT id FROM fo_pts ORDER BY p <-> point(0, 0)# LIMIT 25'),
+    ('SELECT id FROM fo_pts ORDER BY p <-> point(-300, 2000)# LIMIT 25'),
+    ('SELECT id, tag FROM fo_pts ORDER BY p <-> point(333, 777)# LIMIT 300'),
+    ('SELECT id FROM fo_pts WHERE p <@ box ''(120,300),(80,60)'' ORDER BY p <-> point(100, 100)# LIMIT 40'),
+    ('SELECT id FROM fo_pts WHERE p <@ circle ''((650,420),30)'' ORDER BY p <-> point(650, 420)#'),
+    ('SELECT id FROM fo_pts ORDER BY p <-> point(250, 250)# LIMIT 41000')
+  ) v(q)
+$$;
+CREATE FUNCTION fo_counts() RETURNS TABLE (query text, equal boolean)
+LANGUAGE sql AS $$
+  SELECT q, di_run('bitmap', 'fo_kd', q) = di_run('seq', '', q)
+  FROM (VALUES
+    ('SELECT count(*) FROM fo_pts WHERE p <@ box ''(420,610),(180,20)'''),
+    ('SELECT count(*) FROM fo_pts WHERE p <@ box ''(1000,1000),(0,0)'''),
+    ('SELECT count(*) FROM fo_pts WHERE p <@ circle ''((505,505),9)''')
+  ) v(q)
+$$;
+SELECT * FROM fo_compare();
+SELECT * FROM fo_counts();
+
+-- inserts: every KDAM_FLUSH_ROWS (1024) pending rows become a tree, and
+-- trees of like size merge; answers stay those of a sequential scan
+INSERT INTO fo_pts SELECT 200000 + i, i % 7, point(random() * 1000, random() * 1000)
+  FROM generate_series(1, 5000) i;
+SELECT pending_rows < 1024 AS pending_bounded, tree_rows + pending_rows AS rows_with_points
+  FROM kd_index_stats('fo_kd');
+SELECT kd_index_check('fo_kd');
+SELECT * FROM fo_compare();
+SELECT * FROM fo_counts();
+
+-- a scan in flight goes on reading the trees it started with while an
+-- insert in the same transaction turns pending rows into a tree: its rows
+-- are those of a sequential scan before the insert
+SELECT di_run('seq', '', 'SELECT id FROM fo_pts ORDER BY p <-> point(10, 10), ctid LIMIT 60') AS expect \gset
+CREATE FUNCTION fo_scan_across_flush() RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  c refcursor;
+  r record;
+  got text := '';
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  SET LOCAL enable_sort = off;
+  OPEN c FOR SELECT id FROM fo_pts ORDER BY p <-> point(10, 10);
+  FOR i IN 1..60 LOOP
+    FETCH c INTO r;
+    got := got || CASE WHEN i > 1 THEN ' ' ELSE '' END || '(' || r.id || ')';
+    IF i = 30 THEN
+      INSERT INTO fo_pts SELECT 300000 + j, 0, point(10 + j * 0.001, 10)
+        FROM generate_series(1, 1500) j;
+    END IF;
+  END LOOP;
+  CLOSE c;
+  RETURN got = current_setting('fo.expect');
+END $$;
+SELECT set_config('fo.expect', :'expect', false) IS NOT NULL AS set;
+SELECT fo_scan_across_flush();
+SELECT kd_index_check('fo_kd');
+SELECT * FROM fo_compare();
+
+-- deletes, then VACUUM: dead rows leave the trees, the forest is merged
+-- into one tree when it fits in maintenance_work_mem
+DELETE FROM fo_pts WHERE id % 5 = 0 OR id BETWEEN 300100 AND 300900;
+VACUUM fo_pts;
+SELECT trees, dead_rows, pending_rows FROM kd_index_stats('fo_kd');
+SELECT kd_index_check('fo_kd');
+SELECT * FROM fo_compare();
+SELECT * FROM fo_counts();
+
+-- with a small maintenance_work_mem VACUUM merges only what fits
+DELETE FROM fo_pts WHERE id % 7 = 1;
+INSERT INTO fo_pts SELECT 400000 + i, 3, point(random() * 1000, random() * 1000)
+  FROM generate_series(1, 700) i;
+SET maintenance_work_mem = '1MB';
+VACUUM fo_pts;
+RESET maintenance_work_mem;
+SELECT trees > 1 AS several_trees, pending_rows FROM kd_index_stats('fo_kd');
+SELECT kd_index_check('fo_kd');
+SELECT * FROM fo_compare();
+
+-- REINDEX at the small setting builds a forest again
+SET maintenance_work_mem = '1MB';
+REINDEX INDEX fo_kd;
+RESET maintenance_work_mem;
+SELECT trees > 1 AS several_trees, dead_rows, pending_rows FROM kd_index_stats('fo_kd');
+SELECT kd_index_check('fo_kd');
+SELECT * FROM fo_compare();
+
+-- scans are counted in pg_stat_user_indexes like other indexes'
+SELECT pg_stat_force_next_flush();
+SELECT idx_scan AS before FROM pg_stat_user_indexes WHERE indexrelname = 'fo_kd' \gset
+SET enable_seqscan = off;
+SELECT count(*) FROM (SELECT id FROM fo_pts ORDER BY p <-> point(1, 1) LIMIT 5) s;
+SELECT count(*) FROM fo_pts WHERE p <@ box '(10,10),(0,0)';
+RESET enable_seqscan;
+SELECT pg_stat_force_next_flush();
+SELECT idx_scan - :before AS scans, idx_tup_read > 0 AS tuples_read
+  FROM pg_stat_user_indexes WHERE indexrelname = 'fo_kd';
+
+DROP TABLE fo_pts;
+DROP FUNCTION fo_compare, fo_counts, fo_scan_across_flush, di_run;
