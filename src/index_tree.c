@@ -14,7 +14,7 @@
  * also in ctid order.  The same TID means the same tuple version, and so
  * the same point: a tuple is never changed in place, and a TID is reused
  * only after VACUUM has marked the old row dead in the tree.  When the
- * check fails (rows inserted, deleted or updated since the last fold, or
+ * check fails (rows inserted, deleted or updated since the last merge, or
  * row-level security hiding rows), the function builds a tree as before;
  * either way the answer is the same.
  *

@@ -294,7 +294,7 @@ typedef struct KdamSlices
 /* Kinds of pages, as kdam_page_census classifies them. */
 #define KDAM_PAGE_IN_USE	0	/* the metapage, or in the tree or pending chain */
 #define KDAM_PAGE_FREE		1	/* flagged free, or never initialized */
-#define KDAM_PAGE_ORPHAN	2	/* reached by no chain: an interrupted fold's */
+#define KDAM_PAGE_ORPHAN	2	/* reached by no chain: an interrupted write's */
 
 typedef struct KdamCensus
 {

@@ -1,7 +1,7 @@
 /*
  * kdam_cache.c
  *	  The per-backend cache of index trees read into memory, for the kd_*
- *	  functions' batched searches and VACUUM's fold (index scans read the
+ *	  functions' batched searches (index scans and merges read the
  *	  tree's pages in place and use no cache).
  *
  * Loading a tree is reading its pages into one allocation in the engine's

@@ -412,7 +412,7 @@ kdam_write_records(Relation index, const char *recs, int64 n, Size recsize,
  * Classify every page of the index: the metapage, the forest pages, the
  * block and directory chains of every tree they list (live or retired),
  * and the pending, null and outside chains are in use; pages flagged free or never initialized
- * are free; any other page is an orphan, written by a build or fold that an
+ * are free; any other page is an orphan, written by a build, flush or merge that an
  * error or a crash interrupted, which no chain reaches.  Each page is read
  * once under a share lock; the caller keeps the chains still (a lock on the
  * metapage).  strategy may be NULL.

@@ -223,7 +223,7 @@ reclaim_pages(IndexVacuumInfo *info, const KdamMetaPageData *meta,
 	stats->pages_free = census.nfree + census.norphan;
 	if (census.norphan > 0)
 		ereport(LOG,
-				(errmsg("index \"%s\": freed %u pages left by an interrupted fold",
+				(errmsg("index \"%s\": freed %u pages left by an interrupted build, flush or merge",
 						RelationGetRelationName(index), census.norphan)));
 	pfree(census.kind);
 }

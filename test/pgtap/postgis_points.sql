@@ -69,7 +69,7 @@ SELECT pg_temp.index_matches('gpts', 'geom', $$'SRID=4326;POINT(3.3 33.3)'::geom
 SELECT pg_temp.index_matches('ggeog', 'geog', $$'SRID=4326;POINT(-179.9 0.1)'::geography$$, 10);
 SELECT pg_temp.index_matches('ggeog', 'geog', $$'SRID=4326;POINT(10 -89.9)'::geography$$, 10);
 
--- writes after the build: pending rows, deletes, VACUUM folding, REINDEX
+-- writes after the build: pending rows, deletes, VACUUM merging, REINDEX
 INSERT INTO gpts (geom) SELECT ST_SetSRID(ST_MakePoint(random() * 2, random() * 2 + 39), 4326) FROM generate_series(1, 300);
 INSERT INTO ggeog SELECT -100 - i, ST_MakePoint(random() * 2, random() * 2 + 39)::geography FROM generate_series(1, 300) i;
 SELECT pg_temp.index_matches('gpts', 'geom', $$'SRID=4326;POINT(1 40)'::geometry$$, 60);

@@ -110,7 +110,7 @@ SELECT * FROM ix_compare(10, 2);
 SELECT kd_index_check('ix_pts_p');
 SELECT tree_rows, pending_rows, dead_rows, dimension FROM kd_index_stats('ix_pts_p');
 VACUUM ix_pts;
--- VACUUM folded the pending rows into a new tree without the dead ones
+-- VACUUM merged the pending rows and the tree into one tree without the dead ones
 SELECT tree_rows, pending_rows, dead_rows, dimension FROM kd_index_stats('ix_pts_p');
 SELECT * FROM ix_compare(10, NULL);
 SELECT * FROM ix_compare(100, NULL);

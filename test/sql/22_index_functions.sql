@@ -65,8 +65,8 @@ INSERT INTO fx_pts SELECT 5000 + i, 0, point(50 + i * 0.01, 50) FROM generate_se
 SELECT points, cached, index FROM kd_load('fx_pts');
 SELECT * FROM fx_check();
 
--- VACUUM folds them into a new tree (20 pending rows are not yet a tenth
--- of the tree, so force the fold by deleting more), which is used again
+-- VACUUM merges them into one tree (as it did when 20 pending rows were not a tenth
+-- of the tree and more were deleted to force a rebuild), which is used again
 DELETE FROM fx_pts WHERE id % 9 = 0;
 SELECT points, cached FROM kd_load('fx_pts');
 SELECT * FROM fx_check();

@@ -1,6 +1,6 @@
 -- INCLUDE columns of a kdgpu index: stored beside each point, returned by
 -- index-only scans (ordered, range) that match a sequential scan's answers,
--- through inserts, deletes, VACUUM folds and REINDEX; checked by
+-- through inserts, deletes, VACUUM merges and REINDEX; checked by
 -- kd_index_check; types that do not fit are refused.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS kdgpu;
@@ -68,7 +68,7 @@ DELETE FROM inc_pts WHERE id % 17 = 0;
 SELECT pending_rows > 0 AS pending FROM kd_index_stats('inc_p');
 SELECT * FROM inc_compare();
 SELECT kd_index_check('inc_p');
--- VACUUM folds them into a new tree with their values
+-- VACUUM merges them into one tree with their values
 VACUUM inc_pts;
 SELECT pending_rows, dead_rows FROM kd_index_stats('inc_p');
 SELECT * FROM inc_compare();

@@ -129,7 +129,7 @@ SELECT di_run('index', 'di_kd', 'SELECT id FROM di_pts WHERE p IS NULL ORDER BY 
 SELECT di_run('index', 'di_kd', 'SELECT id FROM di_pts WHERE p <@ box ''(20,20),(2,2)'' ORDER BY p <-> point(9, 9), p <-> point(0, 0) LIMIT 50')
      = di_run('seq', '', 'SELECT id FROM di_pts WHERE p <@ box ''(20,20),(2,2)'' ORDER BY p <-> point(9, 9), p <-> point(0, 0), ctid LIMIT 50') AS equal;
 
--- after VACUUM removes rows of each kind, and a fold
+-- after VACUUM removes rows of each kind, and merges
 DELETE FROM di_pts WHERE id IN (-2, -5, -6, 3, 1001);
 VACUUM di_pts;
 SELECT tree_rows, pending_rows, null_rows, outside_rows FROM kd_index_stats('di_kd');

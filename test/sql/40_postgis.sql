@@ -231,7 +231,7 @@ SELECT count(*) AS queries, sum(n) AS rows, count(*) FILTER (WHERE n <> (SELECT 
 FROM pg_geog_ov JOIN pg_q USING (qid);
 RESET enable_indexscan;
 RESET enable_bitmapscan;
--- writes and a VACUUM that folds the pending rows into a new tree
+-- writes and a VACUUM that merges the pending rows into the tree
 INSERT INTO pg_geog SELECT 10000 + i, ST_MakePoint(2.35 + (random() - 0.5) * 0.3, 48.85 + (random() - 0.5) * 0.2)::geography
 	FROM generate_series(1, 800) i;
 DELETE FROM pg_geog WHERE id % 7 = 0;

@@ -1,7 +1,9 @@
 # Crash recovery of kdgpu indexes: an immediate shutdown (the postmaster and
-# every backend killed, as with kill -9) during inserts, after a VACUUM fold,
-# during an index build and during a fold; after restart every index passes
-# kd_index_check and answers exactly like a sequential scan.
+# every backend killed, as with kill -9) during inserts (which turn pending
+# rows into trees), after a VACUUM merge, during an index build larger than
+# maintenance_work_mem (sorted runs, a tree each) and during a merge; after
+# restart every index passes kd_index_check and answers exactly like a
+# sequential scan.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -49,15 +51,15 @@ is(knn_differences($node, 'pts'), '0', 'kNN after a crash equals a sequential sc
 is($node->safe_psql('postgres', "SELECT pending_rows > 0 FROM kd_index_stats('pts_p')"), 't',
 	'pending rows survived the crash');
 
-# VACUUM marks dead rows and folds the pending area into a new tree
+# VACUUM marks dead rows and merges the pending rows and trees into one tree
 $node->safe_psql('postgres', 'VACUUM pts');
 $node->stop('immediate');
 $node->start;
 is($node->safe_psql('postgres', "SELECT pending_rows, dead_rows FROM kd_index_stats('pts_p')"), '0|0',
-	'the fold survived the crash');
+	'the merge survived the crash');
 is($node->safe_psql('postgres', "SELECT kd_index_check('pts_p')"), 't',
 	'index sound after a crash following VACUUM');
-is(knn_differences($node, 'pts'), '0', 'kNN after the fold and a crash equals a sequential scan');
+is(knn_differences($node, 'pts'), '0', 'kNN after the merge and a crash equals a sequential scan');
 
 # inserts in flight when the server dies
 my $bg = $node->background_psql('postgres');
@@ -100,15 +102,23 @@ is($node->safe_psql('postgres', "SELECT kd_index_check('big_p')"), 't',
 	'a built index survives a crash right after the build');
 is(knn_differences($node, 'big'), '0', 'kNN on the rebuilt index equals a sequential scan');
 
-# a crash while a VACUUM fold writes its new tree leaves orphaned pages; the
-# index answers from its old tree and pending rows, and the next VACUUM
-# frees the orphans (and reuses them for its own fold)
+# the build above, at the default maintenance_work_mem, made a forest of
+# trees from sorted runs; inserts turn pending rows into trees and merge them
+is($node->safe_psql('postgres', "SELECT trees > 1 FROM kd_index_stats('big_p')"), 't',
+	'a build larger than maintenance_work_mem made several trees');
 $node->safe_psql('postgres',
 	'INSERT INTO big SELECT i, point(random() * 1000, random() * 1000) FROM generate_series(2000001, 2300000) i');
+is($node->safe_psql('postgres', "SELECT tree_rows + pending_rows, pending_rows < 1024 FROM kd_index_stats('big_p')"),
+	'2300000|t', 'inserted rows went into trees');
+
+# a crash while a VACUUM merge writes its new tree (the whole forest, given
+# the memory) leaves orphaned pages; the index answers from its old trees,
+# and the next VACUUM frees the orphans (and reuses them for its own merge)
 my $size = $node->safe_psql('postgres', "SELECT pg_relation_size('big_p')");
 $bg = $node->background_psql('postgres');
 $bg->query_until(qr/start/, q{
 	\echo start
+	SET maintenance_work_mem = '1GB';
 	VACUUM big;
 });
 my $grown = 0;
@@ -117,26 +127,26 @@ for (my $i = 0; $i < 6000 && !$grown; $i++)
 	$grown = $node->safe_psql('postgres', "SELECT pg_relation_size('big_p') > $size + 4 * 1024 * 1024") eq 't';
 	usleep(5_000) unless $grown;
 }
-ok($grown, 'the fold started writing its tree');
+ok($grown, 'the merge started writing its tree');
 $node->stop('immediate');
 eval { $bg->quit; };
 $node->start;
-is($node->safe_psql('postgres', "SELECT orphan_pages > 0, pending_rows FROM kd_index_stats('big_p')"), 't|300000',
-	'the interrupted fold left orphaned pages and the pending rows');
+is($node->safe_psql('postgres', "SELECT orphan_pages > 0, trees > 1, tree_rows + pending_rows FROM kd_index_stats('big_p')"),
+	't|t|2300000', 'the interrupted merge left orphaned pages and the old trees');
 is($node->safe_psql('postgres', "SELECT kd_index_check('big_p')"), 't',
-	'index sound after a crash during a fold');
-is(knn_differences($node, 'big'), '0', 'kNN after a crash during a fold equals a sequential scan');
+	'index sound after a crash during a merge');
+is(knn_differences($node, 'big'), '0', 'kNN after a crash during a merge equals a sequential scan');
 my ($crashed_pages, $orphans) = split /\|/,
   $node->safe_psql('postgres', "SELECT pages, orphan_pages FROM kd_index_stats('big_p')");
-$node->safe_psql('postgres', 'VACUUM big');
-is($node->safe_psql('postgres', "SELECT orphan_pages, pending_rows FROM kd_index_stats('big_p')"), '0|0',
-	'the next VACUUM freed the orphans and folded');
+$node->safe_psql('postgres', "SET maintenance_work_mem = '1GB'; VACUUM big");
+is($node->safe_psql('postgres', "SELECT orphan_pages, pending_rows, trees FROM kd_index_stats('big_p')"), '0|0|1',
+	'the next VACUUM freed the orphans and merged the forest');
 # the new tree's pages came from the orphans before the relation grew
 is($node->safe_psql('postgres',
 	"SELECT pages - $crashed_pages <= pages - free_pages - 1 - $orphans FROM kd_index_stats('big_p')"), 't',
-	'the fold reused the freed orphans');
-is($node->safe_psql('postgres', "SELECT kd_index_check('big_p')"), 't', 'index sound after the fold');
-is(knn_differences($node, 'big'), '0', 'kNN after the fold equals a sequential scan');
+	'the merge reused the freed orphans');
+is($node->safe_psql('postgres', "SELECT kd_index_check('big_p')"), 't', 'index sound after the merge');
+is(knn_differences($node, 'big'), '0', 'kNN after the merge equals a sequential scan');
 
 $node->stop;
 done_testing();

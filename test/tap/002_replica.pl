@@ -1,6 +1,7 @@
 # Streaming replication of kdgpu indexes: a hot standby's index answers
-# exactly like the primary's after the build, inserts (Generic WAL), deletes
-# and a VACUUM fold, all of which reach it through WAL only; rows kept
+# exactly like the primary's after the build, inserts (Generic WAL; every
+# 1024 of them a new tree, and merges), deletes and VACUUM's merge, all of
+# which reach it through WAL only; rows kept
 # outside the tree (NaN and infinite points) and NULL rows included.
 use strict;
 use warnings;
@@ -51,7 +52,7 @@ is($standby->safe_psql('postgres', $knn), $primary->safe_psql('postgres', $knn),
 $primary->safe_psql('postgres', 'VACUUM pts');
 $primary->wait_for_catchup($standby);
 is($primary->safe_psql('postgres', "SELECT pending_rows FROM kd_index_stats('pts_p')"), '0',
-	'the primary folded its pending rows');
+	'the primary merged its pending rows');
 is($standby->safe_psql('postgres', "SELECT tree_rows, pending_rows, null_rows, outside_rows FROM kd_index_stats('pts_p')"),
 	$primary->safe_psql('postgres', "SELECT tree_rows, pending_rows, null_rows, outside_rows FROM kd_index_stats('pts_p')"),
 	'the standby sees the same tree, NULL and outside rows');
