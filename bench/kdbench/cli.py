@@ -51,6 +51,9 @@ def options(argv):
     p.add_argument("--skip-systems", default="",
                    help="leave out these systems (names or prefixes, e.g. seqscan,kdgpu-cpu-noindex)")
     p.add_argument("--runs", type=int, default=3, help="runs per measurement, median kept (3)")
+    p.add_argument("--build-mwm", default="4GB",
+                   help="maintenance_work_mem of every CREATE INDEX the build workload times "
+                        "(4GB; the server's default is 64MB, at which kdgpu builds a forest)")
     p.add_argument("--budget", type=float, default=60,
                    help="stop repeating a measurement once its runs took this many seconds (60)")
     p.add_argument("--queries", type=int, default=200,

@@ -13,7 +13,7 @@ use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('primary');
 $node->init;
-$node->append_conf('postgresql.conf', "autovacuum = off\nmaintenance_work_mem = '256MB'");
+$node->append_conf('postgresql.conf', "autovacuum = off");
 $node->start;
 
 # the first 50 nearest rows by index and by sequential scan, for a few points

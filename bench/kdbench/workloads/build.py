@@ -1,10 +1,10 @@
 """build: CREATE INDEX time (median of runs, each on a freshly dropped
 index) and the index's size, for kdgpu built on the GPU and on the CPU and
-for GiST and SP-GiST on point and PostGIS GiST on geometry."""
+for GiST and SP-GiST on point and PostGIS GiST on geometry, every system at
+the same maintenance_work_mem (--build-mwm)."""
 from .. import pg
 
 NAME = "build"
-MWM = "SET maintenance_work_mem = '4GB';"
 
 
 def systems(ctx, tb):
@@ -21,7 +21,8 @@ def systems(ctx, tb):
 def _builder(role):
     def run(ctx, tb, system):
         idx = tb.t(role) + "_idx"
-        settings = MWM + ctx.device_settings(system)
+        settings = ("SET maintenance_work_mem = %s;" % pg.quote(ctx.args.build_mwm)
+                    + ctx.device_settings(system))
         times = []
         for i in range(ctx.args.runs):
             ctx.log("%s: CREATE INDEX, run %d" % (system, i + 1))
