@@ -12,9 +12,9 @@
  * orphans mark is set (a flush or merge failed, or the server crashed), it
  * reads every page and frees those no chain reaches.  It turns the pending
  * rows into a tree and merges trees of like size within
- * maintenance_work_mem, rebuilds trees that are mostly dead, and then,
- * under a cleanup lock on the metapage (no scan in flight), frees the
- * trees merges retired.
+ * maintenance_work_mem, rebuilds trees that are mostly dead.  Before and
+ * after, under a cleanup lock on the metapage (no scan in flight), it frees
+ * the trees merges retired, so that its own merges reuse their pages.
  */
 #include "postgres.h"
 
@@ -300,6 +300,8 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->orphans = 0;
 		GenericXLogFinish(state);
 	}
+	/* pages of trees retired since the last VACUUM, for the merges to reuse */
+	kdam_free_retired(index, metabuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	kdam_flush_and_merge(index, 1, mem);
@@ -313,7 +315,8 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	stats->num_pages = RelationGetNumberOfBlocks(index);
 	UnlockReleaseBuffer(metabuf);
 	kdam_merge_unlock(index);
-	/* VACUUM commits no transaction of its own: make the changes durable */
-	XLogFlush(GetXLogInsertRecPtr());
+	/* VACUUM commits no transaction of its own: make its records durable */
+	if (RelationNeedsWAL(index) && XactLastRecEnd != InvalidXLogRecPtr)
+		XLogFlush(XactLastRecEnd);
 	return stats;
 }

@@ -142,6 +142,7 @@ $node->safe_psql('postgres', "SET maintenance_work_mem = '1GB'; VACUUM big");
 is($node->safe_psql('postgres', "SELECT orphan_pages, pending_rows, trees FROM kd_index_stats('big_p')"), '0|0|1',
 	'the next VACUUM freed the orphans and merged the forest');
 # the new tree's pages came from the orphans before the relation grew
+note($node->safe_psql('postgres', "SELECT pages, free_pages, $crashed_pages, $orphans FROM kd_index_stats('big_p')"));
 is($node->safe_psql('postgres',
 	"SELECT pages - $crashed_pages <= pages - free_pages - 1 - $orphans FROM kd_index_stats('big_p')"), 't',
 	'the merge reused the freed orphans');
