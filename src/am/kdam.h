@@ -365,6 +365,7 @@ extern void kdam_init_page(Page page, uint16 flags);
 extern void kdam_init_metapage(Page page, int dim, KdPointType type,
 							   int words);
 extern KdamMetaPage kdam_metapage(Relation index, Page page);
+extern int32 kdam_set_orphans(Relation index, Buffer metabuf, int32 value);
 extern void kdam_free_chain(Relation index, BlockNumber head);
 extern Size kdam_pending_record_size(int dim, int words);
 extern void kdam_read_records(Relation index, BlockNumber head, int dim,
@@ -403,6 +404,8 @@ extern void kdam_write_tree(Relation index, const KdTree *tree,
 							KdamTreeEntry *entry);
 extern void kdam_read_tree(Relation index, const KdamMetaPageData *meta,
 						   const KdamTreeEntry *entry, char *data);
+extern void kdam_load_tree(Relation index, const KdamMetaPageData *meta,
+						   const KdamTreeEntry *entry, KdamTree *t);
 extern void kdam_check_block(Relation index, Page page, uint64 tree_id,
 							 int64 b);
 extern int64 kdam_block_delete(Relation index, Buffer buf,

@@ -185,10 +185,7 @@ check_tree(CheckState *cs, const KdamMetaPageData *meta,
 
 	if (entry->n <= 0 || entry->nbounds != kd_tree_nbounds(entry->n))
 		check_fail(cs->index, "index \"%s\" has an inconsistent forest", NULL);
-	t.size = kdam_tree_stream_size(meta, entry);
-	t.data = palloc_extended(Max(t.size, 1), MCXT_ALLOC_HUGE);
-	kdam_read_tree(cs->index, meta, entry, t.data);
-	kdam_stream_to_tree(&t, meta, entry);
+	kdam_load_tree(cs->index, meta, entry, &t);
 	if (kd_tree_check(&t.tree, &err) != KD_OK)
 		check_fail(cs->index, "index \"%s\" has a malformed tree", err.message);
 	for (int64 i = 0; i < t.tree.n; i++)

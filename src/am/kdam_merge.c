@@ -79,10 +79,7 @@ input_add_tree(Relation index, const KdamMetaPageData *meta,
 	int			dim = meta->dim;
 	int			words = meta->payload_words;
 
-	t.size = kdam_tree_stream_size(meta, entry);
-	t.data = palloc_extended(Max(t.size, 1), MCXT_ALLOC_HUGE);
-	kdam_read_tree(index, meta, entry, t.data);
-	kdam_stream_to_tree(&t, meta, entry);
+	kdam_load_tree(index, meta, entry, &t);
 	for (int64 i = 0; i < t.tree.n; i++)
 		if (t.tree.refs[i] != KDAM_DEAD_REF && in->n < in->cap)
 		{
@@ -96,18 +93,17 @@ input_add_tree(Relation index, const KdamMetaPageData *meta,
 }
 
 /*
- * Set the metapage's orphans mark (new pages are about to be written) in
- * metabuf, locked exclusively; returns what it was.
+ * In a metapage being changed (registered in a Generic WAL record), set
+ * the orphans mark (a tree's pages are about to be written) and take the
+ * tree's tree_id; returns what the mark was.
  */
 static int32
-mark_orphans(Relation index, Buffer metabuf)
+start_tree(KdamMetaPage meta, uint64 *tree_id)
 {
-	GenericXLogState *state = GenericXLogStart(index);
-	KdamMetaPage meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	int32		was = meta->orphans;
 
 	meta->orphans = 1;
-	GenericXLogFinish(state);
+	*tree_id = meta->next_tree_id++;
 	return was;
 }
 
@@ -170,15 +166,35 @@ switch_forest(Relation index, uint64 gen, const uint64 *retire, int nretire,
 	kdam_free_chain(index, old.forest_head);
 	if (flushed)
 		kdam_free_chain(index, old.flush_head);
-	if (!orphans_was)
-	{
-		state = GenericXLogStart(index);
-		KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->orphans = 0;
-		GenericXLogFinish(state);
-	}
+	kdam_set_orphans(index, metabuf, orphans_was);
 	UnlockReleaseBuffer(metabuf);
 	pfree(forest.trees);
 	return true;
+}
+
+/*
+ * Build and write a tree named tree_id of n points (none: no tree) and
+ * switch the forest to it (switch_forest, checking the generation of m);
+ * when the generation moved, free its pages.
+ */
+static bool
+install_tree(Relation index, const KdamMetaPageData *m, uint64 tree_id,
+			 const double *coords, const uint64 *refs, const uint64 *payload,
+			 int64 n, const uint64 *retire, int nretire, bool flushed,
+			 int32 orphans_was)
+{
+	KdamTreeEntry entry;
+	bool		done;
+
+	memset(&entry, 0, sizeof(entry));
+	if (n > 0)
+		kdam_write_new_tree(index, coords, refs, payload, m->payload_words, n,
+							m->dim, false, tree_id, &entry);
+	done = switch_forest(index, m->generation, retire, nretire, &entry,
+						 flushed, orphans_was);
+	if (!done && n > 0)
+		kdam_free_tree_pages(index, &entry);
+	return done;
 }
 
 /*
@@ -194,10 +210,8 @@ flush_once(Relation index, int64 min_rows)
 	KdamMetaPageData m;
 	GenericXLogState *state;
 	KdamPending recs;
-	KdamTreeEntry entry;
 	int32		orphans_was;
 	uint64		tree_id;
-	bool		done;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	m = *kdam_metapage(index, BufferGetPage(metabuf));
@@ -206,9 +220,9 @@ flush_once(Relation index, int64 min_rows)
 		UnlockReleaseBuffer(metabuf);
 		return false;
 	}
-	orphans_was = mark_orphans(index, metabuf);
 	state = GenericXLogStart(index);
 	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	orphans_was = start_tree(meta, &tree_id);
 	if (meta->flush_head == InvalidBlockNumber)
 	{
 		meta->flush_head = meta->pending_head;
@@ -217,7 +231,6 @@ flush_once(Relation index, int64 min_rows)
 		meta->pending_tail = InvalidBlockNumber;
 		meta->npending = 0;
 	}
-	tree_id = meta->next_tree_id++;
 	m = *meta;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
@@ -225,16 +238,8 @@ flush_once(Relation index, int64 min_rows)
 	/* only VACUUM changes the sealed chain, and it bumps the generation */
 	kdam_read_records(index, m.flush_head, m.dim, m.payload_words, m.nflush,
 					  &recs);
-	memset(&entry, 0, sizeof(entry));
-	if (recs.n > 0)
-		kdam_write_new_tree(index, recs.coords, recs.refs, recs.payload,
-							m.payload_words, recs.n, m.dim, false, tree_id,
-							&entry);
-	done = switch_forest(index, m.generation, NULL, 0, &entry, true,
-						 orphans_was);
-	if (!done && recs.n > 0)
-		kdam_free_tree_pages(index, &entry);
-	return done;
+	return install_tree(index, &m, tree_id, recs.coords, recs.refs,
+						recs.payload, recs.n, NULL, 0, true, orphans_was);
 }
 
 /*
@@ -247,14 +252,11 @@ replace_trees(Relation index, const KdamMetaPageData *m,
 {
 	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	MergeInput	in;
-	KdamTreeEntry entry;
 	uint64	   *retire = palloc(sizeof(uint64) * count);
 	uint64		tree_id;
 	int64		total = 0;
 	int32		orphans_was;
-	bool		done;
 	GenericXLogState *state;
-	KdamMetaPage meta;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	if (kdam_metapage(index, BufferGetPage(metabuf))->generation != m->generation)
@@ -262,10 +264,9 @@ replace_trees(Relation index, const KdamMetaPageData *m,
 		UnlockReleaseBuffer(metabuf);
 		return false;
 	}
-	orphans_was = mark_orphans(index, metabuf);
 	state = GenericXLogStart(index);
-	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	tree_id = meta->next_tree_id++;
+	orphans_was = start_tree(KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0)),
+							 &tree_id);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 
@@ -277,16 +278,8 @@ replace_trees(Relation index, const KdamMetaPageData *m,
 		input_add_tree(index, m, &trees[i], &in);
 		retire[i] = trees[i].tree_id;
 	}
-	memset(&entry, 0, sizeof(entry));
-	if (in.n > 0)
-		kdam_write_new_tree(index, in.coords, in.refs, in.payload,
-							m->payload_words, in.n, m->dim, false, tree_id,
-							&entry);
-	done = switch_forest(index, m->generation, retire, count, &entry,
-						 false, orphans_was);
-	if (!done && in.n > 0)
-		kdam_free_tree_pages(index, &entry);
-	return done;
+	return install_tree(index, m, tree_id, in.coords, in.refs, in.payload,
+						in.n, retire, count, false, orphans_was);
 }
 
 /*
@@ -417,7 +410,7 @@ kdam_free_retired(Relation index, Buffer metabuf)
 			kdam_forest_add(&live, &forest.trees[i]);
 	if (live.n == forest.n)
 		return;
-	orphans_was = mark_orphans(index, metabuf);
+	orphans_was = kdam_set_orphans(index, metabuf, 1);
 	head = kdam_forest_write(index, &live, true);
 	state = GenericXLogStart(index);
 	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
@@ -429,10 +422,5 @@ kdam_free_retired(Relation index, Buffer metabuf)
 	for (int i = 0; i < forest.n; i++)
 		if (forest.trees[i].retired)
 			kdam_free_tree_pages(index, &forest.trees[i]);
-	if (!orphans_was)
-	{
-		state = GenericXLogStart(index);
-		KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->orphans = 0;
-		GenericXLogFinish(state);
-	}
+	kdam_set_orphans(index, metabuf, orphans_was);
 }

@@ -135,6 +135,24 @@ kdam_metapage(Relation index, Page page)
 }
 
 /*
+ * Set the metapage's orphans mark to value in metabuf (locked exclusively),
+ * through Generic WAL; returns what it was.
+ */
+int32
+kdam_set_orphans(Relation index, Buffer metabuf, int32 value)
+{
+	int32		was = KdamPageGetMeta(BufferGetPage(metabuf))->orphans;
+	GenericXLogState *state;
+
+	if (was == value)
+		return was;
+	state = GenericXLogStart(index);
+	KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->orphans = value;
+	GenericXLogFinish(state);
+	return was;
+}
+
+/*
  * A new page for the index, exclusively locked: a recycled one from the
  * free space map when reuse is set and one is there, else a new block.
  */

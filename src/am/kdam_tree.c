@@ -371,6 +371,20 @@ kdam_read_tree(Relation index, const KdamMetaPageData *meta,
 }
 
 /*
+ * Read a tree of the index into memory palloc'd in CurrentMemoryContext,
+ * its arrays pointed at by t (kdam_read_tree).
+ */
+void
+kdam_load_tree(Relation index, const KdamMetaPageData *meta,
+			   const KdamTreeEntry *entry, KdamTree *t)
+{
+	t->size = kdam_tree_stream_size(meta, entry);
+	t->data = palloc_extended(Max(t->size, 1), MCXT_ALLOC_HUGE);
+	kdam_read_tree(index, meta, entry, t->data);
+	kdam_stream_to_tree(t, meta, entry);
+}
+
+/*
  * Error unless page is block b of the tree tree_id: on a hot standby,
  * recovery may free a retired tree under a running scan, which should then
  * be retried.

@@ -156,9 +156,7 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		/* a new list with the trees' dead counts */
 		if (marked > 0)
 		{
-			state = GenericXLogStart(index);
-			KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->orphans = 1;
-			GenericXLogFinish(state);
+			kdam_set_orphans(index, metabuf, 1);
 			head = kdam_forest_write(index, &forest, true);
 		}
 		state = GenericXLogStart(index);
@@ -174,9 +172,7 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		if (marked > 0)
 		{
 			kdam_free_chain(index, m.forest_head);
-			state = GenericXLogStart(index);
-			KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->orphans = m.orphans;
-			GenericXLogFinish(state);
+			kdam_set_orphans(index, metabuf, m.orphans);
 		}
 	}
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));
@@ -293,12 +289,8 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
 	if (meta->orphans)
 	{
-		GenericXLogState *state;
-
 		reclaim_pages(info, meta, stats);
-		state = GenericXLogStart(index);
-		KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->orphans = 0;
-		GenericXLogFinish(state);
+		kdam_set_orphans(index, metabuf, 0);
 	}
 	/* pages of trees retired since the last VACUUM, for the merges to reuse */
 	kdam_free_retired(index, metabuf);
