@@ -85,7 +85,7 @@ kdg_index_matching_tree(Relation index, const KdSource *src)
 		for (int i = 0; i < forest.n; i++)
 			if (!forest.trees[i].retired)
 				live = i;
-	if (live >= 0 && meta.npending == 0 && meta.nflush == 0 &&
+	if (live >= 0 && meta.nflush == 0 && kdam_lanes_count(index) == 0 &&
 		meta.ndead == 0 && meta.ntree == src->n && meta.dim == src->dim)
 		t = kdam_cache_get(index, &meta, &forest.trees[live]);
 	pfree(forest.trees);

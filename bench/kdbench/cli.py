@@ -64,6 +64,10 @@ def options(argv):
                    help="seconds of each pgbench run left out of its rate (2)")
     p.add_argument("--pgbench-runs", type=int, default=None,
                    help="pgbench runs per case (default: --runs, at most 2)")
+    p.add_argument("--mixed-secs", type=int, default=60,
+                   help="seconds of the writes workload's mixed load, and of its readers alone (60)")
+    p.add_argument("--mixed-vacuum-secs", type=float, default=5,
+                   help="seconds between the VACUUMs of the mixed load (5)")
     p.add_argument("--clients", type=int, default=os.cpu_count() or 1,
                    help="pgbench clients for the many-client case (default: one per core)")
     p.add_argument("--lateral-secs", type=float, default=180,
@@ -95,6 +99,7 @@ def options(argv):
     if a.smoke:
         a.sizes, a.runs, a.queries, a.radius_queries = "2000", 1, 10, 5
         a.pgbench_secs, a.pgbench_transactions, a.clients = 0, 20, 2
+        a.mixed_secs, a.mixed_vacuum_secs = 0, 0.2
         a.probe, a.lateral_secs, a.sample_secs = 200, 0.2, 0.1
         a.engine_args = a.engine_args or engine.SMOKE_ARGS
         a.force = True

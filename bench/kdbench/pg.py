@@ -9,6 +9,7 @@ so they leave out the client round trip.
 """
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 
@@ -65,34 +66,84 @@ def latency(stmt, args, warmup, budget_ms, settings=""):
     return parse_floats(rows[-1][0]), int(rows[-1][1] or 0)
 
 
+def backend_memory_kb(stmt, args, settings=""):
+    """Private memory of a backend (Pss_Anon of /proc/self/smaps_rollup, in
+    kB) after it ran a statement once per element of args: what each
+    connection of a pool costs once warm."""
+    arr = "ARRAY[%s]::text[]" % ",".join(quote(a) for a in args)
+    rows = psql("%s\nSELECT count(*) FROM kb_latency(%s, %s, 0, 0);\n"
+                "SELECT substring(pg_read_file('/proc/self/smaps_rollup') "
+                "FROM 'Pss_Anon: *([0-9]+) kB');" % (settings, quote(stmt), arr))
+    return int(rows[-1][0])
+
+
+class Pgbench:
+    """A pgbench run started in the background (start), waited for by
+    tps(); with log, latencies() reads its per-transaction log."""
+
+    def __init__(self, script, clients, seconds=None, transactions=None, warmup=0,
+                 settings="", log=False):
+        self.seconds, self.warmup = seconds, warmup
+        self.dir = tempfile.mkdtemp(prefix="kdbench-pgbench-")
+        path = os.path.join(self.dir, "script.sql")
+        with open(path, "w") as f:
+            f.write(script)
+        env = dict(os.environ)
+        if settings:
+            env["PGOPTIONS"] = (env.get("PGOPTIONS", "") + " " + settings).strip()
+        cmd = ["pgbench", "-n", "-f", path, "-c", str(clients), "-j", str(clients)]
+        if seconds:
+            cmd += ["-T", str(int(warmup + seconds)), "-P", "1"]
+        else:
+            cmd += ["-t", str(transactions)]
+        if log:
+            cmd += ["-l", "--log-prefix", os.path.join(self.dir, "log")]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env)
+        self.out = self.err = None
+
+    def tps(self):
+        """Wait for the run; transactions per second.  With seconds, the mean
+        of pgbench's per-second progress reports after the first `warmup`
+        seconds (each new backend's first queries are left out); with
+        transactions (per client), pgbench's own figure."""
+        if self.out is None:
+            self.out, self.err = self.proc.communicate()
+        match = re.search(r"^tps = ([0-9.]+) \(without initial connection time\)",
+                          self.out, re.M)
+        if self.proc.returncode != 0 or not match:
+            raise PgError("pgbench failed: " + (self.err.strip() or self.out.strip())[-2000:])
+        if not self.seconds:
+            return float(match.group(1))
+        progress = [(float(t), float(v)) for t, v in
+                    re.findall(r"^progress: ([0-9.]+) s, ([0-9.]+) tps", self.err, re.M)]
+        steady = [v for t, v in progress if t > self.warmup]
+        return sum(steady) / len(steady) if steady else float(match.group(1))
+
+    def latencies(self):
+        """Milliseconds of every transaction after the first `warmup`
+        seconds, from the per-transaction log (after tps())."""
+        lines = []
+        for name in os.listdir(self.dir):
+            if name.startswith("log"):
+                with open(os.path.join(self.dir, name)) as f:
+                    lines += [l.split() for l in f if l.strip()]
+        if not lines:
+            return []
+        start = min(int(l[4]) + int(l[5]) / 1e6 for l in lines)
+        return [int(l[2]) / 1000.0 for l in lines
+                if int(l[4]) + int(l[5]) / 1e6 - start >= self.warmup]
+
+    def cleanup(self):
+        """Remove the script and the logs."""
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def pgbench(script, clients, seconds=None, transactions=None, warmup=0, settings=""):
     """Run a pgbench script with `clients` clients; returns transactions per
-    second.  With `seconds`, it runs warmup + seconds and averages pgbench's
-    per-second progress reports after the first `warmup` seconds (each new
-    backend's first queries, e.g. loading an index's tree, are left out);
-    with `transactions` (per client), pgbench's own figure."""
-    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
-        f.write(script)
-        path = f.name
-    env = dict(os.environ)
-    if settings:
-        env["PGOPTIONS"] = (env.get("PGOPTIONS", "") + " " + settings).strip()
-    cmd = ["pgbench", "-n", "-f", path, "-c", str(clients), "-j", str(clients)]
-    if seconds:
-        cmd += ["-T", str(int(warmup + seconds)), "-P", "1"]
-    else:
-        cmd += ["-t", str(transactions)]
+    second (see Pgbench.tps)."""
+    run = Pgbench(script, clients, seconds, transactions, warmup, settings)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        return run.tps()
     finally:
-        os.unlink(path)
-    match = re.search(r"^tps = ([0-9.]+) \(without initial connection time\)",
-                      proc.stdout, re.M)
-    if proc.returncode != 0 or not match:
-        raise PgError("pgbench failed: " + (proc.stderr.strip() or proc.stdout.strip())[-2000:])
-    if not seconds:
-        return float(match.group(1))
-    progress = [(float(t), float(v)) for t, v in
-                re.findall(r"^progress: ([0-9.]+) s, ([0-9.]+) tps", proc.stderr, re.M)]
-    steady = [v for t, v in progress if t > warmup]
-    return sum(steady) / len(steady) if steady else float(match.group(1))
+        run.cleanup()

@@ -19,10 +19,13 @@ TITLES = {
     ("knn10", "tps"): "ORDER BY <-> LIMIT 10: pgbench throughput",
     ("allknn", "ms"): "All-kNN",
     ("knnjoin", "ms"): "kNN join",
+    ("knn10", "kB"): "ORDER BY <-> LIMIT 10: private memory of a backend after the queries",
     ("radius", "ms"): "Radius query: time per query point (median)",
+    ("writes", "ms"): "Inserts: time, LIMIT 10 latency after them, p99 under mixed load",
+    ("writes", "tps"): "Inserts under mixed load (writers, readers, VACUUM)",
 }
-ORDER = ["build", "knn10", "allknn", "knnjoin", "radius", "engine"]
-METRIC_ORDER = ["ms", "tps", "bytes", "qps"]
+ORDER = ["build", "knn10", "allknn", "knnjoin", "radius", "writes", "engine"]
+METRIC_ORDER = ["ms", "tps", "bytes", "kB", "qps"]
 DATASET_ORDER = ["uniform2", "uniform3", "clustered", "dup", "lonlat", "geography"]
 
 
@@ -33,6 +36,8 @@ def fmt(value, unit):
         return "%.3g s" % (v / 1000) if v >= 1000 else "%.3g ms" % v
     if unit == "bytes":
         return "%.3g MB" % (v / 1e6)
+    if unit == "kB":
+        return "%.3g MB" % (v / 1e3)
     if unit in ("tps", "q/s"):
         for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
             if v >= div:

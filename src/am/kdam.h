@@ -11,11 +11,12 @@
  * the points fit in maintenance_work_mem, else it sorts them along a
  * Z-order curve and builds a tree per memory-sized run of the sorted
  * points, so that the trees cover disjoint parts of space (kdam_build.c).
- * Rows inserted after the build sit in a chain of pending pages as
- * fixed-size records (ref, coords, payload); when the chain reaches
- * KDAM_FLUSH_ROWS records the inserter turns them into a tree of their
- * own and merges trees of like size, the logarithmic method of the
- * Bkd-tree (kdam_merge.c).  The kd_* functions, kd_index_check and merges
+ * Rows inserted after the build sit in KDAM_LANES insert lanes, chains of
+ * pending pages of fixed-size records (ref, coords, payload) whose header
+ * pages are blocks 1 to KDAM_LANES (kdam_lanes.c); when a lane reaches
+ * KDAM_LANE_ROWS records the inserter seals every lane's chain and turns
+ * the records into a tree of their own, then merges trees of like size,
+ * the logarithmic method of the Bkd-tree (kdam_merge.c).  The kd_* functions, kd_index_check and merges
  * read trees into the engine's arrays (kdam_cache.c).
  * NULL rows sit in another chain as (ref, payload) records: ordered scans
  * return them last, as a sort by distance does.
@@ -55,7 +56,7 @@
 #include "kdgpu.h"
 
 #define KDAM_MAGIC			0x4B444731	/* "KDG1" */
-#define KDAM_FORMAT_VERSION	5
+#define KDAM_FORMAT_VERSION	6
 #define KDAM_METAPAGE_BLKNO	0
 #define KDAM_PAGE_ID		0xFF8B
 #define KDAM_DEAD_REF		UINT64_MAX
@@ -69,6 +70,7 @@
 #define KDAM_OUTSIDE	(1 << 5)
 #define KDAM_TREEDIR	(1 << 6)
 #define KDAM_FOREST		(1 << 7)
+#define KDAM_LANE		(1 << 8)
 
 /* strategies of the operator classes */
 #define KDAM_STRATEGY_IN_BOX		1	/* point <@ box */
@@ -116,10 +118,8 @@ typedef struct KdamMetaPageData
 	BlockNumber forest_head;	/* first forest page, or InvalidBlockNumber */
 	int32		ntrees;			/* entries on the forest pages, live and retired */
 	uint64		next_tree_id;	/* the tree_id the next tree gets */
-	BlockNumber pending_head;	/* first pending page, or InvalidBlockNumber */
-	BlockNumber pending_tail;
-	int64		npending;		/* records in the pending pages */
-	BlockNumber flush_head;		/* pending pages being made a tree */
+	BlockNumber flush_head;		/* sealed lanes' pages, being made a tree */
+	BlockNumber flush_tail;
 	int64		nflush;			/* records there */
 	uint64		generation;
 	int32		payload_words;	/* per point: INCLUDE values and NULL mask */
@@ -163,8 +163,20 @@ typedef struct KdamTreeEntry
 #define KDAM_MAX_DIR		((int) (KDAM_PAGE_BYTES / sizeof(BlockNumber)))
 /* block numbers per directory page */
 #define KDAM_DIR_ENTRIES	((int64) (KDAM_PAGE_BYTES / sizeof(BlockNumber)))
-/* pending records that make a tree of their own */
-#define KDAM_FLUSH_ROWS		1024
+/* insert lanes, their header pages' blocks, and the records that fill one */
+#define KDAM_LANES			8
+#define KDAM_LANE_BLKNO(i)	(KDAM_METAPAGE_BLKNO + 1 + (i))
+#define KDAM_LANE_ROWS		128
+
+/* An insert lane's header (kdam_lanes.c): its chain of pending pages. */
+typedef struct KdamLaneData
+{
+	BlockNumber head;			/* first pending page, or InvalidBlockNumber */
+	BlockNumber tail;
+	int64		n;				/* records in the chain */
+} KdamLaneData;
+
+typedef KdamLaneData *KdamLane;
 
 /* What a tree page says of itself, before its block's arrays. */
 typedef struct KdamBlockHeader
@@ -308,6 +320,7 @@ typedef struct KdamCensus
 typedef struct KdamPending
 {
 	int64		n;
+	int64		cap;			/* room for this many */
 	double	   *coords;
 	uint64	   *refs;
 	uint64	   *payload;		/* n * meta->payload_words */
@@ -347,7 +360,7 @@ extern void kdam_free_tree_pages(Relation index, const KdamTreeEntry *entry);
 /* kdam_merge.c */
 extern bool kdam_merge_lock(Relation index, bool wait);
 extern void kdam_merge_unlock(Relation index);
-extern void kdam_flush_and_merge(Relation index, int64 min_rows, Size mem);
+extern void kdam_flush_and_merge(Relation index, Size mem);
 extern bool kdam_rebuild_trees(Relation index, const KdamMetaPageData *m,
 							   const KdamTreeEntry *trees, int count);
 extern void kdam_free_retired(Relation index, Buffer metabuf);
@@ -370,6 +383,13 @@ extern void kdam_free_chain(Relation index, BlockNumber head);
 extern Size kdam_pending_record_size(int dim, int words);
 extern void kdam_read_records(Relation index, BlockNumber head, int dim,
 							  int words, int64 count, KdamPending *out);
+extern void kdam_records_reserve(KdamPending *out, int dim, int words,
+								 int64 more);
+extern void kdam_read_chain(Relation index, BlockNumber head, int dim,
+							int words, KdamPending *out);
+extern int64 kdam_chain_delete(Relation index, BlockNumber head, Size recsize,
+							   IndexBulkDeleteCallback callback,
+							   void *callback_state);
 extern void kdam_read_nulls(Relation index, const KdamMetaPageData *meta,
 							KdamPending *nulls);
 extern BlockNumber kdam_write_records(Relation index, const char *recs,
@@ -377,7 +397,7 @@ extern BlockNumber kdam_write_records(Relation index, const char *recs,
 									  BlockNumber *tail);
 extern void kdam_read_outside(Relation index, const KdamMetaPageData *meta,
 							  KdamPending *outside);
-extern void kdam_read_pending(Relation index, const KdamMetaPageData *meta,
+extern int64 kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 							  KdamPending *pending);
 extern void kdam_stream_to_tree(KdamTree *t, const KdamMetaPageData *meta,
 								const KdamTreeEntry *entry);
@@ -426,7 +446,22 @@ extern bool kdam_classify_row(KdPointType type, Datum value, int *dim,
 							  double *rec);
 extern void kdam_outside_notice(Relation index, int64 n);
 
+/* kdam_lanes.c */
+extern void kdam_init_lane_page(Page page);
+extern void kdam_lanes_create(Relation index);
+extern bool kdam_lane_insert(Relation index, const char *rec, Size recsize);
+extern int64 kdam_lanes_count(Relation index);
+extern int64 kdam_index_rows(Relation index, const KdamMetaPageData *meta);
+extern int64 kdam_lanes_read(Relation index, int dim, int words,
+							KdamPending *out);
+extern void kdam_lanes_seal(Relation index, Buffer metabuf);
+extern int64 kdam_lanes_delete(Relation index, Size recsize,
+							   IndexBulkDeleteCallback callback,
+							   void *callback_state);
+extern void kdam_lanes_heads(Relation index, BlockNumber *heads);
+
 /* kdam_insert.c */
+extern void kdam_insert_forget(Relation index);
 extern bool kdam_insert(Relation index, Datum *values, bool *isnull,
 						ItemPointer heap_tid, Relation heap,
 						IndexUniqueCheck checkUnique, bool indexUnchanged,

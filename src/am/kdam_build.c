@@ -289,6 +289,9 @@ kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
 	MemoryContextDelete(tmp);
 }
 
+/* points of a sorted run, however small maintenance_work_mem is */
+#define KDAM_MIN_RUN 1024
+
 /*
  * Build the forest of the points sorted along the curve: one tree per run
  * of points that fits in half of maintenance_work_mem.
@@ -297,7 +300,7 @@ static void
 build_sorted_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
 {
 	Size		per = kdam_build_memory(1, bs->dim, bs->words);
-	int64		run = Max((int64) (bs->limit / 2 / per), KDAM_FLUSH_ROWS);
+	int64		run = Max((int64) (bs->limit / 2 / per), KDAM_MIN_RUN);
 	double	   *coords;
 	uint64	   *refs;
 	uint64	   *payload;
@@ -368,6 +371,7 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	kdam_check_include_types(index);
 	/* an in-place TRUNCATE rebuilds under the same relfilenode */
 	kdam_cache_forget(RelationGetRelid(index));
+	kdam_insert_forget(index);
 	memset(&bs, 0, sizeof(bs));
 	bs.index = index;
 	bs.type = kdam_index_type(index);
@@ -384,6 +388,7 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	kdam_init_metapage(BufferGetPage(metabuf), bs.dim, bs.type, bs.words);
 	MarkBufferDirty(metabuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	kdam_lanes_create(index);
 
 	npoints = bs.sort ? bs.nsorted : bs.n;
 	if (bs.sort)
@@ -435,18 +440,26 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	return result;
 }
 
-/* ambuildempty: the init fork of an unlogged index holds a metapage */
+/* ambuildempty: the init fork of an unlogged index holds a metapage and empty lanes */
 void
 kdam_buildempty(Relation index)
 {
 	Page		page = (Page) palloc(BLCKSZ);
 
-	kdam_init_metapage(page, 0, kdam_index_type(index), kdam_payload_words(index));
-	PageSetChecksumInplace(page, KDAM_METAPAGE_BLKNO);
-	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, KDAM_METAPAGE_BLKNO,
-			  (char *) page, true);
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
-				KDAM_METAPAGE_BLKNO, page, true);
+	for (BlockNumber blkno = KDAM_METAPAGE_BLKNO;
+		 blkno <= KDAM_LANE_BLKNO(KDAM_LANES - 1); blkno++)
+	{
+		if (blkno == KDAM_METAPAGE_BLKNO)
+			kdam_init_metapage(page, 0, kdam_index_type(index),
+							   kdam_payload_words(index));
+		else
+			kdam_init_lane_page(page);
+		PageSetChecksumInplace(page, blkno);
+		smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, blkno, (char *) page,
+				  true);
+		log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
+					blkno, page, true);
+	}
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
 	pfree(page);
 }

@@ -223,6 +223,7 @@ kd_index_check(PG_FUNCTION_ARGS)
 	KdamPending pending;
 	KdamPending nulls;
 	KdamPending outside;
+	int64		npending;
 	CheckState	cs;
 	IndexInfo  *info;
 	int64		points = 0,
@@ -232,12 +233,12 @@ kd_index_check(PG_FUNCTION_ARGS)
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = *kdam_metapage(index, BufferGetPage(metabuf));
 	kdam_forest_read(index, &meta, &forest);
-	kdam_read_pending(index, &meta, &pending);
+	npending = kdam_read_pending(index, &meta, &pending);
 	kdam_read_nulls(index, &meta, &nulls);
 	kdam_read_outside(index, &meta, &outside);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
-	if (pending.n != meta.npending + meta.nflush)
+	if (pending.n != npending)
 		check_fail(index, "index \"%s\" has a wrong count of pending rows", NULL);
 	if (nulls.n != meta.nnull)
 		check_fail(index, "index \"%s\" has a wrong count of NULL rows", NULL);
@@ -324,6 +325,7 @@ kd_index_stats(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	KdamCensus	census;
 	KdamForest	forest;
+	int64		npending;
 	Datum		values[11];
 	bool		nulls[11] = {false};
 
@@ -333,9 +335,10 @@ kd_index_stats(PG_FUNCTION_ARGS)
 	meta = *kdam_metapage(index, BufferGetPage(metabuf));
 	kdam_page_census(index, &meta, NULL, &census);
 	kdam_forest_read(index, &meta, &forest);
+	npending = meta.nflush + kdam_lanes_count(index);
 	UnlockReleaseBuffer(metabuf);
 	values[0] = Int64GetDatum(meta.ntree);
-	values[1] = Int64GetDatum(meta.npending + meta.nflush);
+	values[1] = Int64GetDatum(npending);
 	values[2] = Int64GetDatum(meta.ndead);
 	values[3] = Int32GetDatum(meta.dim);
 	values[4] = Int64GetDatum((int64) meta.generation);

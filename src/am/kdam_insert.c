@@ -1,26 +1,65 @@
 /*
  * kdam_insert.c
  *	  aminsert for the kdgpu access method: rows inserted after the build go
- *	  to the pending pages.
+ *	  to the insert lanes.
  *
- * Trees never change.  A new row's (ref, coords, payload) record is
- * appended to the tail of the pending chain under an exclusive lock on the
- * metapage, in one Generic WAL record covering the metapage, the tail page
- * and, when the tail is full, the new tail.  Scans search the pending
- * records exhaustively beside the trees; when they reach KDAM_FLUSH_ROWS,
- * the inserter turns them into a tree and merges trees of like size
- * (kdam_merge.c), unless another process is doing so.  A NULL row gets a
- * (ref, payload) record in the null chain instead, the same way, and a row
- * whose value the tree cannot hold a record in the outside chain
- * (kdam_outside.c).
+ * Trees never change.  A new point's (ref, coords, payload) record goes to
+ * an insert lane (kdam_lanes.c) without touching the metapage: the
+ * index's dimension (and a PostGIS column's SRID and Z/M flags), fixed by
+ * its first point, are kept in the relation cache.  Scans search the
+ * lanes' records exhaustively beside the trees; when a lane holds
+ * KDAM_LANE_ROWS records, the inserter turns every lane's records into a
+ * tree and merges trees of like size (kdam_merge.c), unless another
+ * process is doing so.  A row that sets the dimension, a NULL row (a
+ * (ref, payload) record in the null chain) and a row whose value the tree
+ * cannot hold (a record in the outside chain, kdam_outside.c) are added
+ * under an exclusive lock on the metapage, in one Generic WAL record
+ * covering the metapage, the chain's tail page and, when the tail is full,
+ * a new tail.
  */
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
 #include "miscadmin.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "kdam.h"
+
+/* What inserts need of the index, in its relation cache (rd_amcache). */
+typedef struct KdamInsertCache
+{
+	KdPointType type;
+	int			words;			/* payload words per row */
+	int			dim;			/* 0 until the first point */
+	int32		srid;
+	int32		zm;
+} KdamInsertCache;
+
+/* The index's insert cache, made on first use. */
+static KdamInsertCache *
+insert_cache(Relation index)
+{
+	KdamInsertCache *c = (KdamInsertCache *) index->rd_amcache;
+
+	if (c == NULL)
+	{
+		c = MemoryContextAllocZero(index->rd_indexcxt, sizeof(*c));
+		c->type = kdam_index_type(index);
+		c->words = kdam_payload_words(index);
+		index->rd_amcache = c;
+	}
+	return c;
+}
+
+/* Drop the insert cache: a build (an in-place TRUNCATE too) starts anew. */
+void
+kdam_insert_forget(Relation index)
+{
+	if (index->rd_amcache)
+		pfree(index->rd_amcache);
+	index->rd_amcache = NULL;
+}
 
 /*
  * Append a record to the chain whose head and tail fields of the metapage
@@ -59,59 +98,60 @@ append_record(Relation index, GenericXLogState *state, BlockNumber *head,
 	((PageHeader) tail)->pd_lower += recsize;
 }
 
-/* aminsert */
-bool
-kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
-			Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
-			IndexInfo *indexInfo)
+/*
+ * Add a row under an exclusive lock on the metapage: a NULL row, a row
+ * outside the tree, or a point while the cache does not know the index's
+ * dimension (which the point may set).  rec holds the ref and the payload
+ * after ncoords coordinates; returns whether a lane is full.
+ */
+static bool
+insert_locked(Relation index, KdamInsertCache *c, Datum value, bool isnull,
+			  uint64 *rec)
 {
 	double		coords[KD_MAX_DIM + 2];
 	double		box[KDAM_OUTSIDE_COORDS];
-	int			words = kdam_payload_words(index);
-	/* ref, coordinates (or an outside row's kind and box), payload */
-	uint64		rec[1 + KDAM_OUTSIDE_COORDS + INDEX_MAX_KEYS + 1];
-	int			ncoords;
-	Buffer		metabuf,
+	uint64		payload[INDEX_MAX_KEYS + 1];
+	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO),
 				tailbuf = InvalidBuffer,
 				newbuf = InvalidBuffer;
-	GenericXLogState *state;
 	KdamMetaPage meta;
-	KdPointType type = kdam_index_type(index);
+	GenericXLogState *state;
 	int			dim;
 	int32		srid,
 				zm;
 	bool		in_tree = false;
-	bool		flush;
+	bool		full = false;
+	int			ncoords;
 
-	rec[0] = kdg_tid_to_ref(heap_tid);
-	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	/* the payload follows the ref until the coordinates are known */
+	memcpy(payload, rec + 1, sizeof(uint64) * c->words);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
 	dim = meta->dim;
 	srid = meta->srid;
 	zm = meta->zm;
-	if (!isnull[0])
-		in_tree = kdam_classify_row(type, values[0], &dim, &srid, &zm, coords, box);
-	ncoords = isnull[0] ? 0 : in_tree ? dim : KDAM_OUTSIDE_COORDS;
+	if (!isnull)
+		in_tree = kdam_classify_row(c->type, value, &dim, &srid, &zm, coords,
+									box);
+	ncoords = isnull ? 0 : in_tree ? dim : KDAM_OUTSIDE_COORDS;
 	memcpy(rec + 1, in_tree ? coords : box, sizeof(double) * ncoords);
-	if (words > 0)
-		kdam_payload_from_values(index, values, isnull, rec + 1 + ncoords);
+	memcpy(rec + 1 + ncoords, payload, sizeof(uint64) * c->words);
 
 	state = GenericXLogStart(index);
 	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	if (isnull[0])
+	if (isnull)
 	{
 		/* NULL: a record in the null chain, for ordered scans */
 		append_record(index, state, &meta->null_head, &meta->null_tail,
 					  KDAM_NULLS, (const char *) rec,
-					  kdam_pending_record_size(0, words), &tailbuf, &newbuf);
+					  kdam_pending_record_size(0, c->words), &tailbuf, &newbuf);
 		meta->nnull++;
 	}
 	else if (!in_tree)
 	{
 		append_record(index, state, &meta->outside_head, &meta->outside_tail,
 					  KDAM_OUTSIDE, (const char *) rec,
-					  kdam_pending_record_size(KDAM_OUTSIDE_COORDS, words),
+					  kdam_pending_record_size(KDAM_OUTSIDE_COORDS, c->words),
 					  &tailbuf, &newbuf);
 		meta->noutside++;
 	}
@@ -120,23 +160,58 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 		meta->dim = dim;
 		meta->srid = srid;
 		meta->zm = zm;
-		append_record(index, state, &meta->pending_head, &meta->pending_tail,
-					  KDAM_PENDING, (const char *) rec,
-					  kdam_pending_record_size(dim, words), &tailbuf, &newbuf);
-		meta->npending++;
 	}
-	flush = meta->npending >= KDAM_FLUSH_ROWS;
 	GenericXLogFinish(state);
-
 	if (BufferIsValid(newbuf))
 		UnlockReleaseBuffer(newbuf);
 	if (BufferIsValid(tailbuf))
 		UnlockReleaseBuffer(tailbuf);
+
+	if (in_tree)
+		full = kdam_lane_insert(index, (const char *) rec,
+								kdam_pending_record_size(dim, c->words));
+	c->dim = meta->dim;
+	c->srid = meta->srid;
+	c->zm = meta->zm;
 	UnlockReleaseBuffer(metabuf);
-	if (flush && kdam_merge_lock(index, false))
+	return full;
+}
+
+/* aminsert */
+bool
+kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
+			Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
+			IndexInfo *indexInfo)
+{
+	KdamInsertCache *c = insert_cache(index);
+	double		coords[KD_MAX_DIM + 2];
+	double		box[KDAM_OUTSIDE_COORDS];
+	/* ref, coordinates (or an outside row's kind and box), payload */
+	uint64		rec[1 + KDAM_OUTSIDE_COORDS + INDEX_MAX_KEYS + 1];
+	int			dim = c->dim;
+	int32		srid = c->srid,
+				zm = c->zm;
+	bool		full;
+
+	rec[0] = kdg_tid_to_ref(heap_tid);
+	if (!isnull[0] && dim > 0 &&
+		kdam_classify_row(c->type, values[0], &dim, &srid, &zm, coords, box))
 	{
-		kdam_flush_and_merge(index, KDAM_FLUSH_ROWS,
-							 (Size) maintenance_work_mem * 1024);
+		memcpy(rec + 1, coords, sizeof(double) * dim);
+		if (c->words > 0)
+			kdam_payload_from_values(index, values, isnull, rec + 1 + dim);
+		full = kdam_lane_insert(index, (const char *) rec,
+								kdam_pending_record_size(dim, c->words));
+	}
+	else
+	{
+		if (c->words > 0)
+			kdam_payload_from_values(index, values, isnull, rec + 1);
+		full = insert_locked(index, c, values[0], isnull[0], rec);
+	}
+	if (full && kdam_merge_lock(index, false))
+	{
+		kdam_flush_and_merge(index, (Size) maintenance_work_mem * 1024);
 		kdam_merge_unlock(index);
 	}
 	return false;

@@ -4,11 +4,12 @@
  *	  method of the Bkd-tree, which keeps the forest to a few trees per
  *	  size class while rows are inserted.
  *
- * When the pending chain reaches KDAM_FLUSH_ROWS records, the inserter that
- * made it so (or VACUUM, for whatever is pending) seals the chain (moves it
- * to the metapage's flush slot, so that inserts start a new one), builds a
- * tree of its records, and adds the tree to the forest.  Then, while two
- * live trees are of the same size class (floor(log2(n / KDAM_FLUSH_ROWS)))
+ * When an insert lane reaches KDAM_LANE_ROWS records, the inserter that
+ * made it so (or VACUUM, for whatever is pending) seals the lanes (moves
+ * their chains to the metapage's sealed chain, so that inserts start new
+ * ones, kdam_lanes.c), builds a tree of the sealed records, and adds the
+ * tree to the forest.  Then, while two
+ * live trees are of the same size class (floor(log2(n / KDAM_LANE_ROWS)))
  * and their points fit in the memory given, it merges them: it builds one
  * tree of their live points and retires the two.  A retired tree's pages
  * stay as they are, for the scans that started before, until VACUUM frees
@@ -41,7 +42,7 @@ size_class(int64 n)
 {
 	int			c = 0;
 
-	while (n >= 2 * KDAM_FLUSH_ROWS)
+	while (n >= 2 * KDAM_LANE_ROWS)
 	{
 		n /= 2;
 		c++;
@@ -158,6 +159,7 @@ switch_forest(Relation index, uint64 gen, const uint64 *retire, int nretire,
 	if (flushed)
 	{
 		meta->flush_head = InvalidBlockNumber;
+		meta->flush_tail = InvalidBlockNumber;
 		meta->nflush = 0;
 	}
 	meta->generation++;
@@ -198,12 +200,12 @@ install_tree(Relation index, const KdamMetaPageData *m, uint64 tree_id,
 }
 
 /*
- * Seal the pending chain (or take one sealed by a flush that failed) and
- * turn it into a tree of the forest; false when fewer than min_rows were
+ * Seal the lanes (or take the records sealed by a flush that failed) and
+ * turn the sealed records into a tree of the forest; false when none were
  * pending, or the generation moved.
  */
 static bool
-flush_once(Relation index, int64 min_rows)
+flush_once(Relation index)
 {
 	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	KdamMetaPage meta;
@@ -214,8 +216,10 @@ flush_once(Relation index, int64 min_rows)
 	uint64		tree_id;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	m = *kdam_metapage(index, BufferGetPage(metabuf));
-	if (m.flush_head == InvalidBlockNumber && (m.npending == 0 || m.npending < min_rows))
+	meta = kdam_metapage(index, BufferGetPage(metabuf));
+	if (meta->flush_head == InvalidBlockNumber)
+		kdam_lanes_seal(index, metabuf);
+	if (meta->flush_head == InvalidBlockNumber)
 	{
 		UnlockReleaseBuffer(metabuf);
 		return false;
@@ -223,14 +227,6 @@ flush_once(Relation index, int64 min_rows)
 	state = GenericXLogStart(index);
 	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	orphans_was = start_tree(meta, &tree_id);
-	if (meta->flush_head == InvalidBlockNumber)
-	{
-		meta->flush_head = meta->pending_head;
-		meta->nflush = meta->npending;
-		meta->pending_head = InvalidBlockNumber;
-		meta->pending_tail = InvalidBlockNumber;
-		meta->npending = 0;
-	}
 	m = *meta;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
@@ -365,19 +361,18 @@ kdam_merge_unlock(Relation index)
 }
 
 /*
- * Turn the pending rows into a tree when at least min_rows are pending, and
- * then merge trees of like size, using at most mem bytes for a merge.  The
- * caller holds the merge lock.
+ * Turn the pending rows into a tree, then merge trees of like size, using
+ * at most mem bytes for a merge.  The caller holds the merge lock.
  */
 void
-kdam_flush_and_merge(Relation index, int64 min_rows, Size mem)
+kdam_flush_and_merge(Relation index, Size mem)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
 											  "kdgpu merge",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
-	flush_once(index, min_rows);
+	flush_once(index);
 	MemoryContextReset(cxt);
 	while (merge_once(index, mem))
 	{

@@ -103,9 +103,8 @@ kdam_init_metapage(Page page, int dim, KdPointType type, int words)
 	meta->payload_words = words;
 	meta->forest_head = InvalidBlockNumber;
 	meta->next_tree_id = 1;
-	meta->pending_head = InvalidBlockNumber;
 	meta->flush_head = InvalidBlockNumber;
-	meta->pending_tail = InvalidBlockNumber;
+	meta->flush_tail = InvalidBlockNumber;
 	meta->null_head = InvalidBlockNumber;
 	meta->null_tail = InvalidBlockNumber;
 	meta->outside_head = InvalidBlockNumber;
@@ -277,6 +276,7 @@ records_alloc(KdamPending *out, int dim, int words, int64 cap)
 {
 	cap = Max(cap, 1);
 	out->n = 0;
+	out->cap = cap;
 	out->coords = palloc_extended(sizeof(double) * Max(dim, 1) * cap,
 								  MCXT_ALLOC_HUGE);
 	out->refs = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
@@ -284,14 +284,29 @@ records_alloc(KdamPending *out, int dim, int words, int64 cap)
 								   MCXT_ALLOC_HUGE);
 }
 
+/* Room in out (made by records_alloc) for more records. */
+void
+kdam_records_reserve(KdamPending *out, int dim, int words, int64 more)
+{
+	int64		cap = out->n + more;
+
+	if (cap <= out->cap)
+		return;
+	out->coords = repalloc_huge(out->coords, sizeof(double) * Max(dim, 1) * cap);
+	out->refs = repalloc_huge(out->refs, sizeof(uint64) * cap);
+	out->payload = repalloc_huge(out->payload,
+								 sizeof(uint64) * Max(words, 1) * cap);
+	out->cap = cap;
+}
+
 /*
  * Append the live records of the chain at head (pending records of dim
- * coordinates, or records of rows with no point when dim is 0) to out,
- * which has room for cap records in all.
+ * coordinates, or records of rows with no point when dim is 0) to out;
+ * more than out has room for means the chain holds more than its count.
  */
-static void
-read_chain(Relation index, BlockNumber head, int dim, int words, int64 cap,
-		   KdamPending *out)
+void
+kdam_read_chain(Relation index, BlockNumber head, int dim, int words,
+				KdamPending *out)
 {
 	Size		recsize = kdam_pending_record_size(dim, words);
 	BlockNumber blkno = head;
@@ -314,7 +329,7 @@ read_chain(Relation index, BlockNumber head, int dim, int words, int64 cap,
 			memcpy(&ref, rec, sizeof(uint64));
 			if (ref == KDAM_DEAD_REF)
 				continue;
-			if (out->n == cap)
+			if (out->n == out->cap)
 				ereport(ERROR,
 						(errcode(ERRCODE_INDEX_CORRUPTED),
 						 errmsg("index \"%s\" has more records in a chain than its metapage says",
@@ -333,7 +348,59 @@ read_chain(Relation index, BlockNumber head, int dim, int words, int64 cap,
 }
 
 /*
- * Read the live records of the chain at head (see read_chain), in
+ * Remove dead records of recsize bytes from the chain at head (pending,
+ * null or outside pages), a page at a time; returns how many.
+ */
+int64
+kdam_chain_delete(Relation index, BlockNumber head, Size recsize,
+				  IndexBulkDeleteCallback callback, void *callback_state)
+{
+	BlockNumber blkno = head;
+	int64		removed = 0;
+
+	while (blkno != InvalidBlockNumber)
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		GenericXLogState *state;
+		Page		page;
+		char	   *rec,
+				   *end,
+				   *keep;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		state = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		rec = keep = PageGetContents(page);
+		end = (char *) page + ((PageHeader) page)->pd_lower;
+		for (; rec + recsize <= end; rec += recsize)
+		{
+			uint64		ref;
+			ItemPointerData tid;
+
+			memcpy(&ref, rec, sizeof(uint64));
+			kdg_ref_to_tid(ref, &tid);
+			if (callback(&tid, callback_state))
+			{
+				removed++;
+				continue;
+			}
+			if (keep != rec)
+				memmove(keep, rec, recsize);
+			keep += recsize;
+		}
+		((PageHeader) page)->pd_lower = keep - (char *) page;
+		blkno = KdamPageGetOpaque(page)->next;
+		if (keep != end)
+			GenericXLogFinish(state);
+		else
+			GenericXLogAbort(state);
+		UnlockReleaseBuffer(buf);
+	}
+	return removed;
+}
+
+/*
+ * Read the live records of the chain at head (see kdam_read_chain), in
  * CurrentMemoryContext; count is how many the metapage says it holds.  The
  * caller holds a lock on the metapage, so the chain does not change.
  */
@@ -342,24 +409,23 @@ kdam_read_records(Relation index, BlockNumber head, int dim, int words,
 				  int64 count, KdamPending *out)
 {
 	records_alloc(out, dim, words, count);
-	read_chain(index, head, dim, words, count, out);
+	kdam_read_chain(index, head, dim, words, out);
 }
 
 /*
- * Read the live pending records: those being made a tree, then the rest;
- * see kdam_read_records.
+ * Read the live pending records: the sealed ones being made a tree, then
+ * every lane's.  The caller holds a lock on the metapage, so no lane is
+ * sealed meanwhile.  Returns how many the counts of the metapage and the
+ * lanes' headers say there are.
  */
-void
+int64
 kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 				  KdamPending *pending)
 {
-	int64		cap = meta->nflush + meta->npending;
-
-	records_alloc(pending, meta->dim, meta->payload_words, cap);
-	read_chain(index, meta->flush_head, meta->dim, meta->payload_words, cap,
-			   pending);
-	read_chain(index, meta->pending_head, meta->dim, meta->payload_words, cap,
-			   pending);
+	kdam_read_records(index, meta->flush_head, meta->dim, meta->payload_words,
+					  meta->nflush, pending);
+	return meta->nflush +
+		kdam_lanes_read(index, meta->dim, meta->payload_words, pending);
 }
 
 /* Read the records of rows with no point; see kdam_read_records. */
@@ -427,13 +493,16 @@ kdam_write_records(Relation index, const char *recs, int64 n, Size recsize,
 }
 
 /*
- * Classify every page of the index: the metapage, the forest pages, the
- * block and directory chains of every tree they list (live or retired),
- * and the pending, null and outside chains are in use; pages flagged free or never initialized
- * are free; any other page is an orphan, written by a build, flush or merge that an
- * error or a crash interrupted, which no chain reaches.  Each page is read
- * once under a share lock; the caller keeps the chains still (a lock on the
- * metapage).  strategy may be NULL.
+ * Classify every page of the index: the metapage, the lanes' headers, the
+ * forest pages, the block and directory chains of every tree they list
+ * (live or retired), and the sealed, lane, null and outside chains are in
+ * use; pages flagged free or never initialized are free; any other page is
+ * an orphan, written by a build, flush or merge that an error or a crash
+ * interrupted, which no chain reaches.  Each page is read once under a
+ * share lock.  The caller keeps every chain but the lanes still (a lock on
+ * the metapage); the lanes' heads are read after the pages, so a page an
+ * insert has taken since was seen free or past the end.  strategy may be
+ * NULL.
  */
 void
 kdam_page_census(Relation index, const KdamMetaPageData *meta,
@@ -447,9 +516,8 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 	BlockNumber *heads;
 
 	kdam_forest_read(index, meta, &forest);
-	heads = palloc(sizeof(BlockNumber) * (6 + 2 * forest.n));
+	heads = palloc(sizeof(BlockNumber) * (4 + KDAM_LANES + 2 * forest.n));
 	heads[nheads++] = meta->forest_head;
-	heads[nheads++] = meta->pending_head;
 	heads[nheads++] = meta->flush_head;
 	heads[nheads++] = meta->null_head;
 	heads[nheads++] = meta->outside_head;
@@ -463,9 +531,10 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 	census->kind = palloc_extended(Max(nblocks, 1), MCXT_ALLOC_HUGE);
 	census->nfree = 0;
 	census->norphan = 0;
-	if (nblocks > 0)
-		census->kind[KDAM_METAPAGE_BLKNO] = KDAM_PAGE_IN_USE;
-	for (BlockNumber blkno = KDAM_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	for (BlockNumber blkno = 0; blkno < nblocks && blkno <= KDAM_LANE_BLKNO(KDAM_LANES - 1);
+		 blkno++)
+		census->kind[blkno] = KDAM_PAGE_IN_USE;
+	for (BlockNumber blkno = KDAM_LANE_BLKNO(KDAM_LANES); blkno < nblocks; blkno++)
 	{
 		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno,
 											 RBM_NORMAL, strategy);
@@ -482,6 +551,8 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 		}
 		UnlockReleaseBuffer(buf);
 	}
+	kdam_lanes_heads(index, heads + nheads);
+	nheads += KDAM_LANES;
 	for (int i = 0; i < nheads; i++)
 		for (BlockNumber b = heads[i];
 			 b != InvalidBlockNumber && b < nblocks &&

@@ -7,7 +7,7 @@
  * forest's list of trees, the pending records and the rows outside the
  * trees (kdam_outside.c) once, and reads the trees' pages in place through
  * shared buffers (kdam_tree.c: no private copy, nothing to load).  The
- * pending records (fewer than KDAM_FLUSH_ROWS or so, kdam_merge.c) and the
+ * pending records (fewer than KDAM_LANES * KDAM_LANE_ROWS, kdam_lanes.c) and the
  * outside rows are searched exhaustively beside the trees.  WHERE quals are regions (kdam_quals.c), ORDER BY keys
  * distances and bounds (kdam_order.c).
  *
@@ -442,10 +442,7 @@ scan_start(IndexScanDesc scan)
 			st->base = so->ntree;
 			so->ntree += st->entry.n;
 		}
-	if (so->meta.npending + so->meta.nflush > 0)
-		kdam_read_pending(index, &so->meta, &so->pending);
-	else
-		memset(&so->pending, 0, sizeof(so->pending));
+	kdam_read_pending(index, &so->meta, &so->pending);
 	if (so->meta.noutside > 0)
 		kdam_read_outside(index, &so->meta, &so->outside);
 	else

@@ -51,58 +51,6 @@ delete_from_tree(Relation index, const KdamMetaPageData *meta,
 	return marked;
 }
 
-/*
- * Remove dead records of recsize bytes from the chain at head (pending,
- * null or outside pages); returns how many.
- */
-static int64
-delete_from_chain(Relation index, BlockNumber head, Size recsize,
-				  IndexBulkDeleteCallback callback, void *callback_state)
-{
-	BlockNumber blkno = head;
-	int64		removed = 0;
-
-	while (blkno != InvalidBlockNumber)
-	{
-		Buffer		buf = ReadBuffer(index, blkno);
-		GenericXLogState *state;
-		Page		page;
-		char	   *rec,
-				   *end,
-				   *keep;
-
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		state = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(state, buf, 0);
-		rec = keep = PageGetContents(page);
-		end = (char *) page + ((PageHeader) page)->pd_lower;
-		for (; rec + recsize <= end; rec += recsize)
-		{
-			uint64		ref;
-			ItemPointerData tid;
-
-			memcpy(&ref, rec, sizeof(uint64));
-			kdg_ref_to_tid(ref, &tid);
-			if (callback(&tid, callback_state))
-			{
-				removed++;
-				continue;
-			}
-			if (keep != rec)
-				memmove(keep, rec, recsize);
-			keep += recsize;
-		}
-		((PageHeader) page)->pd_lower = keep - (char *) page;
-		blkno = KdamPageGetOpaque(page)->next;
-		if (keep != end)
-			GenericXLogFinish(state);
-		else
-			GenericXLogAbort(state);
-		UnlockReleaseBuffer(buf);
-	}
-	return removed;
-}
-
 /* ambulkdelete */
 IndexBulkDeleteResult *
 kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
@@ -137,14 +85,13 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		marked += n;
 	}
 	pendsize = kdam_pending_record_size(m.dim, m.payload_words);
-	removed = delete_from_chain(index, m.pending_head, pendsize, callback,
-								callback_state);
-	removed_flush = delete_from_chain(index, m.flush_head, pendsize, callback,
+	removed = kdam_lanes_delete(index, pendsize, callback, callback_state);
+	removed_flush = kdam_chain_delete(index, m.flush_head, pendsize, callback,
 									  callback_state);
-	removed_nulls = delete_from_chain(index, m.null_head,
+	removed_nulls = kdam_chain_delete(index, m.null_head,
 									  kdam_pending_record_size(0, m.payload_words),
 									  callback, callback_state);
-	removed_outside = delete_from_chain(index, m.outside_head,
+	removed_outside = kdam_chain_delete(index, m.outside_head,
 										kdam_pending_record_size(KDAM_OUTSIDE_COORDS,
 																 m.payload_words),
 										callback, callback_state);
@@ -163,7 +110,6 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		meta->forest_head = head;
 		meta->ndead += marked;
-		meta->npending -= removed;
 		meta->nflush -= removed_flush;
 		meta->nnull -= removed_nulls;
 		meta->noutside -= removed_outside;
@@ -178,8 +124,7 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));
 	stats->tuples_removed += marked + removed + removed_flush + removed_nulls +
 		removed_outside;
-	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending +
-		meta->nflush + meta->nnull + meta->noutside;
+	stats->num_index_tuples = kdam_index_rows(index, meta);
 	UnlockReleaseBuffer(metabuf);
 	return stats;
 }
@@ -296,14 +241,13 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	kdam_free_retired(index, metabuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
-	kdam_flush_and_merge(index, 1, mem);
+	kdam_flush_and_merge(index, mem);
 	rebuild_trees(index, mem);
 
 	LockBufferForCleanup(metabuf);
 	kdam_free_retired(index, metabuf);
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));
-	stats->num_index_tuples = meta->ntree - meta->ndead + meta->npending +
-		meta->nflush + meta->nnull + meta->noutside;
+	stats->num_index_tuples = kdam_index_rows(index, meta);
 	stats->num_pages = RelationGetNumberOfBlocks(index);
 	UnlockReleaseBuffer(metabuf);
 	kdam_merge_unlock(index);

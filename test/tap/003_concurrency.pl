@@ -42,6 +42,31 @@ $node->safe_psql('postgres', q{
 	END $$;
 });
 
+# inserters alone, eight at once: they spread over the insert lanes (none
+# waits on another's lock), every row reaches the index, and flushes turn
+# the lanes into trees as they fill
+$node->pgbench(
+	'--no-vacuum --client=8 --jobs=4 --transactions=400',
+	0,
+	[qr{processed: 3200/3200}],
+	[qr{^$}],
+	'eight concurrent inserters',
+	{
+		'insert' => q{
+\set x random(0, 100)
+\set y random(0, 100)
+INSERT INTO pts (p) VALUES (point(:x + random(), :y + random()));
+},
+	});
+is($node->safe_psql('postgres', q{
+	SELECT s.tree_rows + s.pending_rows = (SELECT count(*) FROM pts WHERE p IS NOT NULL),
+	       s.pending_rows < 8 * 128, kd_index_check('pts_p')
+	  FROM kd_index_stats('pts_p') s}), 't|t|t',
+	'every concurrently inserted row is in the index, few still pending');
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM (SELECT point(x * 7.7 % 100, x * 3.1 % 100) q FROM generate_series(1, 100) x) s
+	 WHERE NOT knn_agrees(q)}), '0', 'kNN after concurrent inserts equals a sequential scan');
+
 my $secs = 15;
 $node->pgbench(
 	"--no-vacuum --client=6 --jobs=3 --time=$secs",

@@ -4,7 +4,8 @@ Latency: the median over --queries query points taken from the data (the
 same rows for every system), timed inside the server after a few warm-up
 queries in the same session.  First query: the first query of a new
 session (median over --runs sessions), which pays for what a backend
-loads once (a kdgpu index's tree).  Throughput: pgbench with 1 client and
+loads once.  Backend memory: the private memory (Pss_Anon) of a
+session after it ran the latency queries.  Throughput: pgbench with 1 client and
 with --clients clients (default: one per core), query points uniform over
 the data's domain, averaged over --pgbench-secs seconds after
 --pgbench-warmup seconds.
@@ -17,24 +18,50 @@ from ..context import NO_PARALLEL
 NAME = "knn10"
 
 
-def systems(ctx, tb):
+def index_systems(ctx, tb):
+    """(system, role) of the kdgpu index and the peer indexes on the data."""
     s = [("kdgpu-index", "kd")]
     if tb.point_peers:
         s += [("gist-point", "gist"), ("spgist-point", "spgist")]
     if ctx.caps["postgis"]:
         s.append(("postgis-gist", "geom"))
+    return s
+
+
+def systems(ctx, tb):
+    s = index_systems(ctx, tb)
     if "kdgeom" in tb.roles():
         s.append(("kdgpu-postgis", "kdgeom"))
     s.append(("seqscan", "base"))
     return [(name, [role], _runner(role)) for name, role in s]
 
 
+def query(tb, role):
+    """(column, operator, cast of the query point) of a role's table."""
+    geo = role in ("geom", "kdgeom")
+    return ("g" if geo else tb.col, tb.gop if geo else "<->", tb.gcast if geo else tb.cast)
+
+
+def statement(tb, role):
+    """The timed statement: the count of one LIMIT 10 at $1."""
+    col, op, cast = query(tb, role)
+    return ("SELECT count(*) FROM (SELECT 1 FROM %s ORDER BY %s %s $1%s LIMIT 10) s"
+            % (tb.t(role), col, op, cast))
+
+
+def pgbench_script(tb, role):
+    """A pgbench transaction: one LIMIT 10 at a point uniform over the
+    data's domain."""
+    col, op, _ = query(tb, role)
+    point, geom = tb.random_point_sql()
+    script = "".join("\\set u%d random(0, 1000000)\n" % j for j in range(tb.ds.dim))
+    return script + "SELECT id FROM %s ORDER BY %s %s %s LIMIT 10;\n" % (
+        tb.t(role), col, op, geom if role in ("geom", "kdgeom") else point)
+
+
 def _runner(role):
     def run(ctx, tb, system):
-        geo = role in ("geom", "kdgeom")
-        col = "g" if geo else tb.col
-        op = tb.gop if geo else "<->"
-        cast = tb.gcast if geo else tb.cast
+        col, op, cast = query(tb, role)
         if role != "base":
             tb.ensure_index(role)
         t = tb.t(role)
@@ -48,8 +75,7 @@ def _runner(role):
         args = tb.sample_args(role, ctx.args.queries, ctx.args.seed)
         k = min(10, tb.n)
         ctx.log("%s: latency over %d query points" % (system, len(args)))
-        stmt = ("SELECT count(*) FROM (SELECT 1 FROM %s ORDER BY %s %s $1%s LIMIT 10) s"
-                % (t, col, op, cast))
+        stmt = statement(tb, role)
         times, nrows = pg.latency(stmt, args, min(5, len(args)), ctx.budget_ms,
                                   "" if role == "base" else NO_PARALLEL)
         ctx.check(nrows, k * len(times), stmt)
@@ -62,10 +88,10 @@ def _runner(role):
             first += ms
         rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "first query", system, "ms", first,
                                   "ms", rows=k, note=note))
-        point, geom = tb.random_point_sql()
-        script = "".join("\\set u%d random(0, 1000000)\n" % j for j in range(tb.ds.dim))
-        script += "SELECT id FROM %s ORDER BY %s %s %s LIMIT 10;\n" % (
-            t, col, op, geom if geo else point)
+        kb = pg.backend_memory_kb(stmt, args, "" if role == "base" else NO_PARALLEL)
+        rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "backend memory", system, "kB",
+                                  [kb], "kB", note=note))
+        script = pgbench_script(tb, role)
         for c in sorted({1, ctx.args.clients}):
             tps = []
             for i in range(ctx.args.pgbench_runs):

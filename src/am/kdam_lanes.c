@@ -1,0 +1,292 @@
+/*
+ * kdam_lanes.c
+ *	  Insert lanes of the kdgpu index: where rows inserted after the build
+ *	  wait to become a tree, in KDAM_LANES chains, so that concurrent
+ *	  inserters do not queue on one lock.
+ *
+ * Blocks 1 to KDAM_LANES hold the lanes' header pages, made with the
+ * metapage.  A header (KdamLaneData) names its chain of pending pages and
+ * how many records the chain holds.  An inserter holds a share lock on the
+ * metapage (an exclusive one only for a row that sets the index's
+ * dimension, kdam_insert.c) and an exclusive lock on one header: the lane
+ * its process number picks when that is free, else the first free one,
+ * else it waits for its own.  Its record goes onto the lane's tail page in
+ * one Generic WAL record (the header, the tail and, when the tail is full,
+ * a new tail).  A process keeps to one lane, so one inserter fills one
+ * chain; when a lane holds KDAM_LANE_ROWS records the inserter flushes:
+ * under an exclusive lock on the metapage every lane's chain moves to the
+ * end of the sealed chain (kdam_lanes_seal), whose records become a tree
+ * (kdam_merge.c).  So at most KDAM_LANES * KDAM_LANE_ROWS rows (fewer with
+ * fewer concurrent inserters) wait in the lanes.
+ *
+ * Locks are taken in the order metapage, header, chain page.  A scan reads
+ * every lane under its share lock on the metapage, so no seal runs
+ * meanwhile, and a share lock on each header in turn, so no insert into
+ * that lane changes it while it is read.
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "miscadmin.h"
+#include "utils/rel.h"
+
+#include "kdam.h"
+
+#define KdamPageGetLane(page) ((KdamLane) PageGetContents(page))
+
+/* Initialize the header page of an empty lane. */
+void
+kdam_init_lane_page(Page page)
+{
+	KdamLane	lane;
+
+	kdam_init_page(page, KDAM_LANE);
+	lane = KdamPageGetLane(page);
+	lane->head = InvalidBlockNumber;
+	lane->tail = InvalidBlockNumber;
+	lane->n = 0;
+	((PageHeader) page)->pd_lower = ((char *) (lane + 1)) - (char *) page;
+}
+
+/*
+ * Make the lanes' header pages of a new index, right after the metapage,
+ * without WAL (the build logs every page at its end).
+ */
+void
+kdam_lanes_create(Relation index)
+{
+	for (int i = 0; i < KDAM_LANES; i++)
+	{
+		Buffer		buf = kdam_new_buffer(index, false);
+
+		Assert(BufferGetBlockNumber(buf) == KDAM_LANE_BLKNO(i));
+		kdam_init_lane_page(BufferGetPage(buf));
+		MarkBufferDirty(buf);
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/* Read lane i's header, locked in mode; returns the buffer. */
+static Buffer
+lane_lock(Relation index, int i, int mode, KdamLaneData *lane)
+{
+	Buffer		buf = ReadBuffer(index, KDAM_LANE_BLKNO(i));
+
+	LockBuffer(buf, mode);
+	*lane = *KdamPageGetLane(BufferGetPage(buf));
+	return buf;
+}
+
+/*
+ * Lock a lane's header exclusively for an insert: this process's lane when
+ * free, else the first free one, else wait for this process's lane.
+ */
+static Buffer
+lane_for_insert(Relation index)
+{
+	int			own = MyProcPid % KDAM_LANES;
+	Buffer		buf;
+
+	for (int k = 0; k < KDAM_LANES; k++)
+	{
+		buf = ReadBuffer(index, KDAM_LANE_BLKNO((own + k) % KDAM_LANES));
+		if (ConditionalLockBuffer(buf))
+			return buf;
+		ReleaseBuffer(buf);
+	}
+	buf = ReadBuffer(index, KDAM_LANE_BLKNO(own));
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	return buf;
+}
+
+/*
+ * Append a record of recsize bytes to a lane; the caller holds a lock on
+ * the metapage.  Returns whether the lane now holds KDAM_LANE_ROWS records
+ * or more, time to flush.
+ */
+bool
+kdam_lane_insert(Relation index, const char *rec, Size recsize)
+{
+	Buffer		headbuf = lane_for_insert(index);
+	Buffer		tailbuf = InvalidBuffer,
+				newbuf = InvalidBuffer;
+	GenericXLogState *state = GenericXLogStart(index);
+	KdamLane	lane = KdamPageGetLane(GenericXLogRegisterBuffer(state, headbuf, 0));
+	Page		tail = NULL;
+	bool		full;
+
+	if (lane->tail != InvalidBlockNumber)
+	{
+		tailbuf = ReadBuffer(index, lane->tail);
+		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		tail = GenericXLogRegisterBuffer(state, tailbuf, 0);
+	}
+	if (tail == NULL ||
+		((PageHeader) tail)->pd_lower + recsize > ((PageHeader) tail)->pd_upper)
+	{
+		Page		page;
+
+		newbuf = kdam_new_buffer(index, true);
+		page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+		kdam_init_page(page, KDAM_PENDING);
+		if (tail)
+			KdamPageGetOpaque(tail)->next = BufferGetBlockNumber(newbuf);
+		else
+			lane->head = BufferGetBlockNumber(newbuf);
+		lane->tail = BufferGetBlockNumber(newbuf);
+		tail = page;
+	}
+	memcpy((char *) tail + ((PageHeader) tail)->pd_lower, rec, recsize);
+	((PageHeader) tail)->pd_lower += recsize;
+	lane->n++;
+	full = lane->n >= KDAM_LANE_ROWS;
+	GenericXLogFinish(state);
+
+	if (BufferIsValid(newbuf))
+		UnlockReleaseBuffer(newbuf);
+	if (BufferIsValid(tailbuf))
+		UnlockReleaseBuffer(tailbuf);
+	UnlockReleaseBuffer(headbuf);
+	return full;
+}
+
+/* Records in the lanes, each header read under a share lock. */
+int64
+kdam_lanes_count(Relation index)
+{
+	int64		n = 0;
+
+	for (int i = 0; i < KDAM_LANES; i++)
+	{
+		KdamLaneData lane;
+
+		UnlockReleaseBuffer(lane_lock(index, i, BUFFER_LOCK_SHARE, &lane));
+		n += lane.n;
+	}
+	return n;
+}
+
+/* Rows the index holds: live tree rows, pending, NULL and outside rows. */
+int64
+kdam_index_rows(Relation index, const KdamMetaPageData *meta)
+{
+	return meta->ntree - meta->ndead + meta->nflush + kdam_lanes_count(index) +
+		meta->nnull + meta->noutside;
+}
+
+/*
+ * Append the live records of every lane (of dim coordinates and words
+ * payload words) to out; the caller holds a lock on the metapage.  Returns
+ * how many records the lanes' headers counted.
+ */
+int64
+kdam_lanes_read(Relation index, int dim, int words, KdamPending *out)
+{
+	int64		counted = 0;
+
+	for (int i = 0; i < KDAM_LANES; i++)
+	{
+		KdamLaneData lane;
+		Buffer		buf = lane_lock(index, i, BUFFER_LOCK_SHARE, &lane);
+
+		if (lane.n > 0)
+		{
+			kdam_records_reserve(out, dim, words, lane.n);
+			kdam_read_chain(index, lane.head, dim, words, out);
+		}
+		counted += lane.n;
+		UnlockReleaseBuffer(buf);
+	}
+	return counted;
+}
+
+/*
+ * Move every lane's chain to the end of the metapage's sealed chain, one
+ * Generic WAL record per lane (the metapage, the header and the sealed
+ * chain's tail), so that a crash between two leaves each record in one
+ * place.  metabuf is the metapage, locked exclusively.
+ */
+void
+kdam_lanes_seal(Relation index, Buffer metabuf)
+{
+	for (int i = 0; i < KDAM_LANES; i++)
+	{
+		KdamLaneData old;
+		Buffer		buf = lane_lock(index, i, BUFFER_LOCK_EXCLUSIVE, &old);
+		Buffer		tailbuf = InvalidBuffer;
+		GenericXLogState *state;
+		KdamMetaPage meta;
+		KdamLane	lane;
+
+		if (old.n == 0 && old.head == InvalidBlockNumber)
+		{
+			UnlockReleaseBuffer(buf);
+			continue;
+		}
+		state = GenericXLogStart(index);
+		meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		lane = KdamPageGetLane(GenericXLogRegisterBuffer(state, buf, 0));
+		if (meta->flush_tail != InvalidBlockNumber)
+		{
+			tailbuf = ReadBuffer(index, meta->flush_tail);
+			LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+			KdamPageGetOpaque(GenericXLogRegisterBuffer(state, tailbuf, 0))->next =
+				old.head;
+		}
+		else
+			meta->flush_head = old.head;
+		meta->flush_tail = old.tail;
+		meta->nflush += old.n;
+		lane->head = InvalidBlockNumber;
+		lane->tail = InvalidBlockNumber;
+		lane->n = 0;
+		GenericXLogFinish(state);
+		if (BufferIsValid(tailbuf))
+			UnlockReleaseBuffer(tailbuf);
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/*
+ * Remove the dead records of every lane (kdam_chain_delete) and lower the
+ * lanes' counts; returns how many were removed.  The caller holds a
+ * cleanup lock on the metapage.
+ */
+int64
+kdam_lanes_delete(Relation index, Size recsize,
+				  IndexBulkDeleteCallback callback, void *callback_state)
+{
+	int64		removed = 0;
+
+	for (int i = 0; i < KDAM_LANES; i++)
+	{
+		KdamLaneData old;
+		Buffer		buf = lane_lock(index, i, BUFFER_LOCK_EXCLUSIVE, &old);
+		int64		r = kdam_chain_delete(index, old.head, recsize, callback,
+										  callback_state);
+
+		if (r > 0)
+		{
+			GenericXLogState *state = GenericXLogStart(index);
+
+			KdamPageGetLane(GenericXLogRegisterBuffer(state, buf, 0))->n -= r;
+			GenericXLogFinish(state);
+			removed += r;
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	return removed;
+}
+
+/* The first page of every lane's chain, into heads (KDAM_LANES of them). */
+void
+kdam_lanes_heads(Relation index, BlockNumber *heads)
+{
+	for (int i = 0; i < KDAM_LANES; i++)
+	{
+		KdamLaneData lane;
+
+		UnlockReleaseBuffer(lane_lock(index, i, BUFFER_LOCK_SHARE, &lane));
+		heads[i] = lane.head;
+	}
+}
