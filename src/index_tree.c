@@ -75,19 +75,14 @@ kdg_index_matching_tree(Relation index, const KdSource *src)
 	KdamForest	forest;
 	KdamTree   *t = NULL;
 	KdamView   *view;
-	int			live = -1;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = *kdam_metapage(index, BufferGetPage(metabuf));
 	kdam_forest_read(index, &meta, &forest);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-	if (kdam_forest_live(&forest) == 1)
-		for (int i = 0; i < forest.n; i++)
-			if (!forest.trees[i].retired)
-				live = i;
-	if (live >= 0 && meta.nflush == 0 && kdam_lanes_count(index) == 0 &&
+	if (forest.n == 1 && meta.nflush == 0 && kdam_lanes_count(index) == 0 &&
 		meta.ndead == 0 && meta.ntree == src->n && meta.dim == src->dim)
-		t = kdam_cache_get(index, &meta, &forest.trees[live]);
+		t = kdam_cache_get(index, &meta, &forest.trees[0]);
 	pfree(forest.trees);
 	ReleaseBuffer(metabuf);
 	if (t == NULL)

@@ -36,10 +36,12 @@
  * reads the metapage, the forest's list and the pending records under a
  * share lock on the metapage, and keeps the metapage pinned while it runs.
  * A merge never changes a tree: it writes a new one and retires the trees
- * it replaces, whose pages stay as they are until VACUUM, under a cleanup
- * lock on the metapage (so no scan in flight reads them), frees them.
- * VACUUM marks dead references under the same cleanup lock, so no scan in
- * flight can return a reference VACUUM removed.
+ * it replaces, whose pages stay as they are until VACUUM drops them from
+ * the forest under a cleanup lock on the metapage (so no scan in flight
+ * reads them) and then frees them.  VACUUM marks dead references a page
+ * at a time while scans run, then waits for a cleanup lock on the
+ * metapage before it returns, so no scan in flight can return a
+ * reference VACUUM removed once the heap reuses its TID.
  */
 #ifndef KDAM_H
 #define KDAM_H
@@ -116,16 +118,19 @@ typedef struct KdamMetaPageData
 	int64		ntree;			/* points in the live trees */
 	int64		ndead;			/* dead references in the live trees */
 	BlockNumber forest_head;	/* first forest page, or InvalidBlockNumber */
-	int32		ntrees;			/* entries on the forest pages, live and retired */
+	int32		ntrees;			/* live trees listed there */
+	BlockNumber retired_head;	/* forest pages listing retired trees */
+	BlockNumber retired_tail;
+	int32		nretired;		/* retired trees listed there */
 	uint64		next_tree_id;	/* the tree_id the next tree gets */
 	BlockNumber flush_head;		/* sealed lanes' pages, being made a tree */
 	BlockNumber flush_tail;
 	int64		nflush;			/* records there */
 	uint64		generation;
 	int32		payload_words;	/* per point: INCLUDE values and NULL mask */
-	int32		orphans;		/* new pages are being written (or were, by
-								 * a process that failed): VACUUM looks for
-								 * pages no chain reaches */
+	int32		orphans;		/* writers of new pages no chain reaches yet
+								 * (or that failed): when not 0, VACUUM
+								 * looks for such pages */
 	BlockNumber null_head;		/* first page of rows with no point */
 	BlockNumber null_tail;
 	int64		nnull;			/* records in the null pages */
@@ -141,8 +146,9 @@ typedef struct KdamMetaPageData
  * chained from head; its directory chain starts with a page listing the
  * directory pages (ndir of them, which follow it in the chain), each of
  * which maps KDAM_DIR_ENTRIES block numbers to pages.  box is the
- * bounding box of its points, low corner then high.  A retired tree was
- * replaced by a merge: no new scan reads it, and VACUUM frees its pages.
+ * bounding box of its points, low corner then high.  A retired tree (on
+ * the retired list) was replaced by a merge: no new scan reads it, and
+ * VACUUM frees its pages.
  */
 typedef struct KdamTreeEntry
 {
@@ -153,7 +159,6 @@ typedef struct KdamTreeEntry
 	BlockNumber head;
 	BlockNumber dirhead;
 	int32		ndir;
-	int32		retired;
 	double		box[2 * KD_MAX_DIM];
 } KdamTreeEntry;
 
@@ -167,6 +172,13 @@ typedef struct KdamTreeEntry
 #define KDAM_LANES			8
 #define KDAM_LANE_BLKNO(i)	(KDAM_METAPAGE_BLKNO + 1 + (i))
 #define KDAM_LANE_ROWS		128
+
+/*
+ * Work locks (heavyweight locks on these block numbers, not on buffers):
+ * one process at a time merges trees, one flushes the lanes.
+ */
+#define KDAM_MERGE_LOCK		KDAM_METAPAGE_BLKNO
+#define KDAM_FLUSH_LOCK		KDAM_LANE_BLKNO(0)
 
 /* An insert lane's header (kdam_lanes.c): its chain of pending pages. */
 typedef struct KdamLaneData
@@ -245,7 +257,6 @@ typedef struct KdamTreeReader
 	int			range;
 	KdamBlockLayout layout;		/* of the current block's range */
 	BufferAccessStrategy strategy;	/* NULL for scans */
-	bool		lock;			/* take content locks (hot standby) */
 	int64		pages_read;		/* block pages pinned */
 } KdamTreeReader;
 
@@ -340,30 +351,34 @@ typedef struct KdamPageChain
 #define KDAM_PAGE_CHAIN(index, wal) \
 	{(index), (wal), NULL, InvalidBuffer, NULL, InvalidBlockNumber}
 
-/* The forest as read from its pages (kdam_forest.c). */
+/* A list of trees as read from forest pages (kdam_forest.c). */
 typedef struct KdamForest
 {
-	int			n;				/* entries, live and retired */
+	int			n;
 	KdamTreeEntry *trees;
 } KdamForest;
 
 /* kdam_forest.c */
 extern void kdam_forest_read(Relation index, const KdamMetaPageData *meta,
 							 KdamForest *forest);
+extern void kdam_retired_read(Relation index, const KdamMetaPageData *meta,
+							  KdamForest *retired);
 extern BlockNumber kdam_forest_write(Relation index, const KdamForest *forest,
-									 bool wal);
+									 bool wal, BlockNumber *tail);
 extern void kdam_forest_add(KdamForest *forest, const KdamTreeEntry *entry);
-extern int64 kdam_forest_live(const KdamForest *forest);
 extern void kdam_tree_box(const double *coords, int64 n, int dim, double *box);
 extern void kdam_free_tree_pages(Relation index, const KdamTreeEntry *entry);
 
 /* kdam_merge.c */
-extern bool kdam_merge_lock(Relation index, bool wait);
-extern void kdam_merge_unlock(Relation index);
-extern void kdam_flush_and_merge(Relation index, Size mem);
-extern bool kdam_rebuild_trees(Relation index, const KdamMetaPageData *m,
+extern bool kdam_work_lock(Relation index, BlockNumber which, bool wait);
+extern void kdam_work_unlock(Relation index, BlockNumber which);
+extern void kdam_flush(Relation index);
+extern void kdam_merge(Relation index, Size mem);
+extern void kdam_rebuild_trees(Relation index, const KdamMetaPageData *m,
 							   const KdamTreeEntry *trees, int count);
-extern void kdam_free_retired(Relation index, Buffer metabuf);
+extern void kdam_drop_retired(Relation index, Buffer metabuf,
+							  KdamForest *retired);
+extern void kdam_free_trees(Relation index, const KdamForest *retired);
 
 /* kdam_handler.c */
 extern KdPointType kdam_index_type(Relation index);
@@ -378,7 +393,7 @@ extern void kdam_init_page(Page page, uint16 flags);
 extern void kdam_init_metapage(Page page, int dim, KdPointType type,
 							   int words);
 extern KdamMetaPage kdam_metapage(Relation index, Page page);
-extern int32 kdam_set_orphans(Relation index, Buffer metabuf, int32 value);
+extern void kdam_orphans_add(Relation index, Buffer metabuf, int32 delta);
 extern void kdam_free_chain(Relation index, BlockNumber head);
 extern Size kdam_pending_record_size(int dim, int words);
 extern void kdam_read_records(Relation index, BlockNumber head, int dim,

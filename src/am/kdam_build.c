@@ -403,7 +403,7 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		kdam_forest_add(&forest, &entry);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.n);
 	}
-	forest_head = kdam_forest_write(index, &forest, false);
+	forest_head = kdam_forest_write(index, &forest, false, NULL);
 	null_head = kdam_write_records(index, bs.nulls.data, bs.nnull,
 								   kdam_pending_record_size(0, bs.words),
 								   KDAM_NULLS, &null_tail);

@@ -247,8 +247,7 @@ kd_index_check(PG_FUNCTION_ARGS)
 	if (meta.payload_words != kdam_payload_words(index))
 		check_fail(index, "index \"%s\" has a wrong payload size", NULL);
 	for (int i = 0; i < forest.n; i++)
-		if (!forest.trees[i].retired)
-			points += forest.trees[i].n;
+		points += forest.trees[i].n;
 
 	memset(&cs, 0, sizeof(cs));
 	cs.index = index;
@@ -261,8 +260,7 @@ kd_index_check(PG_FUNCTION_ARGS)
 											   outside.n + 1),
 								 MCXT_ALLOC_HUGE);
 	for (int i = 0; i < forest.n; i++)
-		if (!forest.trees[i].retired)
-			check_tree(&cs, &meta, &forest.trees[i], &dead);
+		check_tree(&cs, &meta, &forest.trees[i], &dead);
 	ReleaseBuffer(metabuf);
 	if (points != meta.ntree || dead != meta.ndead)
 		check_fail(index, "index \"%s\" has an inconsistent metapage", NULL);
@@ -347,7 +345,7 @@ kd_index_stats(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum((int64) census.norphan);
 	values[8] = Int64GetDatum(meta.nnull);
 	values[9] = Int64GetDatum(meta.noutside);
-	values[10] = Int32GetDatum((int32) kdam_forest_live(&forest));
+	values[10] = Int32GetDatum(forest.n);
 	index_close(index, AccessShareLock);
 	table_close(heap, AccessShareLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -3,13 +3,16 @@
  *	  The forest of a kdgpu index: the list of its trees on forest pages.
  *
  * The metapage names the first forest page (forest_head) and the number of
- * entries (ntrees); each forest page holds KDAM_FOREST_ENTRIES fixed-size
- * KdamTreeEntry records, live trees and retired ones (see kdam.h).  The
- * list is never changed in place but for the dead counts VACUUM keeps: a
- * change writes a whole new chain of forest pages (kdam_forest_write) and
- * switches the metapage to it, and the old chain is freed.  Scans read the
- * list under a share lock on the metapage, so they see the list before or
- * after a switch, never half of one.
+ * live trees it lists (ntrees); each forest page holds KDAM_FOREST_ENTRIES
+ * fixed-size KdamTreeEntry records (see kdam.h).  The list is never
+ * changed in place: a change writes a whole new chain of forest pages
+ * (kdam_forest_write) and switches the metapage to it, and the old chain
+ * is freed.  Scans read the list under a share lock on the metapage, so
+ * they see the list before or after a switch, never half of one.  Trees a
+ * merge retired are listed on a chain of their own (retired_head to
+ * retired_tail, nretired entries), which a switch extends by linking new
+ * pages to its tail, so scans never read them and VACUUM finds them to
+ * free.
  */
 #include "postgres.h"
 
@@ -21,23 +24,19 @@
 
 #include "kdam.h"
 
-/*
- * Read the forest's entries (live and retired) in CurrentMemoryContext.
- * The caller holds a lock on the metapage, so the list does not change.
- */
-void
-kdam_forest_read(Relation index, const KdamMetaPageData *meta,
-				 KdamForest *forest)
+/* Read count entries of the forest pages chained from head into list. */
+static void
+read_list(Relation index, BlockNumber head, int count, KdamForest *list)
 {
-	BlockNumber blkno = meta->forest_head;
+	BlockNumber blkno = head;
 
-	forest->n = 0;
-	forest->trees = palloc(sizeof(KdamTreeEntry) * Max(meta->ntrees, 1));
-	while (blkno != InvalidBlockNumber && forest->n < meta->ntrees)
+	list->n = 0;
+	list->trees = palloc(sizeof(KdamTreeEntry) * Max(count, 1));
+	while (blkno != InvalidBlockNumber && list->n < count)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
-		int			count;
+		int			n;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
@@ -46,43 +45,66 @@ kdam_forest_read(Relation index, const KdamMetaPageData *meta,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" has a broken forest chain at block %u",
 							RelationGetRelationName(index), blkno)));
-		count = (((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) /
+		n = (((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) /
 			sizeof(KdamTreeEntry);
-		count = Min(count, meta->ntrees - forest->n);
-		memcpy(forest->trees + forest->n, PageGetContents(page),
-			   sizeof(KdamTreeEntry) * count);
-		forest->n += count;
+		n = Min(n, count - list->n);
+		memcpy(list->trees + list->n, PageGetContents(page),
+			   sizeof(KdamTreeEntry) * n);
+		list->n += n;
 		blkno = KdamPageGetOpaque(page)->next;
 		UnlockReleaseBuffer(buf);
 	}
-	if (forest->n != meta->ntrees)
+	if (list->n != count)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" lists %d trees of the %d its metapage counts",
-						RelationGetRelationName(index), forest->n, meta->ntrees)));
+						RelationGetRelationName(index), list->n, count)));
 }
 
 /*
- * Write the forest's entries to a new chain of forest pages, with wal each
+ * Read the forest's live trees in CurrentMemoryContext.  The caller holds
+ * a lock on the metapage, so the list does not change.
+ */
+void
+kdam_forest_read(Relation index, const KdamMetaPageData *meta,
+				 KdamForest *forest)
+{
+	read_list(index, meta->forest_head, meta->ntrees, forest);
+}
+
+/* Read the retired trees, as kdam_forest_read reads the live ones. */
+void
+kdam_retired_read(Relation index, const KdamMetaPageData *meta,
+				  KdamForest *retired)
+{
+	read_list(index, meta->retired_head, meta->nretired, retired);
+}
+
+/*
+ * Write a list of trees to a new chain of forest pages, with wal each
  * logged as a full image (CREATE INDEX logs its pages at its end); returns
- * its head (InvalidBlockNumber for no entries).  No scan reaches the chain
- * until the metapage is switched to it.
+ * its head (InvalidBlockNumber for no entries) and, when tail is not NULL,
+ * sets *tail to its last page.  No scan reaches the chain until the
+ * metapage is switched to it.
  */
 BlockNumber
-kdam_forest_write(Relation index, const KdamForest *forest, bool wal)
+kdam_forest_write(Relation index, const KdamForest *forest, bool wal,
+				  BlockNumber *tail)
 {
 	KdamPageChain chain = KDAM_PAGE_CHAIN(index, wal);
+	BlockNumber blkno = InvalidBlockNumber;
 
 	for (int i = 0; i < forest->n; i += KDAM_FOREST_ENTRIES)
 	{
 		int			count = Min(KDAM_FOREST_ENTRIES, forest->n - i);
-		BlockNumber blkno;
 		Page		page = kdam_chain_add(&chain, KDAM_FOREST, &blkno);
 
 		memcpy(PageGetContents(page), forest->trees + i,
 			   sizeof(KdamTreeEntry) * count);
 		((PageHeader) page)->pd_lower += sizeof(KdamTreeEntry) * count;
 	}
+	if (tail)
+		*tail = blkno;
 	return kdam_chain_end(&chain);
 }
 
@@ -94,17 +116,6 @@ kdam_forest_add(KdamForest *forest, const KdamTreeEntry *entry)
 		? repalloc(forest->trees, sizeof(KdamTreeEntry) * (forest->n + 1))
 		: palloc(sizeof(KdamTreeEntry) * (forest->n + 1));
 	forest->trees[forest->n++] = *entry;
-}
-
-/* The number of live trees of a forest. */
-int64
-kdam_forest_live(const KdamForest *forest)
-{
-	int64		live = 0;
-
-	for (int i = 0; i < forest->n; i++)
-		live += !forest->trees[i].retired;
-	return live;
 }
 
 /* The bounding box of n points (low corner, then high) into box. */

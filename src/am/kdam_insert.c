@@ -209,10 +209,16 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 			kdam_payload_from_values(index, values, isnull, rec + 1);
 		full = insert_locked(index, c, values[0], isnull[0], rec);
 	}
-	if (full && kdam_merge_lock(index, false))
+	/* another process flushing or merging does it for this one */
+	if (full && kdam_work_lock(index, KDAM_FLUSH_LOCK, false))
 	{
-		kdam_flush_and_merge(index, (Size) maintenance_work_mem * 1024);
-		kdam_merge_unlock(index);
+		kdam_flush(index);
+		kdam_work_unlock(index, KDAM_FLUSH_LOCK);
+		if (kdam_work_lock(index, KDAM_MERGE_LOCK, false))
+		{
+			kdam_merge(index, (Size) maintenance_work_mem * 1024);
+			kdam_work_unlock(index, KDAM_MERGE_LOCK);
+		}
 	}
 	return false;
 }

@@ -5,26 +5,27 @@
  *	  size class while rows are inserted.
  *
  * When an insert lane reaches KDAM_LANE_ROWS records, the inserter that
- * made it so (or VACUUM, for whatever is pending) seals the lanes (moves
- * their chains to the metapage's sealed chain, so that inserts start new
- * ones, kdam_lanes.c), builds a tree of the sealed records, and adds the
- * tree to the forest.  Then, while two
- * live trees are of the same size class (floor(log2(n / KDAM_LANE_ROWS)))
- * and their points fit in the memory given, it merges them: it builds one
- * tree of their live points and retires the two.  A retired tree's pages
- * stay as they are, for the scans that started before, until VACUUM frees
- * them (kdam_free_retired).  Trees never change: every step writes new
- * pages, and a short exclusive lock on the metapage switches the forest to
- * them, so scans and inserts wait for no more than that switch.
+ * made it so (or VACUUM, for whatever is pending) flushes: it seals the
+ * lanes (moves their chains to the metapage's sealed chain, so that inserts
+ * start new ones, kdam_lanes.c), builds a tree of the sealed records, and
+ * adds the tree to the forest.  Then, while two live trees are of the same
+ * size class (floor(log2(n / KDAM_LANE_ROWS))) and their points fit in the
+ * memory given, it merges them: it builds one tree of their live points
+ * and retires the two.  A retired tree's pages stay as they are, for the
+ * scans that started before, until VACUUM frees them (kdam_drop_retired,
+ * kdam_free_trees).  Trees never change: every step writes new pages, and
+ * a short exclusive lock on the metapage switches the forest to them, so
+ * scans and inserts wait for no more than that switch.
  *
- * One process at a time flushes or merges: a heavyweight lock on the
- * metapage's block (not its buffer), which inserters only try for and
- * VACUUM waits for.  What a tree is built from may change under it only
- * by VACUUM's dead marks, which bump the generation: a switch finding the
- * generation moved frees the new pages and leaves things as they were.
- * New pages are unreachable until the switch, so the metapage's orphans
- * mark is set before they are written: after a crash VACUUM finds and
- * frees them.
+ * Two work locks, heavyweight locks on block numbers (not buffers), which
+ * inserters only try for and VACUUM waits for: one process at a time
+ * flushes (KDAM_FLUSH_LOCK), one merges (KDAM_MERGE_LOCK), so a long merge
+ * never holds back the flushes that keep the lanes short.  A flush adds a
+ * tree and a merge retires only trees it read, so the two commute; VACUUM
+ * takes both, so nothing copies a tree while it marks dead rows.  New
+ * pages are unreachable until the switch, so each writer counts itself in
+ * the metapage's orphans mark before it writes them: after a crash or an
+ * error VACUUM finds and frees them.
  */
 #include "postgres.h"
 
@@ -94,115 +95,128 @@ input_add_tree(Relation index, const KdamMetaPageData *meta,
 }
 
 /*
- * In a metapage being changed (registered in a Generic WAL record), set
- * the orphans mark (a tree's pages are about to be written) and take the
- * tree's tree_id; returns what the mark was.
+ * In a metapage being changed (registered in a Generic WAL record), count
+ * one more writer of new pages in the orphans mark (a tree's pages are
+ * about to be written) and take the tree's tree_id.
  */
-static int32
+static void
 start_tree(KdamMetaPage meta, uint64 *tree_id)
 {
-	int32		was = meta->orphans;
-
-	meta->orphans = 1;
+	meta->orphans++;
 	*tree_id = meta->next_tree_id++;
-	return was;
 }
 
 /*
- * Switch the forest, under an exclusive lock on the metapage: when the
- * generation is still gen, retire the trees of the given ids, add the new
- * tree (unless n is 0) and drop the flush slot (flushed); returns false,
- * changing nothing, when it moved.  The old forest pages, and a flushed
- * chain, are freed.
+ * Switch the forest, under an exclusive lock on the metapage: move the
+ * trees of the given ids to the retired list, add the new tree (unless its
+ * n is 0), drop the sealed chain (flushed) and count one writer less in
+ * the orphans mark.  The trees to retire are live: only the holder of the
+ * merge lock retires trees or marks their rows dead.  The old list's
+ * pages, and a flushed chain, are freed.
  */
-static bool
-switch_forest(Relation index, uint64 gen, const uint64 *retire, int nretire,
-			  const KdamTreeEntry *added, bool flushed, int32 orphans_was)
+static void
+switch_forest(Relation index, const uint64 *retire, int nretire,
+			  const KdamTreeEntry *added, bool flushed)
 {
 	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	Buffer		tailbuf = InvalidBuffer;
 	KdamMetaPage meta;
 	KdamMetaPageData old;
 	KdamForest	forest;
+	KdamForest	live = {0, NULL};
+	KdamForest	gone = {0, NULL};
 	GenericXLogState *state;
-	BlockNumber head;
+	BlockNumber head,
+				rhead,
+				rtail;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	old = *kdam_metapage(index, BufferGetPage(metabuf));
-	if (old.generation != gen)
-	{
-		UnlockReleaseBuffer(metabuf);
-		return false;
-	}
 	kdam_forest_read(index, &old, &forest);
-	state = NULL;
 	for (int i = 0; i < forest.n; i++)
-		for (int r = 0; r < nretire; r++)
-			if (forest.trees[i].tree_id == retire[r] && !forest.trees[i].retired)
-			{
-				forest.trees[i].retired = 1;
-				old.ntree -= forest.trees[i].n;
-				old.ndead -= forest.trees[i].ndead;
-			}
-	if (added && added->n > 0)
 	{
-		kdam_forest_add(&forest, added);
+		KdamTreeEntry *e = &forest.trees[i];
+		bool		retiring = false;
+
+		for (int r = 0; r < nretire; r++)
+			retiring |= e->tree_id == retire[r];
+		if (retiring)
+		{
+			old.ntree -= e->n;
+			old.ndead -= e->ndead;
+		}
+		kdam_forest_add(retiring ? &gone : &live, e);
+	}
+	if (gone.n != nretire)
+		elog(ERROR, "index \"%s\": a tree being merged left the forest",
+			 RelationGetRelationName(index));
+	if (added->n > 0)
+	{
+		kdam_forest_add(&live, added);
 		old.ntree += added->n;
 	}
-	head = kdam_forest_write(index, &forest, true);
+	head = kdam_forest_write(index, &live, true, NULL);
+	rhead = kdam_forest_write(index, &gone, true, &rtail);
 
 	state = GenericXLogStart(index);
 	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	meta->forest_head = head;
-	meta->ntrees = forest.n;
+	meta->ntrees = live.n;
 	meta->ntree = old.ntree;
 	meta->ndead = old.ndead;
+	if (rhead != InvalidBlockNumber)
+	{
+		if (old.retired_tail != InvalidBlockNumber)
+		{
+			tailbuf = ReadBuffer(index, old.retired_tail);
+			LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+			KdamPageGetOpaque(GenericXLogRegisterBuffer(state, tailbuf, 0))->next = rhead;
+		}
+		else
+			meta->retired_head = rhead;
+		meta->retired_tail = rtail;
+		meta->nretired += gone.n;
+	}
 	if (flushed)
 	{
 		meta->flush_head = InvalidBlockNumber;
 		meta->flush_tail = InvalidBlockNumber;
 		meta->nflush = 0;
 	}
+	meta->orphans = Max(meta->orphans - 1, 0);
 	meta->generation++;
 	GenericXLogFinish(state);
+	if (BufferIsValid(tailbuf))
+		UnlockReleaseBuffer(tailbuf);
 
 	kdam_free_chain(index, old.forest_head);
 	if (flushed)
 		kdam_free_chain(index, old.flush_head);
-	kdam_set_orphans(index, metabuf, orphans_was);
 	UnlockReleaseBuffer(metabuf);
-	pfree(forest.trees);
-	return true;
 }
 
 /*
  * Build and write a tree named tree_id of n points (none: no tree) and
- * switch the forest to it (switch_forest, checking the generation of m);
- * when the generation moved, free its pages.
+ * switch the forest to it (switch_forest).
  */
-static bool
+static void
 install_tree(Relation index, const KdamMetaPageData *m, uint64 tree_id,
 			 const double *coords, const uint64 *refs, const uint64 *payload,
-			 int64 n, const uint64 *retire, int nretire, bool flushed,
-			 int32 orphans_was)
+			 int64 n, const uint64 *retire, int nretire, bool flushed)
 {
 	KdamTreeEntry entry;
-	bool		done;
 
 	memset(&entry, 0, sizeof(entry));
 	if (n > 0)
 		kdam_write_new_tree(index, coords, refs, payload, m->payload_words, n,
 							m->dim, false, tree_id, &entry);
-	done = switch_forest(index, m->generation, retire, nretire, &entry,
-						 flushed, orphans_was);
-	if (!done && n > 0)
-		kdam_free_tree_pages(index, &entry);
-	return done;
+	switch_forest(index, retire, nretire, &entry, flushed);
 }
 
 /*
  * Seal the lanes (or take the records sealed by a flush that failed) and
  * turn the sealed records into a tree of the forest; false when none were
- * pending, or the generation moved.
+ * pending.  The caller holds the flush lock, so the sealed chain is its own.
  */
 static bool
 flush_once(Relation index)
@@ -212,7 +226,6 @@ flush_once(Relation index)
 	KdamMetaPageData m;
 	GenericXLogState *state;
 	KdamPending recs;
-	int32		orphans_was;
 	uint64		tree_id;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
@@ -226,23 +239,23 @@ flush_once(Relation index)
 	}
 	state = GenericXLogStart(index);
 	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	orphans_was = start_tree(meta, &tree_id);
+	start_tree(meta, &tree_id);
 	m = *meta;
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 
-	/* only VACUUM changes the sealed chain, and it bumps the generation */
 	kdam_read_records(index, m.flush_head, m.dim, m.payload_words, m.nflush,
 					  &recs);
-	return install_tree(index, &m, tree_id, recs.coords, recs.refs,
-						recs.payload, recs.n, NULL, 0, true, orphans_was);
+	install_tree(index, &m, tree_id, recs.coords, recs.refs, recs.payload,
+				 recs.n, NULL, 0, true);
+	return true;
 }
 
 /*
  * Replace the given live trees of the forest (read as meta m) by one tree
- * of their live points; false when the generation moved.
+ * of their live points.  The caller holds the merge lock.
  */
-static bool
+static void
 replace_trees(Relation index, const KdamMetaPageData *m,
 			  const KdamTreeEntry *trees, int count)
 {
@@ -251,18 +264,12 @@ replace_trees(Relation index, const KdamMetaPageData *m,
 	uint64	   *retire = palloc(sizeof(uint64) * count);
 	uint64		tree_id;
 	int64		total = 0;
-	int32		orphans_was;
 	GenericXLogState *state;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	if (kdam_metapage(index, BufferGetPage(metabuf))->generation != m->generation)
-	{
-		UnlockReleaseBuffer(metabuf);
-		return false;
-	}
 	state = GenericXLogStart(index);
-	orphans_was = start_tree(KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0)),
-							 &tree_id);
+	start_tree(KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0)),
+			   &tree_id);
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 
@@ -274,14 +281,13 @@ replace_trees(Relation index, const KdamMetaPageData *m,
 		input_add_tree(index, m, &trees[i], &in);
 		retire[i] = trees[i].tree_id;
 	}
-	return install_tree(index, m, tree_id, in.coords, in.refs, in.payload,
-						in.n, retire, count, false, orphans_was);
+	install_tree(index, m, tree_id, in.coords, in.refs, in.payload, in.n,
+				 retire, count, false);
 }
 
 /*
  * Merge the two smallest live trees of the smallest size class that has
- * two, when their points fit in mem bytes; false when no two qualify or
- * the generation moved.
+ * two, when their points fit in mem bytes; false when no two qualify.
  */
 static bool
 merge_once(Relation index, Size mem)
@@ -301,14 +307,12 @@ merge_once(Relation index, Size mem)
 	{
 		const KdamTreeEntry *e = &forest.trees[i];
 
-		if (e->retired)
-			continue;
 		for (int j = i + 1; j < forest.n; j++)
 		{
 			const KdamTreeEntry *f = &forest.trees[j];
 			int64		n = e->n + f->n - e->ndead - f->ndead;
 
-			if (f->retired || size_class(e->n) != size_class(f->n) ||
+			if (size_class(e->n) != size_class(f->n) ||
 				kdam_build_memory(n, m.dim, m.payload_words) +
 				kdam_tree_stream_size(&m, e) + kdam_tree_stream_size(&m, f) > mem)
 				continue;
@@ -323,57 +327,72 @@ merge_once(Relation index, Size mem)
 		return false;
 	pair[0] = forest.trees[a];
 	pair[1] = forest.trees[b];
-	return replace_trees(index, &m, pair, 2);
+	replace_trees(index, &m, pair, 2);
+	return true;
 }
 
 /*
  * Replace live trees (of the forest read as meta m) by one tree of their
- * live points; false when the generation moved.  The caller holds the
- * merge lock.
+ * live points.  The caller holds the merge lock.
  */
-bool
+void
 kdam_rebuild_trees(Relation index, const KdamMetaPageData *m,
 				   const KdamTreeEntry *trees, int count)
 {
-	return replace_trees(index, m, trees, count);
+	replace_trees(index, m, trees, count);
 }
 
 /*
- * Take the lock of the one process that flushes or merges; with wait,
- * wait for it (VACUUM); without, false when another holds it (an insert).
+ * Take one of the index's work locks (KDAM_MERGE_LOCK, KDAM_FLUSH_LOCK):
+ * with wait, wait for it (VACUUM); without, false when another holds it
+ * (an insert).
  */
 bool
-kdam_merge_lock(Relation index, bool wait)
+kdam_work_lock(Relation index, BlockNumber which, bool wait)
 {
 	if (wait)
 	{
-		LockPage(index, KDAM_METAPAGE_BLKNO, ExclusiveLock);
+		LockPage(index, which, ExclusiveLock);
 		return true;
 	}
-	return ConditionalLockPage(index, KDAM_METAPAGE_BLKNO, ExclusiveLock);
+	return ConditionalLockPage(index, which, ExclusiveLock);
 }
 
-/* Let the lock kdam_merge_lock took go. */
+/* Let a lock kdam_work_lock took go. */
 void
-kdam_merge_unlock(Relation index)
+kdam_work_unlock(Relation index, BlockNumber which)
 {
-	UnlockPage(index, KDAM_METAPAGE_BLKNO, ExclusiveLock);
+	UnlockPage(index, which, ExclusiveLock);
 }
 
 /*
- * Turn the pending rows into a tree, then merge trees of like size, using
- * at most mem bytes for a merge.  The caller holds the merge lock.
+ * Turn the pending rows into a tree.  The caller holds the flush lock.
  */
 void
-kdam_flush_and_merge(Relation index, Size mem)
+kdam_flush(Relation index)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "kdgpu flush",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+
+	flush_once(index);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}
+
+/*
+ * Merge trees of like size while two qualify, using at most mem bytes for
+ * a merge.  The caller holds the merge lock.
+ */
+void
+kdam_merge(Relation index, Size mem)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
 											  "kdgpu merge",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
-	flush_once(index);
-	MemoryContextReset(cxt);
 	while (merge_once(index, mem))
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -384,38 +403,48 @@ kdam_flush_and_merge(Relation index, Size mem)
 }
 
 /*
- * Drop the retired trees from the forest and free their pages; metabuf is
- * the metapage, locked for cleanup, so no scan that could read them is in
- * flight.  The caller holds the merge lock.
+ * Empty the list of retired trees, putting them in retired for
+ * kdam_free_trees; metabuf is the metapage, locked for cleanup, so no scan
+ * that could read them is in flight, and none started later will.  Their
+ * pages count in the orphans mark until kdam_free_trees has freed them.
+ * The caller holds the merge lock.
  */
 void
-kdam_free_retired(Relation index, Buffer metabuf)
+kdam_drop_retired(Relation index, Buffer metabuf, KdamForest *retired)
 {
 	KdamMetaPageData m = *KdamPageGetMeta(BufferGetPage(metabuf));
-	KdamForest	forest;
-	KdamForest	live = {0, NULL};
 	GenericXLogState *state;
 	KdamMetaPage meta;
-	BlockNumber head;
-	int32		orphans_was;
 
-	kdam_forest_read(index, &m, &forest);
-	for (int i = 0; i < forest.n; i++)
-		if (!forest.trees[i].retired)
-			kdam_forest_add(&live, &forest.trees[i]);
-	if (live.n == forest.n)
+	kdam_retired_read(index, &m, retired);
+	if (m.retired_head == InvalidBlockNumber)
 		return;
-	orphans_was = kdam_set_orphans(index, metabuf, 1);
-	head = kdam_forest_write(index, &live, true);
 	state = GenericXLogStart(index);
 	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	meta->forest_head = head;
-	meta->ntrees = live.n;
-	meta->generation++;
+	meta->retired_head = InvalidBlockNumber;
+	meta->retired_tail = InvalidBlockNumber;
+	meta->nretired = 0;
+	meta->orphans++;
 	GenericXLogFinish(state);
-	kdam_free_chain(index, m.forest_head);
-	for (int i = 0; i < forest.n; i++)
-		if (forest.trees[i].retired)
-			kdam_free_tree_pages(index, &forest.trees[i]);
-	kdam_set_orphans(index, metabuf, orphans_was);
+	kdam_free_chain(index, m.retired_head);
+}
+
+/*
+ * Free the pages of the trees kdam_drop_retired dropped, with no lock on
+ * the metapage (nothing reaches them), then count them out of the orphans
+ * mark: after a crash before, the next VACUUM finds them.
+ */
+void
+kdam_free_trees(Relation index, const KdamForest *retired)
+{
+	Buffer		metabuf;
+
+	if (retired->n == 0)
+		return;
+	for (int i = 0; i < retired->n; i++)
+		kdam_free_tree_pages(index, &retired->trees[i]);
+	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	kdam_orphans_add(index, metabuf, -1);
+	UnlockReleaseBuffer(metabuf);
 }

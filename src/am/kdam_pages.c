@@ -102,6 +102,8 @@ kdam_init_metapage(Page page, int dim, KdPointType type, int words)
 	meta->point_type = type;
 	meta->payload_words = words;
 	meta->forest_head = InvalidBlockNumber;
+	meta->retired_head = InvalidBlockNumber;
+	meta->retired_tail = InvalidBlockNumber;
 	meta->next_tree_id = 1;
 	meta->flush_head = InvalidBlockNumber;
 	meta->flush_tail = InvalidBlockNumber;
@@ -134,21 +136,17 @@ kdam_metapage(Relation index, Page page)
 }
 
 /*
- * Set the metapage's orphans mark to value in metabuf (locked exclusively),
- * through Generic WAL; returns what it was.
+ * Add delta to the metapage's orphans mark in metabuf (locked
+ * exclusively), never below 0, through Generic WAL.
  */
-int32
-kdam_set_orphans(Relation index, Buffer metabuf, int32 value)
+void
+kdam_orphans_add(Relation index, Buffer metabuf, int32 delta)
 {
-	int32		was = KdamPageGetMeta(BufferGetPage(metabuf))->orphans;
-	GenericXLogState *state;
+	GenericXLogState *state = GenericXLogStart(index);
+	KdamMetaPage meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 
-	if (was == value)
-		return was;
-	state = GenericXLogStart(index);
-	KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->orphans = value;
+	meta->orphans = Max(meta->orphans + delta, 0);
 	GenericXLogFinish(state);
-	return was;
 }
 
 /*
@@ -512,12 +510,17 @@ kdam_page_census(Relation index, const KdamMetaPageData *meta,
 	BlockNumber *next = palloc_extended(sizeof(BlockNumber) * Max(nblocks, 1),
 										MCXT_ALLOC_HUGE);
 	KdamForest	forest;
+	KdamForest	retired;
 	int			nheads = 0;
 	BlockNumber *heads;
 
 	kdam_forest_read(index, meta, &forest);
-	heads = palloc(sizeof(BlockNumber) * (4 + KDAM_LANES + 2 * forest.n));
+	kdam_retired_read(index, meta, &retired);
+	for (int t = 0; t < retired.n; t++)
+		kdam_forest_add(&forest, &retired.trees[t]);
+	heads = palloc(sizeof(BlockNumber) * (5 + KDAM_LANES + 2 * forest.n));
 	heads[nheads++] = meta->forest_head;
+	heads[nheads++] = meta->retired_head;
 	heads[nheads++] = meta->flush_head;
 	heads[nheads++] = meta->null_head;
 	heads[nheads++] = meta->outside_head;

@@ -434,7 +434,7 @@ scan_start(IndexScanDesc scan)
 	so->trees = palloc0(sizeof(KdamScanTree) * Max(forest.n, 1));
 	so->ntree = 0;
 	for (int t = 0; t < forest.n; t++)
-		if (!forest.trees[t].retired && forest.trees[t].n > 0)
+		if (forest.trees[t].n > 0)
 		{
 			KdamScanTree *st = &so->trees[so->ntrees++];
 

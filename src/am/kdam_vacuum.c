@@ -2,19 +2,24 @@
  * kdam_vacuum.c
  *	  VACUUM for the kdgpu access method.
  *
- * ambulkdelete takes a cleanup lock on the metapage, which waits for every
- * scan in flight to end (scans pin the metapage) and keeps new ones out,
- * marks the references of dead tree rows KDAM_DEAD_REF in place, compacts
- * the pending, null and outside pages, and bumps the generation so cached
- * trees are reloaded and a merge in flight gives up.
+ * ambulkdelete takes the merge lock (kdam_merge.c), so that no flush or
+ * merge copies a tree meanwhile, marks the references of dead tree rows
+ * KDAM_DEAD_REF in place and compacts the pending, null and outside pages,
+ * a page at a time under that page's exclusive lock (scans take a share
+ * lock on each page they read).  Then it takes a cleanup lock on the
+ * metapage, which waits for every scan in flight to end (scans pin the
+ * metapage, and one may hold a reference read before its mark), records
+ * the counts and bumps the generation, so cached trees are reloaded.
+ * Scans and inserts go on while it marks.
  *
  * amvacuumcleanup takes the merge lock (kdam_merge.c).  When the metapage's
  * orphans mark is set (a flush or merge failed, or the server crashed), it
  * reads every page and frees those no chain reaches.  It turns the pending
  * rows into a tree and merges trees of like size within
  * maintenance_work_mem, rebuilds trees that are mostly dead.  Before and
- * after, under a cleanup lock on the metapage (no scan in flight), it frees
- * the trees merges retired, so that its own merges reuse their pages.
+ * after, it drops the trees merges retired from the forest under a cleanup
+ * lock on the metapage (no scan in flight, so none can still read them),
+ * then frees their pages without it, so that its own merges reuse them.
  */
 #include "postgres.h"
 
@@ -57,7 +62,7 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				IndexBulkDeleteCallback callback, void *callback_state)
 {
 	Relation	index = info->index;
-	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	Buffer		metabuf;
 	KdamMetaPage meta;
 	KdamMetaPageData m;
 	KdamForest	forest;
@@ -70,16 +75,18 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
-	LockBufferForCleanup(metabuf);
+	/* no flush or merge copies a tree or the sealed chain meanwhile */
+	kdam_work_lock(index, KDAM_MERGE_LOCK, true);
+	kdam_work_lock(index, KDAM_FLUSH_LOCK, true);
+	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	m = *kdam_metapage(index, BufferGetPage(metabuf));
 	kdam_forest_read(index, &m, &forest);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
 	for (int t = 0; t < forest.n; t++)
 	{
-		int64		n;
-
-		if (forest.trees[t].retired)
-			continue;
-		n = delete_from_tree(index, &m, &forest.trees[t], callback,
+		int64		n = delete_from_tree(index, &m, &forest.trees[t], callback,
 							 callback_state);
 		forest.trees[t].ndead += n;
 		marked += n;
@@ -103,9 +110,17 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		/* a new list with the trees' dead counts */
 		if (marked > 0)
 		{
-			kdam_set_orphans(index, metabuf, 1);
-			head = kdam_forest_write(index, &forest, true);
+			LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+			kdam_orphans_add(index, metabuf, 1);
+			LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+			head = kdam_forest_write(index, &forest, true, NULL);
 		}
+
+		/*
+		 * Wait for the scans in flight, which may hold references read before
+		 * their marks: the heap may reuse those TIDs once this returns.
+		 */
+		LockBufferForCleanup(metabuf);
 		state = GenericXLogStart(index);
 		meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		meta->forest_head = head;
@@ -113,19 +128,22 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		meta->nflush -= removed_flush;
 		meta->nnull -= removed_nulls;
 		meta->noutside -= removed_outside;
+		if (marked > 0)
+			meta->orphans = Max(meta->orphans - 1, 0);
 		meta->generation++;
 		GenericXLogFinish(state);
 		if (marked > 0)
-		{
 			kdam_free_chain(index, m.forest_head);
-			kdam_set_orphans(index, metabuf, m.orphans);
-		}
 	}
+	else
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = KdamPageGetMeta(BufferGetPage(metabuf));
 	stats->tuples_removed += marked + removed + removed_flush + removed_nulls +
 		removed_outside;
 	stats->num_index_tuples = kdam_index_rows(index, meta);
 	UnlockReleaseBuffer(metabuf);
+	kdam_work_unlock(index, KDAM_FLUSH_LOCK);
+	kdam_work_unlock(index, KDAM_MERGE_LOCK);
 	return stats;
 }
 
@@ -191,24 +209,24 @@ rebuild_trees(Relation index, Size mem)
 		kdam_forest_read(index, &m, &forest);
 		UnlockReleaseBuffer(metabuf);
 		for (int t = 0; t < forest.n; t++)
-			if (!forest.trees[t].retired)
-			{
-				kdam_forest_add(&pick, &forest.trees[t]);
-				need = Max(need, kdam_tree_stream_size(&m, &forest.trees[t]));
-			}
+		{
+			kdam_forest_add(&pick, &forest.trees[t]);
+			need = Max(need, kdam_tree_stream_size(&m, &forest.trees[t]));
+		}
 		if ((pick.n < 2 && m.ndead == 0) ||
 			kdam_build_memory(m.ntree, m.dim, m.payload_words) + need > mem)
 		{
 			pick.n = 0;
 			for (int t = 0; t < forest.n && pick.n == 0; t++)
-				if (!forest.trees[t].retired &&
-					forest.trees[t].ndead * 10 > forest.trees[t].n &&
+				if (forest.trees[t].ndead * 10 > forest.trees[t].n &&
 					kdam_build_memory(forest.trees[t].n, m.dim, m.payload_words) +
 					kdam_tree_stream_size(&m, &forest.trees[t]) <= mem)
 					pick.trees[pick.n++] = forest.trees[t];
 		}
-		if (pick.n == 0 || !kdam_rebuild_trees(index, &m, pick.trees, pick.n) ||
-			pick.n > 1)
+		if (pick.n == 0)
+			return;
+		kdam_rebuild_trees(index, &m, pick.trees, pick.n);
+		if (pick.n > 1)
 			return;
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -221,6 +239,7 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	Relation	index = info->index;
 	Buffer		metabuf;
 	KdamMetaPage meta;
+	KdamForest	retired;
 	Size		mem = (Size) maintenance_work_mem * 1024;
 
 	if (info->analyze_only)
@@ -228,29 +247,38 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 
-	kdam_merge_lock(index, true);
+	kdam_work_lock(index, KDAM_MERGE_LOCK, true);
+	kdam_work_lock(index, KDAM_FLUSH_LOCK, true);
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBufferForCleanup(metabuf);
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
+	/* no flush or merge is in flight: a writer counted there failed */
 	if (meta->orphans)
 	{
 		reclaim_pages(info, meta, stats);
-		kdam_set_orphans(index, metabuf, 0);
+		kdam_orphans_add(index, metabuf, -meta->orphans);
 	}
 	/* pages of trees retired since the last VACUUM, for the merges to reuse */
-	kdam_free_retired(index, metabuf);
+	kdam_drop_retired(index, metabuf, &retired);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	kdam_free_trees(index, &retired);
 
-	kdam_flush_and_merge(index, mem);
+	kdam_flush(index);
+	kdam_merge(index, mem);
 	rebuild_trees(index, mem);
 
 	LockBufferForCleanup(metabuf);
-	kdam_free_retired(index, metabuf);
-	meta = KdamPageGetMeta(BufferGetPage(metabuf));
-	stats->num_index_tuples = kdam_index_rows(index, meta);
+	kdam_drop_retired(index, metabuf, &retired);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	kdam_free_trees(index, &retired);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	stats->num_index_tuples = kdam_index_rows(index,
+											  KdamPageGetMeta(BufferGetPage(metabuf)));
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 	stats->num_pages = RelationGetNumberOfBlocks(index);
-	UnlockReleaseBuffer(metabuf);
-	kdam_merge_unlock(index);
+	ReleaseBuffer(metabuf);
+	kdam_work_unlock(index, KDAM_FLUSH_LOCK);
+	kdam_work_unlock(index, KDAM_MERGE_LOCK);
 	/* VACUUM commits no transaction of its own: make its records durable */
 	if (RelationNeedsWAL(index) && XactLastRecEnd != InvalidXLogRecPtr)
 		XLogFlush(XactLastRecEnd);
