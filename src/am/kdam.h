@@ -34,14 +34,18 @@
  * gets a new tree_id, which its pages carry.  The kd_* functions cache
  * trees read into memory keyed by (index, relfile, generation).  A scan
  * reads the metapage, the forest's list and the pending records under a
- * share lock on the metapage, and keeps the metapage pinned while it runs.
- * A merge never changes a tree: it writes a new one and retires the trees
- * it replaces, whose pages stay as they are until VACUUM drops them from
- * the forest under a cleanup lock on the metapage (so no scan in flight
- * reads them) and then frees them.  VACUUM marks dead references a page
- * at a time while scans run, then waits for a cleanup lock on the
- * metapage before it returns, so no scan in flight can return a
- * reference VACUUM removed once the heap reuses its TID.
+ * share lock on the metapage.  A merge never changes a tree: it writes a
+ * new one and moves the trees it replaces to the list of retired trees,
+ * each with the next transaction ID at that moment (retire_xid); their
+ * pages stay as they are until no snapshot that could have read the list
+ * before is left (retire_xid is older than every backend's xmin, as for
+ * nbtree's deleted pages), and VACUUM frees them.  VACUUM marks dead
+ * references a page at a time while scans run.  A scan under an MVCC
+ * snapshot may return a reference VACUUM removed: the heap may have reused
+ * its TID, but for a tuple that snapshot cannot see.  A scan under another
+ * kind of snapshot keeps the metapage pinned while it runs, and VACUUM
+ * takes a cleanup lock on the metapage, which waits for those scans,
+ * before it returns and before it frees retired trees.
  */
 #ifndef KDAM_H
 #define KDAM_H
@@ -159,6 +163,7 @@ typedef struct KdamTreeEntry
 	BlockNumber head;
 	BlockNumber dirhead;
 	int32		ndir;
+	uint64		retire_xid;		/* retired: the next FullTransactionId then */
 	double		box[2 * KD_MAX_DIM];
 } KdamTreeEntry;
 
@@ -174,11 +179,17 @@ typedef struct KdamTreeEntry
 #define KDAM_LANE_ROWS		128
 
 /*
- * Work locks (heavyweight locks on these block numbers, not on buffers):
- * one process at a time merges trees, one flushes the lanes.
+ * Work locks (heavyweight locks on these block numbers, not on buffers,
+ * kdam_merge.c): merging, flushing the lanes, merging trees of size class
+ * c.  kdam_work_lock takes one exclusively.
  */
 #define KDAM_MERGE_LOCK		KDAM_METAPAGE_BLKNO
 #define KDAM_FLUSH_LOCK		KDAM_LANE_BLKNO(0)
+#define KDAM_CLASS_LOCK(c)	((BlockNumber) (MaxBlockNumber - (c)))
+#define kdam_work_lock(index, which, wait) \
+	kdam_work_lock_mode((index), (which), ExclusiveLock, (wait))
+#define kdam_work_unlock(index, which) \
+	kdam_work_unlock_mode((index), (which), ExclusiveLock)
 
 /* An insert lane's header (kdam_lanes.c): its chain of pending pages. */
 typedef struct KdamLaneData
@@ -370,8 +381,10 @@ extern void kdam_tree_box(const double *coords, int64 n, int dim, double *box);
 extern void kdam_free_tree_pages(Relation index, const KdamTreeEntry *entry);
 
 /* kdam_merge.c */
-extern bool kdam_work_lock(Relation index, BlockNumber which, bool wait);
-extern void kdam_work_unlock(Relation index, BlockNumber which);
+extern bool kdam_work_lock_mode(Relation index, BlockNumber which,
+								LOCKMODE mode, bool wait);
+extern void kdam_work_unlock_mode(Relation index, BlockNumber which,
+								  LOCKMODE mode);
 extern void kdam_flush(Relation index);
 extern void kdam_merge(Relation index, Size mem);
 extern void kdam_rebuild_trees(Relation index, const KdamMetaPageData *m,

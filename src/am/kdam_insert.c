@@ -214,10 +214,10 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 	{
 		kdam_flush(index);
 		kdam_work_unlock(index, KDAM_FLUSH_LOCK);
-		if (kdam_work_lock(index, KDAM_MERGE_LOCK, false))
+		if (kdam_work_lock_mode(index, KDAM_MERGE_LOCK, ShareLock, false))
 		{
 			kdam_merge(index, (Size) maintenance_work_mem * 1024);
-			kdam_work_unlock(index, KDAM_MERGE_LOCK);
+			kdam_work_unlock_mode(index, KDAM_MERGE_LOCK, ShareLock);
 		}
 	}
 	return false;

@@ -17,12 +17,15 @@
  * a short exclusive lock on the metapage switches the forest to them, so
  * scans and inserts wait for no more than that switch.
  *
- * Two work locks, heavyweight locks on block numbers (not buffers), which
+ * Work locks, heavyweight locks on block numbers (not buffers), which
  * inserters only try for and VACUUM waits for: one process at a time
- * flushes (KDAM_FLUSH_LOCK), one merges (KDAM_MERGE_LOCK), so a long merge
- * never holds back the flushes that keep the lanes short.  A flush adds a
- * tree and a merge retires only trees it read, so the two commute; VACUUM
- * takes both, so nothing copies a tree while it marks dead rows.  New
+ * flushes (KDAM_FLUSH_LOCK), and one at a time merges the trees of each
+ * size class (KDAM_CLASS_LOCK), so neither a long merge of big trees nor a
+ * flush holds back the merges of small ones that keep the forest to a few
+ * trees; merging inserts hold KDAM_MERGE_LOCK in share mode.  A flush adds
+ * a tree and a merge retires only trees of its class, read under that
+ * class's lock, so they commute; VACUUM takes KDAM_MERGE_LOCK exclusively
+ * and the flush lock, so nothing copies a tree while it marks dead rows.  New
  * pages are unreachable until the switch, so each writer counts itself in
  * the metapage's orphans mark before it writes them: after a crash or an
  * error VACUUM finds and frees them.
@@ -30,10 +33,12 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/transam.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "kdam.h"
 
@@ -142,6 +147,7 @@ switch_forest(Relation index, const uint64 *retire, int nretire,
 			retiring |= e->tree_id == retire[r];
 		if (retiring)
 		{
+			e->retire_xid = U64FromFullTransactionId(ReadNextFullTransactionId());
 			old.ntree -= e->n;
 			old.ndead -= e->ndead;
 		}
@@ -286,35 +292,39 @@ replace_trees(Relation index, const KdamMetaPageData *m,
 }
 
 /*
- * Merge the two smallest live trees of the smallest size class that has
- * two, when their points fit in mem bytes; false when no two qualify.
+ * Read the forest (as *m) and pick, into pair, the two smallest live trees
+ * of the smallest size class that has two whose points fit in mem bytes,
+ * among the classes not in skip (a bit per class) and, when only is not
+ * -1, of class only; returns the class, or -1 when no two qualify.
  */
-static bool
-merge_once(Relation index, Size mem)
+static int
+pick_pair(Relation index, Size mem, uint64 skip, int only,
+		  KdamMetaPageData *m, KdamTreeEntry *pair)
 {
 	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
-	KdamMetaPageData m;
 	KdamForest	forest;
-	KdamTreeEntry pair[2];
 	int			a = -1,
 				b = -1;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	m = *kdam_metapage(index, BufferGetPage(metabuf));
-	kdam_forest_read(index, &m, &forest);
+	*m = *kdam_metapage(index, BufferGetPage(metabuf));
+	kdam_forest_read(index, m, &forest);
 	UnlockReleaseBuffer(metabuf);
 	for (int i = 0; i < forest.n; i++)
 	{
 		const KdamTreeEntry *e = &forest.trees[i];
+		int			c = size_class(e->n);
 
+		if ((skip & (UINT64CONST(1) << c)) || (only >= 0 && c != only))
+			continue;
 		for (int j = i + 1; j < forest.n; j++)
 		{
 			const KdamTreeEntry *f = &forest.trees[j];
 			int64		n = e->n + f->n - e->ndead - f->ndead;
 
-			if (size_class(e->n) != size_class(f->n) ||
-				kdam_build_memory(n, m.dim, m.payload_words) +
-				kdam_tree_stream_size(&m, e) + kdam_tree_stream_size(&m, f) > mem)
+			if (size_class(f->n) != c ||
+				kdam_build_memory(n, m->dim, m->payload_words) +
+				kdam_tree_stream_size(m, e) + kdam_tree_stream_size(m, f) > mem)
 				continue;
 			if (a < 0 || e->n + f->n < forest.trees[a].n + forest.trees[b].n)
 			{
@@ -324,11 +334,42 @@ merge_once(Relation index, Size mem)
 		}
 	}
 	if (a < 0)
-		return false;
+		return -1;
 	pair[0] = forest.trees[a];
 	pair[1] = forest.trees[b];
-	replace_trees(index, &m, pair, 2);
-	return true;
+	return size_class(pair[0].n);
+}
+
+/*
+ * Merge two trees of the smallest size class that has two to merge and
+ * that no other process is merging (its class lock is free); false when
+ * none qualifies.  The caller holds the merge lock in share mode (or, for
+ * VACUUM, exclusively, so every class lock is free).
+ */
+static bool
+merge_once(Relation index, Size mem)
+{
+	uint64		skip = 0;
+	KdamMetaPageData m;
+	KdamTreeEntry pair[2];
+	int			c;
+
+	while ((c = pick_pair(index, mem, skip, -1, &m, pair)) >= 0)
+	{
+		if (kdam_work_lock(index, KDAM_CLASS_LOCK(c), false))
+		{
+			/* the class's trees, read again now that no one else merges them */
+			bool		found = pick_pair(index, mem, 0, c, &m, pair) == c;
+
+			if (found)
+				replace_trees(index, &m, pair, 2);
+			kdam_work_unlock(index, KDAM_CLASS_LOCK(c));
+			if (found)
+				return true;
+		}
+		skip |= UINT64CONST(1) << c;
+	}
+	return false;
 }
 
 /*
@@ -343,26 +384,29 @@ kdam_rebuild_trees(Relation index, const KdamMetaPageData *m,
 }
 
 /*
- * Take one of the index's work locks (KDAM_MERGE_LOCK, KDAM_FLUSH_LOCK):
- * with wait, wait for it (VACUUM); without, false when another holds it
- * (an insert).
+ * Take one of the index's work locks (KDAM_MERGE_LOCK, KDAM_FLUSH_LOCK,
+ * KDAM_CLASS_LOCK): with wait, wait for it (VACUUM); without, false when
+ * another holds it (an insert).  KDAM_MERGE_LOCK is taken in share mode by
+ * merging inserts, which then each take the lock of the size class they
+ * merge, and exclusively by VACUUM; the others are always exclusive.
  */
 bool
-kdam_work_lock(Relation index, BlockNumber which, bool wait)
+kdam_work_lock_mode(Relation index, BlockNumber which, LOCKMODE mode,
+					bool wait)
 {
 	if (wait)
 	{
-		LockPage(index, which, ExclusiveLock);
+		LockPage(index, which, mode);
 		return true;
 	}
-	return ConditionalLockPage(index, which, ExclusiveLock);
+	return ConditionalLockPage(index, which, mode);
 }
 
-/* Let a lock kdam_work_lock took go. */
+/* Let a lock kdam_work_lock_mode took go. */
 void
-kdam_work_unlock(Relation index, BlockNumber which)
+kdam_work_unlock_mode(Relation index, BlockNumber which, LOCKMODE mode)
 {
-	UnlockPage(index, which, ExclusiveLock);
+	UnlockPage(index, which, mode);
 }
 
 /*
@@ -383,7 +427,8 @@ kdam_flush(Relation index)
 
 /*
  * Merge trees of like size while two qualify, using at most mem bytes for
- * a merge.  The caller holds the merge lock.
+ * a merge.  The caller holds the merge lock, in share mode or (VACUUM)
+ * exclusively.
  */
 void
 kdam_merge(Relation index, Size mem)
@@ -403,28 +448,42 @@ kdam_merge(Relation index, Size mem)
 }
 
 /*
- * Empty the list of retired trees, putting them in retired for
+ * Drop from the list of retired trees those no snapshot can still read
+ * (retired before every backend's xmin) and put them in retired, for
  * kdam_free_trees; metabuf is the metapage, locked for cleanup, so no scan
- * that could read them is in flight, and none started later will.  Their
- * pages count in the orphans mark until kdam_free_trees has freed them.
- * The caller holds the merge lock.
+ * of another kind of snapshot is in flight.  Their pages count in the
+ * orphans mark until kdam_free_trees has freed them.  The caller holds the
+ * merge lock.
  */
 void
 kdam_drop_retired(Relation index, Buffer metabuf, KdamForest *retired)
 {
 	KdamMetaPageData m = *KdamPageGetMeta(BufferGetPage(metabuf));
+	KdamForest	list;
+	KdamForest	keep = {0, NULL};
 	GenericXLogState *state;
 	KdamMetaPage meta;
+	BlockNumber head,
+				tail;
 
-	kdam_retired_read(index, &m, retired);
+	retired->n = 0;
+	retired->trees = NULL;
 	if (m.retired_head == InvalidBlockNumber)
 		return;
+	kdam_retired_read(index, &m, &list);
+	for (int i = 0; i < list.n; i++)
+		kdam_forest_add(GlobalVisCheckRemovableFullXid(NULL,
+													   FullTransactionIdFromU64(list.trees[i].retire_xid))
+						? retired : &keep, &list.trees[i]);
+	if (retired->n == 0)
+		return;
+	kdam_orphans_add(index, metabuf, 1);
+	head = kdam_forest_write(index, &keep, true, &tail);
 	state = GenericXLogStart(index);
 	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	meta->retired_head = InvalidBlockNumber;
-	meta->retired_tail = InvalidBlockNumber;
-	meta->nretired = 0;
-	meta->orphans++;
+	meta->retired_head = head;
+	meta->retired_tail = tail;
+	meta->nretired = keep.n;
 	GenericXLogFinish(state);
 	kdam_free_chain(index, m.retired_head);
 }

@@ -3,9 +3,10 @@
  *	  Index scans of the kdgpu access method: ordered (ORDER BY <->), range
  *	  and bitmap scans.
  *
- * A scan pins the metapage for its whole life (see kdam.h), reads the
- * forest's list of trees, the pending records and the rows outside the
- * trees (kdam_outside.c) once, and reads the trees' pages in place through
+ * A scan reads the metapage, the forest's list of trees, the pending
+ * records and the rows outside the trees (kdam_outside.c) once (keeping
+ * the metapage pinned for its whole life only under a snapshot that is
+ * not MVCC, see kdam.h), and reads the trees' pages in place through
  * shared buffers (kdam_tree.c: no private copy, nothing to load).  The
  * pending records (fewer than KDAM_LANES * KDAM_LANE_ROWS, kdam_lanes.c) and the
  * outside rows are searched exhaustively beside the trees.  WHERE quals are regions (kdam_quals.c), ORDER BY keys
@@ -50,6 +51,7 @@
 #include "utils/float.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "kdam_scan.h"
 
@@ -448,8 +450,13 @@ scan_start(IndexScanDesc scan)
 	else
 		memset(&so->outside, 0, sizeof(so->outside));
 	MemoryContextSwitchTo(old);
-	/* the pin keeps VACUUM off the trees' pages while they are read */
 	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
+	/* see kdam.h: only a scan of another kind of snapshot keeps the pin */
+	if (IsMVCCSnapshot(scan->xs_snapshot))
+	{
+		ReleaseBuffer(so->metabuf);
+		so->metabuf = InvalidBuffer;
+	}
 	so->started = true;
 	pgstat_count_index_scan(index);
 }
@@ -712,6 +719,8 @@ read_nulls(IndexScanDesc scan)
 	bool		take = kdam_quals_take_null(so);
 	int64		n = 0;
 
+	if (!BufferIsValid(so->metabuf))
+		so->metabuf = ReadBuffer(scan->indexRelation, KDAM_METAPAGE_BLKNO);
 	LockBuffer(so->metabuf, BUFFER_LOCK_SHARE);
 	meta = *kdam_metapage(scan->indexRelation, BufferGetPage(so->metabuf));
 	if (meta.nnull > 0 && take)

@@ -2,24 +2,28 @@
  * kdam_vacuum.c
  *	  VACUUM for the kdgpu access method.
  *
- * ambulkdelete takes the merge lock (kdam_merge.c), so that no flush or
- * merge copies a tree meanwhile, marks the references of dead tree rows
- * KDAM_DEAD_REF in place and compacts the pending, null and outside pages,
- * a page at a time under that page's exclusive lock (scans take a share
- * lock on each page they read).  Then it takes a cleanup lock on the
- * metapage, which waits for every scan in flight to end (scans pin the
- * metapage, and one may hold a reference read before its mark), records
- * the counts and bumps the generation, so cached trees are reloaded.
- * Scans and inserts go on while it marks.
+ * ambulkdelete takes the merge lock exclusively (kdam_merge.c), so that no
+ * merge copies a tree meanwhile.  Under the flush lock, briefly, it first
+ * compacts the lanes, the sealed chain and the null and outside pages, so
+ * that no flush after that copies a dead row into a new tree; then it
+ * marks the references of dead tree rows KDAM_DEAD_REF in place, a page at
+ * a time under that page's exclusive lock (scans take a share lock on each
+ * page they read), while flushes, inserts and scans go on.  Last it takes
+ * a cleanup lock on the metapage, which waits for every scan in flight to
+ * end (scans pin the metapage, and one may hold a reference read before
+ * its mark), records the trees' dead counts and bumps the generation, so
+ * cached trees are reloaded.
  *
- * amvacuumcleanup takes the merge lock (kdam_merge.c).  When the metapage's
- * orphans mark is set (a flush or merge failed, or the server crashed), it
- * reads every page and frees those no chain reaches.  It turns the pending
- * rows into a tree and merges trees of like size within
- * maintenance_work_mem, rebuilds trees that are mostly dead.  Before and
- * after, it drops the trees merges retired from the forest under a cleanup
- * lock on the metapage (no scan in flight, so none can still read them),
- * then frees their pages without it, so that its own merges reuse them.
+ * amvacuumcleanup takes the merge lock exclusively and, while it looks for
+ * orphaned pages and flushes the lanes, the flush lock: with no writer in
+ * flight, a nonzero orphans mark means one failed (or the server crashed),
+ * and it reads every page and frees those no chain reaches.  It turns the
+ * pending rows into a tree, then, while inserts go on flushing, merges
+ * trees of like size within maintenance_work_mem and rebuilds trees that
+ * are mostly dead.  Before and after, it drops the retired trees from
+ * their list under a cleanup lock on the metapage (no scan in flight, so
+ * none can still read them), then frees their pages without it, so that
+ * its own merges reuse them.
  */
 #include "postgres.h"
 
@@ -56,41 +60,27 @@ delete_from_tree(Relation index, const KdamMetaPageData *meta,
 	return marked;
 }
 
-/* ambulkdelete */
-IndexBulkDeleteResult *
-kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
-				IndexBulkDeleteCallback callback, void *callback_state)
+/*
+ * Remove the dead records of the lanes, the sealed chain and the null and
+ * outside chains, and lower the metapage's counts; returns how many.  The
+ * caller holds the flush lock, so no flush copies them meanwhile.
+ */
+static int64
+delete_from_chains(Relation index, Buffer metabuf,
+				   IndexBulkDeleteCallback callback, void *callback_state)
 {
-	Relation	index = info->index;
-	Buffer		metabuf;
-	KdamMetaPage meta;
 	KdamMetaPageData m;
-	KdamForest	forest;
-	int64		marked = 0,
-				removed,
-				removed_flush,
-				removed_nulls,
-				removed_outside;
+	KdamMetaPage meta;
+	GenericXLogState *state;
 	Size		pendsize;
+	int64		removed_flush,
+				removed_nulls,
+				removed_outside,
+				removed;
 
-	if (stats == NULL)
-		stats = palloc0(sizeof(IndexBulkDeleteResult));
-	/* no flush or merge copies a tree or the sealed chain meanwhile */
-	kdam_work_lock(index, KDAM_MERGE_LOCK, true);
-	kdam_work_lock(index, KDAM_FLUSH_LOCK, true);
-	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	m = *kdam_metapage(index, BufferGetPage(metabuf));
-	kdam_forest_read(index, &m, &forest);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-
-	for (int t = 0; t < forest.n; t++)
-	{
-		int64		n = delete_from_tree(index, &m, &forest.trees[t], callback,
-							 callback_state);
-		forest.trees[t].ndead += n;
-		marked += n;
-	}
 	pendsize = kdam_pending_record_size(m.dim, m.payload_words);
 	removed = kdam_lanes_delete(index, pendsize, callback, callback_state);
 	removed_flush = kdam_chain_delete(index, m.flush_head, pendsize, callback,
@@ -102,48 +92,106 @@ kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 										kdam_pending_record_size(KDAM_OUTSIDE_COORDS,
 																 m.payload_words),
 										callback, callback_state);
-	if (marked + removed + removed_flush + removed_nulls + removed_outside > 0)
+	if (removed_flush + removed_nulls + removed_outside > 0)
 	{
-		GenericXLogState *state;
-		BlockNumber head = m.forest_head;
-
-		/* a new list with the trees' dead counts */
-		if (marked > 0)
-		{
-			LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-			kdam_orphans_add(index, metabuf, 1);
-			LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-			head = kdam_forest_write(index, &forest, true, NULL);
-		}
-
-		/*
-		 * Wait for the scans in flight, which may hold references read before
-		 * their marks: the heap may reuse those TIDs once this returns.
-		 */
-		LockBufferForCleanup(metabuf);
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 		state = GenericXLogStart(index);
 		meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-		meta->forest_head = head;
-		meta->ndead += marked;
 		meta->nflush -= removed_flush;
 		meta->nnull -= removed_nulls;
 		meta->noutside -= removed_outside;
-		if (marked > 0)
-			meta->orphans = Max(meta->orphans - 1, 0);
-		meta->generation++;
 		GenericXLogFinish(state);
-		if (marked > 0)
-			kdam_free_chain(index, m.forest_head);
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	}
+	return removed + removed_flush + removed_nulls + removed_outside;
+}
+
+/*
+ * Under a cleanup lock on the metapage, which waits for the scans in
+ * flight, write the forest's list again with the dead rows marked in each
+ * tree (marked[i] in trees[i]; trees flushes added since keep theirs) and
+ * bump the generation.
+ */
+static void
+record_marks(Relation index, Buffer metabuf, const KdamForest *marked_trees,
+			 const int64 *marked)
+{
+	KdamMetaPageData m;
+	KdamMetaPage meta;
+	KdamForest	forest;
+	GenericXLogState *state;
+	BlockNumber head;
+	int64		total = 0;
+
+	LockBufferForCleanup(metabuf);
+	m = *KdamPageGetMeta(BufferGetPage(metabuf));
+	kdam_forest_read(index, &m, &forest);
+	for (int i = 0; i < forest.n; i++)
+		for (int j = 0; j < marked_trees->n; j++)
+			if (forest.trees[i].tree_id == marked_trees->trees[j].tree_id)
+			{
+				forest.trees[i].ndead += marked[j];
+				total += marked[j];
+			}
+	kdam_orphans_add(index, metabuf, 1);
+	head = kdam_forest_write(index, &forest, true, NULL);
+	state = GenericXLogStart(index);
+	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	meta->forest_head = head;
+	meta->ndead += total;
+	meta->orphans = Max(meta->orphans - 1, 0);
+	meta->generation++;
+	GenericXLogFinish(state);
+	kdam_free_chain(index, m.forest_head);
+}
+
+/* ambulkdelete */
+IndexBulkDeleteResult *
+kdam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+				IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Relation	index = info->index;
+	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	KdamMetaPageData m;
+	KdamForest	forest;
+	int64	   *marked;
+	int64		nmarked = 0,
+				removed;
+
+	if (stats == NULL)
+		stats = palloc0(sizeof(IndexBulkDeleteResult));
+	/* no merge copies a tree while its rows are marked */
+	kdam_work_lock_mode(index, KDAM_MERGE_LOCK, ExclusiveLock, true);
+	/* the pending rows first: a flush after that copies no dead one */
+	kdam_work_lock(index, KDAM_FLUSH_LOCK, true);
+	removed = delete_from_chains(index, metabuf, callback, callback_state);
+	kdam_work_unlock(index, KDAM_FLUSH_LOCK);
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	m = *kdam_metapage(index, BufferGetPage(metabuf));
+	kdam_forest_read(index, &m, &forest);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	marked = palloc0(sizeof(int64) * Max(forest.n, 1));
+	for (int t = 0; t < forest.n; t++)
+	{
+		marked[t] = delete_from_tree(index, &m, &forest.trees[t], callback,
+									 callback_state);
+		nmarked += marked[t];
+	}
+	if (nmarked > 0)
+		record_marks(index, metabuf, &forest, marked);
+	else if (removed > 0)
+	{
+		/* the scans in flight may hold references read before the removal */
+		LockBufferForCleanup(metabuf);
 	}
 	else
 		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	meta = KdamPageGetMeta(BufferGetPage(metabuf));
-	stats->tuples_removed += marked + removed + removed_flush + removed_nulls +
-		removed_outside;
-	stats->num_index_tuples = kdam_index_rows(index, meta);
+	stats->tuples_removed += nmarked + removed;
+	stats->num_index_tuples = kdam_index_rows(index,
+											  KdamPageGetMeta(BufferGetPage(metabuf)));
 	UnlockReleaseBuffer(metabuf);
-	kdam_work_unlock(index, KDAM_FLUSH_LOCK);
-	kdam_work_unlock(index, KDAM_MERGE_LOCK);
+	kdam_work_unlock_mode(index, KDAM_MERGE_LOCK, ExclusiveLock);
 	return stats;
 }
 
@@ -247,12 +295,12 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 
-	kdam_work_lock(index, KDAM_MERGE_LOCK, true);
+	kdam_work_lock_mode(index, KDAM_MERGE_LOCK, ExclusiveLock, true);
+	/* with no flush or merge in flight, a writer counted there failed */
 	kdam_work_lock(index, KDAM_FLUSH_LOCK, true);
 	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	LockBufferForCleanup(metabuf);
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
-	/* no flush or merge is in flight: a writer counted there failed */
 	if (meta->orphans)
 	{
 		reclaim_pages(info, meta, stats);
@@ -261,9 +309,10 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	/* pages of trees retired since the last VACUUM, for the merges to reuse */
 	kdam_drop_retired(index, metabuf, &retired);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	kdam_flush(index);
+	kdam_work_unlock(index, KDAM_FLUSH_LOCK);
 	kdam_free_trees(index, &retired);
 
-	kdam_flush(index);
 	kdam_merge(index, mem);
 	rebuild_trees(index, mem);
 
@@ -277,8 +326,7 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 	stats->num_pages = RelationGetNumberOfBlocks(index);
 	ReleaseBuffer(metabuf);
-	kdam_work_unlock(index, KDAM_FLUSH_LOCK);
-	kdam_work_unlock(index, KDAM_MERGE_LOCK);
+	kdam_work_unlock_mode(index, KDAM_MERGE_LOCK, ExclusiveLock);
 	/* VACUUM commits no transaction of its own: make its records durable */
 	if (RelationNeedsWAL(index) && XactLastRecEnd != InvalidXLogRecPtr)
 		XLogFlush(XactLastRecEnd);

@@ -1,10 +1,13 @@
 """writes: the index while rows are inserted.
 
-insert: the time to insert n/10 new rows (the data set's distribution,
-another seed) in one statement into the table with the index.
-after insert: knn10's latency (median over --queries data points) once
-those rows are in, with no VACUUM since: kdgpu holds them in its insert
-lanes and the small trees its flushes and merges made.
+latency before insert: knn10's latency (median over --queries data
+points) on the table as built.
+insert n/10: the time to insert n/10 new rows (the data set's
+distribution, another seed) in one statement into the table with the
+index.
+latency after insert: the same latency once those rows are in, with no
+VACUUM since: kdgpu holds them in its insert lanes and the small trees its
+flushes and merges made.
 mixed: --mixed-secs seconds of pgbench in which half of --clients (at least
 one) insert one row per transaction and as many readers run LIMIT 10 at
 points uniform over the domain, while the table is vacuumed every
@@ -102,17 +105,22 @@ def _runner(role):
             tb.ds.name, tb.n, NAME, case, system, metric, vals, unit, **kw)
         add = max(1, tb.n // 10)
         rows = []
+        args = tb.sample_args(role, ctx.args.queries, ctx.args.seed)
+
+        def latency(case):
+            ctx.log("%s: %s" % (system, case))
+            times, nrows = pg.latency(knn10.statement(tb, role), args, min(5, len(args)),
+                                      ctx.budget_ms, NO_PARALLEL)
+            ctx.check(nrows, 10 * len(times), case)
+            rows.append(row(case, "ms", times, "ms", rows=10))
+
         try:
+            latency("latency before insert")
             ctx.log("%s: insert %d rows" % (system, add))
             ms, _ = pg.repeat("INSERT INTO %s (id, %s) SELECT %d + i, %s FROM generate_series(1, %d) i"
                               % (t, col, tb.n, _new_point(tb, role, tb.seed + 2, "i"), add), 1, 0)
             rows.append(row("insert n/10", "ms", ms, "ms", rows=add))
-            args = tb.sample_args(role, ctx.args.queries, ctx.args.seed)
-            ctx.log("%s: latency after the insert" % system)
-            times, nrows = pg.latency(knn10.statement(tb, role), args, min(5, len(args)),
-                                      ctx.budget_ms, NO_PARALLEL)
-            ctx.check(nrows, 10 * len(times), "LIMIT 10 after the insert")
-            rows.append(row("latency after insert", "ms", times, "ms", rows=10))
+            latency("latency after insert")
             ctx.log("%s: mixed load for %d s" % (system, ctx.args.mixed_secs))
             tps, lat = _mixed(ctx, tb, role)
             rows.append(row("mixed: writers", "tps", [tps], "tps"))
