@@ -127,6 +127,7 @@ typedef struct KdamMetaPageData
 	BlockNumber retired_tail;
 	int32		nretired;		/* retired trees listed there */
 	uint64		next_tree_id;	/* the tree_id the next tree gets */
+	uint32		lanes_used;		/* a bit per insert lane with a chain */
 	BlockNumber flush_head;		/* sealed lanes' pages, being made a tree */
 	BlockNumber flush_tail;
 	int64		nflush;			/* records there */
@@ -477,11 +478,12 @@ extern void kdam_outside_notice(Relation index, int64 n);
 /* kdam_lanes.c */
 extern void kdam_init_lane_page(Page page);
 extern void kdam_lanes_create(Relation index);
-extern bool kdam_lane_insert(Relation index, const char *rec, Size recsize);
+extern bool kdam_lane_insert(Relation index, const char *rec, Size recsize,
+							 Buffer metabuf);
 extern int64 kdam_lanes_count(Relation index);
 extern int64 kdam_index_rows(Relation index, const KdamMetaPageData *meta);
-extern int64 kdam_lanes_read(Relation index, int dim, int words,
-							KdamPending *out);
+extern int64 kdam_lanes_read(Relation index, uint32 used, int dim,
+							 int words, KdamPending *out);
 extern void kdam_lanes_seal(Relation index, Buffer metabuf);
 extern int64 kdam_lanes_delete(Relation index, Size recsize,
 							   IndexBulkDeleteCallback callback,

@@ -4,8 +4,8 @@
  *	  to the insert lanes.
  *
  * Trees never change.  A new point's (ref, coords, payload) record goes to
- * an insert lane (kdam_lanes.c) without touching the metapage: the
- * index's dimension (and a PostGIS column's SRID and Z/M flags), fixed by
+ * an insert lane (kdam_lanes.c), touching the metapage only when it starts
+ * the lane's chain: the index's dimension (and a PostGIS column's SRID and Z/M flags), fixed by
  * its first point, are kept in the relation cache.  Scans search the
  * lanes' records exhaustively beside the trees; when a lane holds
  * KDAM_LANE_ROWS records, the inserter turns every lane's records into a
@@ -169,7 +169,7 @@ insert_locked(Relation index, KdamInsertCache *c, Datum value, bool isnull,
 
 	if (in_tree)
 		full = kdam_lane_insert(index, (const char *) rec,
-								kdam_pending_record_size(dim, c->words));
+								kdam_pending_record_size(dim, c->words), metabuf);
 	c->dim = meta->dim;
 	c->srid = meta->srid;
 	c->zm = meta->zm;
@@ -201,7 +201,8 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 		if (c->words > 0)
 			kdam_payload_from_values(index, values, isnull, rec + 1 + dim);
 		full = kdam_lane_insert(index, (const char *) rec,
-								kdam_pending_record_size(dim, c->words));
+								kdam_pending_record_size(dim, c->words),
+								InvalidBuffer);
 	}
 	else
 	{

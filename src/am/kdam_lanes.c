@@ -19,10 +19,16 @@
  * (kdam_merge.c).  So at most KDAM_LANES * KDAM_LANE_ROWS rows (fewer with
  * fewer concurrent inserters) wait in the lanes.
  *
- * Locks are taken in the order metapage, header, chain page.  A scan reads
- * every lane under its share lock on the metapage, so no seal runs
- * meanwhile, and a share lock on each header in turn, so no insert into
- * that lane changes it while it is read.
+ * A lane with a chain has its bit set in the metapage's lanes_used: the
+ * insert that starts a chain sets it first, under an exclusive lock on the
+ * metapage, and a seal clears it as it takes the chain.  So an inserter
+ * takes the metapage's lock once per chain, not per row, and a scan reads
+ * only the lanes in use: none, on an index that took no insert since its
+ * last flush.  Locks are taken in the order metapage, header, chain page.
+ * A scan reads the lanes in use under its share lock on the metapage, so
+ * no seal runs and no lane comes into use meanwhile, and a share lock on
+ * each header in turn, so no insert into that lane changes it while it is
+ * read.
  */
 #include "postgres.h"
 
@@ -100,20 +106,55 @@ lane_for_insert(Relation index)
 }
 
 /*
- * Append a record of recsize bytes to a lane; the caller holds a lock on
- * the metapage.  Returns whether the lane now holds KDAM_LANE_ROWS records
- * or more, time to flush.
+ * Set lane i's bit in the metapage's lanes_used (metabuf, locked
+ * exclusively), through Generic WAL, unless it is set.
+ */
+static void
+mark_used(Relation index, Buffer metabuf, int i)
+{
+	GenericXLogState *state;
+
+	if (KdamPageGetMeta(BufferGetPage(metabuf))->lanes_used & (1U << i))
+		return;
+	state = GenericXLogStart(index);
+	KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->lanes_used |= 1U << i;
+	GenericXLogFinish(state);
+}
+
+/*
+ * Append a record of recsize bytes to a lane.  metabuf is the metapage when
+ * the caller holds it locked exclusively, else InvalidBuffer.  A lane with
+ * no chain gets its bit in the metapage's lanes_used first, under an
+ * exclusive lock on the metapage taken before the lane's (the order of
+ * every lock here): scans read only the lanes whose bit is set.  Returns
+ * whether the lane now holds KDAM_LANE_ROWS records or more, time to flush.
  */
 bool
-kdam_lane_insert(Relation index, const char *rec, Size recsize)
+kdam_lane_insert(Relation index, const char *rec, Size recsize, Buffer metabuf)
 {
 	Buffer		headbuf = lane_for_insert(index);
+	int			i = BufferGetBlockNumber(headbuf) - KDAM_LANE_BLKNO(0);
+	Buffer		lockedmeta = InvalidBuffer;
 	Buffer		tailbuf = InvalidBuffer,
 				newbuf = InvalidBuffer;
-	GenericXLogState *state = GenericXLogStart(index);
-	KdamLane	lane = KdamPageGetLane(GenericXLogRegisterBuffer(state, headbuf, 0));
+	GenericXLogState *state;
+	KdamLane	lane;
 	Page		tail = NULL;
 	bool		full;
+
+	if (KdamPageGetLane(BufferGetPage(headbuf))->head == InvalidBlockNumber)
+	{
+		if (!BufferIsValid(metabuf))
+		{
+			LockBuffer(headbuf, BUFFER_LOCK_UNLOCK);
+			metabuf = lockedmeta = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+			LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+			LockBuffer(headbuf, BUFFER_LOCK_EXCLUSIVE);
+		}
+		mark_used(index, metabuf, i);
+	}
+	state = GenericXLogStart(index);
+	lane = KdamPageGetLane(GenericXLogRegisterBuffer(state, headbuf, 0));
 
 	if (lane->tail != InvalidBlockNumber)
 	{
@@ -147,6 +188,8 @@ kdam_lane_insert(Relation index, const char *rec, Size recsize)
 	if (BufferIsValid(tailbuf))
 		UnlockReleaseBuffer(tailbuf);
 	UnlockReleaseBuffer(headbuf);
+	if (BufferIsValid(lockedmeta))
+		UnlockReleaseBuffer(lockedmeta);
 	return full;
 }
 
@@ -175,19 +218,25 @@ kdam_index_rows(Relation index, const KdamMetaPageData *meta)
 }
 
 /*
- * Append the live records of every lane (of dim coordinates and words
- * payload words) to out; the caller holds a lock on the metapage.  Returns
- * how many records the lanes' headers counted.
+ * Append the live records of every lane in use (a bit of used, the
+ * metapage's lanes_used; the others hold none) of dim coordinates and
+ * words payload words to out; the caller holds a lock on the metapage.
+ * Returns how many records the lanes' headers counted.
  */
 int64
-kdam_lanes_read(Relation index, int dim, int words, KdamPending *out)
+kdam_lanes_read(Relation index, uint32 used, int dim, int words,
+				KdamPending *out)
 {
 	int64		counted = 0;
 
 	for (int i = 0; i < KDAM_LANES; i++)
 	{
 		KdamLaneData lane;
-		Buffer		buf = lane_lock(index, i, BUFFER_LOCK_SHARE, &lane);
+		Buffer		buf;
+
+		if (!(used & (1U << i)))
+			continue;
+		buf = lane_lock(index, i, BUFFER_LOCK_SHARE, &lane);
 
 		if (lane.n > 0)
 		{
@@ -237,6 +286,7 @@ kdam_lanes_seal(Relation index, Buffer metabuf)
 			meta->flush_head = old.head;
 		meta->flush_tail = old.tail;
 		meta->nflush += old.n;
+		meta->lanes_used &= ~(1U << i);
 		lane->head = InvalidBlockNumber;
 		lane->tail = InvalidBlockNumber;
 		lane->n = 0;

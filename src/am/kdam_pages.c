@@ -423,7 +423,8 @@ kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 	kdam_read_records(index, meta->flush_head, meta->dim, meta->payload_words,
 					  meta->nflush, pending);
 	return meta->nflush +
-		kdam_lanes_read(index, meta->dim, meta->payload_words, pending);
+		kdam_lanes_read(index, meta->lanes_used, meta->dim,
+						meta->payload_words, pending);
 }
 
 /* Read the records of rows with no point; see kdam_read_records. */
