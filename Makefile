@@ -87,8 +87,11 @@ engine-bench: engine-bench-bin $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
 # ---- PostGIS format decoder tests (no server) -----------------------------
 GEO_SRCS = $(sort $(wildcard src/geo/*.c))
 
+# with the sanitizers of the fuzzing replay: a decoder reading past its
+# buffer fails the run
 geo-test: $(GEO_SRCS) $(wildcard src/geo/*.h) test/geo/test_gserialized.c
-	$(CC) $(ENGINE_CFLAGS) -Wall -Isrc/geo -o $@ test/geo/test_gserialized.c $(GEO_SRCS) -lm
+	$(CC) $(ENGINE_CFLAGS) -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+		-Wall -Isrc/geo -o $@ test/geo/test_gserialized.c $(GEO_SRCS) -lm
 
 geo-check: geo-test
 	./geo-test

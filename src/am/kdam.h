@@ -78,6 +78,11 @@
 #define KDAM_FOREST		(1 << 7)
 #define KDAM_LANE		(1 << 8)
 
+/* subphases in pg_stat_progress_create_index (kdam_buildphasename) */
+#define KDAM_PHASE_TREE		2
+#define KDAM_PHASE_WRITE	3
+#define KDAM_PHASE_SORT		4
+
 /* strategies of the operator classes */
 #define KDAM_STRATEGY_IN_BOX		1	/* point <@ box */
 #define KDAM_STRATEGY_IN_CIRCLE		2	/* point <@ circle */

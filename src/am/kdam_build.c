@@ -41,11 +41,6 @@
 
 #include "kdam.h"
 
-/* subphases reported in pg_stat_progress_create_index (kdam_buildphasename) */
-#define KDAM_PHASE_TREE		2
-#define KDAM_PHASE_WRITE	3
-#define KDAM_PHASE_SORT		4
-
 typedef struct KdamBuildState
 {
 	Relation	index;

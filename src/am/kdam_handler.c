@@ -179,11 +179,11 @@ kdam_buildphasename(int64 phasenum)
 	{
 		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
 			return "initializing";
-		case 2:
+		case KDAM_PHASE_TREE:
 			return "building tree";
-		case 3:
+		case KDAM_PHASE_WRITE:
 			return "writing tree";
-		case 4:
+		case KDAM_PHASE_SORT:
 			return "sorting points";
 		default:
 			return NULL;

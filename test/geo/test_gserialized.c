@@ -248,7 +248,7 @@ test_damage(const Vector *v, unsigned int *seed)
 		kd_gserialized_stored_box(copy, len, stored, &nfloats);
 		free(copy);
 	}
-	check(true, "%s: damaged copies decoded without a fault", v->name);
+	/* the check is that none faulted: geo-check runs under the sanitizers */
 }
 
 /* Collections nested past the depth limit are refused, not recursed. */
