@@ -415,6 +415,10 @@ extern KdamMetaPage kdam_metapage(Relation index, Page page);
 extern void kdam_orphans_add(Relation index, Buffer metabuf, int32 delta);
 extern void kdam_free_chain(Relation index, BlockNumber head);
 extern Size kdam_pending_record_size(int dim, int words);
+extern void kdam_chain_append(Relation index, GenericXLogState *state,
+							  BlockNumber *head, BlockNumber *tailblk,
+							  uint16 flags, const char *rec, Size recsize,
+							  Buffer *tailbuf, Buffer *newbuf);
 extern void kdam_read_records(Relation index, BlockNumber head, int dim,
 							  int words, int64 count, KdamPending *out);
 extern void kdam_records_reserve(KdamPending *out, int dim, int words,

@@ -62,43 +62,6 @@ kdam_insert_forget(Relation index)
 }
 
 /*
- * Append a record to the chain whose head and tail fields of the metapage
- * are given, in the Generic WAL record state that has the metapage
- * registered; a full tail gets a new page of kind flags.
- */
-static void
-append_record(Relation index, GenericXLogState *state, BlockNumber *head,
-			  BlockNumber *tailblk, uint16 flags, const char *rec, Size recsize,
-			  Buffer *tailbuf, Buffer *newbuf)
-{
-	Page		tail = NULL;
-
-	if (*tailblk != InvalidBlockNumber)
-	{
-		*tailbuf = ReadBuffer(index, *tailblk);
-		LockBuffer(*tailbuf, BUFFER_LOCK_EXCLUSIVE);
-		tail = GenericXLogRegisterBuffer(state, *tailbuf, 0);
-	}
-	if (tail == NULL ||
-		((PageHeader) tail)->pd_lower + recsize > ((PageHeader) tail)->pd_upper)
-	{
-		Page		page;
-
-		*newbuf = kdam_new_buffer(index, true);
-		page = GenericXLogRegisterBuffer(state, *newbuf, GENERIC_XLOG_FULL_IMAGE);
-		kdam_init_page(page, flags);
-		if (tail)
-			KdamPageGetOpaque(tail)->next = BufferGetBlockNumber(*newbuf);
-		else
-			*head = BufferGetBlockNumber(*newbuf);
-		*tailblk = BufferGetBlockNumber(*newbuf);
-		tail = page;
-	}
-	memcpy((char *) tail + ((PageHeader) tail)->pd_lower, rec, recsize);
-	((PageHeader) tail)->pd_lower += recsize;
-}
-
-/*
  * Add a row under an exclusive lock on the metapage: a NULL row, a row
  * outside the tree, or a point while the cache does not know the index's
  * dimension (which the point may set).  rec holds the ref and the payload
@@ -142,14 +105,14 @@ insert_locked(Relation index, KdamInsertCache *c, Datum value, bool isnull,
 	if (isnull)
 	{
 		/* NULL: a record in the null chain, for ordered scans */
-		append_record(index, state, &meta->null_head, &meta->null_tail,
+		kdam_chain_append(index, state, &meta->null_head, &meta->null_tail,
 					  KDAM_NULLS, (const char *) rec,
 					  kdam_pending_record_size(0, c->words), &tailbuf, &newbuf);
 		meta->nnull++;
 	}
 	else if (!in_tree)
 	{
-		append_record(index, state, &meta->outside_head, &meta->outside_tail,
+		kdam_chain_append(index, state, &meta->outside_head, &meta->outside_tail,
 					  KDAM_OUTSIDE, (const char *) rec,
 					  kdam_pending_record_size(KDAM_OUTSIDE_COORDS, c->words),
 					  &tailbuf, &newbuf);

@@ -139,7 +139,6 @@ kdam_lane_insert(Relation index, const char *rec, Size recsize, Buffer metabuf)
 				newbuf = InvalidBuffer;
 	GenericXLogState *state;
 	KdamLane	lane;
-	Page		tail = NULL;
 	bool		full;
 
 	if (KdamPageGetLane(BufferGetPage(headbuf))->head == InvalidBlockNumber)
@@ -155,30 +154,8 @@ kdam_lane_insert(Relation index, const char *rec, Size recsize, Buffer metabuf)
 	}
 	state = GenericXLogStart(index);
 	lane = KdamPageGetLane(GenericXLogRegisterBuffer(state, headbuf, 0));
-
-	if (lane->tail != InvalidBlockNumber)
-	{
-		tailbuf = ReadBuffer(index, lane->tail);
-		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
-		tail = GenericXLogRegisterBuffer(state, tailbuf, 0);
-	}
-	if (tail == NULL ||
-		((PageHeader) tail)->pd_lower + recsize > ((PageHeader) tail)->pd_upper)
-	{
-		Page		page;
-
-		newbuf = kdam_new_buffer(index, true);
-		page = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
-		kdam_init_page(page, KDAM_PENDING);
-		if (tail)
-			KdamPageGetOpaque(tail)->next = BufferGetBlockNumber(newbuf);
-		else
-			lane->head = BufferGetBlockNumber(newbuf);
-		lane->tail = BufferGetBlockNumber(newbuf);
-		tail = page;
-	}
-	memcpy((char *) tail + ((PageHeader) tail)->pd_lower, rec, recsize);
-	((PageHeader) tail)->pd_lower += recsize;
+	kdam_chain_append(index, state, &lane->head, &lane->tail, KDAM_PENDING,
+					  rec, recsize, &tailbuf, &newbuf);
 	lane->n++;
 	full = lane->n >= KDAM_LANE_ROWS;
 	GenericXLogFinish(state);

@@ -259,11 +259,13 @@ flush_once(Relation index)
 
 /*
  * Replace the given live trees of the forest (read as meta m) by one tree
- * of their live points.  The caller holds the merge lock.
+ * of their live points.  The caller holds the merge lock, and merges none
+ * of them elsewhere: exclusively (VACUUM), or with the lock of their size
+ * class.
  */
-static void
-replace_trees(Relation index, const KdamMetaPageData *m,
-			  const KdamTreeEntry *trees, int count)
+void
+kdam_rebuild_trees(Relation index, const KdamMetaPageData *m,
+				   const KdamTreeEntry *trees, int count)
 {
 	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	MergeInput	in;
@@ -362,7 +364,7 @@ merge_once(Relation index, Size mem)
 			bool		found = pick_pair(index, mem, 0, c, &m, pair) == c;
 
 			if (found)
-				replace_trees(index, &m, pair, 2);
+				kdam_rebuild_trees(index, &m, pair, 2);
 			kdam_work_unlock(index, KDAM_CLASS_LOCK(c));
 			if (found)
 				return true;
@@ -370,17 +372,6 @@ merge_once(Relation index, Size mem)
 		skip |= UINT64CONST(1) << c;
 	}
 	return false;
-}
-
-/*
- * Replace live trees (of the forest read as meta m) by one tree of their
- * live points.  The caller holds the merge lock.
- */
-void
-kdam_rebuild_trees(Relation index, const KdamMetaPageData *m,
-				   const KdamTreeEntry *trees, int count)
-{
-	replace_trees(index, m, trees, count);
 }
 
 /*

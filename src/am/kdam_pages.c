@@ -261,6 +261,46 @@ kdam_free_chain(Relation index, BlockNumber head)
 	IndexFreeSpaceMapVacuum(index);
 }
 
+/*
+ * Append a record of recsize bytes to the chain whose head and tail block
+ * numbers are given, fields of a page registered in the Generic WAL record
+ * state (the metapage, or a lane's header); a full tail gets a new page of
+ * kind flags.  The tail and the new page, locked exclusively and
+ * registered too, are returned in *tailbuf and *newbuf (or left
+ * InvalidBuffer), for the caller to release after GenericXLogFinish.
+ */
+void
+kdam_chain_append(Relation index, GenericXLogState *state, BlockNumber *head,
+				  BlockNumber *tailblk, uint16 flags, const char *rec,
+				  Size recsize, Buffer *tailbuf, Buffer *newbuf)
+{
+	Page		tail = NULL;
+
+	if (*tailblk != InvalidBlockNumber)
+	{
+		*tailbuf = ReadBuffer(index, *tailblk);
+		LockBuffer(*tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		tail = GenericXLogRegisterBuffer(state, *tailbuf, 0);
+	}
+	if (tail == NULL ||
+		((PageHeader) tail)->pd_lower + recsize > ((PageHeader) tail)->pd_upper)
+	{
+		Page		page;
+
+		*newbuf = kdam_new_buffer(index, true);
+		page = GenericXLogRegisterBuffer(state, *newbuf, GENERIC_XLOG_FULL_IMAGE);
+		kdam_init_page(page, flags);
+		if (tail)
+			KdamPageGetOpaque(tail)->next = BufferGetBlockNumber(*newbuf);
+		else
+			*head = BufferGetBlockNumber(*newbuf);
+		*tailblk = BufferGetBlockNumber(*newbuf);
+		tail = page;
+	}
+	memcpy((char *) tail + ((PageHeader) tail)->pd_lower, rec, recsize);
+	((PageHeader) tail)->pd_lower += recsize;
+}
+
 /* Bytes of one pending record: the ref, the coordinates, the payload. */
 Size
 kdam_pending_record_size(int dim, int words)

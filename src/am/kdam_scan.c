@@ -444,7 +444,10 @@ scan_start(IndexScanDesc scan)
 			st->base = so->ntree;
 			so->ntree += st->entry.n;
 		}
-	kdam_read_pending(index, &so->meta, &so->pending);
+	if (so->meta.nflush > 0 || so->meta.lanes_used != 0)
+		kdam_read_pending(index, &so->meta, &so->pending);
+	else
+		memset(&so->pending, 0, sizeof(so->pending));
 	if (so->meta.noutside > 0)
 		kdam_read_outside(index, &so->meta, &so->outside);
 	else
