@@ -42,6 +42,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "utils/rel.h"
 
@@ -282,7 +283,8 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 			char	   *data;
 			KdamBlockHeader *hdr;
 
-			CHECK_FOR_INTERRUPTS();
+			/* a merge in VACUUM pauses as vacuum_cost_delay asks */
+			vacuum_delay_point();
 			page = kdam_chain_add(&chain, KDAM_TREE, &blocks[b]);
 			hdr = (KdamBlockHeader *) PageGetContents(page);
 			hdr->tree_id = entry->tree_id;

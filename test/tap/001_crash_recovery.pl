@@ -118,17 +118,23 @@ is($node->safe_psql('postgres', "SELECT tree_rows + pending_rows, pending_rows <
 # retired, merging only by size class
 $node->safe_psql('postgres', 'VACUUM big');
 $bg = $node->background_psql('postgres');
+# the cost-based delay paces the merge's page writes (each one dirties a
+# page, so each waits 40 ms), so the crash lands while it writes on any
+# machine
 $bg->query_until(qr/start/, q{
 	\echo start
 	SET maintenance_work_mem = '1GB';
+	SET vacuum_cost_delay = '10ms';
+	SET vacuum_cost_limit = 1;
 	VACUUM big;
 });
 # pages written by the merge are orphans until it switches the forest
 my $writing = 0;
-for (my $i = 0; $i < 3000 && !$writing; $i++)
+my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+while (!$writing && time() < $deadline)
 {
 	$writing = $node->safe_psql('postgres', "SELECT orphan_pages > 100 FROM kd_index_stats('big_p')") eq 't';
-	usleep(5_000) unless $writing;
+	usleep(100_000) unless $writing;
 }
 ok($writing, 'the merge started writing its tree');
 $node->stop('immediate');
