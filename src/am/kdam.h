@@ -62,7 +62,7 @@
 #include "kdgpu.h"
 
 #define KDAM_MAGIC			0x4B444731	/* "KDG1" */
-#define KDAM_FORMAT_VERSION	7
+#define KDAM_FORMAT_VERSION	8
 #define KDAM_METAPAGE_BLKNO	0
 #define KDAM_PAGE_ID		0xFF8B
 #define KDAM_DEAD_REF		UINT64_MAX
@@ -220,7 +220,7 @@ typedef struct KdamTreeShape
 	int64		n;
 	int			dim;
 	int			words;
-	int64		nbounds;
+	int64		nbounds;		/* nodes that keep their box on pages */
 	int			nranges;		/* ranges of levels, top down */
 	int			start[64];		/* first level of each range */
 	int			levels[64];		/* levels of each range */
@@ -244,6 +244,7 @@ typedef struct KdamNode
 /* Where the arrays of a range's blocks lie on their pages (kdam_tree.c). */
 typedef struct KdamBlockLayout
 {
+	int64		nbounds;		/* nodes below this keep their box */
 	Size		refs;			/* offsets from the block's data */
 	Size		payload;
 	Size		bounds;
@@ -455,8 +456,7 @@ extern void kdam_write_new_tree(Relation index, const double *coords,
 								uint64 tree_id, KdamTreeEntry *entry);
 
 /* kdam_tree.c */
-extern void kdam_tree_shape(int64 n, int dim, int words, int64 nbounds,
-							KdamTreeShape *shape);
+extern void kdam_tree_shape(int64 n, int dim, int words, KdamTreeShape *shape);
 extern void kdam_write_tree(Relation index, const KdTree *tree,
 							const uint64 *payload, int words, bool wal,
 							KdamTreeEntry *entry);
