@@ -169,6 +169,9 @@ typedef struct KdamTreeEntry
 	BlockNumber head;
 	BlockNumber dirhead;
 	int32		ndir;
+	BlockNumber contig;			/* block b is on page contig + b, when the
+								 * tree's pages are consecutive; else
+								 * InvalidBlockNumber and the directory says */
 	uint64		retire_xid;		/* retired: the next FullTransactionId then */
 	double		box[2 * KD_MAX_DIM];
 } KdamTreeEntry;
@@ -262,6 +265,7 @@ typedef struct KdamTreeReader
 	uint64		tree_id;
 	KdamTreeShape shape;
 	BlockNumber dirhead;		/* the page listing the directory pages */
+	BlockNumber contig;			/* the entry's contig */
 	int			ndir;
 	BlockNumber *dir;			/* the directory pages, NULL until read */
 	Buffer	   *dirbufs;		/* pinned directory pages */

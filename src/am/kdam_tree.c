@@ -6,29 +6,41 @@
  * The engine's tree is left-balanced and pointer-free (node i has children
  * 2i+1 and 2i+2).  On disk its levels are cut into ranges, and each node at
  * the first level of a range roots a block: its subtree down to the range's
- * last level, on one page.  A search from the root to a leaf then touches
- * one page per range: with 2-D points 8 levels per page at the bottom and
- * 7 above (whose nodes carry a bounding box), so 4 pages for a 10M-point
- * tree, against one page per node in the engine's array order.  Ranges
- * are cut from the bottom, as deep as fits on a page, so that every block
- * but the root's is full.
+ * last level.  A search from the root to a leaf then touches one page per
+ * range.  Ranges are cut from the bottom; a range of levels whose nodes
+ * carry a box is as deep as fits on a page, and a range without boxes takes
+ * the depth that fills pages best, a page holding the blocks of several
+ * consecutive roots (neighbours in space): with 2-D points, 5 levels and 11
+ * blocks to a page at the bottom, 8 and 7 levels above.  A 10M-point tree
+ * then spans 5 ranges (the last level, less than half full, is one of them)
+ * and a 1M-point tree 3.
  *
- * A block's page holds, for its S = 2^levels - 1 slots in the local
- * level order (which is the engine's node order): the coordinates, the
- * references, the payload words and the split dimensions, each an array of
- * S, and the boxes of its first slots (those of the first nbounds nodes),
- * after a KdamBlockHeader naming the tree and the block.  Empty slots (below the last node) are zero.
+ * A block's page holds, for its slots in the local level order (which is
+ * the engine's node order): the coordinates, the references (6 bytes: a
+ * heap TID, or the dead mark), the payload words and the split dimensions,
+ * each an array over the slots, and the boxes of its first slots, after a
+ * KdamBlockHeader naming the tree and the block.  Only nodes whose
+ * subtrees hold at least KDAM_BOX_MIN_SUBTREE points keep their box: the
+ * engine keeps boxes down to subtrees of 8 points, which on pages took a
+ * fifth of the index and pruned little in a search that also has the
+ * split planes; kdam_read_tree computes them again for the engine.  Empty
+ * slots are zero.  Measured on the 2-core machine, 2M uniform 2-D points
+ * at the default maintenance_work_mem (a forest of 6 trees): 5925 pages,
+ * against 7565 with 8-byte references and every engine box.
  *
  * A last level less than half full (the tree is left-balanced) gets a
  * range of its own whose pages each hold the nodes of many consecutive
- * roots, rather than leaving most of the bottom pages empty: at 10M 2-D
- * points this halves the index.  Blocks are numbered range by range, each
- * range's blocks in the order of their roots.  A directory maps block
- * numbers to pages: directory pages of KDAM_DIR_ENTRIES block numbers,
- * whose own block numbers are listed on the first page of the directory
- * chain (the tree's entry in the forest names that page).  Tree pages are
- * chained in block order and directory pages in directory order, so VACUUM
- * and the page census walk them as chains.
+ * roots, rather than leaving most of the bottom pages empty.  Blocks are
+ * numbered range by range, each range's blocks in the order of their
+ * roots.  A directory maps block numbers to pages: directory pages of
+ * KDAM_DIR_ENTRIES block numbers, whose own block numbers are listed on the
+ * first page of the directory chain (the tree's entry in the forest names
+ * that page).  A tree written to consecutive pages (every tree a build
+ * writes, as the relation grows) records its first page in its entry, and
+ * readers find a block's page by adding, without the directory: two pages
+ * fewer read per tree a search enters.  Tree pages are chained in block
+ * order and directory pages in directory order, so VACUUM and the page
+ * census walk them as chains.
  *
  * VACUUM marks dead references in place, a page at a time under an
  * exclusive lock, while scans run, so a reader takes a share lock for each
@@ -313,6 +325,16 @@ slot_node(const KdamTreeShape *shape, int r, int64 block, int slot)
 	return root < 2 * first + 1 && node < shape->n ? node : -1;
 }
 
+/* Whether the pages of blocks 0 .. n-1 follow one another. */
+static bool
+blocks_contiguous(const BlockNumber *blocks, int64 n)
+{
+	for (int64 b = 1; b < n; b++)
+		if (blocks[b] != blocks[0] + b)
+			return false;
+	return n > 0;
+}
+
 /*
  * Write a tree (the engine's arrays, and words payload words per node in
  * node order) to new block pages and directory pages, and set the entry's
@@ -399,6 +421,8 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 	entry->n = tree->n;
 	entry->nbounds = tree->nbounds;
 	entry->ndir = ndir;
+	entry->contig = blocks_contiguous(blocks, shape.nblocks) ? blocks[0] :
+		InvalidBlockNumber;
 	pfree(blocks);
 }
 
@@ -541,6 +565,7 @@ kdam_reader_init(KdamTreeReader *rd, Relation index,
 	rd->tree_id = entry->tree_id;
 	kdam_tree_shape(entry->n, meta->dim, meta->payload_words, &rd->shape);
 	rd->dirhead = entry->dirhead;
+	rd->contig = entry->contig;
 	rd->ndir = entry->ndir;
 	rd->dir = NULL;
 	rd->dirbufs = NULL;
@@ -604,15 +629,20 @@ reader_pin(KdamTreeReader *rd, int64 b)
 		if (rd->pinuse[i] < rd->pinuse[victim])
 			victim = i;
 	}
-	if (rd->dir == NULL)
-		reader_read_dir(rd);
-	d = (int) (b / KDAM_DIR_ENTRIES);
-	if (!BufferIsValid(rd->dirbufs[d]))
-		rd->dirbufs[d] = ReadBufferExtended(rd->index, MAIN_FORKNUM, rd->dir[d],
-											RBM_NORMAL, rd->strategy);
-	LockBuffer(rd->dirbufs[d], BUFFER_LOCK_SHARE);
-	blkno = ((BlockNumber *) PageGetContents(BufferGetPage(rd->dirbufs[d])))[b % KDAM_DIR_ENTRIES];
-	LockBuffer(rd->dirbufs[d], BUFFER_LOCK_UNLOCK);
+	if (BlockNumberIsValid(rd->contig))
+		blkno = rd->contig + (BlockNumber) b;
+	else
+	{
+		if (rd->dir == NULL)
+			reader_read_dir(rd);
+		d = (int) (b / KDAM_DIR_ENTRIES);
+		if (!BufferIsValid(rd->dirbufs[d]))
+			rd->dirbufs[d] = ReadBufferExtended(rd->index, MAIN_FORKNUM, rd->dir[d],
+												RBM_NORMAL, rd->strategy);
+		LockBuffer(rd->dirbufs[d], BUFFER_LOCK_SHARE);
+		blkno = ((BlockNumber *) PageGetContents(BufferGetPage(rd->dirbufs[d])))[b % KDAM_DIR_ENTRIES];
+		LockBuffer(rd->dirbufs[d], BUFFER_LOCK_UNLOCK);
+	}
 	if (BufferIsValid(rd->pinned[victim]))
 		ReleaseBuffer(rd->pinned[victim]);
 	rd->pinned[victim] = ReadBufferExtended(rd->index, MAIN_FORKNUM, blkno,
