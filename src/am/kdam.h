@@ -52,6 +52,8 @@
 
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/amapi.h"
 #include "access/genam.h"
 #include "access/generic_xlog.h"
@@ -540,6 +542,23 @@ extern void kdam_postgis_check_query(Relation index,
 									 const KdPointInfo *info,
 									 const char *opname);
 extern double kdam_postgis_lower_bound(KdPointType type, double d2);
+
+/*
+ * Relative and absolute margins that keep sqrt(d2), lowered by them, below
+ * the value an operator computes for the same coordinates in its own way
+ * (pg_hypot, PostGIS's distance), whose rounding may differ from sqrt of
+ * the engine's d2 in the last bits; the absolute one is for squares that
+ * underflow.
+ */
+#define KDAM_SQRT_MARGIN_REL 4e-15
+#define KDAM_SQRT_MARGIN_ABS 1e-150
+
+/* sqrt(d2) lowered past the rounding of any operator's own distance. */
+static inline double
+kdam_sqrt_below(double d2)
+{
+	return Max(0.0, sqrt(d2) * (1.0 - KDAM_SQRT_MARGIN_REL) - KDAM_SQRT_MARGIN_ABS);
+}
 extern int	kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo,
 								  double *hi);
 
