@@ -1,0 +1,145 @@
+# Shards on other servers through postgres_fdw: a coordinator whose
+# partitioned table has foreign partitions on three servers running kdgpu
+# (split by x, the boundary x = 50 between two of them, duplicates on both
+# sides of it; the third shard empty).  ORDER BY p <-> q LIMIT k through the
+# coordinator is a Merge Append of foreign scans whose ORDER BY runs on the
+# shards (on their kdgpu indexes), and its answers equal the same query on
+# one table holding every row; kdgpu's own float8[] <-> is shipped only
+# with the server option extensions 'kdgpu'.  A stopped shard gives an
+# error naming its server; the kd_* functions refuse foreign partitions.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my @shards;
+for my $i (1 .. 3)
+{
+	my $node = PostgreSQL::Test::Cluster->new("shard$i");
+	$node->init;
+	$node->start;
+	$node->safe_psql('postgres', q{
+		CREATE EXTENSION kdgpu;
+		CREATE TABLE pts (id int PRIMARY KEY, x float8, p point);
+		CREATE TABLE vecs (id int PRIMARY KEY, x float8, v float8[]);
+	});
+	push @shards, $node;
+}
+my $coord = PostgreSQL::Test::Cluster->new('coordinator');
+$coord->init;
+$coord->start;
+
+# the rows: a grid, so distances tie, on both sides of x = 50, with
+# points mirrored across the boundary
+$coord->safe_psql('postgres', q{
+	CREATE EXTENSION kdgpu;
+	CREATE EXTENSION postgres_fdw;
+	CREATE TABLE allpts (id int PRIMARY KEY, x float8, p point);
+	INSERT INTO allpts SELECT i, px, point(px, py) FROM
+	  (SELECT i, (i * 37 % 97)::float8 AS px, (i * 11 % 89)::float8 AS py FROM generate_series(1, 3000) i) s;
+	INSERT INTO allpts SELECT id + 10000, 100 - x, point(100 - x, p[1]) FROM allpts WHERE x BETWEEN 40 AND 49;
+	CREATE TABLE allvecs AS SELECT id, x, ARRAY[p[0], p[1], (id % 7)::float8] AS v FROM allpts;
+});
+my $rows = $coord->safe_psql('postgres', q{SELECT string_agg(format('(%s,%s,%L)', id, x, p), ',') FROM allpts WHERE x < 50});
+$shards[0]->safe_psql('postgres', "INSERT INTO pts VALUES $rows");
+$rows = $coord->safe_psql('postgres', q{SELECT string_agg(format('(%s,%s,%L)', id, x, p), ',') FROM allpts WHERE x >= 50});
+$shards[1]->safe_psql('postgres', "INSERT INTO pts VALUES $rows");
+for my $i (0 .. 1)
+{
+	$shards[$i]->safe_psql('postgres', q{
+		INSERT INTO vecs SELECT id, x, ARRAY[p[0], p[1], (id % 7)::float8] FROM pts;
+		CREATE INDEX pts_p ON pts USING kdgpu (p);
+		CREATE INDEX vecs_v ON vecs USING kdgpu (v);
+		ANALYZE;
+	});
+}
+
+my $setup = '';
+for my $i (1 .. 3)
+{
+	my $port = $shards[$i - 1]->port;
+	my $host = $shards[$i - 1]->host;
+	$setup .= qq{
+		CREATE SERVER s$i FOREIGN DATA WRAPPER postgres_fdw
+		  OPTIONS (host '$host', port '$port', dbname 'postgres', extensions 'kdgpu');
+		CREATE USER MAPPING FOR CURRENT_USER SERVER s$i;
+	};
+}
+$coord->safe_psql('postgres', $setup . q{
+	CREATE TABLE pts (id int, x float8, p point) PARTITION BY RANGE (x);
+	CREATE FOREIGN TABLE pts_s1 PARTITION OF pts FOR VALUES FROM (MINVALUE) TO (50) SERVER s1 OPTIONS (table_name 'pts');
+	CREATE FOREIGN TABLE pts_s2 PARTITION OF pts FOR VALUES FROM (50) TO (200) SERVER s2 OPTIONS (table_name 'pts');
+	CREATE FOREIGN TABLE pts_s3 PARTITION OF pts FOR VALUES FROM (200) TO (MAXVALUE) SERVER s3 OPTIONS (table_name 'pts');
+	CREATE TABLE vecs (id int, x float8, v float8[]) PARTITION BY RANGE (x);
+	CREATE FOREIGN TABLE vecs_s1 PARTITION OF vecs FOR VALUES FROM (MINVALUE) TO (50) SERVER s1 OPTIONS (table_name 'vecs');
+	CREATE FOREIGN TABLE vecs_s2 PARTITION OF vecs FOR VALUES FROM (50) TO (200) SERVER s2 OPTIONS (table_name 'vecs');
+	CREATE FOREIGN TABLE vecs_s3 PARTITION OF vecs FOR VALUES FROM (200) TO (MAXVALUE) SERVER s3 OPTIONS (table_name 'vecs');
+});
+
+is($coord->safe_psql('postgres', 'SELECT count(*) FROM pts'),
+	$coord->safe_psql('postgres', 'SELECT count(*) FROM allpts'), 'the shards hold every row');
+
+# the plan: a Merge Append of foreign scans whose ORDER BY runs remotely
+my $plan = $coord->safe_psql('postgres',
+	q{EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM pts ORDER BY p <-> point(50, 40) LIMIT 10});
+like($plan, qr/Merge Append/, 'ORDER BY <-> LIMIT merges the shards');
+like($plan, qr/Remote SQL: SELECT .* ORDER BY \(p <-> '\(50,40\)'\)/,
+	'each shard orders by distance itself');
+$plan = $coord->safe_psql('postgres',
+	q{EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM vecs ORDER BY v <-> ARRAY[50, 40, 3]::float8[] LIMIT 10});
+like($plan, qr/Remote SQL: SELECT .* ORDER BY \(v OPERATOR\(public\.<->\)/,
+	"kdgpu's float8[] <-> is shipped with extensions 'kdgpu'");
+
+# the shards' index scans so far
+my $scans_before = $shards[0]->safe_psql('postgres',
+	q{SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'pts_p'});
+
+# answers equal one table's, ties by id (the query's own tie-break)
+my @queries = ('point(50, 40)', 'point(49.5, 13)', 'point(0, 0)', 'point(100, 88)', 'point(75.25, 33.5)');
+for my $q (@queries)
+{
+	for my $k (1, 10, 57)
+	{
+		my $sql = "SELECT string_agg(format('%%s:%%s', id, d), ',') FROM
+		  (SELECT id, p <-> $q AS d FROM %s ORDER BY p <-> $q, id LIMIT $k) s";
+		is($coord->safe_psql('postgres', sprintf($sql, 'pts')),
+			$coord->safe_psql('postgres', sprintf($sql, 'allpts')),
+			"ORDER BY p <-> $q, id LIMIT $k through the coordinator");
+	}
+}
+my $vsql = "SELECT string_agg(format('%%s:%%s', id, d), ',') FROM
+  (SELECT id, v <-> ARRAY[50, 40, 3]::float8[] AS d FROM %s ORDER BY v <-> ARRAY[50, 40, 3]::float8[], id LIMIT 25) s";
+is($coord->safe_psql('postgres', sprintf($vsql, 'vecs')),
+	$coord->safe_psql('postgres', sprintf($vsql, 'allvecs')),
+	'float8[] ORDER BY <-> LIMIT through the coordinator');
+# without a tie-break each shard's ORDER BY runs on its kdgpu index (ties
+# between shards then come in no defined order: compare the distances)
+my $dsql = "SELECT string_agg(d::text, ',') FROM
+  (SELECT p <-> point(49.5, 13) AS d FROM %s ORDER BY p <-> point(49.5, 13) LIMIT 40) s";
+is($coord->safe_psql('postgres', sprintf($dsql, 'pts')),
+	$coord->safe_psql('postgres', sprintf($dsql, 'allpts')),
+	'ORDER BY p <-> q LIMIT 40 without a tie-break: the same distances');
+$shards[0]->poll_query_until('postgres',
+	qq{SELECT idx_scan > $scans_before FROM pg_stat_user_indexes WHERE indexrelname = 'pts_p'})
+  or die 'index statistics never arrived';
+pass('the shards ordered by their kdgpu indexes');
+
+# the kd_* functions read local partitions only
+my ($ret, $stdout, $stderr) = $coord->psql('postgres',
+	q{SELECT * FROM kd_knn('pts', point(50, 40), 3, key_col => 'id')});
+like($stderr, qr/partition "pts_s1" of table "pts" is a foreign table/,
+	'kd_knn refuses a foreign partition, naming it');
+
+# a shard that is down: an error naming its server, nothing partial
+$shards[1]->stop;
+($ret, $stdout, $stderr) = $coord->psql('postgres',
+	q{SELECT id FROM pts ORDER BY p <-> point(50, 40) LIMIT 10});
+isnt($ret, 0, 'a query needing a stopped shard fails');
+like($stderr, qr/could not connect to server "s2"/, 'the error names the stopped shard');
+is($stdout, '', 'no rows come back');
+$shards[1]->start;
+is($coord->safe_psql('postgres', "SELECT count(*) FROM (SELECT id FROM pts ORDER BY p <-> point(50, 40) LIMIT 10) s"),
+	'10', 'the shard answers again once started');
+
+done_testing();
