@@ -10,6 +10,8 @@
  * fn_extra with the arguments' names, by which later arguments are found.
  * The same C function also serves the forms that return a key (an argument
  * called key_col) and the _parts forms (a regclass column in the result).
+ * For a table with foreign partitions it also writes the call that those
+ * partitions run on their servers (remote.c).
  */
 #include "postgres.h"
 
@@ -17,6 +19,8 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
@@ -87,6 +91,33 @@ kdg_argno(const KdArgs *args, const char *name)
 	return -1;
 }
 
+/*
+ * What foreign partitions of t run (remote.c): the same function, in its
+ * plain-table form (no _parts suffix; in the same schema there), with the
+ * arguments after the table and column up to the key column.
+ */
+static void
+kdg_remote_call(FunctionCallInfo fcinfo, const KdArgs *args, KdTable *t,
+				int keyarg)
+{
+	char	   *fn = get_func_name(fcinfo->flinfo->fn_oid);
+	char	   *suffix = strstr(fn, "_parts");
+	StringInfoData buf;
+
+	if (suffix)
+		*suffix = '\0';
+	initStringInfo(&buf);
+	for (int i = args->next; i < (keyarg >= 0 ? keyarg : args->nargs); i++)
+		appendStringInfo(&buf, "%s%s", i > args->next ? ", " : "",
+						 kdg_remote_literal(PG_GETARG_DATUM(i), args->argtypes[i]));
+	t->rfn = psprintf("%s.%s",
+					  quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid))),
+					  quote_identifier(fn));
+	t->rargs = buf.data;
+	t->rbatched = strstr(fn, "_join") != NULL;
+	t->rdistance = strcmp(fn, "kd_box") != 0;
+}
+
 /* Parse rel [, col] [, key_col] and open the table for reading. */
 void
 kdg_args(FunctionCallInfo fcinfo, KdArgs *args, KdTable *t)
@@ -103,4 +134,6 @@ kdg_args(FunctionCallInfo fcinfo, KdArgs *args, KdTable *t)
 	kdg_table_open(t, args->relid, args->colname,
 				   keyarg >= 0 ? PG_GETARG_NAME(keyarg) : NULL, args->ident,
 				   get_func_name(flinfo->fn_oid));
+	if (t->nremote > 0)
+		kdg_remote_call(fcinfo, args, t, keyarg);
 }

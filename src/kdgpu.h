@@ -107,6 +107,9 @@ typedef struct KdHit
 	uint64		ref;
 } KdHit;
 
+/* A foreign partition answering through its server (remote.c). */
+typedef struct KdRemote KdRemote;
+
 /* One slot of a source row: a coordinate, the packed TID or the key. */
 typedef union KdSlot
 {
@@ -131,6 +134,7 @@ typedef struct KdSource
 	char	   *keyname;
 	Oid			keytype;		/* INT2OID, INT4OID or INT8OID */
 	uint64		refbase;		/* the partition's number << 48 (table.c) */
+	KdRemote   *remote;			/* a foreign partition's server, or NULL */
 	KdPointType type;
 	int			dim;			/* 0 until a non-empty row is read */
 	int			extra;			/* kdg_type_extra(type) */
@@ -194,6 +198,11 @@ typedef struct KdTable
 	int			nparts;
 	KdSource   *parts;			/* leaves in OID order */
 	Oid		   *partoids;
+	int			nremote;		/* how many leaves are foreign (remote.c) */
+	const char *rfn;			/* the function they run, and its */
+	char	   *rargs;			/* arguments after the table and column */
+	bool		rbatched;		/* it returns query_ord */
+	bool		rdistance;		/* it returns distances */
 } KdTable;
 
 /*
@@ -286,6 +295,7 @@ extern void kdg_source_scan(KdSource *src);
 extern void kdg_source_add(KdSource *src, Datum value, bool isnull,
 						   ItemPointer tid, Datum key, bool keynull);
 extern void kdg_source_sort(KdSource *src);
+extern uint64 kdg_key_to_ref(Oid keytype, Datum key);
 extern void kdg_source_set_key(KdSource *src, const char *keyname);
 extern void kdg_sources_spi(KdSource *srcs, const Oid *oids, int n, Oid relid);
 extern void kdg_source_check_query(const KdSource *src, KdPointType qtype,
@@ -331,6 +341,16 @@ extern void kdg_table_read(KdTable *t);
 extern uint64 *kdg_table_refs(const KdTable *t);
 extern double *kdg_table_queries(const KdTable *t);
 extern int64 kdg_ref_to_key(uint64 ref);
+
+/* remote.c */
+extern void kdg_remote_open(KdSource *leaf);
+extern char *kdg_remote_literal(Datum value, Oid type);
+extern char *kdg_remote_points(const KdSource *src, const double *coords,
+							   int64 nq);
+extern void kdg_remote_send(const KdTable *t, int leaf, const char *fn,
+							const char *args, bool batched, bool distance);
+extern KdAnswer *kdg_remote_answer(const KdTable *t, int leaf, int64 nq,
+								   bool batched, bool distance);
 
 /* table_search.c */
 extern KdAnswer *kdg_table_knn(const KdTable *t, const double *queries,

@@ -86,6 +86,7 @@ kdgpu_knn_join_table(PG_FUNCTION_ARGS)
 	KdTable		qt;
 	KdSource   *src = &t.head;
 	KdSource   *qsrc = &qt.head;
+	double	   *queries;
 	int			k;
 	int			qcol;
 	int			qkey;
@@ -102,12 +103,20 @@ kdgpu_knn_join_table(PG_FUNCTION_ARGS)
 				 errmsg("column \"%s\" of table \"%s\" is of type %s but column \"%s\" of table \"%s\" is of type %s",
 						qsrc->colname, get_rel_name(qsrc->relid), kdg_point_type_name(qsrc->type),
 						src->colname, get_rel_name(src->relid), kdg_point_type_name(src->type))));
+	if (qt.nremote > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("query table \"%s\" has foreign partitions", get_rel_name(qsrc->relid)),
+				 errhint("Give the query points as an array.")));
 	k = PG_GETARG_INT32(kdg_argno(&args, "k"));
 	kdg_check_k(k);
 	kdg_table_read(&t);
 	kdg_table_read(&qt);
 	kdg_source_check_dims(src, qsrc);
-	kdg_emit(fcinfo, &t, kdg_table_knn(&t, kdg_table_queries(&qt), qsrc->n, k),
-			KD_KEY_ROW, &qt);
+	queries = kdg_table_queries(&qt);
+	/* foreign partitions of rel get the query points as an array */
+	if (t.nremote > 0)
+		t.rargs = psprintf("%s, %d", kdg_remote_points(qsrc, queries, qsrc->n), k);
+	kdg_emit(fcinfo, &t, kdg_table_knn(&t, queries, qsrc->n, k), KD_KEY_ROW, &qt);
 	return (Datum) 0;
 }

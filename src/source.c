@@ -240,8 +240,9 @@ kdg_source_set_key(KdSource *src, const char *keyname)
 }
 
 /*
- * Open a leaf partition of the partitioned table head describes: the same
- * columns, found by name (a partition may number them differently).  The
+ * Open a leaf partition of the partitioned table head describes (a table,
+ * or a foreign table: remote.c): the same columns, found by name (a
+ * partition may number them differently).  The
  * rights checked on the partitioned table are the ones that count, as for
  * a query of it; the leaf is locked by the caller.
  */
@@ -252,7 +253,8 @@ kdg_source_open_leaf(KdSource *src, Oid relid, const KdSource *head)
 
 	*src = *head;
 	src->relid = relid;
-	kdg_check_relkind(rel);
+	if (rel->rd_rel->relkind != RELKIND_FOREIGN_TABLE)
+		kdg_check_relkind(rel);
 	src->attnum = kdg_named_column(rel, head->colname);
 	if (head->keyattnum != InvalidAttrNumber)
 		src->keyattnum = kdg_key_column(rel, head->keyname, &src->keytype);
@@ -326,7 +328,7 @@ kdg_source_check_info(const KdSource *src, const KdPointInfo *info,
  * A key value as an unsigned number of the same order (the sign bit
  * flipped), to serve as a row's ref.
  */
-static uint64
+uint64
 kdg_key_to_ref(Oid keytype, Datum key)
 {
 	int64		v;

@@ -22,6 +22,9 @@
  * partitioned table: the leaves are read without checks of their own, and
  * when row-level security applies to the partitioned table its policies
  * are applied by reading it through SPI (source.c), not the leaves'.
+ *
+ * A foreign leaf (postgres_fdw) is not read here: it answers through its
+ * server (remote.c), where the remote role's rights and policies apply.
  */
 #include "postgres.h"
 
@@ -59,13 +62,6 @@ kdg_leaves(Oid relid, int *n)
 
 		if (relkind == RELKIND_PARTITIONED_TABLE)
 			continue;
-		if (relkind == RELKIND_FOREIGN_TABLE)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("partition \"%s\" of table \"%s\" is a foreign table",
-							get_rel_name(child), get_rel_name(relid)),
-					 errdetail("The kd_* functions read local partitions only."),
-					 errhint("Order by distance through the partitioned table instead: ORDER BY col <-> q LIMIT k.")));
 		oids[(*n)++] = child;
 	}
 	list_free(all);
@@ -114,6 +110,11 @@ kdg_table_open(KdTable *t, Oid relid, Name colname, Name keyname,
 	{
 		kdg_source_open_leaf(&t->parts[i], t->partoids[i], &t->head);
 		t->parts[i].refbase = (uint64) i << KD_PART_SHIFT;
+		if (get_rel_relkind(t->partoids[i]) == RELKIND_FOREIGN_TABLE)
+		{
+			kdg_remote_open(&t->parts[i]);
+			t->nremote++;
+		}
 	}
 }
 
@@ -163,10 +164,19 @@ kdg_table_read(KdTable *t)
 	else
 	{
 		if (check_enable_rls(t->head.relid, InvalidOid, false) == RLS_ENABLED)
+		{
+			if (t->nremote > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("row-level security of table \"%s\" cannot apply to its foreign partitions",
+								get_rel_name(t->head.relid)),
+						 errhint("Define the policies on the shards' tables.")));
 			kdg_sources_spi(t->parts, t->partoids, t->nparts, t->head.relid);
+		}
 		else
 			for (int i = 0; i < t->nparts; i++)
-				kdg_source_scan(&t->parts[i]);
+				if (t->parts[i].remote == NULL)
+					kdg_source_scan(&t->parts[i]);
 		t->head.n = 0;
 		for (int i = 0; i < t->nparts; i++)
 		{

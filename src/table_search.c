@@ -10,6 +10,8 @@
  * the union of each leaf's k nearest: a row beyond a leaf's first k has k
  * rows of its own leaf before it.  Range and box answers are the union,
  * sorted the same way (a box hit's distance is 0, so box hits sort by ref).
+ * A foreign leaf's answers come from its server (remote.c), exact there
+ * in the same order, and merge the same way.
  *
  * All-kNN over several leaves: a leaf answers its own points' All-kNN (a
  * point is not its own neighbour unless include_self) and, as plain kNN
@@ -104,15 +106,22 @@ typedef KdAnswer *(*KdLeafSearch) (const KdTable *t, int leaf,
 								   KdAnswer *acc);
 
 /*
- * Run search on each leaf with points, in a memory context of the leaf's
- * own, and return the answers merged over every leaf (NULL when no leaf
- * has points).
+ * Run search on each local leaf with points, in a memory context of the
+ * leaf's own, and merge the answers to nq queries over every leaf, keeping
+ * limit hits per query (no limit when limit < 0).  Foreign leaves run
+ * t->rfn on their servers: their calls are sent first and their answers
+ * read last, so that every server and the local leaves work at once.
+ * Returns NULL when no leaf has points.
  */
 static KdAnswer *
-kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg)
+kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
+			  int limit)
 {
 	KdAnswer   *acc = NULL;
 
+	for (int p = 0; p < t->nparts; p++)
+		if (t->parts[p].remote)
+			kdg_remote_send(t, p, t->rfn, t->rargs, t->rbatched, t->rdistance);
 	for (int p = 0; p < t->nparts; p++)
 	{
 		MemoryContext leafcxt;
@@ -137,6 +146,10 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg)
 		memcpy(acc->hits, merged->hits, sizeof(KdHit) * merged->offsets[merged->nq]);
 		MemoryContextDelete(leafcxt);
 	}
+	for (int p = 0; p < t->nparts; p++)
+		if (t->parts[p].remote)
+			acc = kdg_answer_merge(acc, kdg_remote_answer(t, p, nq, t->rbatched, t->rdistance),
+								   0, nq, limit);
 	return acc;
 }
 
@@ -172,7 +185,7 @@ kdg_table_knn(const KdTable *t, const double *queries, int64 nq, int k)
 
 	if (!t->partitioned)
 		return kdg_search_knn(&t->head, kdg_source_tree(&t->head), queries, nq, k);
-	ans = kdg_each_leaf(t, kdg_leaf_knn, &q);
+	ans = kdg_each_leaf(t, kdg_leaf_knn, &q, nq, k);
 	return ans ? ans : kdg_empty_answer(nq);
 }
 
@@ -216,8 +229,13 @@ kdg_table_all_knn(const KdTable *t, int k, bool include_self)
 
 	if (!t->partitioned)
 		return kdg_search_all_knn(&t->head, kdg_source_tree(&t->head), k, include_self);
+	if (t->nremote > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("All-kNN over foreign partitions is not supported"),
+				 errhint("Run it on each shard, or kd_knn_join with the points as queries.")));
 	q.points = kdg_table_queries(t);
-	ans = kdg_each_leaf(t, kdg_leaf_all_knn, &q);
+	ans = kdg_each_leaf(t, kdg_leaf_all_knn, &q, t->head.n, k);
 	return ans ? ans : kdg_empty_answer(0);
 }
 
@@ -244,7 +262,7 @@ kdg_table_radius(const KdTable *t, const double *centers, int64 nq,
 	if (!t->partitioned)
 		return kdg_search_radius(&t->head, kdg_source_tree(&t->head), centers, nq,
 								 radii, nradii);
-	ans = kdg_each_leaf(t, kdg_leaf_radius, &q);
+	ans = kdg_each_leaf(t, kdg_leaf_radius, &q, nq, -1);
 	return ans ? ans : kdg_empty_answer(nq);
 }
 
@@ -270,6 +288,6 @@ kdg_table_box(const KdTable *t, const double *lows, const double *highs,
 
 	if (!t->partitioned)
 		return kdg_search_box(&t->head, kdg_source_tree(&t->head), lows, highs, nq);
-	ans = kdg_each_leaf(t, kdg_leaf_box, &q);
+	ans = kdg_each_leaf(t, kdg_leaf_box, &q, nq, -1);
 	return ans ? ans : kdg_empty_answer(nq);
 }

@@ -5,8 +5,9 @@
 # coordinator is a Merge Append of foreign scans whose ORDER BY runs on the
 # shards (on their kdgpu indexes), and its answers equal the same query on
 # one table holding every row; kdgpu's own float8[] <-> is shipped only
-# with the server option extensions 'kdgpu'.  A stopped shard gives an
-# error naming its server; the kd_* functions refuse foreign partitions.
+# with the server option extensions 'kdgpu'.  The kd_* functions run on
+# every shard and merge; their answers equal those of one table.  A
+# stopped shard gives an error naming its server.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -125,11 +126,48 @@ $shards[0]->poll_query_until('postgres',
   or die 'index statistics never arrived';
 pass('the shards ordered by their kdgpu indexes');
 
-# the kd_* functions read local partitions only
-my ($ret, $stdout, $stderr) = $coord->psql('postgres',
-	q{SELECT * FROM kd_knn('pts', point(50, 40), 3, key_col => 'id')});
-like($stderr, qr/partition "pts_s1" of table "pts" is a foreign table/,
-	'kd_knn refuses a foreign partition, naming it');
+# the kd_* functions: each shard runs the function on its table, the
+# coordinator merges; compared with the same function on one table holding
+# every row (key forms) and with the coordinator's own scans of the foreign
+# partitions ordered by (distance, tableoid, ctid) (_parts forms)
+$coord->safe_psql('postgres', q{
+	CREATE TABLE qpts (qid int, q point);
+	INSERT INTO qpts VALUES (1, point(50, 40)), (2, point(49.5, 13)), (3, point(0, 0)), (4, point(100, 88));
+});
+sub same_rows
+{
+	my ($got, $want, $name) = @_;
+	my $agg = "SELECT string_agg(r::text, ';') FROM (%s) r";
+	is($coord->safe_psql('postgres', sprintf($agg, $got)),
+		$coord->safe_psql('postgres', sprintf($agg, $want)), $name);
+}
+for my $q (@queries)
+{
+	same_rows("SELECT * FROM kd_knn('pts', $q, 25, 'id')",
+		"SELECT * FROM kd_knn('allpts', $q, 25, 'id')", "kd_knn over shards, key, $q");
+	same_rows("SELECT * FROM kd_knn_parts('pts', $q, 25)",
+		"SELECT tableoid::regclass, ctid, p <-> $q, (row_number() OVER (ORDER BY p <-> $q, tableoid, ctid))::int
+		   FROM pts ORDER BY p <-> $q, tableoid, ctid LIMIT 25", "kd_knn_parts over shards, $q");
+	same_rows("SELECT * FROM kd_range('pts', $q, 6.5, 'id')",
+		"SELECT * FROM kd_range('allpts', $q, 6.5, 'id')", "kd_range over shards, key, $q");
+}
+same_rows("SELECT * FROM kd_knn_join('pts', ARRAY[point(50, 40), point(1, 2), point(51, 88)], 9, 'id')",
+	"SELECT * FROM kd_knn_join('allpts', ARRAY[point(50, 40), point(1, 2), point(51, 88)], 9, 'id')",
+	'kd_knn_join over shards, an array of queries');
+same_rows("SELECT * FROM kd_knn_join('pts', 'p', 'qpts'::regclass, 'q', 5, 'id', 'qid')",
+	"SELECT * FROM kd_knn_join('allpts', 'p', 'qpts'::regclass, 'q', 5, 'id', 'qid')",
+	'kd_knn_join over shards, queries from a table');
+same_rows("SELECT * FROM kd_range_join_parts('pts', ARRAY[point(50, 40), point(10, 10)], ARRAY[3.5, 2])",
+	"SELECT o::int, s.* FROM unnest(ARRAY[point(50, 40), point(10, 10)], ARRAY[3.5, 2]) WITH ORDINALITY u(q, r, o),
+	   LATERAL (SELECT tableoid::regclass, ctid, p <-> q, (row_number() OVER (ORDER BY p <-> q, tableoid, ctid))::int
+	              FROM pts WHERE p <-> q <= r ORDER BY p <-> q, tableoid, ctid) s ORDER BY o, 5",
+	'kd_range_join_parts over shards');
+same_rows("SELECT * FROM kd_box('pts', point(45, 10), point(55, 20), 'id')",
+	"SELECT * FROM kd_box('allpts', point(45, 10), point(55, 20), 'id')", 'kd_box over shards, key');
+same_rows("SELECT * FROM kd_knn('vecs', ARRAY[50, 40, 3]::float8[], 30, 'id')",
+	"SELECT * FROM kd_knn('allvecs', ARRAY[50, 40, 3]::float8[], 30, 'id')", 'kd_knn over float8[] shards');
+my ($ret, $stdout, $stderr) = $coord->psql('postgres', q{SELECT count(*) FROM kd_all_knn('pts', 3, 'id')});
+like($stderr, qr/All-kNN over foreign partitions is not supported/, 'All-kNN over shards is refused');
 
 # a shard that is down: an error naming its server, nothing partial
 $shards[1]->stop;
@@ -138,6 +176,9 @@ $shards[1]->stop;
 isnt($ret, 0, 'a query needing a stopped shard fails');
 like($stderr, qr/could not connect to server "s2"/, 'the error names the stopped shard');
 is($stdout, '', 'no rows come back');
+($ret, $stdout, $stderr) = $coord->psql('postgres', q{SELECT * FROM kd_knn('pts', point(50, 40), 10, 'id')});
+like($stderr, qr/could not connect to server "s2"/, 'kd_knn names the stopped shard');
+is($stdout, '', 'kd_knn returns no rows');
 $shards[1]->start;
 is($coord->safe_psql('postgres', "SELECT count(*) FROM (SELECT id FROM pts ORDER BY p <-> point(50, 40) LIMIT 10) s"),
 	'10', 'the shard answers again once started');

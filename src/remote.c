@@ -1,0 +1,266 @@
+/*
+ * remote.c
+ *	  Foreign partitions: a leaf of a partitioned table that is a
+ *	  postgres_fdw foreign table answers through its own server, where the
+ *	  same kd_* function runs on the remote table (with its kdgpu index).
+ *
+ * The connection is postgres_fdw's own, taken with its GetConnection for
+ * the foreign table's user mapping, so the remote work runs in the remote
+ * transaction postgres_fdw opened for this local transaction (the same
+ * snapshot as the foreign scans of the same query), with the remote role's
+ * rights, and postgres_fdw's abort handling cancels what is in flight.
+ * postgres_fdw is loaded when the first foreign leaf is met; a server that
+ * is down raises its error naming the server.
+ *
+ * The remote call is the function called here, in its plain-table form on
+ * the remote table and column (the foreign table's table_name, schema_name
+ * and column_name options), with the same arguments after them as text
+ * literals of their types, and the key column when a key is used (a _parts
+ * form becomes the ctid form: the remote table is not partitioned).  Like
+ * postgres_fdw's extensions option, it assumes kdgpu (and PostGIS) live in
+ * the same schemas there as here.  Each leaf's query is sent before any
+ * result is read, so the shards work at once (table_search.c).  Results
+ * come back as text: keys, ctids, and distances written with
+ * extra_float_digits = 3 (postgres_fdw's setting), which read back
+ * exactly.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "fmgr.h"
+#include "foreign/foreign.h"
+#include "lib/stringinfo.h"
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "kdgpu.h"
+
+/* postgres_fdw's connection functions (connection.c) */
+typedef PGconn *(*KdGetConnection) (UserMapping *user, bool will_prep_stmt,
+									void **state);
+typedef PGresult *(*KdGetResult) (PGconn *conn, const char *query);
+typedef void (*KdReportError) (int elevel, PGresult *res, PGconn *conn,
+							   bool clear, const char *sql);
+
+static KdGetConnection fdw_get_connection;
+static KdGetResult fdw_get_result;
+static KdReportError fdw_report_error;
+
+/* A foreign leaf: its connection, remote names and the query in flight. */
+struct KdRemote
+{
+	PGconn	   *conn;
+	char	   *server;			/* the foreign server's name */
+	char	   *relname;		/* remote table, qualified and quoted */
+	char	   *colname;		/* remote point column, quoted */
+	char	   *keyname;		/* remote key column, quoted, or NULL */
+	char	   *sql;			/* the query sent, until its result is read */
+};
+
+/* Load postgres_fdw's connection functions once. */
+static void
+kdg_remote_load(void)
+{
+	if (fdw_get_connection)
+		return;
+	fdw_get_result = (KdGetResult)
+		load_external_function("$libdir/postgres_fdw", "pgfdw_get_result", true, NULL);
+	fdw_report_error = (KdReportError)
+		load_external_function("$libdir/postgres_fdw", "pgfdw_report_error", true, NULL);
+	fdw_get_connection = (KdGetConnection)
+		load_external_function("$libdir/postgres_fdw", "GetConnection", true, NULL);
+}
+
+/* The value of option name in options, or dflt. */
+static char *
+kdg_option(List *options, const char *name, char *dflt)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, name) == 0)
+			return defGetString(def);
+	}
+	return dflt;
+}
+
+/* The remote name of column attnum of foreign table relid, quoted. */
+static char *
+kdg_remote_column(Oid relid, AttrNumber attnum)
+{
+	char	   *local = get_attname(relid, attnum, false);
+
+	return pstrdup(quote_identifier(kdg_option(GetForeignColumnOptions(relid, attnum),
+											   "column_name", local)));
+}
+
+/*
+ * Make leaf, a postgres_fdw foreign table, answer through its server: take
+ * postgres_fdw's connection for the current user's mapping.
+ */
+void
+kdg_remote_open(KdSource *leaf)
+{
+	ForeignTable *ft = GetForeignTable(leaf->relid);
+	ForeignServer *server = GetForeignServer(ft->serverid);
+	ForeignDataWrapper *fdw = GetForeignDataWrapper(server->fdwid);
+	KdRemote   *r = palloc0(sizeof(KdRemote));
+
+	if (strcmp(fdw->fdwname, "postgres_fdw") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("partition \"%s\" is a foreign table of foreign-data wrapper \"%s\"",
+						get_rel_name(leaf->relid), fdw->fdwname),
+				 errhint("The kd_* functions read foreign partitions of postgres_fdw only.")));
+	kdg_remote_load();
+	r->server = server->servername;
+	r->relname = psprintf("%s.%s",
+						  quote_identifier(kdg_option(ft->options, "schema_name",
+													  get_namespace_name(get_rel_namespace(leaf->relid)))),
+						  quote_identifier(kdg_option(ft->options, "table_name",
+													  get_rel_name(leaf->relid))));
+	r->colname = kdg_remote_column(leaf->relid, leaf->attnum);
+	if (leaf->keyattnum != InvalidAttrNumber)
+		r->keyname = kdg_remote_column(leaf->relid, leaf->keyattnum);
+	r->conn = fdw_get_connection(GetUserMapping(GetUserId(), server->serverid), false, NULL);
+	leaf->remote = r;
+}
+
+/* A value as a literal of its type, the type named with its schema. */
+char *
+kdg_remote_literal(Datum value, Oid type)
+{
+	Oid			output;
+	bool		varlena;
+
+	getTypeOutputInfo(type, &output, &varlena);
+	return psprintf("%s::%s", quote_literal_cstr(OidOutputFunctionCall(output, value)),
+					format_type_be_qualified(type));
+}
+
+/*
+ * nq points given by their full coordinates, as a literal of the point
+ * array type of src's column (point[], or float8[] with a row per point):
+ * each coordinate written exactly.
+ */
+char *
+kdg_remote_points(const KdSource *src, const double *coords, int64 nq)
+{
+	StringInfoData buf;
+	int			full = src->dim + src->extra;
+
+	if (src->type != KD_TYPE_POINT && src->type != KD_TYPE_ARRAY)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("query points from a table are sent to foreign partitions as point or float8[] only"),
+				 errhint("Give the query points as an array.")));
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int64 i = 0; i < nq; i++)
+	{
+		const double *c = coords + i * full;
+
+		appendStringInfoString(&buf, i > 0 ? "," : "");
+		if (src->type == KD_TYPE_POINT)
+			appendStringInfo(&buf, "\"(%.17g,%.17g)\"", c[0], c[1]);
+		else
+		{
+			appendStringInfoChar(&buf, '{');
+			for (int d = 0; d < src->dim; d++)
+				appendStringInfo(&buf, "%s%.17g", d > 0 ? "," : "", c[d]);
+			appendStringInfoChar(&buf, '}');
+		}
+	}
+	appendStringInfoChar(&buf, '}');
+	return psprintf("%s::%s", quote_literal_cstr(buf.data),
+					src->type == KD_TYPE_POINT ? "pg_catalog.point[]" : "pg_catalog.float8[]");
+}
+
+/*
+ * Send the call of kdgpu's function fn (schema-qualified) on a remote leaf:
+ * fn(table, col, args [, key]), returning [query_ord,] the row's key or
+ * ctid [, distance].
+ */
+void
+kdg_remote_send(const KdTable *t, int leaf, const char *fn, const char *args,
+				bool batched, bool distance)
+{
+	KdRemote   *r = t->parts[leaf].remote;
+	char	   *ident = r->keyname ? "nn_key" : "nn_ctid";
+
+	r->sql = psprintf("SELECT %s%s%s FROM %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %s%s%s%s)",
+					  batched ? "query_ord, " : "", ident, distance ? ", distance" : "", fn,
+					  quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), args,
+					  r->keyname ? ", " : "",
+					  r->keyname ? quote_literal_cstr(r->keyname) : "",
+					  r->keyname ? "::pg_catalog.name" : "");
+	if (!PQsendQuery(r->conn, r->sql))
+		fdw_report_error(ERROR, NULL, r->conn, false, r->sql);
+}
+
+/* The ref of a remote row given as text: a key, or a ctid. */
+static uint64
+kdg_remote_ref(const KdSource *leaf, const char *text)
+{
+	if (leaf->keyattnum != InvalidAttrNumber)
+		return kdg_key_to_ref(INT8OID, Int64GetDatum(pg_strtoint64(text)));
+	return leaf->refbase |
+		kdg_tid_to_ref((ItemPointer) DatumGetPointer(DirectFunctionCall1(tidin,
+																		 CStringGetDatum(text))));
+}
+
+/*
+ * Read the result of the call sent to a remote leaf as the answers to nq
+ * queries (batched: the first column numbers them from 1; they come in
+ * query order and, within one, in result order).
+ */
+KdAnswer *
+kdg_remote_answer(const KdTable *t, int leaf, int64 nq, bool batched,
+				  bool distance)
+{
+	const KdSource *src = &t->parts[leaf];
+	KdRemote   *r = src->remote;
+	PGresult   *res = fdw_get_result(r->conn, r->sql);
+	KdAnswer   *ans;
+	int			nrows;
+	int			col = batched ? 1 : 0;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		fdw_report_error(ERROR, res, r->conn, true, r->sql);
+	nrows = PQntuples(res);
+	ans = kdg_empty_answer(nq);
+	ans->hits = palloc_extended(sizeof(KdHit) * Max(nrows, 1), MCXT_ALLOC_HUGE);
+	PG_TRY();
+	{
+		for (int i = 0; i < nrows; i++)
+		{
+			int64		q = batched ? pg_strtoint64(PQgetvalue(res, i, 0)) - 1 : 0;
+
+			if (q < 0 || q >= nq)
+				elog(ERROR, "query %lld of server \"%s\" is out of range",
+					 (long long) q + 1, r->server);
+			ans->hits[i].ref = kdg_remote_ref(src, PQgetvalue(res, i, col));
+			ans->hits[i].dist = distance ? strtod(PQgetvalue(res, i, col + 1), NULL) : 0.0;
+			ans->offsets[q + 1]++;
+		}
+	}
+	PG_FINALLY();
+	{
+		PQclear(res);
+	}
+	PG_END_TRY();
+	for (int64 q = 0; q < nq; q++)
+		ans->offsets[q + 1] += ans->offsets[q];
+	r->sql = NULL;
+	return ans;
+}
