@@ -199,6 +199,7 @@ typedef struct KdTable
 	KdSource   *parts;			/* leaves in OID order */
 	Oid		   *partoids;
 	int			nremote;		/* how many leaves are foreign (remote.c) */
+	char	   *rschema;		/* kdgpu's schema there (quoted) */
 	const char *rfn;			/* the function they run, and its */
 	char	   *rargs;			/* arguments after the table and column */
 	bool		rbatched;		/* it returns query_ord */
@@ -351,11 +352,18 @@ extern void kdg_remote_send(const KdTable *t, int leaf, const char *fn,
 							const char *args, bool batched, bool distance);
 extern KdAnswer *kdg_remote_answer(const KdTable *t, int leaf, int64 nq,
 								   bool batched, bool distance);
+extern void kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn,
+									int k, bool include_self);
+extern KdAnswer *kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k);
 
 /* table_search.c */
 extern KdAnswer *kdg_table_knn(const KdTable *t, const double *queries,
 							   int64 nq, int k);
-extern KdAnswer *kdg_table_all_knn(const KdTable *t, int k, bool include_self);
+extern KdAnswer *kdg_answer_merge(const KdAnswer *acc, const KdAnswer *part,
+								  int64 first, int64 nq, int limit);
+
+/* table_allknn.c */
+extern KdAnswer *kdg_table_all_knn(KdTable *t, int k, bool include_self);
 extern KdAnswer *kdg_table_radius(const KdTable *t, const double *centers,
 								  int64 nq, const double *radii, int64 nradii);
 extern KdAnswer *kdg_table_box(const KdTable *t, const double *lows,

@@ -37,6 +37,8 @@
 #include "lib/stringinfo.h"
 #include "libpq-fe.h"
 #include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/fmgroids.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
@@ -261,6 +263,118 @@ kdg_remote_answer(const KdTable *t, int leaf, int64 nq, bool batched,
 	PG_END_TRY();
 	for (int64 q = 0; q < nq; q++)
 		ans->offsets[q + 1] += ans->offsets[q];
+	r->sql = NULL;
+	return ans;
+}
+
+/*
+ * Send a remote leaf's own All-kNN: kd_all_knn_arrays on its table (in the
+ * schema of fn, the function called), each point with its ctid and point,
+ * in ref order.
+ */
+void
+kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
+						bool include_self)
+{
+	KdRemote   *r = t->parts[leaf].remote;
+	bool		key = r->keyname != NULL;
+
+	r->sql = psprintf("SELECT a.%s, t.ctid, t.%s, a.%s, a.distances FROM %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %d%s%s%s, %s) a JOIN %s t ON t.%s = a.%s ORDER BY 1",
+					  key ? "query_key" : "query_ctid", r->colname,
+					  key ? "nn_keys" : "nn_ctids", fn,
+					  quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), k,
+					  key ? ", " : "", key ? quote_literal_cstr(r->keyname) : "",
+					  key ? "::pg_catalog.name" : "", include_self ? "true" : "false",
+					  r->relname, key ? r->keyname : "ctid", key ? "query_key" : "query_ctid");
+	if (!PQsendQuery(r->conn, r->sql))
+		fdw_report_error(ERROR, NULL, r->conn, false, r->sql);
+}
+
+/* The elements of an array given as text, of element type elemtype. */
+static Datum *
+kdg_remote_array(const char *text, Oid elemtype, int *n)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	Datum		arr = OidInputFunctionCall(F_ARRAY_IN, (char *) text, elemtype, -1);
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(DatumGetArrayTypeP(arr), elemtype, typlen, typbyval, typalign,
+					  &elems, NULL, n);
+	return elems;
+}
+
+/* A key as a Datum of the key column's type. */
+static Datum
+kdg_key_datum(Oid keytype, int64 key)
+{
+	if (keytype == INT2OID)
+		return Int16GetDatum((int16) key);
+	if (keytype == INT4OID)
+		return Int32GetDatum((int32) key);
+	return Int64GetDatum(key);
+}
+
+/*
+ * Read a remote leaf's own All-kNN (at most k neighbours a point): its
+ * points become the leaf's rows (in the order received) and its answers
+ * those of the rows, in the same order.
+ */
+KdAnswer *
+kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k)
+{
+	KdSource   *src = &t->parts[leaf];
+	KdRemote   *r = src->remote;
+	PGresult   *res = fdw_get_result(r->conn, r->sql);
+	KdAnswer   *ans;
+	int			nrows;
+	Oid			input;
+	Oid			ioparam;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		fdw_report_error(ERROR, res, r->conn, true, r->sql);
+	nrows = PQntuples(res);
+	getTypeInputInfo(get_atttype(t->head.relid, t->head.attnum), &input, &ioparam);
+	ans = kdg_empty_answer(nrows);
+	PG_TRY();
+	{
+		ans->hits = palloc_extended(sizeof(KdHit) * Max((int64) nrows * k, 1), MCXT_ALLOC_HUGE);
+		for (int i = 0; i < nrows; i++)
+		{
+			ItemPointer tid = (ItemPointer) DatumGetPointer(
+				DirectFunctionCall1(tidin, CStringGetDatum(PQgetvalue(res, i, 1))));
+			Datum		value = OidInputFunctionCall(input, PQgetvalue(res, i, 2), ioparam, -1);
+			int64		before = src->n;
+			int			nn;
+			int			nd;
+			Datum	   *nns = kdg_remote_array(PQgetvalue(res, i, 3),
+											   r->keyname ? INT8OID : TIDOID, &nn);
+			Datum	   *dists = kdg_remote_array(PQgetvalue(res, i, 4), FLOAT8OID, &nd);
+			int64		off = ans->offsets[i];
+
+			kdg_source_add(src, value, false, tid,
+						   r->keyname ? kdg_key_datum(src->keytype,
+													  pg_strtoint64(PQgetvalue(res, i, 0)))
+						   : (Datum) 0, false);
+			if (src->n != before + 1 || nn != nd || nn > k)
+				elog(ERROR, "server \"%s\" returned an All-kNN row out of shape", r->server);
+			for (int j = 0; j < nn; j++)
+			{
+				ans->hits[off + j].ref = r->keyname ?
+					kdg_key_to_ref(INT8OID, nns[j]) :
+					src->refbase | kdg_tid_to_ref((ItemPointer) DatumGetPointer(nns[j]));
+				ans->hits[off + j].dist = DatumGetFloat8(dists[j]);
+			}
+			ans->offsets[i + 1] = off + nn;
+		}
+	}
+	PG_FINALLY();
+	{
+		PQclear(res);
+	}
+	PG_END_TRY();
 	r->sql = NULL;
 	return ans;
 }

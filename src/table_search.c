@@ -13,11 +13,9 @@
  * A foreign leaf's answers come from its server (remote.c), exact there
  * in the same order, and merge the same way.
  *
- * All-kNN over several leaves: a leaf answers its own points' All-kNN (a
- * point is not its own neighbour unless include_self) and, as plain kNN
- * queries, every point of the other leaves.  Each leaf is searched in a
- * memory context of its own, dropped once its answers are merged, so only
- * one leaf's tree is held at a time.
+ * Each local leaf is searched in a memory context of its own, dropped once
+ * its answers are merged, so only one leaf's tree is held at a time.
+ * All-kNN over several leaves is table_allknn.c's.
  */
 #include "postgres.h"
 
@@ -49,7 +47,7 @@ kdg_answer_hits(const KdAnswer *ans, int64 i, int64 *n)
  * hits per query (no limit when limit < 0).  Returns a new answer in the
  * current memory context.
  */
-static KdAnswer *
+KdAnswer *
 kdg_answer_merge(const KdAnswer *acc, const KdAnswer *part, int64 first,
 				 int64 nq, int limit)
 {
@@ -159,8 +157,7 @@ typedef struct KdQueries
 	const double *points;		/* full coordinates, or box corners */
 	const double *highs;		/* box high corners */
 	int64		nq;
-	int			k;				/* kNN, All-kNN */
-	bool		include_self;	/* All-kNN */
+	int			k;				/* kNN */
 	const double *radii;		/* radius */
 	int64		nradii;
 } KdQueries;
@@ -189,56 +186,6 @@ kdg_table_knn(const KdTable *t, const double *queries, int64 nq, int k)
 	return ans ? ans : kdg_empty_answer(nq);
 }
 
-/*
- * One leaf's part of All-kNN, merged into acc: its own points' All-kNN and
- * kNN queries from every other leaf's points (q->points: all of them, leaf
- * after leaf).
- */
-static KdAnswer *
-kdg_leaf_all_knn(const KdTable *t, int leaf, const KdTree *tree, void *arg,
-				 KdAnswer *acc)
-{
-	KdQueries  *q = arg;
-	const KdSource *src = &t->parts[leaf];
-	int			full = t->head.dim + t->head.extra;
-	int64		first = 0;
-	int64		after;
-
-	for (int p = 0; p < leaf; p++)
-		first += t->parts[p].n;
-	after = first + src->n;
-	acc = kdg_answer_merge(acc, kdg_search_knn(src, tree, q->points, first, q->k),
-						   0, q->nq, q->k);
-	acc = kdg_answer_merge(acc, kdg_search_all_knn(src, tree, q->k, q->include_self),
-						   first, q->nq, q->k);
-	return kdg_answer_merge(acc, kdg_search_knn(src, tree, q->points + after * full,
-												q->nq - after, q->k),
-							after, q->nq, q->k);
-}
-
-/*
- * Every point's k nearest rows of the table, exact; answer i belongs to the
- * table's i-th point, leaf after leaf (through ans->order for a plain
- * table, as kdg_search_all_knn gives it).
- */
-KdAnswer *
-kdg_table_all_knn(const KdTable *t, int k, bool include_self)
-{
-	KdQueries	q = {NULL, NULL, t->head.n, k, include_self};
-	KdAnswer   *ans;
-
-	if (!t->partitioned)
-		return kdg_search_all_knn(&t->head, kdg_source_tree(&t->head), k, include_self);
-	if (t->nremote > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("All-kNN over foreign partitions is not supported"),
-				 errhint("Run it on each shard, or kd_knn_join with the points as queries.")));
-	q.points = kdg_table_queries(t);
-	ans = kdg_each_leaf(t, kdg_leaf_all_knn, &q, t->head.n, k);
-	return ans ? ans : kdg_empty_answer(0);
-}
-
 /* One leaf's radius answers, merged into acc. */
 static KdAnswer *
 kdg_leaf_radius(const KdTable *t, int leaf, const KdTree *tree, void *arg,
@@ -256,7 +203,7 @@ KdAnswer *
 kdg_table_radius(const KdTable *t, const double *centers, int64 nq,
 				 const double *radii, int64 nradii)
 {
-	KdQueries	q = {centers, NULL, nq, 0, false, radii, nradii};
+	KdQueries	q = {centers, NULL, nq, 0, radii, nradii};
 	KdAnswer   *ans;
 
 	if (!t->partitioned)

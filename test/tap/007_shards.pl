@@ -166,12 +166,42 @@ same_rows("SELECT * FROM kd_box('pts', point(45, 10), point(55, 20), 'id')",
 	"SELECT * FROM kd_box('allpts', point(45, 10), point(55, 20), 'id')", 'kd_box over shards, key');
 same_rows("SELECT * FROM kd_knn('vecs', ARRAY[50, 40, 3]::float8[], 30, 'id')",
 	"SELECT * FROM kd_knn('allvecs', ARRAY[50, 40, 3]::float8[], 30, 'id')", 'kd_knn over float8[] shards');
-my ($ret, $stdout, $stderr) = $coord->psql('postgres', q{SELECT count(*) FROM kd_all_knn('pts', 3, 'id')});
-like($stderr, qr/All-kNN over foreign partitions is not supported/, 'All-kNN over shards is refused');
+
+# All-kNN over shards split by x, and over the same rows split by a hash
+# of id (inserted through the coordinator): equal to one table's; the
+# spatial split sends few points to other shards, the hash split nearly all
+$coord->safe_psql('postgres', q{
+	CREATE TABLE hpts (id int, x float8, p point) PARTITION BY HASH (id);
+	CREATE FOREIGN TABLE hpts_0 PARTITION OF hpts FOR VALUES WITH (MODULUS 3, REMAINDER 0) SERVER s1 OPTIONS (table_name 'hpts');
+	CREATE FOREIGN TABLE hpts_1 PARTITION OF hpts FOR VALUES WITH (MODULUS 3, REMAINDER 1) SERVER s2 OPTIONS (table_name 'hpts');
+	CREATE FOREIGN TABLE hpts_2 PARTITION OF hpts FOR VALUES WITH (MODULUS 3, REMAINDER 2) SERVER s3 OPTIONS (table_name 'hpts');
+});
+$_->safe_psql('postgres', 'CREATE TABLE hpts (id int PRIMARY KEY, x float8, p point)') for @shards;
+$coord->safe_psql('postgres', 'INSERT INTO hpts SELECT * FROM allpts');
+$_->safe_psql('postgres', 'CREATE INDEX ON hpts USING kdgpu (p)') for @shards;
+my %asked;
+for my $t ('pts', 'hpts')
+{
+	same_rows("SELECT * FROM kd_all_knn('$t', 5, 'id') ORDER BY query_key, rank",
+		"SELECT * FROM kd_all_knn('allpts', 5, 'id') ORDER BY query_key, rank", "kd_all_knn over shards of $t");
+	same_rows("SELECT * FROM kd_all_knn_arrays('$t', 'p', 2, 'id', true) ORDER BY query_key",
+		"SELECT * FROM kd_all_knn_arrays('allpts', 'p', 2, 'id', true) ORDER BY query_key",
+		"kd_all_knn_arrays over shards of $t, include_self");
+	my ($ret, $stdout, $stderr) = $coord->psql('postgres',
+		"SET client_min_messages = debug1; SELECT count(*) FROM kd_all_knn('$t', 5, 'id')");
+	like($stderr, qr/All-kNN over 3 partitions: (\d+) of 3309 points queried other partitions/,
+		"the count of points queried on other shards of $t is reported");
+	($asked{$t}) = $stderr =~ /(\d+) of 3309 points queried other partitions/;
+}
+cmp_ok($asked{pts}, '<', 600, "split by x, few points ask another shard ($asked{pts})");
+cmp_ok($asked{hpts}, '>', 3000, "split by hash, nearly every point asks another shard ($asked{hpts})");
+same_rows("SELECT nn_rel, count(*) FROM kd_all_knn_parts('pts', 4) GROUP BY 1 ORDER BY 1",
+	"SELECT 'pts_s' || CASE WHEN o.x < 50 THEN 1 ELSE 2 END, count(*) FROM kd_all_knn('allpts', 4, 'id') a
+	   JOIN allpts o ON o.id = a.nn_key GROUP BY 1 ORDER BY 1", 'kd_all_knn_parts names the shards');
 
 # a shard that is down: an error naming its server, nothing partial
 $shards[1]->stop;
-($ret, $stdout, $stderr) = $coord->psql('postgres',
+my ($ret, $stdout, $stderr) = $coord->psql('postgres',
 	q{SELECT id FROM pts ORDER BY p <-> point(50, 40) LIMIT 10});
 isnt($ret, 0, 'a query needing a stopped shard fails');
 like($stderr, qr/could not connect to server "s2"/, 'the error names the stopped shard');
