@@ -345,6 +345,8 @@ extern int64 kdg_ref_to_key(uint64 ref);
 
 /* remote.c */
 extern void kdg_remote_open(KdSource *leaf);
+extern bool kdg_remote_can_send(const KdTable *t, int leaf);
+extern bool kdg_remote_in_flight(const KdSource *leaf);
 extern char *kdg_remote_literal(Datum value, Oid type);
 extern char *kdg_remote_points(const KdSource *src, const double *coords,
 							   int64 nq);

@@ -19,7 +19,8 @@
  * form becomes the ctid form: the remote table is not partitioned).  Like
  * postgres_fdw's extensions option, it assumes kdgpu (and PostGIS) live in
  * the same schemas there as here.  Each leaf's query is sent before any
- * result is read, so the shards work at once (table_search.c).  Results
+ * result is read, so the shards work at once (table_search.c), except that
+ * partitions on one server share its connection and so take turns.  Results
  * come back as text: keys, ctids, and distances written with
  * extra_float_digits = 3 (postgres_fdw's setting), which read back
  * exactly.
@@ -136,6 +137,28 @@ kdg_remote_open(KdSource *leaf)
 		r->keyname = kdg_remote_column(leaf->relid, leaf->keyattnum);
 	r->conn = fdw_get_connection(GetUserMapping(GetUserId(), server->serverid), false, NULL);
 	leaf->remote = r;
+}
+
+/*
+ * Whether a call may be sent for leaf now: no other leaf's call is in
+ * flight on the same connection (two partitions on one server share it).
+ */
+bool
+kdg_remote_can_send(const KdTable *t, int leaf)
+{
+	for (int p = 0; p < t->nparts; p++)
+		if (p != leaf && t->parts[p].remote &&
+			t->parts[p].remote->conn == t->parts[leaf].remote->conn &&
+			t->parts[p].remote->sql)
+			return false;
+	return true;
+}
+
+/* Whether leaf's call has been sent and its result not read yet. */
+bool
+kdg_remote_in_flight(const KdSource *leaf)
+{
+	return leaf->remote->sql != NULL;
 }
 
 /* A value as a literal of its type, the type named with its schema. */

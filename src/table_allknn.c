@@ -21,7 +21,8 @@
  * vectors, distances in metres) every point is sent to every other leaf.
  * The test is loose by a relative 1e-9, far above the rounding of both
  * sides, so a leaf that may hold a neighbour is never skipped.  All
- * foreign leaves' calls of one round are sent before any answer is read.
+ * foreign leaves' calls of one round are sent before any answer is read
+ * (partitions on one server take turns on its connection).
  */
 #include "postgres.h"
 
@@ -120,6 +121,10 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	KdBox	   *boxes = palloc(sizeof(KdBox) * Max(np, 1));
 	int64	  **idx = palloc0(sizeof(int64 *) * Max(np, 1));
 	int64	   *nidx = palloc0(sizeof(int64) * Max(np, 1));
+	char	  **cross = palloc0(sizeof(char *) * Max(np, 1));
+	/* what foreign leaves run: their own All-kNN, then kNN queries */
+	char	   *fn = t->nremote ? psprintf("%s.kd_all_knn_arrays", t->rschema) : NULL;
+	char	   *join = t->nremote ? psprintf("%s.kd_knn_join", t->rschema) : NULL;
 	KdSource   *lead = NULL;
 	double	   *queries;
 	int			full;
@@ -133,9 +138,8 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 
 	/* each leaf's own All-kNN, the foreign leaves' on their servers */
 	for (int p = 0; p < np; p++)
-		if (t->parts[p].remote)
-			kdg_remote_all_knn_send(t, p, psprintf("%s.kd_all_knn_arrays", t->rschema), k,
-									include_self);
+		if (t->parts[p].remote && kdg_remote_can_send(t, p))
+			kdg_remote_all_knn_send(t, p, fn, k, include_self);
 	for (int p = 0; p < np; p++)
 		if (t->parts[p].remote == NULL && t->parts[p].n > 0)
 		{
@@ -144,7 +148,11 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		}
 	for (int p = 0; p < np; p++)
 		if (t->parts[p].remote)
+		{
+			if (!kdg_remote_in_flight(&t->parts[p]))
+				kdg_remote_all_knn_send(t, p, fn, k, include_self);
 			own[p] = kdg_remote_all_knn_answer(t, p, k);
+		}
 
 	/* the points, leaf after leaf, all of one dimension */
 	for (int p = 0; p < np; p++)
@@ -209,9 +217,11 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		for (int64 i = 0; i < nidx[m]; i++)
 			memcpy(q + i * full, queries + idx[m][i] * full, sizeof(double) * full);
 		if (t->parts[m].remote && nidx[m] > 0)
-			kdg_remote_send(t, m, psprintf("%s.kd_knn_join", t->rschema),
-							psprintf("%s, %d", kdg_remote_points(&t->head, q, nidx[m]), k),
-							true, true);
+		{
+			cross[m] = psprintf("%s, %d", kdg_remote_points(&t->head, q, nidx[m]), k);
+			if (kdg_remote_can_send(t, m))
+				kdg_remote_send(t, m, join, cross[m], true, true);
+		}
 		else if (nidx[m] > 0)
 			acc = kdg_answer_merge(acc,
 								   kdg_answer_scatter(kdg_search_knn(&t->parts[m], trees[m], q,
@@ -222,11 +232,15 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		CHECK_FOR_INTERRUPTS();
 	}
 	for (int m = 0; m < np; m++)
-		if (t->parts[m].remote && t->parts[m].n > 0 && nidx[m] > 0)
+		if (cross[m])
+		{
+			if (!kdg_remote_in_flight(&t->parts[m]))
+				kdg_remote_send(t, m, join, cross[m], true, true);
 			acc = kdg_answer_merge(acc,
 								   kdg_answer_scatter(kdg_remote_answer(t, m, nidx[m], true, true),
 													  idx[m], nidx[m], n),
 								   0, n, k);
+		}
 	elog(DEBUG1, "kdgpu: All-kNN over %d partitions: %lld of %lld points queried other partitions, %lld queries",
 		 np, (long long) nasked, (long long) n, (long long) nqueries);
 	return acc;

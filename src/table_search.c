@@ -118,7 +118,7 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
 	KdAnswer   *acc = NULL;
 
 	for (int p = 0; p < t->nparts; p++)
-		if (t->parts[p].remote)
+		if (t->parts[p].remote && kdg_remote_can_send(t, p))
 			kdg_remote_send(t, p, t->rfn, t->rargs, t->rbatched, t->rdistance);
 	for (int p = 0; p < t->nparts; p++)
 	{
@@ -145,9 +145,15 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
 		MemoryContextDelete(leafcxt);
 	}
 	for (int p = 0; p < t->nparts; p++)
-		if (t->parts[p].remote)
-			acc = kdg_answer_merge(acc, kdg_remote_answer(t, p, nq, t->rbatched, t->rdistance),
-								   0, nq, limit);
+	{
+		if (t->parts[p].remote == NULL)
+			continue;
+		/* a partition whose server was busy with an earlier one's call */
+		if (!kdg_remote_in_flight(&t->parts[p]))
+			kdg_remote_send(t, p, t->rfn, t->rargs, t->rbatched, t->rdistance);
+		acc = kdg_answer_merge(acc, kdg_remote_answer(t, p, nq, t->rbatched, t->rdistance),
+							   0, nq, limit);
+	}
 	return acc;
 }
 

@@ -174,9 +174,14 @@ $coord->safe_psql('postgres', q{
 	CREATE TABLE hpts (id int, x float8, p point) PARTITION BY HASH (id);
 	CREATE FOREIGN TABLE hpts_0 PARTITION OF hpts FOR VALUES WITH (MODULUS 3, REMAINDER 0) SERVER s1 OPTIONS (table_name 'hpts');
 	CREATE FOREIGN TABLE hpts_1 PARTITION OF hpts FOR VALUES WITH (MODULUS 3, REMAINDER 1) SERVER s2 OPTIONS (table_name 'hpts');
-	CREATE FOREIGN TABLE hpts_2 PARTITION OF hpts FOR VALUES WITH (MODULUS 3, REMAINDER 2) SERVER s3 OPTIONS (table_name 'hpts');
+	CREATE TABLE hpts_2 PARTITION OF hpts FOR VALUES WITH (MODULUS 3, REMAINDER 2)
+	  PARTITION BY HASH (x);
+	CREATE FOREIGN TABLE hpts_20 PARTITION OF hpts_2 FOR VALUES WITH (MODULUS 2, REMAINDER 0) SERVER s3 OPTIONS (table_name 'hpts');
+	CREATE FOREIGN TABLE hpts_21 PARTITION OF hpts_2 FOR VALUES WITH (MODULUS 2, REMAINDER 1) SERVER s1 OPTIONS (table_name 'hpts_more');
 });
 $_->safe_psql('postgres', 'CREATE TABLE hpts (id int PRIMARY KEY, x float8, p point)') for @shards;
+# two partitions on shard1: they share its connection
+$shards[0]->safe_psql('postgres', 'CREATE TABLE hpts_more (id int PRIMARY KEY, x float8, p point)');
 $coord->safe_psql('postgres', 'INSERT INTO hpts SELECT * FROM allpts');
 $_->safe_psql('postgres', 'CREATE INDEX ON hpts USING kdgpu (p)') for @shards;
 my %asked;
@@ -189,10 +194,12 @@ for my $t ('pts', 'hpts')
 		"kd_all_knn_arrays over shards of $t, include_self");
 	my ($ret, $stdout, $stderr) = $coord->psql('postgres',
 		"SET client_min_messages = debug1; SELECT count(*) FROM kd_all_knn('$t', 5, 'id')");
-	like($stderr, qr/All-kNN over 3 partitions: (\d+) of 3309 points queried other partitions/,
+	like($stderr, qr/All-kNN over [34] partitions: (\d+) of 3309 points queried other partitions/,
 		"the count of points queried on other shards of $t is reported");
 	($asked{$t}) = $stderr =~ /(\d+) of 3309 points queried other partitions/;
 }
+same_rows("SELECT * FROM kd_knn('hpts', point(50, 40), 40, 'id')",
+	"SELECT * FROM kd_knn('allpts', point(50, 40), 40, 'id')", 'kd_knn over hash shards, two partitions on one server');
 cmp_ok($asked{pts}, '<', 600, "split by x, few points ask another shard ($asked{pts})");
 cmp_ok($asked{hpts}, '>', 3000, "split by hash, nearly every point asks another shard ($asked{hpts})");
 same_rows("SELECT nn_rel, count(*) FROM kd_all_knn_parts('pts', 4) GROUP BY 1 ORDER BY 1",
