@@ -134,12 +134,14 @@ $coord->safe_psql('postgres', q{
 	CREATE TABLE qpts (qid int, q point);
 	INSERT INTO qpts VALUES (1, point(50, 40)), (2, point(49.5, 13)), (3, point(0, 0)), (4, point(100, 88));
 });
+# the rows of two queries as one string each, equal (the first optionally
+# filtered by a WHERE clause on its rows)
 sub same_rows
 {
-	my ($got, $want, $name) = @_;
-	my $agg = "SELECT string_agg(r::text, ';') FROM (%s) r";
-	is($coord->safe_psql('postgres', sprintf($agg, $got)),
-		$coord->safe_psql('postgres', sprintf($agg, $want)), $name);
+	my ($got, $want, $name, $filter) = @_;
+	$filter //= '';
+	is($coord->safe_psql('postgres', "SELECT string_agg(r::text, ';') FROM ($got) r $filter"),
+		$coord->safe_psql('postgres', "SELECT string_agg(r::text, ';') FROM ($want) r"), $name);
 }
 for my $q (@queries)
 {
@@ -205,6 +207,28 @@ cmp_ok($asked{hpts}, '>', 3000, "split by hash, nearly every point asks another 
 same_rows("SELECT nn_rel, count(*) FROM kd_all_knn_parts('pts', 4) GROUP BY 1 ORDER BY 1",
 	"SELECT 'pts_s' || CASE WHEN o.x < 50 THEN 1 ELSE 2 END, count(*) FROM kd_all_knn('allpts', 4, 'id') a
 	   JOIN allpts o ON o.id = a.nn_key GROUP BY 1 ORDER BY 1", 'kd_all_knn_parts names the shards');
+
+# row-level security on a shard: the user mapping's remote role reads
+# there, under that shard's policies, on both paths
+$shards[0]->safe_psql('postgres', q{
+	CREATE ROLE shard_reader LOGIN;
+	GRANT SELECT ON pts TO shard_reader;
+	ALTER TABLE pts ENABLE ROW LEVEL SECURITY;
+	CREATE POLICY even ON pts TO shard_reader USING (id % 2 = 0);
+});
+$coord->safe_psql('postgres', q{ALTER USER MAPPING FOR CURRENT_USER SERVER s1 OPTIONS (ADD user 'shard_reader')});
+same_rows("SELECT * FROM kd_knn('pts', point(20, 30), 30, 'id')",
+	"SELECT id::bigint, p <-> point(20, 30), (row_number() OVER (ORDER BY p <-> point(20, 30), id))::int
+	   FROM pts ORDER BY p <-> point(20, 30), id LIMIT 30", 'kd_knn over a shard with row-level security');
+is($coord->safe_psql('postgres',
+		"SELECT count(*) FROM kd_knn('pts', point(20, 30), 30, 'id') WHERE nn_key % 2 = 1 AND nn_key < 10000"),
+	'0', "the shard's policy hides its odd keys");
+same_rows("SELECT * FROM kd_all_knn('pts', 3, 'id') ORDER BY query_key, rank",
+	"SELECT a.id::bigint, b.* FROM pts a, LATERAL (SELECT o.id::bigint, a.p <-> o.p,
+	        (row_number() OVER (ORDER BY a.p <-> o.p, o.id))::int FROM pts o WHERE o.id <> a.id
+	       ORDER BY a.p <-> o.p, o.id LIMIT 3) b WHERE a.x BETWEEN 45 AND 55 ORDER BY 1, 4",
+	'kd_all_knn over a shard with row-level security', 'WHERE query_key IN (SELECT id FROM pts WHERE x BETWEEN 45 AND 55)');
+$coord->safe_psql('postgres', q{ALTER USER MAPPING FOR CURRENT_USER SERVER s1 OPTIONS (DROP user)});
 
 # a shard that is down: an error naming its server, nothing partial
 $shards[1]->stop;
