@@ -62,8 +62,8 @@ struct KdRemote
 	PGconn	   *conn;
 	char	   *server;			/* the foreign server's name */
 	char	   *relname;		/* remote table, qualified and quoted */
-	char	   *colname;		/* remote point column, quoted */
-	char	   *keyname;		/* remote key column, quoted, or NULL */
+	char	   *colname;		/* remote point column */
+	char	   *keyname;		/* remote key column, or NULL */
 	char	   *sql;			/* the query sent, until its result is read */
 };
 
@@ -97,14 +97,12 @@ kdg_option(List *options, const char *name, char *dflt)
 	return dflt;
 }
 
-/* The remote name of column attnum of foreign table relid, quoted. */
+/* The remote name of column attnum of foreign table relid. */
 static char *
 kdg_remote_column(Oid relid, AttrNumber attnum)
 {
-	char	   *local = get_attname(relid, attnum, false);
-
-	return pstrdup(quote_identifier(kdg_option(GetForeignColumnOptions(relid, attnum),
-											   "column_name", local)));
+	return kdg_option(GetForeignColumnOptions(relid, attnum), "column_name",
+					  get_attname(relid, attnum, false));
 }
 
 /*
@@ -303,12 +301,13 @@ kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
 	bool		key = r->keyname != NULL;
 
 	r->sql = psprintf("SELECT a.%s, t.ctid, t.%s, a.%s, a.distances FROM %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %d%s%s%s, %s) a JOIN %s t ON t.%s = a.%s ORDER BY 1",
-					  key ? "query_key" : "query_ctid", r->colname,
+					  key ? "query_key" : "query_ctid", quote_identifier(r->colname),
 					  key ? "nn_keys" : "nn_ctids", fn,
 					  quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), k,
 					  key ? ", " : "", key ? quote_literal_cstr(r->keyname) : "",
 					  key ? "::pg_catalog.name" : "", include_self ? "true" : "false",
-					  r->relname, key ? r->keyname : "ctid", key ? "query_key" : "query_ctid");
+					  r->relname, key ? quote_identifier(r->keyname) : "ctid",
+					  key ? "query_key" : "query_ctid");
 	if (!PQsendQuery(r->conn, r->sql))
 		fdw_report_error(ERROR, NULL, r->conn, false, r->sql);
 }

@@ -183,15 +183,12 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		for (int64 i = 0; i < t->parts[p].n; i++)
 		{
 			int64		g = first[p] + i;
-			int64		cnt;
-			const KdHit *hits = NULL;
-			double		r;
+			int64		q = own[p]->order ? own[p]->order[i] : i;
+			int64		cnt = own[p]->offsets[q + 1] - own[p]->offsets[q];
 			bool		asked = false;
+			/* the k-th distance within its own leaf, when it has k */
+			double		r = cnt == k ? own[p]->hits[own[p]->offsets[q] + k - 1].dist : INFINITY;
 
-			cnt = own[p]->offsets[(own[p]->order ? own[p]->order[i] : i) + 1] -
-				own[p]->offsets[own[p]->order ? own[p]->order[i] : i];
-			hits = own[p]->hits + own[p]->offsets[own[p]->order ? own[p]->order[i] : i];
-			r = cnt == k ? hits[k - 1].dist : INFINITY;
 			for (int m = 0; m < np; m++)
 			{
 				if (m == p || t->parts[m].n == 0)

@@ -23,7 +23,7 @@ for my $i (1 .. 3)
 	$node->safe_psql('postgres', q{
 		CREATE EXTENSION kdgpu;
 		CREATE TABLE pts (id int PRIMARY KEY, x float8, p point);
-		CREATE TABLE vecs (id int PRIMARY KEY, x float8, v float8[]);
+		CREATE TABLE vecs ("Id" int PRIMARY KEY, x float8, "Vec" float8[]);
 	});
 	push @shards, $node;
 }
@@ -51,7 +51,7 @@ for my $i (0 .. 1)
 	$shards[$i]->safe_psql('postgres', q{
 		INSERT INTO vecs SELECT id, x, ARRAY[p[0], p[1], (id % 7)::float8] FROM pts;
 		CREATE INDEX pts_p ON pts USING kdgpu (p);
-		CREATE INDEX vecs_v ON vecs USING kdgpu (v);
+		CREATE INDEX vecs_v ON vecs USING kdgpu ("Vec");
 		ANALYZE;
 	});
 }
@@ -72,10 +72,14 @@ $coord->safe_psql('postgres', $setup . q{
 	CREATE FOREIGN TABLE pts_s1 PARTITION OF pts FOR VALUES FROM (MINVALUE) TO (50) SERVER s1 OPTIONS (table_name 'pts');
 	CREATE FOREIGN TABLE pts_s2 PARTITION OF pts FOR VALUES FROM (50) TO (200) SERVER s2 OPTIONS (table_name 'pts');
 	CREATE FOREIGN TABLE pts_s3 PARTITION OF pts FOR VALUES FROM (200) TO (MAXVALUE) SERVER s3 OPTIONS (table_name 'pts');
+	-- the shards name the columns "Id" and "Vec" (column_name options)
 	CREATE TABLE vecs (id int, x float8, v float8[]) PARTITION BY RANGE (x);
 	CREATE FOREIGN TABLE vecs_s1 PARTITION OF vecs FOR VALUES FROM (MINVALUE) TO (50) SERVER s1 OPTIONS (table_name 'vecs');
 	CREATE FOREIGN TABLE vecs_s2 PARTITION OF vecs FOR VALUES FROM (50) TO (200) SERVER s2 OPTIONS (table_name 'vecs');
 	CREATE FOREIGN TABLE vecs_s3 PARTITION OF vecs FOR VALUES FROM (200) TO (MAXVALUE) SERVER s3 OPTIONS (table_name 'vecs');
+	ALTER FOREIGN TABLE vecs_s1 ALTER id OPTIONS (column_name 'Id'), ALTER v OPTIONS (column_name 'Vec');
+	ALTER FOREIGN TABLE vecs_s2 ALTER id OPTIONS (column_name 'Id'), ALTER v OPTIONS (column_name 'Vec');
+	ALTER FOREIGN TABLE vecs_s3 ALTER id OPTIONS (column_name 'Id'), ALTER v OPTIONS (column_name 'Vec');
 });
 
 is($coord->safe_psql('postgres', 'SELECT count(*) FROM pts'),
@@ -89,7 +93,7 @@ like($plan, qr/Remote SQL: SELECT .* ORDER BY \(p <-> '\(50,40\)'\)/,
 	'each shard orders by distance itself');
 $plan = $coord->safe_psql('postgres',
 	q{EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM vecs ORDER BY v <-> ARRAY[50, 40, 3]::float8[] LIMIT 10});
-like($plan, qr/Remote SQL: SELECT .* ORDER BY \(v OPERATOR\(public\.<->\)/,
+like($plan, qr/Remote SQL: SELECT .* ORDER BY \("Vec" OPERATOR\(public\.<->\)/,
 	"kdgpu's float8[] <-> is shipped with extensions 'kdgpu'");
 
 # the shards' index scans so far
@@ -167,7 +171,11 @@ same_rows("SELECT * FROM kd_range_join_parts('pts', ARRAY[point(50, 40), point(1
 same_rows("SELECT * FROM kd_box('pts', point(45, 10), point(55, 20), 'id')",
 	"SELECT * FROM kd_box('allpts', point(45, 10), point(55, 20), 'id')", 'kd_box over shards, key');
 same_rows("SELECT * FROM kd_knn('vecs', ARRAY[50, 40, 3]::float8[], 30, 'id')",
-	"SELECT * FROM kd_knn('allvecs', ARRAY[50, 40, 3]::float8[], 30, 'id')", 'kd_knn over float8[] shards');
+	"SELECT * FROM kd_knn('allvecs', ARRAY[50, 40, 3]::float8[], 30, 'id')",
+	'kd_knn over float8[] shards, columns named otherwise there');
+same_rows("SELECT * FROM kd_all_knn('vecs', 4, 'id') ORDER BY query_key, rank",
+	"SELECT * FROM kd_all_knn('allvecs', 4, 'id') ORDER BY query_key, rank",
+	'kd_all_knn over float8[] shards, columns named otherwise there');
 
 # All-kNN over shards split by x, and over the same rows split by a hash
 # of id (inserted through the coordinator): equal to one table's; the
