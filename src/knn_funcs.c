@@ -103,15 +103,10 @@ kdgpu_knn_join_table(PG_FUNCTION_ARGS)
 				 errmsg("column \"%s\" of table \"%s\" is of type %s but column \"%s\" of table \"%s\" is of type %s",
 						qsrc->colname, get_rel_name(qsrc->relid), kdg_point_type_name(qsrc->type),
 						src->colname, get_rel_name(src->relid), kdg_point_type_name(src->type))));
-	if (qt.nremote > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("query table \"%s\" has foreign partitions", get_rel_name(qsrc->relid)),
-				 errhint("Give the query points as an array.")));
 	k = PG_GETARG_INT32(kdg_argno(&args, "k"));
 	kdg_check_k(k);
 	kdg_table_read(&t);
-	kdg_table_read(&qt);
+	kdg_table_read_all(&qt);
 	kdg_source_check_dims(src, qsrc);
 	queries = kdg_table_queries(&qt);
 	/* foreign partitions of rel get the query points as an array */

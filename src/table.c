@@ -151,54 +151,84 @@ kdg_check_keys_unique(const KdTable *t)
 }
 
 /*
- * Read the visible points of every leaf, each in ctid order, and give head
- * the dimension, PostGIS metadata and number of points of them all.
+ * Once the leaves are read: put each in ctid order, and give head the
+ * dimension, PostGIS metadata and number of points of them all.
+ */
+static void
+kdg_table_summarize(KdTable *t)
+{
+	KdSource   *lead = NULL;
+
+	t->head.n = 0;
+	for (int i = 0; i < t->nparts; i++)
+	{
+		KdSource   *leaf = &t->parts[i];
+
+		if (leaf->unsorted)
+			kdg_source_sort(leaf);
+		if (leaf->n == 0)
+			continue;
+		if (lead == NULL)
+			lead = leaf;
+		else
+			kdg_source_check_dims(lead, leaf);
+		t->head.n += leaf->n;
+	}
+	if (lead)
+	{
+		t->head.dim = lead->dim;
+		t->head.info = lead->info;
+	}
+	kdg_check_keys_unique(t);
+}
+
+/*
+ * Read the visible points of every local leaf, each in ctid order (foreign
+ * leaves answer on their servers), and give head the dimension, PostGIS
+ * metadata and number of points of them all.
  */
 void
 kdg_table_read(KdTable *t)
 {
-	KdSource   *lead = NULL;
-
 	if (!t->partitioned)
-		kdg_source_read(&t->head);
-	else
 	{
-		if (check_enable_rls(t->head.relid, InvalidOid, false) == RLS_ENABLED)
-		{
-			if (t->nremote > 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("row-level security of table \"%s\" cannot apply to its foreign partitions",
-								get_rel_name(t->head.relid)),
-						 errhint("Define the policies on the shards' tables.")));
-			kdg_sources_spi(t->parts, t->partoids, t->nparts, t->head.relid);
-		}
-		else
-			for (int i = 0; i < t->nparts; i++)
-				if (t->parts[i].remote == NULL)
-					kdg_source_scan(&t->parts[i]);
-		t->head.n = 0;
-		for (int i = 0; i < t->nparts; i++)
-		{
-			KdSource   *leaf = &t->parts[i];
-
-			if (leaf->unsorted)
-				kdg_source_sort(leaf);
-			if (leaf->n == 0)
-				continue;
-			if (lead == NULL)
-				lead = leaf;
-			else
-				kdg_source_check_dims(lead, leaf);
-			t->head.n += leaf->n;
-		}
-		if (lead)
-		{
-			t->head.dim = lead->dim;
-			t->head.info = lead->info;
-		}
+		kdg_source_read(&t->head);
+		kdg_check_keys_unique(t);
+		return;
 	}
-	kdg_check_keys_unique(t);
+	if (check_enable_rls(t->head.relid, InvalidOid, false) == RLS_ENABLED)
+	{
+		if (t->nremote > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("row-level security of table \"%s\" cannot apply to its foreign partitions",
+							get_rel_name(t->head.relid)),
+					 errhint("Define the policies on the shards' tables.")));
+		kdg_sources_spi(t->parts, t->partoids, t->nparts, t->head.relid);
+	}
+	else
+		for (int i = 0; i < t->nparts; i++)
+			if (t->parts[i].remote == NULL)
+				kdg_source_scan(&t->parts[i]);
+	kdg_table_summarize(t);
+}
+
+/*
+ * Read the visible points of every leaf, foreign ones too, to use them as
+ * query points: through SPI on the partitioned table when it has foreign
+ * partitions (postgres_fdw fetches theirs, with their ctids there, and
+ * the partitioned table's policies apply).
+ */
+void
+kdg_table_read_all(KdTable *t)
+{
+	if (t->nremote == 0)
+	{
+		kdg_table_read(t);
+		return;
+	}
+	kdg_sources_spi(t->parts, t->partoids, t->nparts, t->head.relid);
+	kdg_table_summarize(t);
 }
 
 /* The refs of every point of the table, leaf after leaf, palloc'd. */

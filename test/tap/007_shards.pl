@@ -210,6 +210,13 @@ for my $t ('pts', 'hpts')
 }
 same_rows("SELECT * FROM kd_knn('hpts', point(50, 40), 40, 'id')",
 	"SELECT * FROM kd_knn('allpts', point(50, 40), 40, 'id')", 'kd_knn over hash shards, two partitions on one server');
+# query points from a sharded table: read through the coordinator
+same_rows("SELECT * FROM kd_knn_join('pts', 'p', 'hpts'::regclass, 'p', 3, 'id', 'id') ORDER BY query_key, rank",
+	"SELECT * FROM kd_knn_join('allpts', 'p', 'allpts'::regclass, 'p', 3, 'id', 'id') ORDER BY query_key, rank",
+	'kd_knn_join with shards on both sides');
+same_rows("SELECT query_rel, count(*) FROM kd_knn_join_parts('allpts', 'p', 'pts'::regclass, 'p', 2) GROUP BY 1 ORDER BY 1",
+	"SELECT tableoid::regclass, 2 * count(*) FROM pts GROUP BY 1 ORDER BY 1",
+	'kd_knn_join_parts names the query rows by shard');
 cmp_ok($asked{pts}, '<', 600, "split by x, few points ask another shard ($asked{pts})");
 cmp_ok($asked{hpts}, '>', 3000, "split by hash, nearly every point asks another shard ($asked{hpts})");
 same_rows("SELECT nn_rel, count(*) FROM kd_all_knn_parts('pts', 4) GROUP BY 1 ORDER BY 1",
