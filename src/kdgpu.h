@@ -340,6 +340,7 @@ extern void kdg_table_open(KdTable *t, Oid relid, Name colname,
 						   Name keyname, KdIdent ident, const char *fname);
 extern void kdg_table_read(KdTable *t);
 extern void kdg_table_read_all(KdTable *t);
+extern void kdg_check_keys_unique(const KdTable *t);
 extern uint64 *kdg_table_refs(const KdTable *t);
 extern double *kdg_table_queries(const KdTable *t);
 extern int64 kdg_ref_to_key(uint64 ref);

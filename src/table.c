@@ -129,7 +129,7 @@ kdg_ref_order(const void *a, const void *b)
 }
 
 /* Error unless no two rows read have the same key. */
-static void
+void
 kdg_check_keys_unique(const KdTable *t)
 {
 	int64		n = t->head.n;

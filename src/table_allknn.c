@@ -172,6 +172,9 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		return kdg_empty_answer(0);
 	t->head.dim = lead->dim;
 	t->head.info = lead->info;
+	/* with the foreign leaves' points read, keys are checked over them all */
+	if (t->nremote > 0)
+		kdg_check_keys_unique(t);
 	full = t->head.dim + t->head.extra;
 	queries = kdg_table_queries(t);
 

@@ -223,6 +223,13 @@ same_rows("SELECT nn_rel, count(*) FROM kd_all_knn_parts('pts', 4) GROUP BY 1 OR
 	"SELECT 'pts_s' || CASE WHEN o.x < 50 THEN 1 ELSE 2 END, count(*) FROM kd_all_knn('allpts', 4, 'id') a
 	   JOIN allpts o ON o.id = a.nn_key GROUP BY 1 ORDER BY 1", 'kd_all_knn_parts names the shards');
 
+# a key on two shards: All-kNN, which reads every point, refuses it
+$shards[2]->safe_psql('postgres', q{INSERT INTO pts VALUES (7, 300, point(300, 1))});
+my ($ret, $stdout, $stderr) = $coord->psql('postgres', q{SELECT count(*) FROM kd_all_knn('pts', 3, 'id')});
+like($stderr, qr/key column "id" of table "pts" has the value 7 in more than one row/,
+	'a key repeated across shards is an error for All-kNN');
+$shards[2]->safe_psql('postgres', q{DELETE FROM pts});
+
 # row-level security on a shard: the user mapping's remote role reads
 # there, under that shard's policies, on both paths
 $shards[0]->safe_psql('postgres', q{
@@ -247,7 +254,7 @@ $coord->safe_psql('postgres', q{ALTER USER MAPPING FOR CURRENT_USER SERVER s1 OP
 
 # a shard that is down: an error naming its server, nothing partial
 $shards[1]->stop;
-my ($ret, $stdout, $stderr) = $coord->psql('postgres',
+($ret, $stdout, $stderr) = $coord->psql('postgres',
 	q{SELECT id FROM pts ORDER BY p <-> point(50, 40) LIMIT 10});
 isnt($ret, 0, 'a query needing a stopped shard fails');
 like($stderr, qr/could not connect to server "s2"/, 'the error names the stopped shard');
