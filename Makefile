@@ -35,8 +35,10 @@ REGRESS = $(if $(HAVE_POSTGIS),$(ALL_REGRESS),$(filter-out 4%,$(ALL_REGRESS)))
 # float8 results must be bit-identical to the GPU's: no contraction to FMA
 ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 SHLIB_LINK = -ldl -pthread
+# libpq, for foreign partitions answering through postgres_fdw (src/remote.c)
+SHLIB_LINK_INTERNAL = $(libpq)
 EXTRA_CLEAN = engine-test engine-bench-bin geo-test $(CUDA_SO) cuda/*.o test-bin
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)

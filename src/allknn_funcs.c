@@ -7,8 +7,10 @@
  * the engine answers every point's query in one batch (on the GPU when one
  * is usable and the table is large enough).  A point is not its own
  * neighbour unless include_self; other rows at the same place are.  Rows
- * come out in the ctid order of the query rows: one row per pair, or one
- * row per point with arrays of neighbours and distances.
+ * come out in the order of the query rows (partition by partition, each in
+ * ctid order): one row per pair, or one row per point with arrays of
+ * neighbours and distances.  Rows are identified by ctid, by partition and
+ * ctid, or by key (table.c).
  */
 #include "postgres.h"
 
@@ -25,43 +27,86 @@
 PG_FUNCTION_INFO_V1(kdgpu_all_knn);
 PG_FUNCTION_INFO_V1(kdgpu_all_knn_arrays);
 
-/* Read rel [, col], k, include_self and answer every point's query. */
+/*
+ * Read rel [, col], k [, key_col], include_self and answer every point's
+ * query.
+ */
 static KdAnswer *
-kdg_all_knn_answer(FunctionCallInfo fcinfo, KdSource *src)
+kdg_all_knn_answer(FunctionCallInfo fcinfo, KdTable *t)
 {
 	KdArgs		args;
 	int			k;
 	bool		include_self;
 
-	kdg_args(fcinfo, &args, src);
-	k = PG_GETARG_INT32(args.next);
-	include_self = PG_GETARG_BOOL(args.next + 1);
+	kdg_args(fcinfo, &args, t);
+	k = PG_GETARG_INT32(kdg_argno(&args, "k"));
+	include_self = PG_GETARG_BOOL(kdg_argno(&args, "include_self"));
 	kdg_check_k(k);
-	kdg_source_read(src);
-	return kdg_search_all_knn(src, kdg_source_tree(src), k, include_self);
+	kdg_table_read(t);
+	return kdg_table_all_knn(t, k, include_self);
 }
 
-/* kd_all_knn(rel [, col], k, include_self): one row per pair. */
+/* kd_all_knn(rel [, col], k [, key_col], include_self): one row per pair. */
 Datum
 kdgpu_all_knn(PG_FUNCTION_ARGS)
 {
-	KdSource	src;
-	KdAnswer   *ans = kdg_all_knn_answer(fcinfo, &src);
+	KdTable		t;
+	KdAnswer   *ans = kdg_all_knn_answer(fcinfo, &t);
 
-	kdg_emit(fcinfo, &src, ans, KD_KEY_CTID, &src);
+	kdg_emit(fcinfo, &t, ans, KD_KEY_ROW, &t);
 	return (Datum) 0;
 }
 
 /*
- * kd_all_knn_arrays(rel [, col], k, include_self): one row per point, its
- * neighbours' ctids and distances as arrays in rank order.
+ * The identity of n neighbours as arrays at values (one, or for partitions
+ * two: regclass[] and tid[]); returns how many arrays.
+ */
+static int
+kdg_ident_arrays(const KdTable *t, const KdHit *hits, int n, Datum *values)
+{
+	ItemPointer tids = palloc(sizeof(ItemPointerData) * Max(n, 1));
+	Datum	   *first = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *second = palloc(sizeof(Datum) * Max(n, 1));
+	Datum		cols[2];
+
+	for (int j = 0; j < n; j++)
+	{
+		kdg_ident_datums(t, hits[j].ref, cols, &tids[j]);
+		first[j] = cols[0];
+		second[j] = cols[1];
+	}
+	switch (t->ident)
+	{
+		case KD_IDENT_KEY:
+			values[0] = PointerGetDatum(construct_array(first, n, INT8OID, sizeof(int64),
+														FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+			return 1;
+		case KD_IDENT_PART:
+			values[0] = PointerGetDatum(construct_array(first, n, REGCLASSOID, sizeof(Oid),
+														true, TYPALIGN_INT));
+			values[1] = PointerGetDatum(construct_array(second, n, TIDOID,
+														sizeof(ItemPointerData), false,
+														TYPALIGN_SHORT));
+			return 2;
+		case KD_IDENT_CTID:
+			break;
+	}
+	values[0] = PointerGetDatum(construct_array(first, n, TIDOID, sizeof(ItemPointerData),
+												false, TYPALIGN_SHORT));
+	return 1;
+}
+
+/*
+ * kd_all_knn_arrays(rel [, col], k [, key_col], include_self): one row per
+ * point, its neighbours' identities and distances as arrays in rank order.
  */
 Datum
 kdgpu_all_knn_arrays(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	KdSource	src;
-	KdAnswer   *ans = kdg_all_knn_answer(fcinfo, &src);
+	KdTable		t;
+	KdAnswer   *ans = kdg_all_knn_answer(fcinfo, &t);
+	uint64	   *qrefs = kdg_table_refs(&t);
 	MemoryContext rowcxt;
 	MemoryContext oldcxt;
 	ItemPointerData qtid;
@@ -71,33 +116,23 @@ kdgpu_all_knn_arrays(PG_FUNCTION_ARGS)
 								   ALLOCSET_DEFAULT_SIZES);
 	for (int64 i = 0; i < ans->nq; i++)
 	{
-		int64		q = ans->order[i];
+		int64		q = ans->order ? ans->order[i] : i;
 		int64		off = ans->offsets[q];
 		int			n = (int) (ans->offsets[q + 1] - off);
-		ItemPointer tids;
-		Datum	   *tidvals;
 		Datum	   *distvals;
-		Datum		values[3];
-		bool		nulls[3] = {false, false, false};
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
+		int			col;
 
 		oldcxt = MemoryContextSwitchTo(rowcxt);
-		tids = palloc(sizeof(ItemPointerData) * Max(n, 1));
-		tidvals = palloc(sizeof(Datum) * Max(n, 1));
 		distvals = palloc(sizeof(Datum) * Max(n, 1));
 		for (int j = 0; j < n; j++)
-		{
-			kdg_ref_to_tid(ans->hits[off + j].ref, &tids[j]);
-			tidvals[j] = PointerGetDatum(&tids[j]);
 			distvals[j] = Float8GetDatum(ans->hits[off + j].dist);
-		}
-		kdg_ref_to_tid(kdg_row_tid(&src, i), &qtid);
-		values[0] = PointerGetDatum(&qtid);
-		values[1] = PointerGetDatum(construct_array(tidvals, n, TIDOID,
-													sizeof(ItemPointerData), false,
-													TYPALIGN_SHORT));
-		values[2] = PointerGetDatum(construct_array(distvals, n, FLOAT8OID,
-													sizeof(float8), FLOAT8PASSBYVAL,
-													TYPALIGN_DOUBLE));
+		col = kdg_ident_datums(&t, qrefs[i], values, &qtid);
+		col += kdg_ident_arrays(&t, ans->hits + off, n, values + col);
+		values[col] = PointerGetDatum(construct_array(distvals, n, FLOAT8OID,
+													  sizeof(float8), FLOAT8PASSBYVAL,
+													  TYPALIGN_DOUBLE));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(rowcxt);

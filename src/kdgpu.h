@@ -10,7 +10,11 @@
  *
  * A row reference is the heap TID packed into 64 bits, block << 16 | offset,
  * so that ordering by reference is ordering by ctid: ties in distance are
- * broken by ctid, as a brute-force "ORDER BY distance, ctid" would.
+ * broken by ctid, as a brute-force "ORDER BY distance, ctid" would.  What
+ * the functions return as a row's identity (its "ref", kdg_row_ref) is that
+ * TID, or with the partition's number in OID order above it (bits 48..63:
+ * ties broken by tableoid, then ctid), or a user's integer key mapped to an
+ * unsigned number of the same order (ties broken by key); table.c.
  */
 #ifndef KDGPU_H
 #define KDGPU_H
@@ -103,7 +107,10 @@ typedef struct KdHit
 	uint64		ref;
 } KdHit;
 
-/* One slot of a source row: a coordinate or the packed TID. */
+/* A foreign partition answering through its server (remote.c). */
+typedef struct KdRemote KdRemote;
+
+/* One slot of a source row: a coordinate, the packed TID or the key. */
 typedef union KdSlot
 {
 	double		coord;
@@ -113,19 +120,25 @@ typedef union KdSlot
 /*
  * Points read from a table (source.c), in ctid order.  Row i is the stride
  * slots at rows + i * stride: the point's dim engine coordinates, its extra
- * coordinates (kdg_type_extra), then its packed heap TID, so that a lookup
- * by ordinal touches one place.  A row's coordinates, engine and extra, are
- * its "full" coordinates: what the type's exact metric reads.
+ * coordinates (kdg_type_extra), then its packed heap TID, and its key when
+ * the function was given a key column, so that a lookup by ordinal touches
+ * one place.  A row's coordinates, engine and extra, are its "full"
+ * coordinates: what the type's exact metric reads.
  */
 typedef struct KdSource
 {
 	Oid			relid;
 	AttrNumber	attnum;
 	char	   *colname;
+	AttrNumber	keyattnum;		/* the key column, or InvalidAttrNumber */
+	char	   *keyname;
+	Oid			keytype;		/* INT2OID, INT4OID or INT8OID */
+	uint64		refbase;		/* the partition's number << 48 (table.c) */
+	KdRemote   *remote;			/* a foreign partition's server, or NULL */
 	KdPointType type;
 	int			dim;			/* 0 until a non-empty row is read */
 	int			extra;			/* kdg_type_extra(type) */
-	int			stride;			/* dim + extra + 1 */
+	int			stride;			/* dim + extra + 1, + 1 with a key */
 	KdPointInfo info;			/* of the first row: all rows must agree */
 	const char *fname;			/* the SQL function, for PostGIS's messages */
 	int64		n;
@@ -146,8 +159,52 @@ kdg_row_coords(const KdSource *src, int64 i)
 static inline uint64
 kdg_row_tid(const KdSource *src, int64 i)
 {
-	return src->rows[i * src->stride + src->stride - 1].tid;
+	return src->rows[i * src->stride + src->dim + src->extra].tid;
 }
+
+/* The identity the functions return for row i of a source (kdgpu.h top). */
+static inline uint64
+kdg_row_ref(const KdSource *src, int64 i)
+{
+	if (src->keyattnum != InvalidAttrNumber)
+		return src->rows[i * src->stride + src->dim + src->extra + 1].tid;
+	return src->refbase | kdg_row_tid(src, i);
+}
+
+/* How result rows identify the rows of a table (table.c). */
+typedef enum KdIdent
+{
+	KD_IDENT_CTID,				/* nn_ctid: a plain table's heap TID */
+	KD_IDENT_PART,				/* nn_rel, nn_ctid: partition and heap TID */
+	KD_IDENT_KEY				/* nn_key: a user's integer key column */
+} KdIdent;
+
+/* Bits of a ref below the partition's number (KD_IDENT_PART). */
+#define KD_PART_SHIFT	48
+#define KD_MAX_PARTS	65536
+
+/*
+ * A table the functions read: a plain table, or the leaf partitions of a
+ * partitioned one, each a source whose rows name it through refbase.
+ * head describes the table as given (its column, type, and after reading
+ * the dimension, PostGIS metadata and number of points of all leaves);
+ * for a plain table it is its only leaf.
+ */
+typedef struct KdTable
+{
+	KdSource	head;
+	KdIdent		ident;
+	bool		partitioned;
+	int			nparts;
+	KdSource   *parts;			/* leaves in OID order */
+	Oid		   *partoids;
+	int			nremote;		/* how many leaves are foreign (remote.c) */
+	char	   *rschema;		/* kdgpu's schema there (quoted) */
+	const char *rfn;			/* the function they run, and its */
+	char	   *rargs;			/* arguments after the table and column */
+	bool		rbatched;		/* it returns query_ord */
+	bool		rdistance;		/* it returns distances */
+} KdTable;
 
 /*
  * Exact answers to nq queries (search.c): query q's hits are
@@ -167,7 +224,7 @@ typedef enum KdQueryKey
 {
 	KD_KEY_NONE,				/* one query: no query column */
 	KD_KEY_ORD,					/* query_ord: 1-based array position */
-	KD_KEY_CTID					/* query_ctid: a row of a table */
+	KD_KEY_ROW					/* a row of a table, as its KdIdent says */
 } KdQueryKey;
 
 /* The leading arguments of a table-reading function (args.c). */
@@ -177,7 +234,9 @@ typedef struct KdArgs
 	Name		colname;		/* NULL: the column is found by its type */
 	int			next;			/* index of the first argument after them */
 	Oid		   *argtypes;
+	char	  **argnames;
 	int			nargs;
+	KdIdent		ident;			/* how the result identifies rows */
 } KdArgs;
 
 /* datum.c */
@@ -231,14 +290,21 @@ extern int	kdg_rect_from_datum(Datum value, int dim, double *low,
 
 /* source.c */
 extern void kdg_source_open(KdSource *src, Oid relid, Name colname);
+extern void kdg_source_open_leaf(KdSource *src, Oid relid, const KdSource *head);
 extern void kdg_source_read(KdSource *src);
+extern void kdg_source_scan(KdSource *src);
+extern void kdg_source_add(KdSource *src, Datum value, bool isnull,
+						   ItemPointer tid, Datum key, bool keynull);
+extern void kdg_source_sort(KdSource *src);
+extern uint64 kdg_key_to_ref(Oid keytype, Datum key);
+extern void kdg_source_set_key(KdSource *src, const char *keyname);
+extern void kdg_sources_spi(KdSource *srcs, const Oid *oids, int n, Oid relid);
 extern void kdg_source_check_query(const KdSource *src, KdPointType qtype,
 								  Oid argtype, const char *arg);
 extern void kdg_source_check_dims(const KdSource *src, const KdSource *other);
 extern uint64 kdg_tid_to_ref(ItemPointer tid);
 extern void kdg_ref_to_tid(uint64 ref, ItemPointer tid);
 extern double *kdg_source_coords(const KdSource *src);
-extern double *kdg_source_queries(const KdSource *src);
 
 /* exec.c */
 extern void kdg_exec_prepare(KdExec *exec);
@@ -257,6 +323,7 @@ extern KdTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
 /* search.c */
 extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
 extern KdTree *kdg_source_tree(const KdSource *src);
+extern KdAnswer *kdg_empty_answer(int64 nq);
 extern KdAnswer *kdg_search_knn(const KdSource *src, const KdTree *tree,
 							   const double *queries, int64 nq, int k);
 extern KdAnswer *kdg_search_all_knn(const KdSource *src, const KdTree *tree,
@@ -268,12 +335,53 @@ extern KdAnswer *kdg_search_box(const KdSource *src, const KdTree *tree,
 							   const double *lows, const double *highs,
 							   int64 nq);
 
+/* table.c */
+extern void kdg_table_open(KdTable *t, Oid relid, Name colname,
+						   Name keyname, KdIdent ident, const char *fname);
+extern void kdg_table_read(KdTable *t);
+extern void kdg_table_read_all(KdTable *t);
+extern void kdg_check_keys_unique(const KdTable *t);
+extern uint64 *kdg_table_refs(const KdTable *t);
+extern double *kdg_table_queries(const KdTable *t);
+extern int64 kdg_ref_to_key(uint64 ref);
+
+/* remote.c */
+extern void kdg_remote_open(KdSource *leaf);
+extern bool kdg_remote_can_send(const KdTable *t, int leaf);
+extern bool kdg_remote_in_flight(const KdSource *leaf);
+extern char *kdg_remote_literal(Datum value, Oid type);
+extern char *kdg_remote_points(const KdSource *src, const double *coords,
+							   int64 nq);
+extern void kdg_remote_send(const KdTable *t, int leaf, const char *fn,
+							const char *args, bool batched, bool distance);
+extern KdAnswer *kdg_remote_answer(const KdTable *t, int leaf, int64 nq,
+								   bool batched, bool distance);
+extern void kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn,
+									int k, bool include_self);
+extern KdAnswer *kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k);
+
+/* table_search.c */
+extern KdAnswer *kdg_table_knn(const KdTable *t, const double *queries,
+							   int64 nq, int k);
+extern KdAnswer *kdg_answer_merge(const KdAnswer *acc, const KdAnswer *part,
+								  int64 first, int64 nq, int limit);
+
+/* table_allknn.c */
+extern KdAnswer *kdg_table_all_knn(KdTable *t, int k, bool include_self);
+extern KdAnswer *kdg_table_radius(const KdTable *t, const double *centers,
+								  int64 nq, const double *radii, int64 nradii);
+extern KdAnswer *kdg_table_box(const KdTable *t, const double *lows,
+							   const double *highs, int64 nq);
+
 /* args.c */
-extern void kdg_args(FunctionCallInfo fcinfo, KdArgs *args, KdSource *src);
+extern void kdg_args(FunctionCallInfo fcinfo, KdArgs *args, KdTable *t);
+extern int	kdg_argno(const KdArgs *args, const char *name);
 
 /* output.c */
-extern void kdg_emit(FunctionCallInfo fcinfo, const KdSource *src,
+extern int	kdg_ident_datums(const KdTable *t, uint64 ref, Datum *values,
+							 ItemPointer tid);
+extern void kdg_emit(FunctionCallInfo fcinfo, const KdTable *t,
 					const KdAnswer *ans, KdQueryKey key,
-					const KdSource *query_src);
+					const KdTable *query_t);
 
 #endif							/* KDGPU_H */

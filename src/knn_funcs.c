@@ -3,10 +3,13 @@
  *	  kd_knn and kd_knn_join: the k nearest rows of one query point, of many
  *	  (an array), or of every row of another table.
  *
- * Each call reads the table's visible points, builds a tree over them for
- * this call and answers through the exact search of search.c.  The array
- * form numbers its queries by array position (query_ord, from 1); the table
- * form names each query row by its ctid (query_ctid).
+ * Each call reads the table's visible points (of every leaf of a
+ * partitioned table), searches a kdgpu index's tree or one built for this
+ * call, and answers through the exact search of search.c, merged over the
+ * leaves by table_search.c.  The array form numbers its queries by array
+ * position (query_ord, from 1); the table form identifies each query row as
+ * it identifies neighbours: by ctid (query_ctid), partition and ctid
+ * (query_rel, query_ctid), or key (query_key).
  */
 #include "postgres.h"
 
@@ -25,22 +28,21 @@ Datum
 kdgpu_knn(PG_FUNCTION_ARGS)
 {
 	KdArgs		args;
-	KdSource	src;
+	KdTable		t;
 	double		query[KD_MAX_DIM];
 	int			k;
 	Oid			qtype;
 
-	kdg_args(fcinfo, &args, &src);
+	kdg_args(fcinfo, &args, &t);
 	qtype = args.argtypes[args.next];
-	kdg_source_check_query(&src, kdg_point_type(qtype), qtype, "query");
+	kdg_source_check_query(&t.head, kdg_point_type(qtype), qtype, "query");
 	k = PG_GETARG_INT32(args.next + 1);
 	kdg_check_k(k);
-	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), 0, query, "query", NULL);
-	kdg_source_read(&src);
-	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, query, "query", &src);
-	kdg_emit(fcinfo, &src,
-			kdg_search_knn(&src, kdg_source_tree(&src), query, 1, k),
-			KD_KEY_NONE, NULL);
+	kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next), 0, query, "query", NULL);
+	kdg_table_read(&t);
+	kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next), t.head.dim, query, "query",
+					 &t.head);
+	kdg_emit(fcinfo, &t, kdg_table_knn(&t, query, 1, k), KD_KEY_NONE, NULL);
 	return (Datum) 0;
 }
 
@@ -52,56 +54,64 @@ Datum
 kdgpu_knn_join(PG_FUNCTION_ARGS)
 {
 	KdArgs		args;
-	KdSource	src;
+	KdTable		t;
 	double	   *queries;
 	int64		nq;
 	int			k;
 	Oid			qtype;
 
-	kdg_args(fcinfo, &args, &src);
+	kdg_args(fcinfo, &args, &t);
 	qtype = args.argtypes[args.next];
-	kdg_source_check_query(&src, kdg_array_point_type(qtype),
+	kdg_source_check_query(&t.head, kdg_array_point_type(qtype),
 						  qtype, "queries");
 	k = PG_GETARG_INT32(args.next + 1);
 	kdg_check_k(k);
-	kdg_array_points(src.type, PG_GETARG_DATUM(args.next), 0, &queries, "queries", NULL);
-	kdg_source_read(&src);
-	nq = kdg_array_points(src.type, PG_GETARG_DATUM(args.next), src.dim, &queries, "queries", &src);
-	kdg_emit(fcinfo, &src,
-			kdg_search_knn(&src, kdg_source_tree(&src), queries, nq, k),
-			KD_KEY_ORD, NULL);
+	kdg_array_points(t.head.type, PG_GETARG_DATUM(args.next), 0, &queries, "queries", NULL);
+	kdg_table_read(&t);
+	nq = kdg_array_points(t.head.type, PG_GETARG_DATUM(args.next), t.head.dim, &queries,
+						  "queries", &t.head);
+	kdg_emit(fcinfo, &t, kdg_table_knn(&t, queries, nq, k), KD_KEY_ORD, NULL);
 	return (Datum) 0;
 }
 
 /*
- * kd_knn_join(rel, query_rel, k) and kd_knn_join(rel, col, query_rel,
- * query_col, k): the k nearest rows of rel to each row of query_rel.
+ * kd_knn_join(rel [, col], query_rel [, query_col], k [, key_col,
+ * query_key_col]): the k nearest rows of rel to each row of query_rel.
  */
 Datum
 kdgpu_knn_join_table(PG_FUNCTION_ARGS)
 {
 	KdArgs		args;
-	KdSource	src;
-	KdSource	qsrc;
+	KdTable		t;
+	KdTable		qt;
+	KdSource   *src = &t.head;
+	KdSource   *qsrc = &qt.head;
+	double	   *queries;
 	int			k;
+	int			qcol;
+	int			qkey;
 
-	kdg_args(fcinfo, &args, &src);
-	kdg_source_open(&qsrc, PG_GETARG_OID(args.next),
-				   args.nargs == 5 ? PG_GETARG_NAME(args.next + 1) : NULL);
-	if (qsrc.type != src.type)
+	kdg_args(fcinfo, &args, &t);
+	qcol = kdg_argno(&args, "query_col");
+	qkey = kdg_argno(&args, "query_key_col");
+	kdg_table_open(&qt, PG_GETARG_OID(kdg_argno(&args, "query_rel")),
+				   qcol >= 0 ? PG_GETARG_NAME(qcol) : NULL,
+				   qkey >= 0 ? PG_GETARG_NAME(qkey) : NULL, args.ident, src->fname);
+	if (qsrc->type != src->type)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("column \"%s\" of table \"%s\" is of type %s but column \"%s\" of table \"%s\" is of type %s",
-						qsrc.colname, get_rel_name(qsrc.relid), kdg_point_type_name(qsrc.type),
-						src.colname, get_rel_name(src.relid), kdg_point_type_name(src.type))));
-	k = PG_GETARG_INT32(args.nargs - 1);
+						qsrc->colname, get_rel_name(qsrc->relid), kdg_point_type_name(qsrc->type),
+						src->colname, get_rel_name(src->relid), kdg_point_type_name(src->type))));
+	k = PG_GETARG_INT32(kdg_argno(&args, "k"));
 	kdg_check_k(k);
-	kdg_source_read(&src);
-	kdg_source_read(&qsrc);
-	kdg_source_check_dims(&src, &qsrc);
-	kdg_emit(fcinfo, &src,
-			kdg_search_knn(&src, kdg_source_tree(&src), kdg_source_queries(&qsrc),
-						   qsrc.n, k),
-			KD_KEY_CTID, &qsrc);
+	kdg_table_read(&t);
+	kdg_table_read_all(&qt);
+	kdg_source_check_dims(src, qsrc);
+	queries = kdg_table_queries(&qt);
+	/* foreign partitions of rel get the query points as an array */
+	if (t.nremote > 0)
+		t.rargs = psprintf("%s, %d", kdg_remote_points(qsrc, queries, qsrc->n), k);
+	kdg_emit(fcinfo, &t, kdg_table_knn(&t, queries, qsrc->n, k), KD_KEY_ROW, &qt);
 	return (Datum) 0;
 }

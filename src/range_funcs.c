@@ -4,9 +4,10 @@
  *	  many centres, and the rows inside a box.
  *
  * A row is within radius r of a centre when its distance (the type's <->)
- * is <= r; hits come nearest first, ties by ctid, and are ranked from 1.  A
- * box holds the points whose every coordinate lies between the low and the
- * high corner's, bounds included; its hits come in ctid order.
+ * is <= r; hits come nearest first, ties by ctid (or partition and ctid, or
+ * key: table.c), and are ranked from 1.  A box holds the points whose every
+ * coordinate lies between the low and the high corner's, bounds included;
+ * its hits come in ctid (partition and ctid, key) order.
  */
 #include "postgres.h"
 
@@ -26,22 +27,20 @@ Datum
 kdgpu_range(PG_FUNCTION_ARGS)
 {
 	KdArgs		args;
-	KdSource	src;
+	KdTable		t;
 	double		center[KD_MAX_DIM];
 	double		radius;
 	Oid			qtype;
 
-	kdg_args(fcinfo, &args, &src);
+	kdg_args(fcinfo, &args, &t);
 	qtype = args.argtypes[args.next];
-	kdg_source_check_query(&src, kdg_point_type(qtype), qtype, "center");
+	kdg_source_check_query(&t.head, kdg_point_type(qtype), qtype, "center");
 	radius = PG_GETARG_FLOAT8(args.next + 1);
 	kdg_check_radius(radius, "radius", 0);
-	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), 0, center, "center", NULL);
-	kdg_source_read(&src);
-	kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), src.dim, center, "center", &src);
-	kdg_emit(fcinfo, &src,
-			kdg_search_radius(&src, kdg_source_tree(&src), center, 1, &radius, 1),
-			KD_KEY_NONE, NULL);
+	kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next), 0, center, "center", NULL);
+	kdg_table_read(&t);
+	kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next), t.head.dim, center, "center", &t.head);
+	kdg_emit(fcinfo, &t, kdg_table_radius(&t, center, 1, &radius, 1), KD_KEY_NONE, NULL);
 	return (Datum) 0;
 }
 
@@ -88,25 +87,22 @@ Datum
 kdgpu_range_join(PG_FUNCTION_ARGS)
 {
 	KdArgs		args;
-	KdSource	src;
+	KdTable		t;
 	double	   *centers;
 	double	   *radii;
 	int64		nq;
 	int64		nradii;
 	Oid			qtype;
 
-	kdg_args(fcinfo, &args, &src);
+	kdg_args(fcinfo, &args, &t);
 	qtype = args.argtypes[args.next];
-	kdg_source_check_query(&src, kdg_array_point_type(qtype),
+	kdg_source_check_query(&t.head, kdg_array_point_type(qtype),
 						  qtype, "centers");
-	nq = kdg_array_points(src.type, PG_GETARG_DATUM(args.next), 0, &centers, "centers", NULL);
+	nq = kdg_array_points(t.head.type, PG_GETARG_DATUM(args.next), 0, &centers, "centers", NULL);
 	nradii = kdg_radii(fcinfo, args.next + 1, args.argtypes[args.next + 1], nq, &radii);
-	kdg_source_read(&src);
-	kdg_array_points(src.type, PG_GETARG_DATUM(args.next), src.dim, &centers, "centers", &src);
-	kdg_emit(fcinfo, &src,
-			kdg_search_radius(&src, kdg_source_tree(&src), centers, nq, radii,
-							 nradii),
-			KD_KEY_ORD, NULL);
+	kdg_table_read(&t);
+	kdg_array_points(t.head.type, PG_GETARG_DATUM(args.next), t.head.dim, &centers, "centers", &t.head);
+	kdg_emit(fcinfo, &t, kdg_table_radius(&t, centers, nq, radii, nradii), KD_KEY_ORD, NULL);
 	return (Datum) 0;
 }
 
@@ -118,18 +114,18 @@ Datum
 kdgpu_box(PG_FUNCTION_ARGS)
 {
 	KdArgs		args;
-	KdSource	src;
+	KdTable		t;
 	double		low[KD_MAX_DIM];
 	double		high[KD_MAX_DIM];
 	Oid			qtype;
 	bool		isbox;
 
-	kdg_args(fcinfo, &args, &src);
+	kdg_args(fcinfo, &args, &t);
 	qtype = args.argtypes[args.next];
 	isbox = qtype == BOXOID;
-	kdg_source_check_query(&src, isbox ? KD_TYPE_POINT : kdg_point_type(qtype),
+	kdg_source_check_query(&t.head, isbox ? KD_TYPE_POINT : kdg_point_type(qtype),
 						  qtype, isbox ? "box" : "low");
-	if (src.type == KD_TYPE_GEOGRAPHY)
+	if (t.head.type == KD_TYPE_GEOGRAPHY)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("kd_box does not take geography columns"),
@@ -143,16 +139,16 @@ kdgpu_box(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next), 0, low, "low", NULL);
-		kdg_query_coords(src.type, PG_GETARG_DATUM(args.next + 1), 0, high, "high", NULL);
+		kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next), 0, low, "low", NULL);
+		kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next + 1), 0, high, "high", NULL);
 	}
-	kdg_source_read(&src);
+	kdg_table_read(&t);
 	if (!isbox)
 	{
-		int			lowdim = kdg_query_coords(src.type, PG_GETARG_DATUM(args.next),
-											  src.dim, low, "low", &src);
-		int			highdim = kdg_query_coords(src.type, PG_GETARG_DATUM(args.next + 1),
-											   src.dim, high, "high", &src);
+		int			lowdim = kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next),
+											  t.head.dim, low, "low", &t.head);
+		int			highdim = kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next + 1),
+											   t.head.dim, high, "high", &t.head);
 
 		/* a table without points checks no dimension: the corners must agree */
 		if (lowdim != highdim)
@@ -161,9 +157,7 @@ kdgpu_box(PG_FUNCTION_ARGS)
 					 errmsg("corner \"low\" has dimension %d, corner \"high\" has dimension %d",
 							lowdim, highdim)));
 	}
-	kdg_check_corners(low, high, src.dim);
-	kdg_emit(fcinfo, &src,
-			kdg_search_box(&src, kdg_source_tree(&src), low, high, 1),
-			KD_KEY_NONE, NULL);
+	kdg_check_corners(low, high, t.head.dim);
+	kdg_emit(fcinfo, &t, kdg_table_box(&t, low, high, 1), KD_KEY_NONE, NULL);
 	return (Datum) 0;
 }

@@ -32,7 +32,10 @@
  * the type's extra ones: kdg_type_extra), the rows of a source likewise.
  *
  * Row references given to the engine are ordinals into the source's arrays,
- * which are in ctid order, so a tie on distance is broken by ctid.
+ * which are in ctid order; answers carry the rows' refs (kdgpu.h), and a tie
+ * on distance is broken by ref: every candidate the engine's own tie-break
+ * might have cut (the ctid order) lies within the kNN slack radius, so the
+ * re-ranking above also ranks ties by a key exactly.
  */
 #include "postgres.h"
 
@@ -123,8 +126,8 @@ kdg_sort_hits(KdHit *hits, int64 n)
 
 /*
  * Turn candidates (engine neighbours, ref = ordinal) into hits with the
- * operator's distance from q and the row's TID, dropping the ordinal
- * "exclude" (or none when it is -1), sorted by (distance, TID).  Returns the
+ * operator's distance from q and the row's ref (kdg_row_ref), dropping the ordinal
+ * "exclude" (or none when it is -1), sorted by (distance, ref).  Returns the
  * number of hits; out may overlap cand only when it starts at or before it.
  */
 static int64
@@ -140,7 +143,7 @@ kdg_rank(const KdSource *src, const double *q, const KdNeighbor *cand,
 		if ((int64) ref == exclude)
 			continue;
 		out[n].dist = kdg_metric(src->type, q, kdg_row_coords(src, ref), src->dim);
-		out[n].ref = kdg_row_tid(src, ref);
+		out[n].ref = kdg_row_ref(src, ref);
 		n++;
 	}
 	kdg_sort_hits(out, n);
@@ -298,7 +301,7 @@ kdg_knn_answer(KdHit *hits, const int32 *count, int64 nq, int k)
 }
 
 /* An answer with no hits for nq queries. */
-static KdAnswer *
+KdAnswer *
 kdg_empty_answer(int64 nq)
 {
 	KdAnswer   *ans = palloc0(sizeof(KdAnswer));
@@ -378,8 +381,8 @@ kdg_search_all_knn(const KdSource *src, const KdTree *tree, int k,
 
 /*
  * Copy a range result into an answer: with centres, hits at operator
- * distance <= their radius, sorted by (distance, ref); without, box hits as
- * they are (sorted by ref).
+ * distance <= their radius, sorted by (distance, ref); without, box hits
+ * sorted by ref.
  */
 static KdAnswer *
 kdg_range_answer(const KdSource *src, const KdRangeResult *res,
@@ -408,11 +411,16 @@ kdg_range_answer(const KdSource *src, const KdRangeResult *res,
 				n--;
 		}
 		else
+		{
 			for (int64 i = 0; i < nc; i++)
 			{
 				out[i].dist = 0.0;
-				out[i].ref = kdg_row_tid(src, cand[i].ref);
+				out[i].ref = kdg_row_ref(src, cand[i].ref);
 			}
+			/* ordinals go in ctid order, keys need not */
+			if (src->keyattnum != InvalidAttrNumber)
+				kdg_sort_hits(out, n);
+		}
 		ans->offsets[q + 1] = ans->offsets[q] + n;
 	}
 	return ans;

@@ -11,10 +11,15 @@
  *
  * A table is read directly with a heap scan under the active snapshot,
  * unless row-level security applies to the caller: then the rows are read
- * through SPI with "SELECT ctid, col FROM ONLY tab" so that the policies
- * apply (ONLY: the ctids of inheritance children would collide).
- * Either way only rows visible to the query are read; NULL and empty points
- * are skipped.
+ * through SPI with "SELECT tableoid, ctid, col FROM ONLY tab" so that the
+ * policies apply (ONLY: the ctids of inheritance children would collide).
+ * A partitioned table's leaves are read the same way (table.c), through
+ * SPI on the partitioned table itself when its policies apply, each row
+ * going to its leaf by tableoid.  Either way only rows visible to the
+ * query are read; NULL and empty points are skipped.
+ *
+ * With a key column (an integer column the caller names), each row also
+ * keeps its key, mapped to an unsigned number of the same order.
  */
 #include "postgres.h"
 
@@ -22,6 +27,7 @@
 #include "access/tableam.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
@@ -49,19 +55,17 @@ kdg_ref_to_tid(uint64 ref, ItemPointer tid)
 	ItemPointerSet(tid, (BlockNumber) (ref >> 16), (OffsetNumber) (ref & 0xFFFF));
 }
 
-/* Error unless the relation is a table kdgpu can read. */
+/*
+ * Error unless the relation is a table kdgpu can read (a partitioned table's
+ * leaves are checked by table.c).
+ */
 static void
 kdg_check_relkind(Relation rel)
 {
 	char		relkind = rel->rd_rel->relkind;
 
-	if (relkind == RELKIND_PARTITIONED_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is a partitioned table", RelationGetRelationName(rel)),
-				 errdetail("ctid does not identify a row across partitions."),
-				 errhint("Query each partition.")));
-	if (relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW)
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW &&
+		relkind != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a table or materialized view",
@@ -138,6 +142,47 @@ kdg_named_column(Relation rel, const char *colname)
 }
 
 /*
+ * The integer key column called keyname of rel, or an error; *keytype is
+ * set to its type (smallint, integer or bigint, or a domain over one).
+ */
+static AttrNumber
+kdg_key_column(Relation rel, const char *keyname, Oid *keytype)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Oid			base;
+
+		if (att->attisdropped || strcmp(NameStr(att->attname), keyname) != 0)
+			continue;
+		base = getBaseType(att->atttypid);
+		if (base != INT2OID && base != INT4OID && base != INT8OID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("key column \"%s\" of table \"%s\" is of type %s, not an integer type",
+							keyname, RelationGetRelationName(rel),
+							format_type_be(att->atttypid)),
+					 errhint("A key column must be of type smallint, integer or bigint, such as an identity column.")));
+		*keytype = base;
+		return att->attnum;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("key column \"%s\" of table \"%s\" does not exist",
+					keyname, RelationGetRelationName(rel))));
+	return InvalidAttrNumber;	/* keep compiler quiet */
+}
+
+/* Rows of a source take one more slot for their key when it has one. */
+static int
+kdg_source_stride(const KdSource *src, int dim)
+{
+	return dim + src->extra + 1 + (src->keyattnum != InvalidAttrNumber ? 1 : 0);
+}
+
+/*
  * Open the table relid for reading its point column (colname, or the only
  * one): check its kind and the caller's SELECT right on the column.
  */
@@ -171,6 +216,48 @@ kdg_source_open(KdSource *src, Oid relid, Name colname)
 		pg_attribute_aclcheck(relid, src->attnum, userid, ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_COLUMN,
 					   psprintf("%s.%s", RelationGetRelationName(rel), src->colname));
+	table_close(rel, NoLock);
+}
+
+/*
+ * Give an opened source the key column keyname: an integer column whose
+ * value the functions return instead of the ctid.  The caller needs the
+ * SELECT right on it too.
+ */
+void
+kdg_source_set_key(KdSource *src, const char *keyname)
+{
+	Relation	rel = table_open(src->relid, AccessShareLock);
+	Oid			userid = GetUserId();
+
+	src->keyattnum = kdg_key_column(rel, keyname, &src->keytype);
+	src->keyname = pstrdup(keyname);
+	if (pg_class_aclcheck(src->relid, userid, ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck(src->relid, src->keyattnum, userid, ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_COLUMN,
+					   psprintf("%s.%s", RelationGetRelationName(rel), keyname));
+	table_close(rel, NoLock);
+}
+
+/*
+ * Open a leaf partition of the partitioned table head describes (a table,
+ * or a foreign table: remote.c): the same columns, found by name (a
+ * partition may number them differently).  The
+ * rights checked on the partitioned table are the ones that count, as for
+ * a query of it; the leaf is locked by the caller.
+ */
+void
+kdg_source_open_leaf(KdSource *src, Oid relid, const KdSource *head)
+{
+	Relation	rel = table_open(relid, NoLock);
+
+	*src = *head;
+	src->relid = relid;
+	if (rel->rd_rel->relkind != RELKIND_FOREIGN_TABLE)
+		kdg_check_relkind(rel);
+	src->attnum = kdg_named_column(rel, head->colname);
+	if (head->keyattnum != InvalidAttrNumber)
+		src->keyattnum = kdg_key_column(rel, head->keyname, &src->keytype);
 	table_close(rel, NoLock);
 }
 
@@ -237,9 +324,38 @@ kdg_source_check_info(const KdSource *src, const KdPointInfo *info,
 				 errhint("All points of a column must have the same coordinates (XY, XYZ, XYM or XYZM).")));
 }
 
-/* Append one row's point, unless it is NULL or empty. */
-static void
-kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid)
+/*
+ * A key value as an unsigned number of the same order (the sign bit
+ * flipped), to serve as a row's ref.
+ */
+uint64
+kdg_key_to_ref(Oid keytype, Datum key)
+{
+	int64		v;
+
+	if (keytype == INT2OID)
+		v = DatumGetInt16(key);
+	else if (keytype == INT4OID)
+		v = DatumGetInt32(key);
+	else
+		v = DatumGetInt64(key);
+	return (uint64) v ^ (UINT64CONST(1) << 63);
+}
+
+/* The key a ref made by kdg_key_to_ref stands for. */
+int64
+kdg_ref_to_key(uint64 ref)
+{
+	return (int64) (ref ^ (UINT64CONST(1) << 63));
+}
+
+/*
+ * Append one row's point, unless it is NULL or empty, with its key when the
+ * source has a key column (a NULL key is an error).
+ */
+void
+kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid,
+			   Datum key, bool keynull)
 {
 	double		coords[KD_MAX_DIM];
 	KdWhere		where = {NULL, 0};
@@ -254,11 +370,17 @@ kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid)
 	dim = kdg_datum_read(src->type, value, coords, &where, &info);
 	if (dim == 0)
 		return;
+	if (src->keyattnum != InvalidAttrNumber && keynull)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("key column \"%s\" is NULL in %s", src->keyname,
+						kdg_where_text(&where)),
+				 errhint("Every row with a point needs a key.")));
 	if (src->dim == 0)
 	{
 		src->dim = dim;
 		src->info = info;
-		src->stride = dim + src->extra + 1;
+		src->stride = kdg_source_stride(src, dim);
 		src->cap = 1024;
 		src->rows = MemoryContextAllocExtended(src->mcxt,
 											   sizeof(KdSlot) * src->stride * src->cap,
@@ -285,14 +407,16 @@ kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid)
 	row = src->rows + src->n * src->stride;
 	for (int i = 0; i < dim + src->extra; i++)
 		row[i].coord = coords[i];
-	row[src->stride - 1].tid = kdg_tid_to_ref(tid);
-	if (src->n > 0 && row[src->stride - 1].tid < kdg_row_tid(src, src->n - 1))
+	row[dim + src->extra].tid = kdg_tid_to_ref(tid);
+	if (src->keyattnum != InvalidAttrNumber)
+		row[dim + src->extra + 1].tid = kdg_key_to_ref(src->keytype, key);
+	if (src->n > 0 && row[dim + src->extra].tid < kdg_row_tid(src, src->n - 1))
 		src->unsorted = true;
 	src->n++;
 }
 
 /* Read the visible rows with a heap scan under the active snapshot. */
-static void
+void
 kdg_source_scan(KdSource *src)
 {
 	Relation	rel = table_open(src->relid, AccessShareLock);
@@ -305,27 +429,51 @@ kdg_source_scan(KdSource *src)
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		bool		isnull;
+		bool		keynull = true;
 		Datum		value = slot_getattr(slot, src->attnum, &isnull);
+		Datum		key = (Datum) 0;
 
 		CHECK_FOR_INTERRUPTS();
-		kdg_source_add(src, value, isnull, &slot->tts_tid);
+		if (src->keyattnum != InvalidAttrNumber)
+			key = slot_getattr(slot, src->keyattnum, &keynull);
+		kdg_source_add(src, value, isnull, &slot->tts_tid, key, keynull);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
 	table_close(rel, NoLock);
 }
 
-/* Read the rows through SPI, so that row-level security policies apply. */
-static void
-kdg_source_spi(KdSource *src)
+/* bsearch comparator of OIDs. */
+static int
+kdg_oid_cmp(const void *a, const void *b)
 {
+	Oid			x = *(const Oid *) a;
+	Oid			y = *(const Oid *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Read the rows of relid through SPI, so that row-level security policies
+ * apply: "SELECT tableoid, ctid, col [, key] FROM [ONLY] relid" (ONLY for a
+ * table that is not partitioned: the ctids of inheritance children would
+ * collide).  Each row goes to the source of oids[] (sorted) that is its
+ * tableoid; srcs[0] names the columns.
+ */
+void
+kdg_sources_spi(KdSource *srcs, const Oid *oids, int n, Oid relid)
+{
+	bool		partitioned = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE;
 	char	   *query;
 	Portal		portal;
 
-	query = psprintf("SELECT ctid, %s FROM ONLY %s",
-					 quote_identifier(src->colname),
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(src->relid)),
-												get_rel_name(src->relid)));
+	query = psprintf("SELECT tableoid, ctid, %s%s%s FROM %s%s",
+					 quote_identifier(srcs[0].colname),
+					 srcs[0].keyattnum != InvalidAttrNumber ? ", " : "",
+					 srcs[0].keyattnum != InvalidAttrNumber ? quote_identifier(srcs[0].keyname) : "",
+					 partitioned ? "" : "ONLY ",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												get_rel_name(relid)));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	portal = SPI_cursor_open_with_args(NULL, query, 0, NULL, NULL, NULL, true, 0);
@@ -337,11 +485,21 @@ kdg_source_spi(KdSource *src)
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
 			HeapTuple	tuple = SPI_tuptable->vals[i];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
 			bool		isnull;
-			Datum		tid = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 1, &isnull);
-			Datum		value = SPI_getbinval(tuple, SPI_tuptable->tupdesc, 2, &isnull);
+			bool		keynull = true;
+			Oid			tableoid = DatumGetObjectId(SPI_getbinval(tuple, desc, 1, &isnull));
+			Datum		tid = SPI_getbinval(tuple, desc, 2, &isnull);
+			Datum		value = SPI_getbinval(tuple, desc, 3, &isnull);
+			Datum		key = (Datum) 0;
+			Oid		   *leaf = bsearch(&tableoid, oids, n, sizeof(Oid), kdg_oid_cmp);
 
-			kdg_source_add(src, value, isnull, (ItemPointer) DatumGetPointer(tid));
+			if (leaf == NULL)
+				elog(ERROR, "row of unexpected partition %u", tableoid);
+			if (srcs[0].keyattnum != InvalidAttrNumber)
+				key = SPI_getbinval(tuple, desc, 4, &keynull);
+			kdg_source_add(&srcs[leaf - oids], value, isnull,
+						   (ItemPointer) DatumGetPointer(tid), key, keynull);
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
@@ -361,10 +519,10 @@ kdg_row_cmp(const void *a, const void *b, void *arg)
 }
 
 /* Put the rows in ctid order (rows read through SPI may come unordered). */
-static void
+void
 kdg_source_sort(KdSource *src)
 {
-	int			slot = src->stride - 1;
+	int			slot = src->dim + src->extra;
 
 	qsort_arg(src->rows, src->n, sizeof(KdSlot) * src->stride, kdg_row_cmp, &slot);
 	src->unsorted = false;
@@ -382,28 +540,12 @@ kdg_source_coords(const KdSource *src)
 	return coords;
 }
 
-/*
- * A palloc'd copy of the source's full coordinates (dim + extra per row), in
- * row order, to use its points as queries.
- */
-double *
-kdg_source_queries(const KdSource *src)
-{
-	int			full = src->dim + src->extra;
-	double	   *coords = palloc_extended(sizeof(double) * full * Max(src->n, 1),
-										 MCXT_ALLOC_HUGE);
-
-	for (int64 i = 0; i < src->n; i++)
-		memcpy(coords + i * full, kdg_row_coords(src, i), sizeof(double) * full);
-	return coords;
-}
-
 /* Read the visible points of an opened source, in ctid order. */
 void
 kdg_source_read(KdSource *src)
 {
 	if (check_enable_rls(src->relid, InvalidOid, false) == RLS_ENABLED)
-		kdg_source_spi(src);
+		kdg_sources_spi(src, &src->relid, 1, src->relid);
 	else
 		kdg_source_scan(src);
 	if (src->unsorted)

@@ -131,6 +131,7 @@ Datum
 kdgpu_load(PG_FUNCTION_ARGS)
 {
 	KdArgs		args;
+	KdTable		t;
 	KdSource	src;
 	KdTree	   *tree;
 	Oid			indexoid;
@@ -140,7 +141,15 @@ kdgpu_load(PG_FUNCTION_ARGS)
 	Datum		values[6];
 	bool		nulls[6] = {false};
 
-	kdg_args(fcinfo, &args, &src);
+	if (get_rel_relkind(PG_GETARG_OID(0)) == RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a partitioned table", get_rel_name(PG_GETARG_OID(0))),
+				 errdetail("kd_load loads the index tree of one table."),
+				 errhint("Load each partition: SELECT kd_load(relid) FROM pg_partition_tree('%s') WHERE isleaf.",
+						 get_rel_name(PG_GETARG_OID(0)))));
+	kdg_args(fcinfo, &args, &t);
+	src = t.head;
 	kdg_source_read(&src);
 	INSTR_TIME_SET_CURRENT(start);
 	tree = kdg_index_tree_load(&src, &indexoid);

@@ -10,7 +10,7 @@ CREATE EXTENSION IF NOT EXISTS kdgpu;
 CREATE EXTENSION IF NOT EXISTS kdgpu_postgis;
 RESET client_min_messages;
 
-SELECT plan(24);
+SELECT plan(28);
 SELECT setseed(0.7);
 
 -- kd_knn(t, q, k) equals PostGIS's ORDER BY col <-> q, ctid (op: the operator)
@@ -119,6 +119,40 @@ SELECT results_eq(
   $$SELECT nn_ctid FROM kd_knn('gzm', ST_MakePoint(1, 40, 1, 3), 20)$$,
   $$SELECT ctid AS c FROM gzm ORDER BY sqrt((ST_X(geom) - 1) ^ 2 + (ST_Y(geom) - 40) ^ 2 + (ST_Z(geom) - 1) ^ 2 + (ST_M(geom) - 3) ^ 2), ctid LIMIT 20$$,
   'kd_knn on XYZM points: distance over the four coordinates');
+
+-- partitioned geometry and geography tables: the _parts and key forms
+-- against PostGIS's <-> ordered by (distance, tableoid, ctid) and (distance, id)
+CREATE TABLE pgeo (id int, geom geometry(Point, 4326)) PARTITION BY RANGE (id);
+CREATE TABLE pgeo_1 PARTITION OF pgeo FOR VALUES FROM (MINVALUE) TO (1000);
+CREATE TABLE pgeo_2 PARTITION OF pgeo FOR VALUES FROM (1000) TO (MAXVALUE);
+INSERT INTO pgeo SELECT id, geom FROM gpts ORDER BY random();
+CREATE INDEX ON pgeo_1 USING kdgpu (geom);
+CREATE TABLE pgeog (id int, geog geography(Point, 4326)) PARTITION BY HASH (id);
+CREATE TABLE pgeog_0 PARTITION OF pgeog FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+CREATE TABLE pgeog_1 PARTITION OF pgeog FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+INSERT INTO pgeog SELECT id, geog FROM ggeog ORDER BY random();
+SELECT results_eq(
+  $$SELECT * FROM kd_knn_parts('pgeo', 'SRID=4326;POINT(1 40)'::geometry, 40)$$,
+  $$SELECT tableoid::regclass, ctid, geom <-> 'SRID=4326;POINT(1 40)'::geometry,
+           (row_number() OVER (ORDER BY geom <-> 'SRID=4326;POINT(1 40)'::geometry, tableoid, ctid))::int
+      FROM pgeo ORDER BY geom <-> 'SRID=4326;POINT(1 40)'::geometry, tableoid, ctid LIMIT 40$$,
+  'kd_knn_parts over geometry partitions');
+SELECT results_eq(
+  $$SELECT * FROM kd_knn('pgeog', 'SRID=4326;POINT(1 40)'::geography, 40, 'id')$$,
+  $$SELECT id::bigint, geog <-> 'SRID=4326;POINT(1 40)'::geography,
+           (row_number() OVER (ORDER BY geog <-> 'SRID=4326;POINT(1 40)'::geography, id))::int
+      FROM pgeog ORDER BY geog <-> 'SRID=4326;POINT(1 40)'::geography, id LIMIT 40$$,
+  'kd_knn with a key over geography partitions');
+SELECT set_eq(
+  $$SELECT nn_key FROM kd_range('pgeog', 'SRID=4326;POINT(0 40)'::geography, 75000, 'id')$$,
+  $$SELECT id::bigint FROM pgeog WHERE ST_DWithin(geog, 'SRID=4326;POINT(0 40)'::geography, 75000, false)$$,
+  'kd_range with a key over geography partitions equals ST_DWithin(.., false)');
+SELECT results_eq(
+  $$SELECT * FROM kd_knn_join('pgeo', ARRAY['SRID=4326;POINT(0 40)'::geometry, 'SRID=4326;POINT(-5 35)'], 6, 'id')$$,
+  $$SELECT o::int, s.* FROM unnest(ARRAY['SRID=4326;POINT(0 40)'::geometry, 'SRID=4326;POINT(-5 35)']) WITH ORDINALITY q(g, o),
+      LATERAL (SELECT id::bigint, geom <-> g, (row_number() OVER (ORDER BY geom <-> g, id))::int
+                 FROM pgeo ORDER BY geom <-> g, id LIMIT 6) s ORDER BY o, 4$$,
+  'kd_knn_join with a key over geometry partitions');
 
 -- a projected SRID
 CREATE TABLE gutm AS SELECT id, ST_Transform(geom, 32631) AS geom FROM gpts;

@@ -1,0 +1,402 @@
+/*
+ * remote.c
+ *	  Foreign partitions: a leaf of a partitioned table that is a
+ *	  postgres_fdw foreign table answers through its own server, where the
+ *	  same kd_* function runs on the remote table (with its kdgpu index).
+ *
+ * The connection is postgres_fdw's own, taken with its GetConnection for
+ * the foreign table's user mapping, so the remote work runs in the remote
+ * transaction postgres_fdw opened for this local transaction (the same
+ * snapshot as the foreign scans of the same query), with the remote role's
+ * rights, and postgres_fdw's abort handling cancels what is in flight.
+ * postgres_fdw is loaded when the first foreign leaf is met; a server that
+ * is down raises its error naming the server.
+ *
+ * The remote call is the function called here, in its plain-table form on
+ * the remote table and column (the foreign table's table_name, schema_name
+ * and column_name options), with the same arguments after them as text
+ * literals of their types, and the key column when a key is used (a _parts
+ * form becomes the ctid form: the remote table is not partitioned).  Like
+ * postgres_fdw's extensions option, it assumes kdgpu (and PostGIS) live in
+ * the same schemas there as here.  Each leaf's query is sent before any
+ * result is read, so the shards work at once (table_search.c), except that
+ * partitions on one server share its connection and so take turns.  Results
+ * come back as text: keys, ctids, and distances written with
+ * extra_float_digits = 3 (postgres_fdw's setting), which read back
+ * exactly.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "fmgr.h"
+#include "foreign/foreign.h"
+#include "lib/stringinfo.h"
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/fmgroids.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "kdgpu.h"
+
+/* postgres_fdw's connection functions (connection.c) */
+typedef PGconn *(*KdGetConnection) (UserMapping *user, bool will_prep_stmt,
+									void **state);
+typedef PGresult *(*KdGetResult) (PGconn *conn, const char *query);
+typedef void (*KdReportError) (int elevel, PGresult *res, PGconn *conn,
+							   bool clear, const char *sql);
+
+static KdGetConnection fdw_get_connection;
+static KdGetResult fdw_get_result;
+static KdReportError fdw_report_error;
+
+/* A foreign leaf: its connection, remote names and the query in flight. */
+struct KdRemote
+{
+	PGconn	   *conn;
+	char	   *server;			/* the foreign server's name */
+	char	   *relname;		/* remote table, qualified and quoted */
+	char	   *colname;		/* remote point column */
+	char	   *keyname;		/* remote key column, or NULL */
+	char	   *sql;			/* the query sent, until its result is read */
+};
+
+/* Load postgres_fdw's connection functions once. */
+static void
+kdg_remote_load(void)
+{
+	if (fdw_get_connection)
+		return;
+	fdw_get_result = (KdGetResult)
+		load_external_function("$libdir/postgres_fdw", "pgfdw_get_result", true, NULL);
+	fdw_report_error = (KdReportError)
+		load_external_function("$libdir/postgres_fdw", "pgfdw_report_error", true, NULL);
+	fdw_get_connection = (KdGetConnection)
+		load_external_function("$libdir/postgres_fdw", "GetConnection", true, NULL);
+}
+
+/* The value of option name in options, or dflt. */
+static char *
+kdg_option(List *options, const char *name, char *dflt)
+{
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, name) == 0)
+			return defGetString(def);
+	}
+	return dflt;
+}
+
+/* The remote name of column attnum of foreign table relid. */
+static char *
+kdg_remote_column(Oid relid, AttrNumber attnum)
+{
+	return kdg_option(GetForeignColumnOptions(relid, attnum), "column_name",
+					  get_attname(relid, attnum, false));
+}
+
+/*
+ * Make leaf, a postgres_fdw foreign table, answer through its server: take
+ * postgres_fdw's connection for the current user's mapping.
+ */
+void
+kdg_remote_open(KdSource *leaf)
+{
+	ForeignTable *ft = GetForeignTable(leaf->relid);
+	ForeignServer *server = GetForeignServer(ft->serverid);
+	ForeignDataWrapper *fdw = GetForeignDataWrapper(server->fdwid);
+	KdRemote   *r = palloc0(sizeof(KdRemote));
+
+	if (strcmp(fdw->fdwname, "postgres_fdw") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("partition \"%s\" is a foreign table of foreign-data wrapper \"%s\"",
+						get_rel_name(leaf->relid), fdw->fdwname),
+				 errhint("The kd_* functions read foreign partitions of postgres_fdw only.")));
+	kdg_remote_load();
+	r->server = server->servername;
+	r->relname = psprintf("%s.%s",
+						  quote_identifier(kdg_option(ft->options, "schema_name",
+													  get_namespace_name(get_rel_namespace(leaf->relid)))),
+						  quote_identifier(kdg_option(ft->options, "table_name",
+													  get_rel_name(leaf->relid))));
+	r->colname = kdg_remote_column(leaf->relid, leaf->attnum);
+	if (leaf->keyattnum != InvalidAttrNumber)
+		r->keyname = kdg_remote_column(leaf->relid, leaf->keyattnum);
+	r->conn = fdw_get_connection(GetUserMapping(GetUserId(), server->serverid), false, NULL);
+	leaf->remote = r;
+}
+
+/*
+ * Whether a call may be sent for leaf now: no other leaf's call is in
+ * flight on the same connection (two partitions on one server share it).
+ */
+bool
+kdg_remote_can_send(const KdTable *t, int leaf)
+{
+	for (int p = 0; p < t->nparts; p++)
+		if (p != leaf && t->parts[p].remote &&
+			t->parts[p].remote->conn == t->parts[leaf].remote->conn &&
+			t->parts[p].remote->sql)
+			return false;
+	return true;
+}
+
+/* Whether leaf's call has been sent and its result not read yet. */
+bool
+kdg_remote_in_flight(const KdSource *leaf)
+{
+	return leaf->remote->sql != NULL;
+}
+
+/* A value as a literal of its type, the type named with its schema. */
+char *
+kdg_remote_literal(Datum value, Oid type)
+{
+	Oid			output;
+	bool		varlena;
+
+	getTypeOutputInfo(type, &output, &varlena);
+	return psprintf("%s::%s", quote_literal_cstr(OidOutputFunctionCall(output, value)),
+					format_type_be_qualified(type));
+}
+
+/*
+ * nq points given by their full coordinates, as a literal of the point
+ * array type of src's column (point[], or float8[] with a row per point):
+ * each coordinate written exactly.
+ */
+char *
+kdg_remote_points(const KdSource *src, const double *coords, int64 nq)
+{
+	StringInfoData buf;
+	int			full = src->dim + src->extra;
+
+	if (src->type != KD_TYPE_POINT && src->type != KD_TYPE_ARRAY)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("query points from a table are sent to foreign partitions as point or float8[] only"),
+				 errhint("Give the query points as an array.")));
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int64 i = 0; i < nq; i++)
+	{
+		const double *c = coords + i * full;
+
+		appendStringInfoString(&buf, i > 0 ? "," : "");
+		if (src->type == KD_TYPE_POINT)
+			appendStringInfo(&buf, "\"(%.17g,%.17g)\"", c[0], c[1]);
+		else
+		{
+			appendStringInfoChar(&buf, '{');
+			for (int d = 0; d < src->dim; d++)
+				appendStringInfo(&buf, "%s%.17g", d > 0 ? "," : "", c[d]);
+			appendStringInfoChar(&buf, '}');
+		}
+	}
+	appendStringInfoChar(&buf, '}');
+	return psprintf("%s::%s", quote_literal_cstr(buf.data),
+					src->type == KD_TYPE_POINT ? "pg_catalog.point[]" : "pg_catalog.float8[]");
+}
+
+/*
+ * Send the call of kdgpu's function fn (schema-qualified) on a remote leaf:
+ * fn(table, col, args [, key]), returning [query_ord,] the row's key or
+ * ctid [, distance].
+ */
+void
+kdg_remote_send(const KdTable *t, int leaf, const char *fn, const char *args,
+				bool batched, bool distance)
+{
+	KdRemote   *r = t->parts[leaf].remote;
+	char	   *ident = r->keyname ? "nn_key" : "nn_ctid";
+
+	r->sql = psprintf("SELECT %s%s%s FROM %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %s%s%s%s)",
+					  batched ? "query_ord, " : "", ident, distance ? ", distance" : "", fn,
+					  quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), args,
+					  r->keyname ? ", " : "",
+					  r->keyname ? quote_literal_cstr(r->keyname) : "",
+					  r->keyname ? "::pg_catalog.name" : "");
+	if (!PQsendQuery(r->conn, r->sql))
+		fdw_report_error(ERROR, NULL, r->conn, false, r->sql);
+}
+
+/* The ref of a remote row given as text: a key, or a ctid. */
+static uint64
+kdg_remote_ref(const KdSource *leaf, const char *text)
+{
+	if (leaf->keyattnum != InvalidAttrNumber)
+		return kdg_key_to_ref(INT8OID, Int64GetDatum(pg_strtoint64(text)));
+	return leaf->refbase |
+		kdg_tid_to_ref((ItemPointer) DatumGetPointer(DirectFunctionCall1(tidin,
+																		 CStringGetDatum(text))));
+}
+
+/*
+ * Read the result of the call sent to a remote leaf as the answers to nq
+ * queries (batched: the first column numbers them from 1; they come in
+ * query order and, within one, in result order).
+ */
+KdAnswer *
+kdg_remote_answer(const KdTable *t, int leaf, int64 nq, bool batched,
+				  bool distance)
+{
+	const KdSource *src = &t->parts[leaf];
+	KdRemote   *r = src->remote;
+	PGresult   *res = fdw_get_result(r->conn, r->sql);
+	KdAnswer   *ans;
+	int			nrows;
+	int			col = batched ? 1 : 0;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		fdw_report_error(ERROR, res, r->conn, true, r->sql);
+	nrows = PQntuples(res);
+	ans = kdg_empty_answer(nq);
+	ans->hits = palloc_extended(sizeof(KdHit) * Max(nrows, 1), MCXT_ALLOC_HUGE);
+	PG_TRY();
+	{
+		for (int i = 0; i < nrows; i++)
+		{
+			int64		q = batched ? pg_strtoint64(PQgetvalue(res, i, 0)) - 1 : 0;
+
+			if (q < 0 || q >= nq)
+				elog(ERROR, "query %lld of server \"%s\" is out of range",
+					 (long long) q + 1, r->server);
+			ans->hits[i].ref = kdg_remote_ref(src, PQgetvalue(res, i, col));
+			ans->hits[i].dist = distance ? strtod(PQgetvalue(res, i, col + 1), NULL) : 0.0;
+			ans->offsets[q + 1]++;
+		}
+	}
+	PG_FINALLY();
+	{
+		PQclear(res);
+	}
+	PG_END_TRY();
+	for (int64 q = 0; q < nq; q++)
+		ans->offsets[q + 1] += ans->offsets[q];
+	r->sql = NULL;
+	return ans;
+}
+
+/*
+ * Send a remote leaf's own All-kNN: kd_all_knn_arrays on its table (in the
+ * schema of fn, the function called), each point with its ctid and point,
+ * in ref order.
+ */
+void
+kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
+						bool include_self)
+{
+	KdRemote   *r = t->parts[leaf].remote;
+	bool		key = r->keyname != NULL;
+
+	r->sql = psprintf("SELECT a.%s, t.ctid, t.%s, a.%s, a.distances FROM %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %d%s%s%s, %s) a JOIN %s t ON t.%s = a.%s ORDER BY 1",
+					  key ? "query_key" : "query_ctid", quote_identifier(r->colname),
+					  key ? "nn_keys" : "nn_ctids", fn,
+					  quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), k,
+					  key ? ", " : "", key ? quote_literal_cstr(r->keyname) : "",
+					  key ? "::pg_catalog.name" : "", include_self ? "true" : "false",
+					  r->relname, key ? quote_identifier(r->keyname) : "ctid",
+					  key ? "query_key" : "query_ctid");
+	if (!PQsendQuery(r->conn, r->sql))
+		fdw_report_error(ERROR, NULL, r->conn, false, r->sql);
+}
+
+/* The elements of an array given as text, of element type elemtype. */
+static Datum *
+kdg_remote_array(const char *text, Oid elemtype, int *n)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	Datum		arr = OidInputFunctionCall(F_ARRAY_IN, (char *) text, elemtype, -1);
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(DatumGetArrayTypeP(arr), elemtype, typlen, typbyval, typalign,
+					  &elems, NULL, n);
+	return elems;
+}
+
+/* A key as a Datum of the key column's type. */
+static Datum
+kdg_key_datum(Oid keytype, int64 key)
+{
+	if (keytype == INT2OID)
+		return Int16GetDatum((int16) key);
+	if (keytype == INT4OID)
+		return Int32GetDatum((int32) key);
+	return Int64GetDatum(key);
+}
+
+/*
+ * Read a remote leaf's own All-kNN (at most k neighbours a point): its
+ * points become the leaf's rows (in the order received) and its answers
+ * those of the rows, in the same order.
+ */
+KdAnswer *
+kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k)
+{
+	KdSource   *src = &t->parts[leaf];
+	KdRemote   *r = src->remote;
+	PGresult   *res = fdw_get_result(r->conn, r->sql);
+	KdAnswer   *ans;
+	int			nrows;
+	Oid			input;
+	Oid			ioparam;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		fdw_report_error(ERROR, res, r->conn, true, r->sql);
+	nrows = PQntuples(res);
+	getTypeInputInfo(get_atttype(t->head.relid, t->head.attnum), &input, &ioparam);
+	ans = kdg_empty_answer(nrows);
+	PG_TRY();
+	{
+		ans->hits = palloc_extended(sizeof(KdHit) * Max((int64) nrows * k, 1), MCXT_ALLOC_HUGE);
+		for (int i = 0; i < nrows; i++)
+		{
+			ItemPointer tid = (ItemPointer) DatumGetPointer(
+				DirectFunctionCall1(tidin, CStringGetDatum(PQgetvalue(res, i, 1))));
+			Datum		value = OidInputFunctionCall(input, PQgetvalue(res, i, 2), ioparam, -1);
+			int64		before = src->n;
+			int			nn;
+			int			nd;
+			Datum	   *nns = kdg_remote_array(PQgetvalue(res, i, 3),
+											   r->keyname ? INT8OID : TIDOID, &nn);
+			Datum	   *dists = kdg_remote_array(PQgetvalue(res, i, 4), FLOAT8OID, &nd);
+			int64		off = ans->offsets[i];
+
+			kdg_source_add(src, value, false, tid,
+						   r->keyname ? kdg_key_datum(src->keytype,
+													  pg_strtoint64(PQgetvalue(res, i, 0)))
+						   : (Datum) 0, false);
+			if (src->n != before + 1 || nn != nd || nn > k)
+				elog(ERROR, "server \"%s\" returned an All-kNN row out of shape", r->server);
+			for (int j = 0; j < nn; j++)
+			{
+				ans->hits[off + j].ref = r->keyname ?
+					kdg_key_to_ref(INT8OID, nns[j]) :
+					src->refbase | kdg_tid_to_ref((ItemPointer) DatumGetPointer(nns[j]));
+				ans->hits[off + j].dist = DatumGetFloat8(dists[j]);
+			}
+			ans->offsets[i + 1] = off + nn;
+		}
+	}
+	PG_FINALLY();
+	{
+		PQclear(res);
+	}
+	PG_END_TRY();
+	r->sql = NULL;
+	return ans;
+}

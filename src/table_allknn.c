@@ -1,0 +1,247 @@
+/*
+ * table_allknn.c
+ *	  All-kNN over the leaves of a partitioned table, local or foreign: each
+ *	  leaf answers its own points' All-kNN, and a point is asked of another
+ *	  leaf only when its ball reaches that leaf's region.
+ *
+ * Every leaf first answers the All-kNN of its own points (a local leaf
+ * through the engine, a foreign one on its server: remote.c), which gives
+ * each point p its k-th distance d(p) within its own leaf (infinite when
+ * the leaf has k points or fewer).  p's k nearest rows of the whole table
+ * lie within d(p), so another leaf can hold one only if its bounding box
+ * (of its points' coordinates) comes within d(p) of p: only then is p sent
+ * there as a kNN query (local leaves are searched here, foreign ones get
+ * the queries as one kd_knn_join on their server).  The answers merge by
+ * (distance, ref) as in table_search.c.  Spatially split leaves need few
+ * such queries, leaves split by hash need nearly all; the count is
+ * reported at DEBUG1.
+ *
+ * The box test is made in the coordinates of the engine, which are those
+ * of the metric for point, float8[] and geometry; for geography (unit
+ * vectors, distances in metres) every point is sent to every other leaf.
+ * The test is loose by a relative 1e-9, far above the rounding of both
+ * sides, so a leaf that may hold a neighbour is never skipped.  All
+ * foreign leaves' calls of one round are sent before any answer is read
+ * (partitions on one server take turns on its connection).
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+
+#include "kdgpu.h"
+
+/* The bounding box of a leaf's points, in engine coordinates. */
+typedef struct KdBox
+{
+	double		lo[KD_MAX_DIM];
+	double		hi[KD_MAX_DIM];
+} KdBox;
+
+/* The bounding box of src's points. */
+static void
+kdg_leaf_box(const KdSource *src, KdBox *box)
+{
+	for (int d = 0; d < src->dim; d++)
+	{
+		box->lo[d] = INFINITY;
+		box->hi[d] = -INFINITY;
+	}
+	for (int64 i = 0; i < src->n; i++)
+	{
+		const double *c = kdg_row_coords(src, i);
+
+		for (int d = 0; d < src->dim; d++)
+		{
+			box->lo[d] = Min(box->lo[d], c[d]);
+			box->hi[d] = Max(box->hi[d], c[d]);
+		}
+	}
+}
+
+/* Whether a point within r of p may lie in box (the test is loose). */
+static bool
+kdg_ball_reaches(const double *p, int dim, const KdBox *box, double r)
+{
+	double		d2 = 0;
+
+	for (int d = 0; d < dim; d++)
+	{
+		double		gap = Max(box->lo[d] - p[d], p[d] - box->hi[d]);
+
+		if (gap > 0)
+			d2 += gap * gap;
+	}
+	return sqrt(d2) <= r * (1.0 + 1e-9);
+}
+
+/*
+ * Answers to nq queries of the table's N points, query i being point
+ * idx[i], as answers to all N (none for the others).
+ */
+static KdAnswer *
+kdg_answer_scatter(const KdAnswer *part, const int64 *idx, int64 nq, int64 n)
+{
+	KdAnswer   *out = kdg_empty_answer(n);
+	int64		at = 0;
+	int64		i = 0;
+
+	out->hits = palloc_extended(sizeof(KdHit) * Max(part->offsets[part->nq], 1),
+								MCXT_ALLOC_HUGE);
+	for (int64 g = 0; g < n; g++)
+	{
+		out->offsets[g] = at;
+		if (i < nq && idx[i] == g)
+		{
+			int64		m = part->offsets[i + 1] - part->offsets[i];
+
+			memcpy(out->hits + at, part->hits + part->offsets[i], sizeof(KdHit) * m);
+			at += m;
+			i++;
+		}
+	}
+	out->offsets[n] = at;
+	return out;
+}
+
+/*
+ * Every point's k nearest rows of the table, exact; answer i belongs to the
+ * table's i-th point, leaf after leaf (through ans->order for a plain
+ * table, as kdg_search_all_knn gives it).  A foreign leaf's points are read
+ * from its server on the way.
+ */
+KdAnswer *
+kdg_table_all_knn(KdTable *t, int k, bool include_self)
+{
+	int			np = t->nparts;
+	KdAnswer  **own = palloc0(sizeof(KdAnswer *) * Max(np, 1));
+	const KdTree **trees = palloc0(sizeof(KdTree *) * Max(np, 1));
+	int64	   *first = palloc0(sizeof(int64) * (np + 1));
+	KdBox	   *boxes = palloc(sizeof(KdBox) * Max(np, 1));
+	int64	  **idx = palloc0(sizeof(int64 *) * Max(np, 1));
+	int64	   *nidx = palloc0(sizeof(int64) * Max(np, 1));
+	char	  **cross = palloc0(sizeof(char *) * Max(np, 1));
+	/* what foreign leaves run: their own All-kNN, then kNN queries */
+	char	   *fn = t->nremote ? psprintf("%s.kd_all_knn_arrays", t->rschema) : NULL;
+	char	   *join = t->nremote ? psprintf("%s.kd_knn_join", t->rschema) : NULL;
+	KdSource   *lead = NULL;
+	double	   *queries;
+	int			full;
+	KdAnswer   *acc = NULL;
+	int64		n;
+	int64		nqueries = 0;
+	int64		nasked = 0;
+
+	if (!t->partitioned)
+		return kdg_search_all_knn(&t->head, kdg_source_tree(&t->head), k, include_self);
+
+	/* each leaf's own All-kNN, the foreign leaves' on their servers */
+	for (int p = 0; p < np; p++)
+		if (t->parts[p].remote && kdg_remote_can_send(t, p))
+			kdg_remote_all_knn_send(t, p, fn, k, include_self);
+	for (int p = 0; p < np; p++)
+		if (t->parts[p].remote == NULL && t->parts[p].n > 0)
+		{
+			trees[p] = kdg_source_tree(&t->parts[p]);
+			own[p] = kdg_search_all_knn(&t->parts[p], trees[p], k, include_self);
+		}
+	for (int p = 0; p < np; p++)
+		if (t->parts[p].remote)
+		{
+			if (!kdg_remote_in_flight(&t->parts[p]))
+				kdg_remote_all_knn_send(t, p, fn, k, include_self);
+			own[p] = kdg_remote_all_knn_answer(t, p, k);
+		}
+
+	/* the points, leaf after leaf, all of one dimension */
+	for (int p = 0; p < np; p++)
+	{
+		first[p + 1] = first[p] + t->parts[p].n;
+		if (t->parts[p].n == 0)
+			continue;
+		if (lead == NULL)
+			lead = &t->parts[p];
+		else
+			kdg_source_check_dims(lead, &t->parts[p]);
+		kdg_leaf_box(&t->parts[p], &boxes[p]);
+	}
+	n = first[np];
+	t->head.n = n;
+	if (n == 0)
+		return kdg_empty_answer(0);
+	t->head.dim = lead->dim;
+	t->head.info = lead->info;
+	/* with the foreign leaves' points read, keys are checked over them all */
+	if (t->nremote > 0)
+		kdg_check_keys_unique(t);
+	full = t->head.dim + t->head.extra;
+	queries = kdg_table_queries(t);
+
+	/* the points whose ball reaches another leaf, for each leaf */
+	for (int p = 0; p < np; p++)
+		if (t->parts[p].n > 0)
+			idx[p] = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
+	for (int p = 0; p < np; p++)
+		for (int64 i = 0; i < t->parts[p].n; i++)
+		{
+			int64		g = first[p] + i;
+			int64		q = own[p]->order ? own[p]->order[i] : i;
+			int64		cnt = own[p]->offsets[q + 1] - own[p]->offsets[q];
+			bool		asked = false;
+			/* the k-th distance within its own leaf, when it has k */
+			double		r = cnt == k ? own[p]->hits[own[p]->offsets[q] + k - 1].dist : INFINITY;
+
+			for (int m = 0; m < np; m++)
+			{
+				if (m == p || t->parts[m].n == 0)
+					continue;
+				if (t->head.type != KD_TYPE_GEOGRAPHY &&
+					!kdg_ball_reaches(queries + g * full, t->head.dim, &boxes[m], r))
+					continue;
+				idx[m][nidx[m]++] = g;
+				asked = true;
+			}
+			nasked += asked;
+		}
+
+	/* those queries: sent to the foreign leaves, searched in the local ones */
+	for (int m = 0; m < np; m++)
+	{
+		double	   *q;
+
+		if (t->parts[m].n == 0)
+			continue;
+		nqueries += nidx[m];
+		q = palloc_extended(sizeof(double) * full * Max(nidx[m], 1), MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < nidx[m]; i++)
+			memcpy(q + i * full, queries + idx[m][i] * full, sizeof(double) * full);
+		if (t->parts[m].remote && nidx[m] > 0)
+		{
+			cross[m] = psprintf("%s, %d", kdg_remote_points(&t->head, q, nidx[m]), k);
+			if (kdg_remote_can_send(t, m))
+				kdg_remote_send(t, m, join, cross[m], true, true);
+		}
+		else if (nidx[m] > 0)
+			acc = kdg_answer_merge(acc,
+								   kdg_answer_scatter(kdg_search_knn(&t->parts[m], trees[m], q,
+																	 nidx[m], k),
+													  idx[m], nidx[m], n),
+								   0, n, k);
+		acc = kdg_answer_merge(acc, own[m], first[m], n, k);
+		CHECK_FOR_INTERRUPTS();
+	}
+	for (int m = 0; m < np; m++)
+		if (cross[m])
+		{
+			if (!kdg_remote_in_flight(&t->parts[m]))
+				kdg_remote_send(t, m, join, cross[m], true, true);
+			acc = kdg_answer_merge(acc,
+								   kdg_answer_scatter(kdg_remote_answer(t, m, nidx[m], true, true),
+													  idx[m], nidx[m], n),
+								   0, n, k);
+		}
+	elog(DEBUG1, "kdgpu: All-kNN over %d partitions: %lld of %lld points queried other partitions, %lld queries",
+		 np, (long long) nasked, (long long) n, (long long) nqueries);
+	return acc;
+}
