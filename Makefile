@@ -38,7 +38,7 @@ ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -ldl -pthread
-EXTRA_CLEAN = test/results engine-test engine-bench-bin geo-test $(CUDA_SO) cuda/*.o test-bin
+EXTRA_CLEAN = test/results engine-test engine-bench-bin bench/cpu-knn-lib.so geo-test $(CUDA_SO) cuda/*.o test-bin
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -78,6 +78,15 @@ engine-test: $(ENGINE_SRCS) $(ENGINE_TEST_SRCS) $(ENGINE_HDRS) test/engine/*.h
 engine-bench-bin: $(ENGINE_SRCS) bench/engine_bench.c $(ENGINE_HDRS) test/engine/*.h
 	$(CC) $(ENGINE_CFLAGS) -O3 -march=x86-64-v2 -Wall -Isrc/engine -Itest/engine -o $@ bench/engine_bench.c test/engine/datagen.c $(ENGINE_SRCS) -ldl -lm
 
+# the engine beside scipy's cKDTree per core, with the extension's own
+# optimisation flags (bench/README.md; needs python3-scipy)
+BENCH_SET_SRCS = bench/bench_sets.c test/engine/datagen.c
+bench/cpu-knn-lib.so: $(ENGINE_SRCS) bench/cpu_knn_lib.c $(BENCH_SET_SRCS) $(ENGINE_HDRS) bench/bench_sets.h test/engine/*.h
+	$(CC) $(ENGINE_CFLAGS) -Wall -fPIC -shared -Isrc/engine -Itest/engine -o $@ bench/cpu_knn_lib.c $(BENCH_SET_SRCS) $(ENGINE_SRCS) -ldl -lm
+
+ckdtree-bench: bench/cpu-knn-lib.so
+	/usr/bin/python3 bench/ckdtree-compare --lib $(CURDIR)/bench/cpu-knn-lib.so $(CKDTREE_ARGS)
+
 engine-check: engine-test $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
 	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./engine-test
 
@@ -100,7 +109,7 @@ geo-check: geo-test
 tap-check:
 	$(prove_installcheck)
 
-.PHONY: engine-check engine-bench geo-check install-cuda tap-check
+.PHONY: engine-check engine-bench ckdtree-bench geo-check install-cuda tap-check
 
 # PGXS does not track headers: rebuild the objects when they change
 $(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h src/geo/*.h) $(ENGINE_HDRS)
