@@ -9,6 +9,8 @@
 #   make check-all             everything, on a throwaway server (test/run-all)
 #   make engine-check          engine tests, no server (GPU too when present)
 #   make engine-bench          engine benchmark (bench/README.md)
+#   make cukd-bench            the GPU engine beside cudaKDTree (nvcc and a GPU)
+#   make ckdtree-bench         the CPU engine beside scipy's cKDTree, per core
 #   make geo-check             PostGIS format decoder tests, no server
 #   make fuzz FUZZ_SECONDS=60  libFuzzer + ASan/UBSan runs of test/fuzz (clang)
 #   make fuzz-check            replay of the fuzzing corpus, gcc + ASan/UBSan
@@ -38,7 +40,7 @@ ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -ldl -pthread
-EXTRA_CLEAN = test/results engine-test engine-bench-bin bench/cpu-knn-lib.so geo-test $(CUDA_SO) cuda/*.o test-bin
+EXTRA_CLEAN = test/results engine-test engine-bench-bin bench/cpu-knn-lib.so cukd-compare-bin geo-test $(CUDA_SO) cuda/*.o test-bin
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -87,6 +89,25 @@ bench/cpu-knn-lib.so: $(ENGINE_SRCS) bench/cpu_knn_lib.c $(BENCH_SET_SRCS) $(ENG
 ckdtree-bench: bench/cpu-knn-lib.so
 	/usr/bin/python3 bench/ckdtree-compare --lib $(CURDIR)/bench/cpu-knn-lib.so $(CKDTREE_ARGS)
 
+# the GPU engine beside cudaKDTree, built from the peers' copy when nvcc is
+# here; without a GPU it says so and exits 0 (bench/README.md)
+CUKD_DIR ?= ../shared/peers/cudaKDTree
+cukd-compare-bin: bench/cukd_compare.cu $(BENCH_SET_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) bench/bench_sets.h test/engine/*.h
+	$(NVCC) -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -cudart static \
+		-I$(CUKD_DIR) -Isrc/engine -Itest/engine -Ibench -Xcompiler -ffp-contract=off,-pthread \
+		-o $@ bench/cukd_compare.cu $(BENCH_SET_SRCS) $(ENGINE_SRCS) -ldl -lm
+
+ifeq ($(NVCC),)
+cukd-bench:
+	@echo "cukd-bench skipped: no nvcc (NVCC=...), so cudaKDTree cannot be built here"
+else ifeq ($(wildcard $(CUKD_DIR)/cukd/knn.h),)
+cukd-bench:
+	@echo "cukd-bench skipped: no cudaKDTree in $(CUKD_DIR) (CUKD_DIR=...)"
+else
+cukd-bench: cukd-compare-bin $(if $(CUDA_SRCS),$(CUDA_SO))
+	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./cukd-compare-bin $(CUKD_ARGS)
+endif
+
 engine-check: engine-test $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
 	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./engine-test
 
@@ -109,7 +130,7 @@ geo-check: geo-test
 tap-check:
 	$(prove_installcheck)
 
-.PHONY: engine-check engine-bench ckdtree-bench geo-check install-cuda tap-check
+.PHONY: engine-check engine-bench ckdtree-bench cukd-bench geo-check install-cuda tap-check
 
 # PGXS does not track headers: rebuild the objects when they change
 $(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h src/geo/*.h) $(ENGINE_HDRS)
