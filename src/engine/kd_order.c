@@ -4,9 +4,10 @@
  *
  * Queries that are processed one after the other should walk the same
  * parts of the tree, so that those parts stay in cache.  A batch is
- * therefore processed in the in-order of the empty child slot each query
- * reaches by following the splits: the in-order walk of a kd-tree visits
- * space region by region, so neighbouring slots are neighbouring places.
+ * therefore processed in the in-order of the slot each query reaches by
+ * following the splits of the top levels: the in-order walk of a kd-tree
+ * visits space region by region, so neighbouring slots are neighbouring
+ * places.
  * All-kNN queries are tree points, processed in the in-order walk itself.
  */
 #include <stdlib.h>
@@ -14,11 +15,18 @@
 #include "kd_internal.h"
 
 /*
- * A key whose order is the in-order of the empty child slot that q reaches
- * by following the splits: the path's turns as bits (0 left, 1 right)
- * followed by a 1 and zeros, so a slot sorts after everything left of it
- * and before everything right of it.  Paths are at most 62 turns deep
- * (trees of fewer than 2^62 points).
+ * Levels of the tree that order queries: their 32767 nodes stay in cache
+ * while a batch is ordered, where a walk to the bottom for each query in
+ * input order would miss it at nearly every level below.  Queries that
+ * share a subtree below them are neighbours already.
+ */
+#define KD_ORDER_LEVELS 15
+
+/*
+ * A key whose order is the in-order of the slot that q reaches by following
+ * the splits down KD_ORDER_LEVELS levels at most: the path's turns as bits
+ * (0 left, 1 right) followed by a 1 and zeros, so a slot sorts after
+ * everything left of it and before everything right of it.
  */
 static uint64_t
 slot_key(const KdTree *t, const double *q)
@@ -27,7 +35,7 @@ slot_key(const KdTree *t, const double *q)
 	uint64_t	path = 0;
 	int			depth = 0;
 
-	while (node < t->n)
+	while (node < t->n && depth < KD_ORDER_LEVELS)
 	{
 		int			right = !(q[t->split[node]] < t->coords[node * t->dim + t->split[node]]);
 
@@ -35,7 +43,7 @@ slot_key(const KdTree *t, const double *q)
 		depth++;
 		node = 2 * node + 1 + right;
 	}
-	return ((path << 1) | 1) << (62 - depth);
+	return ((path << 1) | 1) << (KD_ORDER_LEVELS - depth);
 }
 
 /*
