@@ -249,7 +249,7 @@ knn_dispatch(const KdTree *tree, const double *query, int k,
 /*
  * The k nearest tree points to query, skipping node exclude (-1: none),
  * into out[0..count); returns count = min(k, points searched).  No argument
- * checks: the lean path of batches.
+ * checks (k must be 1..KD_MAX_K): the lean path of batches.
  */
 int
 kd_knn_one(const KdTree *tree, const double *query, int k,
