@@ -269,7 +269,10 @@ enum Traversal
 	CCT
 };
 
-/* k = K nearest of each query with one of cudaKDTree's traversals */
+/*
+ * k = K nearest of each query with one of cudaKDTree's traversals; entry e
+ * of query i goes to out[e * nq + i]
+ */
 template <int D, Traversal TR>
 __global__ void
 peer_knn(const typename Vec<D>::T *tree, int n, const typename Vec<D>::T *qs, int nq,
@@ -287,7 +290,7 @@ peer_knn(const typename Vec<D>::T *tree, int n, const typename Vec<D>::T *qs, in
 	else
 		cukd::stackBased::knn<cukd::FixedCandidateList<K>, P>(best, qs[i], tree, n);
 	for (int e = 0; e < K; e++)
-		out[(int64_t) i * K + e] = best.entry[e];
+		out[(int64_t) e * nq + i] = best.entry[e];	/* coalesced */
 }
 
 /* 10-bit-per-axis Morton code of a point inside the box */
@@ -456,7 +459,7 @@ run_peer(const SetData &s, const Options &o)
 
 				for (size_t i = 0; i < s.sample.size(); i++)
 				{
-					double		peer = entry_dist2(host_out[s.sample[i] * K + K - 1]);
+					double		peer = entry_dist2(host_out[(int64_t) (K - 1) * nq + s.sample[i]]);
 					double		ref = s.bf_d2[i * K + K - 1];
 					double		rel = peer == ref ? 0.0 : fabs(peer - ref) / std::max(ref, 1e-300);
 
