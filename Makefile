@@ -26,13 +26,12 @@ ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
 EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c src/geo/*.c))
 OBJS = $(EXT_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
-REGRESS_OPTS = --inputdir=test --outputdir=test/results
 PROVE_TESTS = test/tap/*.pl
 PG_CONFIG ?= pg_config
-# the PostGIS suites (test/sql/4*, test/pgtap/postgis_*) run only
+# the PostGIS suites (sql/4*, test/pgtap/postgis_*) run only
 # where PostGIS is installed
 HAVE_POSTGIS := $(wildcard $(shell $(PG_CONFIG) --sharedir)/extension/postgis.control)
-ALL_REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
+ALL_REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS = $(if $(HAVE_POSTGIS),$(ALL_REGRESS),$(filter-out 4%,$(ALL_REGRESS)))
 
 # float8 results must be bit-identical to the GPU's: no contraction to FMA
@@ -40,7 +39,7 @@ ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -ldl -pthread
-EXTRA_CLEAN = test/results engine-test engine-bench-bin bench/cpu-knn-lib.so cukd-compare-bin geo-test $(CUDA_SO) cuda/*.o test-bin
+EXTRA_CLEAN = engine-test engine-bench-bin bench/cpu-knn-lib.so cukd-compare-bin geo-test $(CUDA_SO) cuda/*.o test-bin
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

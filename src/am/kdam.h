@@ -52,6 +52,8 @@
 
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/amapi.h"
 #include "access/genam.h"
 #include "access/generic_xlog.h"
@@ -62,7 +64,7 @@
 #include "kdgpu.h"
 
 #define KDAM_MAGIC			0x4B444731	/* "KDG1" */
-#define KDAM_FORMAT_VERSION	7
+#define KDAM_FORMAT_VERSION	8
 #define KDAM_METAPAGE_BLKNO	0
 #define KDAM_PAGE_ID		0xFF8B
 #define KDAM_DEAD_REF		UINT64_MAX
@@ -169,6 +171,9 @@ typedef struct KdamTreeEntry
 	BlockNumber head;
 	BlockNumber dirhead;
 	int32		ndir;
+	BlockNumber contig;			/* block b is on page contig + b, when the
+								 * tree's pages are consecutive; else
+								 * InvalidBlockNumber and the directory says */
 	uint64		retire_xid;		/* retired: the next FullTransactionId then */
 	double		box[2 * KD_MAX_DIM];
 } KdamTreeEntry;
@@ -220,7 +225,7 @@ typedef struct KdamTreeShape
 	int64		n;
 	int			dim;
 	int			words;
-	int64		nbounds;
+	int64		nbounds;		/* nodes that keep their box on pages */
 	int			nranges;		/* ranges of levels, top down */
 	int			start[64];		/* first level of each range */
 	int			levels[64];		/* levels of each range */
@@ -244,6 +249,7 @@ typedef struct KdamNode
 /* Where the arrays of a range's blocks lie on their pages (kdam_tree.c). */
 typedef struct KdamBlockLayout
 {
+	int64		nbounds;		/* nodes below this keep their box */
 	Size		refs;			/* offsets from the block's data */
 	Size		payload;
 	Size		bounds;
@@ -261,6 +267,7 @@ typedef struct KdamTreeReader
 	uint64		tree_id;
 	KdamTreeShape shape;
 	BlockNumber dirhead;		/* the page listing the directory pages */
+	BlockNumber contig;			/* the entry's contig */
 	int			ndir;
 	BlockNumber *dir;			/* the directory pages, NULL until read */
 	Buffer	   *dirbufs;		/* pinned directory pages */
@@ -455,8 +462,7 @@ extern void kdam_write_new_tree(Relation index, const double *coords,
 								uint64 tree_id, KdamTreeEntry *entry);
 
 /* kdam_tree.c */
-extern void kdam_tree_shape(int64 n, int dim, int words, int64 nbounds,
-							KdamTreeShape *shape);
+extern void kdam_tree_shape(int64 n, int dim, int words, KdamTreeShape *shape);
 extern void kdam_write_tree(Relation index, const KdTree *tree,
 							const uint64 *payload, int words, bool wal,
 							KdamTreeEntry *entry);
@@ -536,6 +542,23 @@ extern void kdam_postgis_check_query(Relation index,
 									 const KdPointInfo *info,
 									 const char *opname);
 extern double kdam_postgis_lower_bound(KdPointType type, double d2);
+
+/*
+ * Relative and absolute margins that keep sqrt(d2), lowered by them, below
+ * the value an operator computes for the same coordinates in its own way
+ * (pg_hypot, PostGIS's distance), whose rounding may differ from sqrt of
+ * the engine's d2 in the last bits; the absolute one is for squares that
+ * underflow.
+ */
+#define KDAM_SQRT_MARGIN_REL 4e-15
+#define KDAM_SQRT_MARGIN_ABS 1e-150
+
+/* sqrt(d2) lowered past the rounding of any operator's own distance. */
+static inline double
+kdam_sqrt_below(double d2)
+{
+	return Max(0.0, sqrt(d2) * (1.0 - KDAM_SQRT_MARGIN_REL) - KDAM_SQRT_MARGIN_ABS);
+}
 extern int	kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo,
 								  double *hi);
 

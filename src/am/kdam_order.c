@@ -34,12 +34,6 @@
 
 #include "kdam_scan.h"
 
-/*
- * relative and absolute margins that keep a lowered sqrt(d2) below
- * pg_hypot's value, the absolute one for squares that underflow
- */
-#define KDAM_HYPOT_MARGIN 4e-15
-#define KDAM_HYPOT_ABS	1e-150
 
 /*
  * Read an ORDER BY scan key's argument.  PostGIS arguments that are not
@@ -151,8 +145,7 @@ kdam_order_bound(const KdamScanOpaque so, const KdamOrderKey *key, double lb2)
 	if (key->null || isnan(lb2))
 		return 0.0;
 	if (so->type == KD_TYPE_POINT)
-		return isinf(lb2) ? 0.0
-			: Max(0.0, sqrt(lb2) * (1.0 - KDAM_HYPOT_MARGIN) - KDAM_HYPOT_ABS);
+		return isinf(lb2) ? 0.0 : kdam_sqrt_below(lb2);
 	if (kdg_type_is_postgis(so->type))
 		return kdam_postgis_lower_bound(so->type, lb2);
 	return sqrt(lb2);

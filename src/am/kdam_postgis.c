@@ -38,12 +38,6 @@
 
 #include "kdam.h"
 
-/*
- * relative and absolute margins that keep a lowered sqrt(d2) below
- * PostGIS's value, the absolute one for squares that underflow
- */
-#define KDAM_GEO_MARGIN 4e-15
-#define KDAM_GEO_ABS	1e-150
 /* relative and absolute widening of a box past float4 rounding */
 #define KDAM_FLOAT4_REL 1e-6
 #define KDAM_FLOAT4_ABS 1e-30
@@ -103,7 +97,7 @@ kdam_postgis_lower_bound(KdPointType type, double d2)
 		d2 = DBL_MAX;
 	if (type == KD_TYPE_GEOGRAPHY)
 		return kdg_geography_lower_bound(sqrt(d2));
-	return Max(0.0, sqrt(d2) * (1.0 - KDAM_GEO_MARGIN) - KDAM_GEO_ABS);
+	return kdam_sqrt_below(d2);
 }
 
 /*

@@ -6,29 +6,41 @@
  * The engine's tree is left-balanced and pointer-free (node i has children
  * 2i+1 and 2i+2).  On disk its levels are cut into ranges, and each node at
  * the first level of a range roots a block: its subtree down to the range's
- * last level, on one page.  A search from the root to a leaf then touches
- * one page per range: with 2-D points 8 levels per page at the bottom and
- * 7 above (whose nodes carry a bounding box), so 4 pages for a 10M-point
- * tree, against one page per node in the engine's array order.  Ranges
- * are cut from the bottom, as deep as fits on a page, so that every block
- * but the root's is full.
+ * last level.  A search from the root to a leaf then touches one page per
+ * range.  Ranges are cut from the bottom; a range of levels whose nodes
+ * carry a box is as deep as fits on a page, and a range without boxes takes
+ * the depth that fills pages best, a page holding the blocks of several
+ * consecutive roots (neighbours in space): with 2-D points, 5 levels and 11
+ * blocks to a page at the bottom, 8 and 7 levels above.  A 10M-point tree
+ * then spans 5 ranges (the last level, less than half full, is one of them)
+ * and a 1M-point tree 3.
  *
- * A block's page holds, for its S = 2^levels - 1 slots in the local
- * level order (which is the engine's node order): the coordinates, the
- * references, the payload words and the split dimensions, each an array of
- * S, and the boxes of its first slots (those of the first nbounds nodes),
- * after a KdamBlockHeader naming the tree and the block.  Empty slots (below the last node) are zero.
+ * A block's page holds, for its slots in the local level order (which is
+ * the engine's node order): the coordinates, the references (6 bytes: a
+ * heap TID, or the dead mark), the payload words and the split dimensions,
+ * each an array over the slots, and the boxes of its first slots, after a
+ * KdamBlockHeader naming the tree and the block.  Only nodes whose
+ * subtrees hold at least KDAM_BOX_MIN_SUBTREE points keep their box: the
+ * engine keeps boxes down to subtrees of 8 points, which on pages took a
+ * fifth of the index and pruned little in a search that also has the
+ * split planes; kdam_read_tree computes them again for the engine.  Empty
+ * slots are zero.  Measured on the 2-core machine, 2M uniform 2-D points
+ * at the default maintenance_work_mem (a forest of 6 trees): 5925 pages,
+ * against 7565 with 8-byte references and every engine box.
  *
  * A last level less than half full (the tree is left-balanced) gets a
  * range of its own whose pages each hold the nodes of many consecutive
- * roots, rather than leaving most of the bottom pages empty: at 10M 2-D
- * points this halves the index.  Blocks are numbered range by range, each
- * range's blocks in the order of their roots.  A directory maps block
- * numbers to pages: directory pages of KDAM_DIR_ENTRIES block numbers,
- * whose own block numbers are listed on the first page of the directory
- * chain (the tree's entry in the forest names that page).  Tree pages are
- * chained in block order and directory pages in directory order, so VACUUM
- * and the page census walk them as chains.
+ * roots, rather than leaving most of the bottom pages empty.  Blocks are
+ * numbered range by range, each range's blocks in the order of their
+ * roots.  A directory maps block numbers to pages: directory pages of
+ * KDAM_DIR_ENTRIES block numbers, whose own block numbers are listed on the
+ * first page of the directory chain (the tree's entry in the forest names
+ * that page).  A tree written to consecutive pages (every tree a build
+ * writes, as the relation grows) records its first page in its entry, and
+ * readers find a block's page by adding, without the directory: two pages
+ * fewer read per tree a search enters.  Tree pages are chained in block
+ * order and directory pages in directory order, so VACUUM and the page
+ * census walk them as chains.
  *
  * VACUUM marks dead references in place, a page at a time under an
  * exclusive lock, while scans run, so a reader takes a share lock for each
@@ -54,6 +66,38 @@
 /* The start of a block's arrays on its page. */
 #define KdamBlockData(page) (PageGetContents(page) + MAXALIGN(sizeof(KdamBlockHeader)))
 
+/* bytes of a reference on a page: a heap TID, or the dead mark */
+#define KDAM_REF_BYTES		6
+#define KDAM_REF_MASK		((UINT64CONST(1) << (8 * KDAM_REF_BYTES)) - 1)
+
+/* boxes are kept on pages for subtrees of at least this many points */
+#define KDAM_BOX_MIN_SUBTREE 256
+
+/* the fewest levels a range of levels without boxes is cut to, for fill */
+#define KDAM_MIN_RANGE_LEVELS 5
+
+/*
+ * Store a reference (block << 16 | offset, 48 bits, or KDAM_DEAD_REF) in
+ * KDAM_REF_BYTES bytes, little end first.
+ */
+static inline void
+ref_store(char *at, uint64 ref)
+{
+	for (int i = 0; i < KDAM_REF_BYTES; i++)
+		at[i] = (char) ((ref >> (8 * i)) & 0xFF);
+}
+
+/* Read a reference that ref_store wrote. */
+static inline uint64
+ref_load(const char *at)
+{
+	uint64		ref = 0;
+
+	for (int i = 0; i < KDAM_REF_BYTES; i++)
+		ref |= (uint64) (uint8) at[i] << (8 * i);
+	return ref == KDAM_REF_MASK ? KDAM_DEAD_REF : ref;
+}
+
 /*
  * Slots of a block of the given levels starting at level start whose nodes
  * carry a box: those above level bounded_levels.
@@ -71,7 +115,7 @@ static Size
 block_bytes(int dim, int words, int start, int levels, int bounded_levels)
 {
 	return (Size) ((1 << levels) - 1) *
-		(sizeof(double) * dim + sizeof(uint64) * (1 + words) + 1) +
+		(sizeof(double) * dim + KDAM_REF_BYTES + sizeof(uint64) * words + 1) +
 		(Size) boxed_slots(start, levels, bounded_levels) * sizeof(double) * 2 * dim;
 }
 
@@ -83,13 +127,42 @@ node_level(int64 i)
 }
 
 /*
- * The page layout of a tree of n nodes of dim dimensions, words payload
- * words, and nbounds boxes (the nodes of the levels above level
- * log2(nbounds + 1)).
+ * Levels of a range ending above level top, without boxes, of at most
+ * max_levels: the count that fills pages best (a page holds the subtrees of
+ * as many consecutive roots as fit), preferring more levels unless fewer
+ * fill pages by a fiftieth more.
+ */
+static int
+fill_levels(int dim, int words, int top, int max_levels)
+{
+	int			best = max_levels;
+	double		best_fill = 0.0;
+
+	for (int levels = max_levels; levels >= Min(KDAM_MIN_RANGE_LEVELS, max_levels); levels--)
+	{
+		Size		bytes = block_bytes(dim, words, top - levels, levels, 0);
+		double		fill = (double) (KDAM_BLOCK_BYTES / bytes) * bytes / KDAM_BLOCK_BYTES;
+
+		if (fill > best_fill + 0.02)
+		{
+			best = levels;
+			best_fill = fill;
+		}
+	}
+	return best;
+}
+
+/*
+ * The page layout of a tree of n nodes of dim dimensions and words payload
+ * words.  Pages keep the boxes of the nodes of the top levels whose subtrees
+ * hold at least KDAM_BOX_MIN_SUBTREE points (shape->nbounds of them): the
+ * engine's boxes below those, of small subtrees, would take a fifth of the
+ * index for little pruning, and kdam_read_tree computes them again.
  */
 void
-kdam_tree_shape(int64 n, int dim, int words, int64 nbounds, KdamTreeShape *shape)
+kdam_tree_shape(int64 n, int dim, int words, KdamTreeShape *shape)
 {
+	int64		nbounds = kd_tree_nbounds_min(n, KDAM_BOX_MIN_SUBTREE);
 	int			height = n > 0 ? node_level(n - 1) + 1 : 0;
 	int			bounded_levels = node_level(nbounds);	/* nbounds = 2^L - 1 */
 	int			starts[64];
@@ -123,6 +196,8 @@ kdam_tree_shape(int64 n, int dim, int words, int64 nbounds, KdamTreeShape *shape
 			   block_bytes(dim, words, top - levels - 1, levels + 1,
 						   bounded_levels) <= KDAM_BLOCK_BYTES)
 			levels++;
+		if (boxed_slots(top - levels, levels, bounded_levels) == 0)
+			levels = fill_levels(dim, words, top, levels);
 		starts[nr] = top - levels;
 		tops[nr++] = top;
 		top -= levels;
@@ -186,8 +261,9 @@ block_layout(const KdamTreeShape *shape, int r, KdamBlockLayout *l)
 	int			s = ((1 << shape->levels[r]) - 1) * shape->group[r];
 
 	l->slots = s;
+	l->nbounds = shape->nbounds;
 	l->refs = sizeof(double) * shape->dim * s;
-	l->payload = l->refs + sizeof(uint64) * s;
+	l->payload = l->refs + KDAM_REF_BYTES * s;
 	l->bounds = l->payload + sizeof(uint64) * shape->words * s;
 	l->split = l->bounds + sizeof(double) * 2 * shape->dim * shape->boxed[r];
 }
@@ -195,7 +271,8 @@ block_layout(const KdamTreeShape *shape, int r, KdamBlockLayout *l)
 /*
  * Copy a node's fields between slot s of a block's arrays (blk) and the
  * engine's arrays of tree and payload (words per node): into the block
- * with to_page, out of it without.
+ * with to_page, out of it without.  Boxes are copied for the nodes that
+ * keep one on pages.
  */
 static void
 slot_copy(const KdamBlockLayout *l, char *blk, int s, KdTree *tree,
@@ -207,17 +284,15 @@ slot_copy(const KdamBlockLayout *l, char *blk, int s, KdTree *tree,
 		char	   *page;
 		char	   *mem;
 		Size		len;
-	}			f[5] = {
+	}			f[4] = {
 		{blk + sizeof(double) * dim * s, (char *) (tree->coords + node * dim),
 		sizeof(double) * dim},
-		{blk + l->refs + sizeof(uint64) * s, (char *) &tree->refs[node],
-		sizeof(uint64)},
 		{blk + l->split + s, (char *) &tree->split[node], 1},
 		{blk + l->payload + sizeof(uint64) * words * s,
 		words > 0 ? (char *) (payload + node * words) : NULL,
 		sizeof(uint64) * words},
 		{blk + l->bounds + sizeof(double) * 2 * dim * s,
-		node < tree->nbounds ? (char *) (tree->bounds + node * 2 * dim) : NULL,
+		node < l->nbounds ? (char *) (tree->bounds + node * 2 * dim) : NULL,
 		sizeof(double) * 2 * dim},
 	};
 
@@ -225,20 +300,39 @@ slot_copy(const KdamBlockLayout *l, char *blk, int s, KdTree *tree,
 		if (f[i].mem != NULL)
 			memcpy(to_page ? f[i].page : f[i].mem,
 				   to_page ? f[i].mem : f[i].page, f[i].len);
+	if (to_page)
+		ref_store(blk + l->refs + KDAM_REF_BYTES * s, tree->refs[node]);
+	else
+		tree->refs[node] = ref_load(blk + l->refs + KDAM_REF_BYTES * s);
 }
 
-/* The node in a block's slot, or -1 when the slot is past the last node. */
+/*
+ * The node in a block's slot, or -1 when the slot is past the last node or
+ * belongs to a root past the range's last (the last block of a range whose
+ * pages hold several roots' subtrees may have room for more).
+ */
 static int64
 slot_node(const KdamTreeShape *shape, int r, int64 block, int slot)
 {
 	int			per = (1 << shape->levels[r]) - 1;
-	int64		root = (((int64) 1 << shape->start[r]) - 1) +
+	int64		first = ((int64) 1 << shape->start[r]) - 1;
+	int64		root = first +
 		(block - shape->first_block[r]) * shape->group[r] + slot / per;
 	int			j = slot % per;
 	int			l = node_level(j);
 	int64		node = ((root + 1) << l) + (j + 1 - ((int64) 1 << l)) - 1;
 
-	return node < shape->n ? node : -1;
+	return root < 2 * first + 1 && node < shape->n ? node : -1;
+}
+
+/* Whether the pages of blocks 0 .. n-1 follow one another. */
+static bool
+blocks_contiguous(const BlockNumber *blocks, int64 n)
+{
+	for (int64 b = 1; b < n; b++)
+		if (blocks[b] != blocks[0] + b)
+			return false;
+	return n > 0;
 }
 
 /*
@@ -262,7 +356,7 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 	Page		list;
 	int			ndir;
 
-	kdam_tree_shape(tree->n, tree->dim, words, tree->nbounds, &shape);
+	kdam_tree_shape(tree->n, tree->dim, words, &shape);
 	ndir = (int) ((shape.nblocks + KDAM_DIR_ENTRIES - 1) / KDAM_DIR_ENTRIES);
 	if (ndir > KDAM_MAX_DIR)
 		ereport(ERROR,
@@ -327,6 +421,8 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 	entry->n = tree->n;
 	entry->nbounds = tree->nbounds;
 	entry->ndir = ndir;
+	entry->contig = blocks_contiguous(blocks, shape.nblocks) ? blocks[0] :
+		InvalidBlockNumber;
 	pfree(blocks);
 }
 
@@ -368,6 +464,8 @@ kdam_read_tree(Relation index, const KdamMetaPageData *meta,
 		}
 	kdam_reader_end(&rd);
 	FreeAccessStrategy(rd.strategy);
+	/* the engine's boxes that pages do not keep */
+	kd_tree_fill_bounds(&t.tree, rd.shape.nbounds);
 }
 
 /*
@@ -435,7 +533,7 @@ kdam_block_delete(Relation index, Buffer buf, const KdamTreeShape *shape,
 
 		if (slot_node(shape, r, b, s) < 0)
 			continue;
-		memcpy(&ref, data + l.refs + sizeof(uint64) * s, sizeof(uint64));
+		ref = ref_load(data + l.refs + KDAM_REF_BYTES * s);
 		if (ref == KDAM_DEAD_REF)
 			continue;
 		kdg_ref_to_tid(ref, &tid);
@@ -446,8 +544,7 @@ kdam_block_delete(Relation index, Buffer buf, const KdamTreeShape *shape,
 			state = GenericXLogStart(index);
 			data = KdamBlockData(GenericXLogRegisterBuffer(state, buf, 0));
 		}
-		ref = KDAM_DEAD_REF;
-		memcpy(data + l.refs + sizeof(uint64) * s, &ref, sizeof(uint64));
+		ref_store(data + l.refs + KDAM_REF_BYTES * s, KDAM_DEAD_REF);
 		marked++;
 	}
 	if (state)
@@ -466,9 +563,9 @@ kdam_reader_init(KdamTreeReader *rd, Relation index,
 	memset(rd, 0, sizeof(*rd));
 	rd->index = index;
 	rd->tree_id = entry->tree_id;
-	kdam_tree_shape(entry->n, meta->dim, meta->payload_words, entry->nbounds,
-					&rd->shape);
+	kdam_tree_shape(entry->n, meta->dim, meta->payload_words, &rd->shape);
 	rd->dirhead = entry->dirhead;
+	rd->contig = entry->contig;
 	rd->ndir = entry->ndir;
 	rd->dir = NULL;
 	rd->dirbufs = NULL;
@@ -532,15 +629,20 @@ reader_pin(KdamTreeReader *rd, int64 b)
 		if (rd->pinuse[i] < rd->pinuse[victim])
 			victim = i;
 	}
-	if (rd->dir == NULL)
-		reader_read_dir(rd);
-	d = (int) (b / KDAM_DIR_ENTRIES);
-	if (!BufferIsValid(rd->dirbufs[d]))
-		rd->dirbufs[d] = ReadBufferExtended(rd->index, MAIN_FORKNUM, rd->dir[d],
-											RBM_NORMAL, rd->strategy);
-	LockBuffer(rd->dirbufs[d], BUFFER_LOCK_SHARE);
-	blkno = ((BlockNumber *) PageGetContents(BufferGetPage(rd->dirbufs[d])))[b % KDAM_DIR_ENTRIES];
-	LockBuffer(rd->dirbufs[d], BUFFER_LOCK_UNLOCK);
+	if (BlockNumberIsValid(rd->contig))
+		blkno = rd->contig + (BlockNumber) b;
+	else
+	{
+		if (rd->dir == NULL)
+			reader_read_dir(rd);
+		d = (int) (b / KDAM_DIR_ENTRIES);
+		if (!BufferIsValid(rd->dirbufs[d]))
+			rd->dirbufs[d] = ReadBufferExtended(rd->index, MAIN_FORKNUM, rd->dir[d],
+												RBM_NORMAL, rd->strategy);
+		LockBuffer(rd->dirbufs[d], BUFFER_LOCK_SHARE);
+		blkno = ((BlockNumber *) PageGetContents(BufferGetPage(rd->dirbufs[d])))[b % KDAM_DIR_ENTRIES];
+		LockBuffer(rd->dirbufs[d], BUFFER_LOCK_UNLOCK);
+	}
 	if (BufferIsValid(rd->pinned[victim]))
 		ReleaseBuffer(rd->pinned[victim]);
 	rd->pinned[victim] = ReadBufferExtended(rd->index, MAIN_FORKNUM, blkno,
@@ -577,7 +679,7 @@ kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box, KdamNode *out)
 	LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
 	data = KdamBlockData(BufferGetPage(rd->buf));
 	memcpy(out->coords, data + sizeof(double) * dim * s, sizeof(double) * dim);
-	memcpy(&out->ref, data + rd->layout.refs + sizeof(uint64) * s, sizeof(uint64));
+	out->ref = ref_load(data + rd->layout.refs + KDAM_REF_BYTES * s);
 	out->split = (uint8) data[rd->layout.split + s];
 	out->box = NULL;
 	if (want_box && node < rd->shape.nbounds)

@@ -46,8 +46,7 @@ delete_from_tree(Relation index, const KdamMetaPageData *meta,
 	BlockNumber blkno = entry->head;
 	int64		marked = 0;
 
-	kdam_tree_shape(entry->n, meta->dim, meta->payload_words, entry->nbounds,
-					&shape);
+	kdam_tree_shape(entry->n, meta->dim, meta->payload_words, &shape);
 	while (blkno != InvalidBlockNumber)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);

@@ -56,12 +56,12 @@ kd_tree_depth(int64_t n)
 }
 
 /*
- * Number of leading nodes that store a bounding box: all nodes of the full
- * top levels in which every subtree holds at least KD_BOUNDS_MIN_SUBTREE
- * points.  The smallest subtree of a level is its rightmost node's.
+ * Number of leading nodes of a tree of n nodes that are the full top levels
+ * in which every subtree holds at least min_subtree points.  The smallest
+ * subtree of a level is its rightmost node's.
  */
 KD_SHARED int64_t
-kd_tree_nbounds(int64_t n)
+kd_tree_nbounds_min(int64_t n, int64_t min_subtree)
 {
 	int64_t		levels_nodes = 0;	/* 2^L - 1 */
 
@@ -70,11 +70,18 @@ kd_tree_nbounds(int64_t n)
 		int64_t		rightmost = 2 * levels_nodes;	/* last node of level L */
 
 		if (rightmost >= n ||
-			kd_subtree_size(rightmost, n) < KD_BOUNDS_MIN_SUBTREE)
+			kd_subtree_size(rightmost, n) < min_subtree)
 			break;
 		levels_nodes = 2 * levels_nodes + 1;
 	}
 	return levels_nodes;
+}
+
+/* Number of leading nodes that store a bounding box in the engine's tree. */
+KD_SHARED int64_t
+kd_tree_nbounds(int64_t n)
+{
+	return kd_tree_nbounds_min(n, KD_BOUNDS_MIN_SUBTREE);
 }
 
 /* Squared distance, summed in dimension order. */

@@ -72,6 +72,52 @@ kd_tree_free(KdTree *tree)
 	tree->owned = false;
 }
 
+/* Widen box (lo[dim] then hi[dim]) to take in point p. */
+static void
+box_take(double *box, const double *p, int dim)
+{
+	for (int j = 0; j < dim; j++)
+	{
+		if (p[j] < box[j])
+			box[j] = p[j];
+		if (p[j] > box[dim + j])
+			box[dim + j] = p[j];
+	}
+}
+
+/*
+ * Compute the boxes of nodes from .. nbounds-1 from the points, keeping
+ * those below from: each the tight box of its subtree's points, as the build
+ * makes them.  A stored tree that keeps boxes only for its top levels gets
+ * the others back this way.  Bottom-up, so a child's box is ready before
+ * its parent's; children without a box have their few points walked.
+ */
+void
+kd_tree_fill_bounds(KdTree *tree, int64_t from)
+{
+	int			dim = tree->dim;
+
+	for (int64_t i = tree->nbounds - 1; i >= from; i--)
+	{
+		double	   *box = tree->bounds + i * 2 * dim;
+
+		memcpy(box, tree->coords + i * dim, sizeof(double) * dim);
+		memcpy(box + dim, tree->coords + i * dim, sizeof(double) * dim);
+		for (int64_t c = 2 * i + 1; c <= 2 * i + 2 && c < tree->n; c++)
+		{
+			if (c < tree->nbounds)
+			{
+				box_take(box, tree->bounds + c * 2 * dim, dim);
+				box_take(box, tree->bounds + c * 2 * dim + dim, dim);
+				continue;
+			}
+			for (int64_t lo = c, hi = c; lo < tree->n; lo = 2 * lo + 1, hi = 2 * hi + 2)
+				for (int64_t j = lo; j <= hi && j < tree->n; j++)
+					box_take(box, tree->coords + j * dim, dim);
+		}
+	}
+}
+
 /* Reject NaN and infinite coordinates, naming the first bad point. */
 KdStatus
 kd_check_points(const double *points, int64_t n, int dim, KdError *err)

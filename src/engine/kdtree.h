@@ -142,6 +142,7 @@ extern void kd_exec_init(KdExec *exec);
 extern KdStatus kd_tree_alloc(KdTree *tree, int64_t n, int dim, KdError *err);
 extern void kd_tree_free(KdTree *tree);
 extern KdStatus kd_tree_check(const KdTree *tree, KdError *err);
+extern void kd_tree_fill_bounds(KdTree *tree, int64_t from);
 extern KdStatus kd_check_points(const double *points, int64_t n, int dim,
 								KdError *err);
 extern void kd_range_result_free(KdRangeResult *res);

@@ -424,6 +424,61 @@ test_shape(void)
 	check(ok, "tree shape for n = 0..1999");
 }
 
+/*
+ * Boxes recomputed from the points (kd_tree_fill_bounds, for trees stored
+ * with only their top boxes) equal the boxes the build made, bit for bit,
+ * whatever prefix of them is kept.
+ */
+static void
+test_fill_bounds(void)
+{
+	static const int64_t sizes[] = {0, 1, 2, 9, 17, 300, 2500, 70001};
+	bool		ok = true;
+
+	for (int si = 0; si < (int) (sizeof(sizes) / sizeof(sizes[0])); si++)
+		for (int dim = 1; dim <= 4; dim += 3)
+		{
+			int64_t		n = sizes[si];
+			double	   *pts = malloc(sizeof(double) * (size_t) (n * dim) + 1);
+			uint64_t   *refs = malloc(sizeof(uint64_t) * (size_t) n + 1);
+			KdTree		tree;
+			KdExec		exec;
+			KdError		err;
+			double	   *built;
+			size_t		bytes;
+
+			data_generate(DATA_CLUSTERED, n, dim, 7 + si, pts);
+			for (int64_t i = 0; i < n; i++)
+				refs[i] = ref_of(i);
+			exec_for(&exec, KD_DEVICE_CPU, 1);
+			if (kd_build_cpu(pts, refs, n, dim, &tree, &exec, &err) != KD_OK)
+			{
+				ok = false;
+				break;
+			}
+			bytes = sizeof(double) * 2 * dim * (size_t) tree.nbounds;
+			built = malloc(bytes + 1);
+			memcpy(built, tree.bounds, bytes);
+			for (int64_t from = 0; from <= tree.nbounds; from = 2 * from + 1)
+			{
+				memset(tree.bounds + from * 2 * dim, 0xff,
+					   sizeof(double) * 2 * dim * (size_t) (tree.nbounds - from));
+				kd_tree_fill_bounds(&tree, from);
+				if (memcmp(built, tree.bounds, bytes) != 0)
+				{
+					printf("fill_bounds differs: n=%lld dim=%d from=%lld\n",
+						   (long long) n, dim, (long long) from);
+					ok = false;
+				}
+			}
+			free(built);
+			kd_tree_free(&tree);
+			free(pts);
+			free(refs);
+		}
+	check(ok, "boxes recomputed from the points equal the built ones");
+}
+
 /* Every bad argument returns its code, with no crash. */
 static void
 test_errors(void)
@@ -656,6 +711,7 @@ main(int argc, char **argv)
 		printf("# no GPU, CPU tests only: %s\n", why);
 
 	test_shape();
+	test_fill_bounds();
 	test_errors();
 	for (size_t ki = 0; ki < sizeof(kinds) / sizeof(kinds[0]); ki++)
 		for (size_t di = 0; di < sizeof(dims) / sizeof(dims[0]); di++)
