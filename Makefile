@@ -9,6 +9,8 @@
 #   make check-all             everything, on a throwaway server (test/run-all)
 #   make engine-check          engine tests, no server (GPU too when present)
 #   make engine-bench          engine benchmark (bench/README.md)
+#   make cukd-bench            the GPU engine beside cudaKDTree (nvcc and a GPU)
+#   make ckdtree-bench         the CPU engine beside scipy's cKDTree, per core
 #   make geo-check             PostGIS format decoder tests, no server
 #   make fuzz FUZZ_SECONDS=60  libFuzzer + ASan/UBSan runs of test/fuzz (clang)
 #   make fuzz-check            replay of the fuzzing corpus, gcc + ASan/UBSan
@@ -40,7 +42,7 @@ PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 SHLIB_LINK = -ldl -pthread
 # libpq, for foreign partitions answering through postgres_fdw (src/remote.c)
 SHLIB_LINK_INTERNAL = $(libpq)
-EXTRA_CLEAN = engine-test engine-bench-bin geo-test $(CUDA_SO) cuda/*.o test-bin
+EXTRA_CLEAN = engine-test engine-bench-bin bench/cpu-knn-lib.so cukd-compare-bin geo-test $(CUDA_SO) cuda/*.o test-bin
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -80,6 +82,34 @@ engine-test: $(ENGINE_SRCS) $(ENGINE_TEST_SRCS) $(ENGINE_HDRS) test/engine/*.h
 engine-bench-bin: $(ENGINE_SRCS) bench/engine_bench.c $(ENGINE_HDRS) test/engine/*.h
 	$(CC) $(ENGINE_CFLAGS) -O3 -march=x86-64-v2 -Wall -Isrc/engine -Itest/engine -o $@ bench/engine_bench.c test/engine/datagen.c $(ENGINE_SRCS) -ldl -lm
 
+# the engine beside scipy's cKDTree per core, with the extension's own
+# optimisation flags (bench/README.md; needs python3-scipy)
+BENCH_SET_SRCS = bench/bench_sets.c test/engine/datagen.c
+bench/cpu-knn-lib.so: $(ENGINE_SRCS) bench/cpu_knn_lib.c $(BENCH_SET_SRCS) $(ENGINE_HDRS) bench/bench_sets.h test/engine/*.h
+	$(CC) $(ENGINE_CFLAGS) -Wall -fPIC -shared -Isrc/engine -Itest/engine -o $@ bench/cpu_knn_lib.c $(BENCH_SET_SRCS) $(ENGINE_SRCS) -ldl -lm
+
+ckdtree-bench: bench/cpu-knn-lib.so
+	/usr/bin/python3 bench/ckdtree-compare --lib $(CURDIR)/bench/cpu-knn-lib.so $(CKDTREE_ARGS)
+
+# the GPU engine beside cudaKDTree, built from the peers' copy when nvcc is
+# here; without a GPU it says so and exits 0 (bench/README.md)
+CUKD_DIR ?= ../shared/peers/cudaKDTree
+cukd-compare-bin: bench/cukd_compare.cu $(BENCH_SET_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) bench/bench_sets.h test/engine/*.h
+	$(NVCC) -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -cudart static \
+		-I$(CUKD_DIR) -Isrc/engine -Itest/engine -Ibench -Xcompiler -ffp-contract=off,-pthread \
+		-o $@ bench/cukd_compare.cu $(BENCH_SET_SRCS) $(ENGINE_SRCS) -ldl -lm
+
+ifeq ($(NVCC),)
+cukd-bench:
+	@echo "cukd-bench skipped: no nvcc (NVCC=...), so cudaKDTree cannot be built here"
+else ifeq ($(wildcard $(CUKD_DIR)/cukd/knn.h),)
+cukd-bench:
+	@echo "cukd-bench skipped: no cudaKDTree in $(CUKD_DIR) (CUKD_DIR=...)"
+else
+cukd-bench: cukd-compare-bin $(if $(CUDA_SRCS),$(CUDA_SO))
+	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./cukd-compare-bin $(CUKD_ARGS)
+endif
+
 engine-check: engine-test $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
 	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./engine-test
 
@@ -102,7 +132,7 @@ geo-check: geo-test
 tap-check:
 	$(prove_installcheck)
 
-.PHONY: engine-check engine-bench geo-check install-cuda tap-check
+.PHONY: engine-check engine-bench ckdtree-bench cukd-bench geo-check install-cuda tap-check
 
 # PGXS does not track headers: rebuild the objects when they change
 $(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h src/geo/*.h) $(ENGINE_HDRS)

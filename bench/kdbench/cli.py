@@ -312,7 +312,8 @@ def run_engine(ctx, info):
         ctx.log("skipped: no GPU (give --engine-args to run it on the CPU)")
     elif args.force or not any(r["workload"] == engine.NAME for r in st.rows):
         try:
-            rows = engine.run(ctx, args.engine_args or engine.DEFAULT_GPU_ARGS)
+            rows = engine.run(ctx, args.engine_args or engine.DEFAULT_GPU_ARGS,
+                              info["gpu_usable"])
             if rows is not None:
                 st.rows = [r for r in st.rows if r["workload"] != engine.NAME] + rows
                 st.save()

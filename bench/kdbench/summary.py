@@ -5,12 +5,11 @@ column per system with its median, and in each peer's cell how many times
 the row's best kdgpu system is better than that peer, measured in the same
 run (results.csv has the ratio of every kdgpu system to every peer).
 Plots made by bench/plot are linked where they exist.  The engine's
-results are shown beside the cudaKDTree figures quoted in DESIGN.md.
+results are shown beside cudaKDTree's where the same run measured it.
 """
 import os
 
 from . import store
-from .engine import CUDAKDTREE
 
 TITLES = {
     ("build", "ms"): "Index build time (CREATE INDEX)",
@@ -148,31 +147,40 @@ def headline(rows):
 
 
 def _engine(rows):
-    """The engine's table, with cudaKDTree's figures where they apply."""
-    out = ["| data set | n | case | system | ms | rate | cudaKDTree (H200, DESIGN.md) |",
+    """The engine's table: each kdgpu result, and beside it each peer's of
+    the same data, size and case, measured in the same run (cudaKDTree,
+    from bench/cukd_compare.cu), with kdgpu's advantage over it."""
+    out = ["| data set | n | case | system | ms | rate | peers, same run (kdgpu's advantage) |",
            "|---|---|---|---|---|---|---|"]
     by = {}
     for r in rows:
         by.setdefault((r["dataset"], r["size"], r["case"], r["system"]), {})[r["metric"]] = r
+    peers_of = {}
+    for (ds, n, case, system), m in by.items():
+        if not store.is_kdgpu(system) and "ms" in m:
+            peers_of.setdefault((ds, n, case), []).append(m["ms"])
     for (ds, n, case, system), m in sorted(by.items(), key=lambda kv: _sort_key(
             next(iter(kv[1].values())))):
-        ref = ""
-        op, k = case.split()[0], int(case.split("k=")[1]) if "k=" in case else 0
-        data = ds.rstrip("0123456789")
-        ms = m.get("ms")
-        q = m.get("qps")
-        if ds.endswith("3") and int(float(n)) == 10000000 and (op, k, data) in CUDAKDTREE:
-            v, unit = CUDAKDTREE[(op, k, data)]
-            ref = fmt(v, unit)
-            ours = float(ms["value"]) if unit == "ms" else float(q["value"]) if q else None
-            if ours:
-                ref += " (kdgpu %.3g×)" % (v / ours if unit == "ms" else ours / v)
+        ms, q = m.get("ms"), m.get("qps")
+        if not store.is_kdgpu(system) or not ms:
+            continue
+        peers = ", ".join("%s %s (%.3g×)" % (p["system"], fmt(p["value"], "ms"),
+                                             store.ratio(ms, p))
+                          for p in sorted(peers_of.get((ds, n, case), []),
+                                          key=lambda p: float(p["value"])))
         out.append("| %s | {:,} | %s | %s | %s | %s | %s |".format(int(float(n))) % (
-            ds, case, system, fmt(ms["value"], "ms") if ms else "",
-            fmt(q["value"], "q/s") if q else "", ref))
-    out.append("\nThe engine's times are end to end (host-device copies included, the tree "
-               "resident on the GPU); cudaKDTree's are the figures DESIGN.md quotes (float3, "
-               "k = 8), not measured here; (kdgpu N×) is how many times kdgpu is faster.")
+            ds, case, system, fmt(ms["value"], "ms"), fmt(q["value"], "q/s") if q else "", peers))
+    kernels = sorted((p for (ds, n, case), ps in peers_of.items() if case.endswith(" kernel")
+                      for p in ps), key=lambda p: (p["dataset"], float(p["value"])))
+    if kernels:
+        out += ["", "The peer's kernel times alone (no copies):", "",
+                "| data set | n | case | system | ms |", "|---|---|---|---|---|"]
+        out += ["| %s | {:,} | %s | %s | %s |".format(int(float(p["size"]))) % (
+            p["dataset"], p["case"], p["system"], fmt(p["value"], "ms")) for p in kernels]
+    out.append("\nThe engine's GPU times are end to end (host-device copies included, the tree "
+               "resident on the GPU); data sets cukd-* are bench/bench_sets.c's, rounded to "
+               "float for both systems, and cudaKDTree's times there are end to end too "
+               "(queries in, results out); (N×) is how many times kdgpu is faster.")
     return "\n".join(out)
 
 

@@ -4,35 +4,46 @@
  *
  * Queries that are processed one after the other should walk the same
  * parts of the tree, so that those parts stay in cache.  A batch is
- * therefore processed in the in-order rank of the leaf each query reaches
- * by following the splits: the in-order walk of a kd-tree visits space
- * region by region, so neighbouring ranks are neighbouring places.
+ * therefore processed in the in-order of the slot each query reaches by
+ * following the splits of the top levels: the in-order walk of a kd-tree
+ * visits space region by region, so neighbouring slots are neighbouring
+ * places.
  * All-kNN queries are tree points, processed in the in-order walk itself.
  */
 #include <stdlib.h>
 
 #include "kd_internal.h"
 
-/* In-order rank of the leaf that q reaches by following the splits. */
-static int64_t
-leaf_rank(const KdTree *t, const double *q)
+/*
+ * Levels of the tree that order queries: their 32767 nodes stay in cache
+ * while a batch is ordered, where a walk to the bottom for each query in
+ * input order would miss it at nearly every level below.  Queries that
+ * share a subtree below them are neighbours already.
+ */
+#define KD_ORDER_LEVELS 15
+
+/*
+ * A key whose order is the in-order of the slot that q reaches by following
+ * the splits down KD_ORDER_LEVELS levels at most: the path's turns as bits
+ * (0 left, 1 right) followed by a 1 and zeros, so a slot sorts after
+ * everything left of it and before everything right of it.
+ */
+static uint64_t
+slot_key(const KdTree *t, const double *q)
 {
 	int64_t		node = 0;
-	int64_t		begin = 0;		/* in-order rank of node's first point */
+	uint64_t	path = 0;
+	int			depth = 0;
 
-	for (;;)
+	while (node < t->n && depth < KD_ORDER_LEVELS)
 	{
-		int64_t		left = kd_subtree_size(2 * node + 1, t->n);
-		int			s = t->split[node];
-		int64_t		child;
+		int			right = !(q[t->split[node]] < t->coords[node * t->dim + t->split[node]]);
 
-		child = (q[s] < t->coords[node * t->dim + s]) ? 2 * node + 1 : 2 * node + 2;
-		if (child >= t->n)
-			return begin + left;
-		if (child == 2 * node + 2)
-			begin += left + 1;
-		node = child;
+		path = (path << 1) | (uint64_t) right;
+		depth++;
+		node = 2 * node + 1 + right;
 	}
+	return ((path << 1) | 1) << (KD_ORDER_LEVELS - depth);
 }
 
 /*
@@ -56,12 +67,12 @@ kd_query_order(const KdTree *tree, const double *queries, int64_t nq,
 	}
 	for (int64_t q = 0; q < nq; q++)
 	{
-		keys[q].d2 = tree->n > 0 ? (double) leaf_rank(tree, queries + q * tree->dim) : 0.0;
-		keys[q].ref = (uint64_t) q;
+		keys[q].ref = slot_key(tree, queries + q * tree->dim);
+		keys[q].d2 = (double) q;
 	}
-	kd_sort_neighbors(keys, nq, false);
+	kd_sort_neighbors(keys, nq, true);
 	for (int64_t q = 0; q < nq; q++)
-		order[q] = (int64_t) keys[q].ref;
+		order[q] = (int64_t) keys[q].d2;
 	free(keys);
 	return order;
 }

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 #include "datagen.h"
 
@@ -141,4 +142,80 @@ data_queries(DataKind kind, int64_t nq, int dim, uint64_t seed,
 				out[q * dim + j] = lo[j] - 0.1 * w + 1.2 * w * rng_uniform(&rng);
 		}
 	}
+}
+
+/*
+ * Fill out (n * dim) with points in nclusters Gaussian clusters of standard
+ * deviation sigma whose centres are uniform in the unit cube, each point in
+ * a cluster chosen uniformly: the GIS case of data in cities.
+ */
+void
+data_gaussian_clusters(int64_t n, int dim, int nclusters, double sigma,
+					   uint64_t seed, double *out)
+{
+	Rng			rng = {seed * 0x2545f4914f6cdd1dULL + 3};
+	double	   *centers = malloc(sizeof(double) * (size_t) (nclusters * dim));
+
+	if (!centers)
+		abort();
+	for (int c = 0; c < nclusters * dim; c++)
+		centers[c] = rng_uniform(&rng);
+	for (int64_t i = 0; i < n; i++)
+	{
+		int			c = (int) (rng_next(&rng) % (uint64_t) nclusters);
+
+		for (int j = 0; j < dim; j++)
+			out[i * dim + j] = centers[c * dim + j] + sigma * rng_normal(&rng);
+	}
+	free(centers);
+}
+
+/*
+ * Fill out (n * dim) with copies of nplaces distinct uniform locations, each
+ * point a copy of one chosen uniformly: duplicate-heavy data, about n /
+ * nplaces rows per location.
+ */
+void
+data_places(int64_t n, int dim, int64_t nplaces, uint64_t seed, double *out)
+{
+	Rng			rng = {seed * 0x2545f4914f6cdd1dULL + 5};
+	double	   *places = malloc(sizeof(double) * (size_t) (nplaces * dim));
+
+	if (!places)
+		abort();
+	for (int64_t c = 0; c < nplaces * dim; c++)
+		places[c] = rng_uniform(&rng);
+	for (int64_t i = 0; i < n; i++)
+	{
+		int64_t		c = (int64_t) (rng_next(&rng) % (uint64_t) nplaces);
+
+		for (int j = 0; j < dim; j++)
+			out[i * dim + j] = places[c * dim + j];
+	}
+	free(places);
+}
+
+/*
+ * Fill out (nq * dim) with queries uniform over the bounding box of the n
+ * points: most of them far from clustered data.
+ */
+void
+data_uniform_in_bounds(int64_t nq, int dim, uint64_t seed,
+					   const double *points, int64_t n, double *out)
+{
+	Rng			rng = {seed * 0x9e3779b97f4a7c15ULL + 11};
+	double		lo[8],
+				hi[8];
+
+	for (int j = 0; j < dim; j++)
+		lo[j] = hi[j] = n > 0 ? points[j] : 0.0;
+	for (int64_t i = 1; i < n; i++)
+		for (int j = 0; j < dim; j++)
+		{
+			lo[j] = fmin(lo[j], points[i * dim + j]);
+			hi[j] = fmax(hi[j], points[i * dim + j]);
+		}
+	for (int64_t q = 0; q < nq; q++)
+		for (int j = 0; j < dim; j++)
+			out[q * dim + j] = lo[j] + (hi[j] - lo[j]) * rng_uniform(&rng);
 }

@@ -34,5 +34,12 @@ extern void data_generate(DataKind kind, int64_t n, int dim, uint64_t seed,
 						  double *out);
 extern void data_queries(DataKind kind, int64_t nq, int dim, uint64_t seed,
 						 const double *points, int64_t n, double *out);
+extern void data_gaussian_clusters(int64_t n, int dim, int nclusters,
+								   double sigma, uint64_t seed, double *out);
+extern void data_places(int64_t n, int dim, int64_t nplaces, uint64_t seed,
+						double *out);
+extern void data_uniform_in_bounds(int64_t nq, int dim, uint64_t seed,
+								   const double *points, int64_t n,
+								   double *out);
 
 #endif							/* DATAGEN_H */
