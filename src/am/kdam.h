@@ -542,6 +542,8 @@ extern void kdam_postgis_check_query(Relation index,
 									 const KdPointInfo *info,
 									 const char *opname);
 extern double kdam_postgis_lower_bound(KdPointType type, double d2);
+extern int	kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo,
+								  double *hi);
 
 /*
  * Relative and absolute margins that keep sqrt(d2), lowered by them, below
@@ -559,8 +561,6 @@ kdam_sqrt_below(double d2)
 {
 	return Max(0.0, sqrt(d2) * (1.0 - KDAM_SQRT_MARGIN_REL) - KDAM_SQRT_MARGIN_ABS);
 }
-extern int	kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo,
-								  double *hi);
 
 /* kdam_scan.c */
 extern IndexScanDesc kdam_beginscan(Relation index, int nkeys, int norderbys);

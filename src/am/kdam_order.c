@@ -34,7 +34,6 @@
 
 #include "kdam_scan.h"
 
-
 /*
  * Read an ORDER BY scan key's argument.  PostGIS arguments that are not
  * points of the index's kind become boxes; a query of another SRID gets

@@ -136,17 +136,7 @@ build_node(BuildCtx *c, int64_t node, int64_t begin, int64_t end)
 	for (int j = 0; j < dim; j++)
 		box[j] = box[dim + j] = c->pts[begin * dim + j];
 	for (int64_t i = begin + 1; i < end; i++)
-	{
-		const double *p = c->pts + i * dim;
-
-		for (int j = 0; j < dim; j++)
-		{
-			if (p[j] < box[j])
-				box[j] = p[j];
-			if (p[j] > box[dim + j])
-				box[dim + j] = p[j];
-		}
-	}
+		kd_box_take(box, c->pts + i * dim, dim);
 	for (int j = 1; j < dim; j++)
 		if (box[dim + j] - box[j] > box[dim + s] - box[s])
 			s = j;

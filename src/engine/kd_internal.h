@@ -56,6 +56,19 @@ kd_candidate_wanted(const KdNeighbor *list, int count, int k, double d2,
 		kd_neighbor_less(d2, ref, list[k - 1].d2, list[k - 1].ref);
 }
 
+/* Widen box (lo[dim] then hi[dim]) to take in point p. */
+KD_INLINE void
+kd_box_take(double *box, const double *p, int dim)
+{
+	for (int j = 0; j < dim; j++)
+	{
+		if (p[j] < box[j])
+			box[j] = p[j];
+		if (p[j] > box[dim + j])
+			box[dim + j] = p[j];
+	}
+}
+
 /* radius test shared by CPU range queries: sqrt(d2) <= r */
 KD_INLINE bool
 kd_within_radius(double d2, double r2max, double r)

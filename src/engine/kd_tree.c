@@ -72,19 +72,6 @@ kd_tree_free(KdTree *tree)
 	tree->owned = false;
 }
 
-/* Widen box (lo[dim] then hi[dim]) to take in point p. */
-static void
-box_take(double *box, const double *p, int dim)
-{
-	for (int j = 0; j < dim; j++)
-	{
-		if (p[j] < box[j])
-			box[j] = p[j];
-		if (p[j] > box[dim + j])
-			box[dim + j] = p[j];
-	}
-}
-
 /*
  * Compute the boxes of nodes from .. nbounds-1 from the points, keeping
  * those below from: each the tight box of its subtree's points, as the build
@@ -107,13 +94,13 @@ kd_tree_fill_bounds(KdTree *tree, int64_t from)
 		{
 			if (c < tree->nbounds)
 			{
-				box_take(box, tree->bounds + c * 2 * dim, dim);
-				box_take(box, tree->bounds + c * 2 * dim + dim, dim);
+				kd_box_take(box, tree->bounds + c * 2 * dim, dim);
+				kd_box_take(box, tree->bounds + c * 2 * dim + dim, dim);
 				continue;
 			}
 			for (int64_t lo = c, hi = c; lo < tree->n; lo = 2 * lo + 1, hi = 2 * hi + 2)
 				for (int64_t j = lo; j <= hi && j < tree->n; j++)
-					box_take(box, tree->coords + j * dim, dim);
+					kd_box_take(box, tree->coords + j * dim, dim);
 		}
 	}
 }
