@@ -443,16 +443,6 @@ kdg_source_scan(KdSource *src)
 	table_close(rel, NoLock);
 }
 
-/* bsearch comparator of OIDs. */
-static int
-kdg_oid_cmp(const void *a, const void *b)
-{
-	Oid			x = *(const Oid *) a;
-	Oid			y = *(const Oid *) b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * Read the rows of relid through SPI, so that row-level security policies
  * apply: "SELECT tableoid, ctid, col [, key] FROM [ONLY] relid" (ONLY for a
@@ -492,7 +482,7 @@ kdg_sources_spi(KdSource *srcs, const Oid *oids, int n, Oid relid)
 			Datum		tid = SPI_getbinval(tuple, desc, 2, &isnull);
 			Datum		value = SPI_getbinval(tuple, desc, 3, &isnull);
 			Datum		key = (Datum) 0;
-			Oid		   *leaf = bsearch(&tableoid, oids, n, sizeof(Oid), kdg_oid_cmp);
+			Oid		   *leaf = bsearch(&tableoid, oids, n, sizeof(Oid), oid_cmp);
 
 			if (leaf == NULL)
 				elog(ERROR, "row of unexpected partition %u", tableoid);

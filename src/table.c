@@ -31,20 +31,11 @@
 #include "access/table.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rls.h"
 
 #include "kdgpu.h"
-
-/* qsort comparator of OIDs. */
-static int
-kdg_oid_order(const void *a, const void *b)
-{
-	Oid			x = *(const Oid *) a;
-	Oid			y = *(const Oid *) b;
-
-	return (x > y) - (x < y);
-}
 
 /* The leaf partitions of a partitioned table, locked, in OID order. */
 static Oid *
@@ -65,7 +56,7 @@ kdg_leaves(Oid relid, int *n)
 		oids[(*n)++] = child;
 	}
 	list_free(all);
-	qsort(oids, *n, sizeof(Oid), kdg_oid_order);
+	qsort(oids, *n, sizeof(Oid), oid_cmp);
 	if (*n > KD_MAX_PARTS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
