@@ -254,13 +254,13 @@ find_nonfinite_kernel(const double *pts, int64_t count, unsigned long long *firs
 KdStatus
 kdc_upload_points(const double *points, const uint64_t *refs, int64_t n,
 				  int dim, double *d_pts, uint64_t *d_refs, KdcAllocs *a,
-				  KdError *err)
+				  const KdExec *exec, KdError *err)
 {
 	cudaError_t e;
 
-	e = kdc_memcpy_host(d_pts, points, sizeof(double) * dim * n, cudaMemcpyHostToDevice);
+	e = kdc_to_device(d_pts, points, sizeof(double) * dim * n, exec);
 	if (e == cudaSuccess)
-		e = kdc_memcpy_host(d_refs, refs, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
+		e = kdc_to_device(d_refs, refs, sizeof(uint64_t) * n, exec);
 	if (e != cudaSuccess)
 		return kdc_cuda_error(err, e, "uploading points");
 	return kdc_check_finite(d_pts, n, dim, 0, "point", a, err);
@@ -437,36 +437,6 @@ kdc_spatial_order(const double *d_pts, int64_t n, int dim, uint32_t *d_perm,
 	return KD_OK;
 }
 
-/* Copies at least this large go through a temporarily pinned host range. */
-#define PIN_MIN_BYTES ((size_t) 32 << 20)
-
-/*
- * cudaMemcpy between the device and pageable host memory.  Large copies pin
- * the host range for the copy's duration: the DMA then runs at link speed
- * instead of through the driver's staging buffer, which matters most for
- * freshly allocated results (on an H200 host, 1.28 GB into fresh memory took
- * 0.42 s pinned against 0.88 s through staging).  If pinning fails (e.g. the
- * range is already registered) the plain copy is used.
- */
-cudaError_t
-kdc_memcpy_host(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
-{
-	void	   *host = (void *) (kind == cudaMemcpyDeviceToHost ? dst : src);
-	bool		pinned = false;
-	cudaError_t e;
-
-	if (bytes >= PIN_MIN_BYTES)
-	{
-		pinned = cudaHostRegister(host, bytes, cudaHostRegisterDefault) == cudaSuccess;
-		if (!pinned)
-			cudaGetLastError();
-	}
-	e = cudaMemcpy(dst, src, bytes, kind);
-	if (pinned)
-		cudaHostUnregister(host);
-	return e;
-}
-
 /* Reject k outside 1..KD_MAX_K. */
 KdStatus
 kdc_check_k(int k, KdError *err)
@@ -474,32 +444,6 @@ kdc_check_k(int k, KdError *err)
 	if (k < 1 || k > KD_MAX_K)
 		return kd_set_error(err, KD_ERR_ARG, -1,
 						 "k = %d is out of range 1..%d", k, KD_MAX_K);
-	return KD_OK;
-}
-
-/*
- * Copy nq results of k slots, of which the first cnt are valid, to the
- * host; slots past cnt are left untouched.
- */
-KdStatus
-kdc_heap_copy_out(const KdNeighbor *d_out, int64_t nq, int k, int cnt,
-				  KdNeighbor *out, int32_t *count, KdError *err)
-{
-	cudaError_t e = cudaSuccess;
-
-	for (int64_t q = 0; q < nq; q++)
-		count[q] = cnt;
-	if (nq == 0 || cnt == 0)
-		return KD_OK;
-	if (cnt == k)
-		e = kdc_memcpy_host(out, d_out, sizeof(KdNeighbor) * k * nq,
-							cudaMemcpyDeviceToHost);
-	else
-		e = cudaMemcpy2D(out, sizeof(KdNeighbor) * k, d_out,
-						 sizeof(KdNeighbor) * k, sizeof(KdNeighbor) * cnt,
-						 nq, cudaMemcpyDeviceToHost);
-	if (e != cudaSuccess)
-		return kdc_cuda_error(err, e, "copying results to the host");
 	return KD_OK;
 }
 
@@ -642,9 +586,9 @@ kdc_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 		return kd_set_error(err, KD_ERR_ARG, -1, "malformed tree");
 	if ((st = kdc_tree_create(n, dim, tree->nbounds, exec, &g, err)) != KD_OK)
 		return st;
-	e = kdc_memcpy_host(g->coords, tree->coords, sizeof(double) * dim * n, cudaMemcpyHostToDevice);
+	e = kdc_to_device(g->coords, tree->coords, sizeof(double) * dim * n, exec);
 	if (e == cudaSuccess)
-		e = kdc_memcpy_host(g->refs, tree->refs, sizeof(uint64_t) * n, cudaMemcpyHostToDevice);
+		e = kdc_to_device(g->refs, tree->refs, sizeof(uint64_t) * n, exec);
 	if (e == cudaSuccess)
 		e = cudaMemcpy(g->split, tree->split, n, cudaMemcpyHostToDevice);
 	if (e == cudaSuccess)

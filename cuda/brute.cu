@@ -137,7 +137,7 @@ kdc_brute_knn(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if ((st = kdc_alloc(&pa, (void **) &d_pts, sizeof(double) * dim * n, "points", err)) != KD_OK ||
 		(st = kdc_alloc(&pa, (void **) &d_refs, sizeof(uint64_t) * n, "references", err)) != KD_OK)
 		goto done;
-	if ((st = kdc_upload_points(points, refs, n, dim, d_pts, d_refs, &pa, err)) != KD_OK)
+	if ((st = kdc_upload_points(points, refs, n, dim, d_pts, d_refs, &pa, exec, err)) != KD_OK)
 		goto done;
 
 	for (int64_t c0 = 0; c0 < nq && st == KD_OK; c0 += chunk)
@@ -150,7 +150,7 @@ kdc_brute_knn(const double *points, const uint64_t *refs, int64_t n, int dim,
 		if ((st = kdc_alloc(&a, (void **) &d_q, sizeof(double) * dim * m, "queries", err)) != KD_OK ||
 			(st = kdc_alloc(&a, (void **) &d_out, sizeof(KdNeighbor) * k * m, "results", err)) != KD_OK)
 			goto chunk_done;
-		e = kdc_memcpy_host(d_q, queries + c0 * dim, sizeof(double) * dim * m, cudaMemcpyHostToDevice);
+		e = kdc_to_device(d_q, queries + c0 * dim, sizeof(double) * dim * m, exec);
 		if (e != cudaSuccess)
 		{
 			st = kdc_cuda_error(err, e, "uploading queries");
@@ -170,7 +170,11 @@ kdc_brute_knn(const double *points, const uint64_t *refs, int64_t n, int dim,
 							   });
 		}
 		if (st == KD_OK)
-			st = kdc_heap_copy_out(d_out, m, k, cnt, out + c0 * k, count + c0, err);
+		{
+			for (int64_t q = 0; q < m; q++)
+				count[c0 + q] = cnt;
+			st = kdc_results_to_host(d_out, NULL, 0, m, k, cnt, out + c0 * k, exec, err);
+		}
 chunk_done:
 		kdc_free_all(&a);
 	}

@@ -368,7 +368,7 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	nodes.point = d_point;
 	nodes.split = g->split;
 
-	if ((st = kdc_upload_points(points, refs, n, dim, d_pts, d_refs, &a, err)) != KD_OK)
+	if ((st = kdc_upload_points(points, refs, n, dim, d_pts, d_refs, &a, exec, err)) != KD_OK)
 		goto done;
 
 	/* presort every dimension */
@@ -398,14 +398,13 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if ((st = kdc_sync(exec, "the build", err)) != KD_OK)
 		goto done;
 
-	e = kdc_memcpy_host(tree->coords, g->coords, sizeof(double) * dim * n, cudaMemcpyDeviceToHost);
+	e = kdc_to_host(tree->coords, g->coords, sizeof(double) * dim * n, exec);
 	if (e == cudaSuccess)
-		e = kdc_memcpy_host(tree->refs, g->refs, sizeof(uint64_t) * n, cudaMemcpyDeviceToHost);
+		e = kdc_to_host(tree->refs, g->refs, sizeof(uint64_t) * n, exec);
 	if (e == cudaSuccess)
-		e = cudaMemcpy(tree->split, g->split, n, cudaMemcpyDeviceToHost);
+		e = kdc_to_host(tree->split, g->split, n, exec);
 	if (e == cudaSuccess)
-		e = cudaMemcpy(tree->bounds, g->bounds, sizeof(double) * 2 * dim * nbounds,
-					   cudaMemcpyDeviceToHost);
+		e = kdc_to_host(tree->bounds, g->bounds, sizeof(double) * 2 * dim * nbounds, exec);
 	if (e != cudaSuccess)
 		st = kdc_cuda_error(err, e, "copying the tree to the host");
 

@@ -62,19 +62,26 @@ extern KdStatus kdc_poll(const KdExec *exec, KdError *err);
 extern KdStatus kdc_check_finite(const double *d_pts, int64_t n, int dim,
 								 int64_t base, const char *what,
 								 KdcAllocs *a, KdError *err);
-extern cudaError_t kdc_memcpy_host(void *dst, const void *src, size_t bytes,
-								   cudaMemcpyKind kind);
 extern KdStatus kdc_upload_points(const double *points, const uint64_t *refs,
 								  int64_t n, int dim, double *d_pts,
-								  uint64_t *d_refs, KdcAllocs *a, KdError *err);
+								  uint64_t *d_refs, KdcAllocs *a,
+								  const KdExec *exec, KdError *err);
 extern KdStatus kdc_spatial_order(const double *d_pts, int64_t n, int dim,
 								  uint32_t *d_perm, KdcAllocs *a,
 								  KdError *err);
 extern KdStatus kdc_check_k(int k, KdError *err);
-extern KdStatus kdc_heap_copy_out(const KdNeighbor *d_out, int64_t nq, int k,
-								  int cnt, KdNeighbor *out, int32_t *count,
-								  KdError *err);
 extern size_t kdc_tree_bytes(int64_t n, int dim, int64_t nbounds);
+
+/* transfer.cu: copies between the device and pageable host memory */
+extern cudaError_t kdc_to_host(void *dst, const void *d_src, size_t bytes,
+							   const KdExec *exec);
+extern cudaError_t kdc_to_device(void *d_dst, const void *src, size_t bytes,
+								 const KdExec *exec);
+extern KdStatus kdc_results_to_host(const KdNeighbor *d_res,
+									const uint32_t *order, int64_t from,
+									int64_t n, int k, int cnt,
+									KdNeighbor *out, const KdExec *exec,
+									KdError *err);
 extern KdStatus kdc_tree_create(int64_t n, int dim, int64_t nbounds,
 								const KdExec *exec, KdGpuTree **out,
 								KdError *err);
@@ -108,18 +115,25 @@ extern KdStatus kdc_brute_knn(const double *points, const uint64_t *refs,
 
 /*
  * Run work over items [0, total) in launches of paced size: launch(start,
- * count) enqueues the kernels for one slice; after each slice the device is
+ * count) enqueues the kernels for one slice on the default stream; while
+ * they run, drain(start, count) is called for the slice before it (and once
+ * more for the last slice after it), so host work on finished results
+ * overlaps the next slice's kernels.  After each slice the device is
  * synchronized, the slice size (*slice, kept by the caller across calls) is
- * adapted to aim at ~40 ms per slice, and the interrupt callback is polled
- * (before the first slice too).  Returns KD_OK, KD_ERR_CANCELED or a CUDA
- * error.
+ * adapted to aim at target_ms per slice, and the interrupt callback is
+ * polled (before the first slice too).  Kernel time, as the events on the
+ * default stream see it, is added to exec->times when that is set.
+ * Returns KD_OK, KD_ERR_CANCELED, a CUDA error or drain's error.
  */
-template <typename Launch>
+template <typename Launch, typename Drain>
 static KdStatus
-kdc_run_paced(const KdExec *exec, int64_t total, int64_t *slice,
-			  const char *what, KdError *err, Launch launch)
+kdc_run_overlapped(const KdExec *exec, int64_t total, int64_t *slice,
+				   double target_ms, const char *what, KdError *err,
+				   Launch launch, Drain drain)
 {
 	int64_t		start = 0;
+	int64_t		prev_start = 0;
+	int64_t		prev_count = 0;
 	cudaEvent_t ev[2];
 	KdStatus	st;
 
@@ -136,17 +150,26 @@ kdc_run_paced(const KdExec *exec, int64_t total, int64_t *slice,
 	{
 		int64_t		count = total - start < *slice ? total - start : *slice;
 		float		ms = 0;
+		KdStatus	dst = KD_OK;
 
 		cudaEventRecord(ev[0]);
 		launch(start, count);
 		cudaEventRecord(ev[1]);
+		if (prev_count > 0)
+			dst = drain(prev_start, prev_count);
 		if ((st = kdc_sync(exec, what, err)) != KD_OK)
 			break;
+		if ((st = dst) != KD_OK)
+			break;
 		cudaEventElapsedTime(&ms, ev[0], ev[1]);
+		if (exec && exec->times)
+			exec->times->kernel_ms += ms;
+		prev_start = start;
+		prev_count = count;
 		start += count;
 		if (count == *slice)
 		{
-			double		f = ms > 0.01 ? 40.0 / ms : 4.0;
+			double		f = ms > 0.01 ? target_ms / ms : 4.0;
 
 			f = f > 4.0 ? 4.0 : (f < 0.25 ? 0.25 : f);
 			*slice = (int64_t) (*slice * f);
@@ -156,9 +179,21 @@ kdc_run_paced(const KdExec *exec, int64_t total, int64_t *slice,
 				*slice = (int64_t) 1 << 30;
 		}
 	}
+	if (st == KD_OK && prev_count > 0)
+		st = drain(prev_start, prev_count);
 	cudaEventDestroy(ev[0]);
 	cudaEventDestroy(ev[1]);
 	return st;
+}
+
+/* kdc_run_overlapped with nothing to overlap, at about 40 ms a slice. */
+template <typename Launch>
+static KdStatus
+kdc_run_paced(const KdExec *exec, int64_t total, int64_t *slice,
+			  const char *what, KdError *err, Launch launch)
+{
+	return kdc_run_overlapped(exec, total, slice, 40.0, what, err, launch,
+							  [](int64_t, int64_t) { return KD_OK; });
 }
 
 /* ---- device helpers ------------------------------------------------------ */
@@ -190,36 +225,46 @@ kdc_from_ordered_bits(uint64_t b)
 	return __longlong_as_double((long long) b);
 }
 
-/* Load a point into registers (unrolled over KD_MAX_DIM). */
+/*
+ * The point helpers below work on register arrays of D doubles: D is
+ * KD_MAX_DIM for kernels that take the dimension at run time (dim <= D), and
+ * the dimension itself for kernels instantiated per dimension, where the
+ * checks against dim vanish.
+ */
+
+/* Load a point into registers. */
+template <int D = KD_MAX_DIM>
 static __device__ __forceinline__ void
 kdc_load_point(double *q, const double *src, int dim)
 {
 #pragma unroll
-	for (int j = 0; j < KD_MAX_DIM; j++)
+	for (int j = 0; j < D; j++)
 		q[j] = j < dim ? src[j] : 0.0;
 }
 
 /* Coordinate s of a register-resident point, without dynamic indexing. */
+template <int D = KD_MAX_DIM>
 static __device__ __forceinline__ double
 kdc_coord(const double *q, int s)
 {
 	double		v = q[0];
 
 #pragma unroll
-	for (int j = 1; j < KD_MAX_DIM; j++)
+	for (int j = 1; j < D; j++)
 		if (j == s)
 			v = q[j];
 	return v;
 }
 
 /* Squared distance, summed in dimension order without FMA. */
+template <int D = KD_MAX_DIM>
 static __device__ __forceinline__ double
 kdc_dist2(const double *q, const double *p, int dim)
 {
 	double		d2 = 0.0;
 
 #pragma unroll
-	for (int j = 0; j < KD_MAX_DIM; j++)
+	for (int j = 0; j < D; j++)
 		if (j < dim)
 		{
 			double		t = __dadd_rn(q[j], -p[j]);
@@ -233,13 +278,14 @@ kdc_dist2(const double *q, const double *p, int dim)
  * Squared distance from q to the box [lo, hi], term by term in dimension
  * order: a lower bound of kdc_dist2 for every point of the box.
  */
+template <int D = KD_MAX_DIM>
 static __device__ __forceinline__ double
 kdc_box_dist2(const double *q, const double *box, int dim)
 {
 	double		d2 = 0.0;
 
 #pragma unroll
-	for (int j = 0; j < KD_MAX_DIM; j++)
+	for (int j = 0; j < D; j++)
 		if (j < dim)
 		{
 			double		lo = box[j];

@@ -21,7 +21,7 @@ extern "C"
 {
 #endif
 
-#define KDGPU_CUDA_ABI_VERSION 1
+#define KDGPU_CUDA_ABI_VERSION 2
 
 typedef struct KdCudaApi
 {

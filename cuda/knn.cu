@@ -4,22 +4,35 @@
  *
  * Design.  One thread per query, a depth-first traversal with an explicit
  * stack of (node, lower bound).  At each node the thread offers the node's
- * point to a bounded max-heap of the k best (d2, ref) pairs, descends into
- * the near child and pushes the far child with the lower bound
- * max(parent bound, (q[s] - p[s])^2); nodes that carry a bounding box
- * tighten the bound with the box distance.  A subtree is skipped only when
- * its bound is strictly greater than the current k-th distance, because an
- * equal distance may still win on the reference.  All these bounds are
- * rounded sums of a subset of the terms of the exact distance, so they never
- * exceed it and the result is exactly the CPU's.
+ * point to the k best (d2, ref) pairs found so far, descends into the near
+ * child and pushes the far child with the lower bound max(parent bound,
+ * (q[s] - p[s])^2); nodes that carry a bounding box tighten the bound with
+ * the box distance.  A subtree is skipped only when its bound is strictly
+ * greater than the current k-th distance, because an equal distance may
+ * still win on the reference.  All these bounds are rounded sums of a
+ * subset of the terms of the exact distance, so they never exceed it and
+ * the result is exactly the CPU's.
  *
- * The heap lives in local memory for k <= 64 (the kernel is instantiated
- * for capacities 8, 16, 32 and 64) and in the query's slot of the output
- * array in global memory above that.  Queries are uploaded in chunks that
- * fit the memory budget, ordered by Morton code inside each chunk, and run
- * in paced launches; results go back in the original order.  All-kNN runs
- * the same kernel with the tree's own points as queries, excluding each
- * query's own node unless include_self.
+ * Two kernels share that walk.  For k <= 32 on trees of fewer than 2^30
+ * points (the common case) knn_list_kernel is instantiated per dimension
+ * and per list capacity K: the query, the point and the k best live in
+ * registers, the best as a sorted list of (d2, node) that an insertion
+ * updates without indexing, node numbers are 32-bit, and a point's row
+ * reference is read only to break a tie in distance and at the end.  A
+ * capacity above k is padded with entries that sort before every real one,
+ * so the list's last entry is always the k-th best.  Measured on an H100
+ * with 10M points, k = 10 (bench/README.md, `make cukd-bench`), this
+ * replaced a heap in local memory and took the All-kNN kernel from ... ms
+ * to ... ms.  Other k and larger trees use knn_heap_kernel: a bounded
+ * max-heap in local memory for k <= 64, in the query's result slots in
+ * global memory above that, with the dimension known at run time.
+ *
+ * Queries are uploaded in chunks that fit the memory budget and run in
+ * Morton order (kdc_spatial_order), in paced launches; each slice's results
+ * are written in run order and copied to the host while the next slice
+ * runs (results.cu), which puts them back in input order.  All-kNN runs the
+ * same kernels with the tree's own points as queries, excluding each query's
+ * own node unless include_self.
  */
 #include "common.cuh"
 
@@ -97,54 +110,305 @@ knn_search(const KdGpuTree &t, const double *q, int64_t exclude, KdcHeap &h)
 }
 
 /*
- * Queries perm[start .. start + count) of a chunk; query qi's neighbours go
- * to out[qi * k ...].  self_base >= 0 excludes node self_base + qi (All-kNN).
- * K is the heap capacity in local memory, 0 for the heap in out.
+ * Queries order[start .. start + count) of a chunk, the dimension known at
+ * run time; the query at run position pos leaves its neighbours in
+ * res[pos * k ...].  self_base >= 0 excludes node self_base + qi (All-kNN).
+ * K is the heap capacity in local memory, 0 for the heap in res.
  */
 template <int K>
 static __global__ void __launch_bounds__(KDC_BLOCK)
-knn_kernel(KdGpuTree t, const double *queries, const uint32_t *perm,
-		   int64_t start, int64_t count, int k, int64_t self_base,
-		   KdNeighbor *out)
+knn_heap_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
+				int64_t start, int64_t count, int k, int64_t self_base,
+				KdNeighbor *res)
 {
-	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+	int64_t		pos = start + blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
 	KdNeighbor	local[K > 0 ? K : 1];
 	double		q[KD_MAX_DIM];
 	int64_t		qi;
 	KdcHeap		h;
 
-	if (i >= count)
+	if (pos >= start + count)
 		return;
-	qi = perm[start + i];
+	qi = order[pos];
 	kdc_load_point(q, queries + qi * t.dim, t.dim);
-	h.h = K > 0 ? local : out + qi * k;
+	h.h = K > 0 ? local : res + pos * k;
 	h.k = k;
 	h.size = 0;
 	knn_search(t, q, self_base >= 0 ? self_base + qi : -1, h);
 	h.sort();
 	if (K > 0)
 		for (int c = 0; c < h.size; c++)
-			out[qi * k + c] = local[c];
+			res[pos * k + c] = local[c];
 }
 
-/* Launch the kernel instance for k on one slice. */
-static void
-knn_launch(const KdGpuTree &t, const double *queries, const uint32_t *perm,
-		   int64_t start, int64_t count, int k, int64_t self_base,
-		   KdNeighbor *out)
+/*
+ * The k best (d2, node) pairs in registers, ascending by (d2, the node's
+ * row reference).  The first K - k entries are padding that sorts before
+ * every real candidate (d2 = -inf, node -2), empty entries sort after every
+ * one (d2 = +inf, node -1), so d[K - 1] is always the k-th best distance.
+ */
+template <int K>
+struct KdcList
+{
+	double		d[K];
+	int32_t		node[K];
+	const uint64_t *refs;
+
+	__device__ __forceinline__ void init(int k, const uint64_t *r)
+	{
+		refs = r;
+#pragma unroll
+		for (int i = 0; i < K; i++)
+		{
+			bool		pad = i < K - k;
+
+			d[i] = pad ? -__longlong_as_double(0x7ff0000000000000LL) :
+				__longlong_as_double(0x7ff0000000000000LL);
+			node[i] = pad ? -2 : -1;
+		}
+	}
+
+	/* (d2, nd) sorts before entry i */
+	__device__ __forceinline__ bool before(double d2, int32_t nd, int i) const
+	{
+		if (d2 != d[i])
+			return d2 < d[i];
+		if (node[i] < 0)
+			return node[i] == -1;
+		return __ldg(refs + nd) < __ldg(refs + node[i]);
+	}
+
+	/* insert (d2, nd) if it beats the k-th best */
+	__device__ __forceinline__ void offer(double d2, int32_t nd)
+	{
+		bool		b[K];
+
+		if (!before(d2, nd, K - 1))
+			return;
+#pragma unroll
+		for (int i = 0; i < K - 1; i++)
+			b[i] = before(d2, nd, i);
+		b[K - 1] = true;
+#pragma unroll
+		for (int i = K - 1; i > 0; i--)
+		{
+			if (b[i - 1])
+			{
+				d[i] = d[i - 1];
+				node[i] = node[i - 1];
+			}
+			else if (b[i])
+			{
+				d[i] = d2;
+				node[i] = nd;
+			}
+		}
+		if (b[0])
+		{
+			d[0] = d2;
+			node[0] = nd;
+		}
+	}
+};
+
+/* Load a point of DIM coordinates, in pairs where DIM is even. */
+template <int DIM>
+static __device__ __forceinline__ void
+knn_load(double *dst, const double *src)
+{
+	if (DIM % 2 == 0)
+	{
+#pragma unroll
+		for (int j = 0; j < DIM; j += 2)
+		{
+			double2		v = __ldg((const double2 *) (src + j));
+
+			dst[j] = v.x;
+			dst[j + 1] = v.y;
+		}
+	}
+	else
+	{
+#pragma unroll
+		for (int j = 0; j < DIM; j++)
+			dst[j] = __ldg(src + j);
+	}
+}
+
+/*
+ * knn_heap_kernel's contract for trees of fewer than 2^30 points and
+ * k <= K, with the dimension DIM and the list capacity K fixed.
+ */
+template <int DIM, int K>
+static __global__ void __launch_bounds__(KDC_BLOCK)
+knn_list_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
+				int64_t start, int64_t count, int k, int64_t self_base,
+				KdNeighbor *res)
+{
+	int64_t		pos = start + blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+	int32_t		stack_node[32];
+	double		stack_lb[32];
+	double		q[DIM];
+	KdcList<K>	best;
+	int32_t		n = (int32_t) t.n;
+	int32_t		nbounds = (int32_t) t.nbounds;
+	int32_t		exclude = -1;
+	int32_t		node = 0;
+	double		lb = 0.0;
+	int			sp = 0;
+	int64_t		qi;
+
+	if (pos >= start + count)
+		return;
+	qi = order[pos];
+	if (self_base >= 0)
+		exclude = (int32_t) (self_base + qi);
+	knn_load<DIM>(q, queries + qi * DIM);
+	best.init(k, t.refs);
+
+	for (;;)
+	{
+		while (node < n)
+		{
+			double		p[DIM];
+			double		worst = best.d[K - 1];
+			double		d2;
+			double		diff;
+			double		far_lb;
+			int32_t		near;
+			int			s;
+
+			if (lb > worst)
+				break;
+			if (node < nbounds)
+			{
+				double		bd = kdc_box_dist2<DIM>(q, t.bounds + (int64_t) node * 2 * DIM, DIM);
+
+				if (bd > worst)
+					break;
+				lb = bd > lb ? bd : lb;
+			}
+			s = __ldg(t.split + node);
+			knn_load<DIM>(p, t.coords + (int64_t) node * DIM);
+			d2 = kdc_dist2<DIM>(q, p, DIM);
+			if (d2 <= worst && node != exclude)
+				best.offer(d2, node);
+			diff = __dadd_rn(kdc_coord<DIM>(q, s), -kdc_coord<DIM>(p, s));
+			near = 2 * node + (diff >= 0 ? 2 : 1);
+			far_lb = __dmul_rn(diff, diff);
+			far_lb = far_lb > lb ? far_lb : lb;
+			if (far_lb <= best.d[K - 1])
+			{
+				int32_t		far = (near & 1) ? near + 1 : near - 1;
+
+				if (far < n)
+				{
+					stack_node[sp] = far;
+					stack_lb[sp] = far_lb;
+					sp++;
+				}
+			}
+			node = near;
+		}
+		/* resume at the deepest pending subtree that can still win */
+		for (;;)
+		{
+			if (sp == 0)
+				goto done;
+			sp--;
+			if (stack_lb[sp] <= best.d[K - 1])
+			{
+				node = stack_node[sp];
+				lb = stack_lb[sp];
+				break;
+			}
+		}
+	}
+done:
+#pragma unroll
+	for (int c = 0; c < K; c++)
+	{
+		int			slot = c - (K - k);
+
+		if (slot >= 0 && best.node[c] >= 0)
+		{
+			res[pos * k + slot].d2 = best.d[c];
+			res[pos * k + slot].ref = t.refs[best.node[c]];
+		}
+	}
+}
+
+/* The list kernels of one dimension, by capacity; false if k is above. */
+template <int DIM>
+static bool
+knn_launch_list(const KdGpuTree &t, const double *queries,
+				const uint32_t *order, int64_t start, int64_t count, int k,
+				int64_t self_base, KdNeighbor *res)
 {
 	unsigned int nb = kdc_blocks(count);
 
-	if (k <= 8)
-		knn_kernel<8> <<< nb, KDC_BLOCK >>> (t, queries, perm, start, count, k, self_base, out);
+	if (k <= 1)
+		knn_list_kernel<DIM, 1> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
+	else if (k <= 4)
+		knn_list_kernel<DIM, 4> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
+	else if (k <= 8)
+		knn_list_kernel<DIM, 8> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
+	else if (k <= 12)
+		knn_list_kernel<DIM, 12> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
 	else if (k <= 16)
-		knn_kernel<16> <<< nb, KDC_BLOCK >>> (t, queries, perm, start, count, k, self_base, out);
+		knn_list_kernel<DIM, 16> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
 	else if (k <= 32)
-		knn_kernel<32> <<< nb, KDC_BLOCK >>> (t, queries, perm, start, count, k, self_base, out);
-	else if (k <= 64)
-		knn_kernel<64> <<< nb, KDC_BLOCK >>> (t, queries, perm, start, count, k, self_base, out);
+		knn_list_kernel<DIM, 32> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
 	else
-		knn_kernel<0> <<< nb, KDC_BLOCK >>> (t, queries, perm, start, count, k, self_base, out);
+		return false;
+	return true;
+}
+
+/* Launch the kernel instance for the tree and k on one slice. */
+static void
+knn_launch(const KdGpuTree &t, const double *queries, const uint32_t *order,
+		   int64_t start, int64_t count, int k, int64_t self_base,
+		   KdNeighbor *res)
+{
+	unsigned int nb = kdc_blocks(count);
+	bool		done = false;
+
+	if (t.n < ((int64_t) 1 << 30))
+	{
+		switch (t.dim)
+		{
+			case 1:
+				done = knn_launch_list<1>(t, queries, order, start, count, k, self_base, res);
+				break;
+			case 2:
+				done = knn_launch_list<2>(t, queries, order, start, count, k, self_base, res);
+				break;
+			case 3:
+				done = knn_launch_list<3>(t, queries, order, start, count, k, self_base, res);
+				break;
+			case 4:
+				done = knn_launch_list<4>(t, queries, order, start, count, k, self_base, res);
+				break;
+			case 5:
+				done = knn_launch_list<5>(t, queries, order, start, count, k, self_base, res);
+				break;
+			case 6:
+				done = knn_launch_list<6>(t, queries, order, start, count, k, self_base, res);
+				break;
+			case 7:
+				done = knn_launch_list<7>(t, queries, order, start, count, k, self_base, res);
+				break;
+			case 8:
+				done = knn_launch_list<8>(t, queries, order, start, count, k, self_base, res);
+				break;
+		}
+	}
+	if (done)
+		return;
+	if (k <= 64)
+		knn_heap_kernel<64> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
+	else
+		knn_heap_kernel<0> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
 }
 
 /*
@@ -161,7 +425,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	size_t		budget;
 	size_t		per_query;
 	int64_t		chunk;
-	int64_t		slice = ((int64_t) 1 << 15) / (k > 8 ? k / 8 : 1);
+	int64_t		slice = ((int64_t) 1 << 16) / (k > 8 ? k / 8 : 1);
 	KdStatus	st;
 
 	if ((st = kdc_check_k(k, err)) != KD_OK)
@@ -194,8 +458,9 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 		int64_t		m = nq - c0 < chunk ? nq - c0 : chunk;
 		double	   *d_q = NULL;
 		const double *qpts;
-		uint32_t   *d_perm;
-		KdNeighbor *d_out;
+		uint32_t   *d_order;
+		uint32_t   *order = NULL;
+		KdNeighbor *d_res;
 		cudaError_t e;
 
 		if (queries)
@@ -203,8 +468,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 			if ((st = kdc_alloc(&a, (void **) &d_q, sizeof(double) * g->dim * m,
 								"queries", err)) != KD_OK)
 				goto chunk_done;
-			e = kdc_memcpy_host(d_q, queries + c0 * g->dim, sizeof(double) * g->dim * m,
-						   cudaMemcpyHostToDevice);
+			e = kdc_to_device(d_q, queries + c0 * g->dim, sizeof(double) * g->dim * m, exec);
 			if (e != cudaSuccess)
 			{
 				st = kdc_cuda_error(err, e, "uploading queries");
@@ -214,27 +478,40 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 				goto chunk_done;
 		}
 		qpts = queries ? d_q : g->coords + c0 * g->dim;
+		for (int64_t q = 0; q < m; q++)
+			count[c0 + q] = cnt;
 		if (cnt == 0)
+			goto chunk_done;	/* nothing to find: the queries are checked */
+		if ((st = kdc_alloc(&a, (void **) &d_order, sizeof(uint32_t) * m, "query order", err)) != KD_OK ||
+			(st = kdc_alloc(&a, (void **) &d_res, sizeof(KdNeighbor) * k * m, "results", err)) != KD_OK ||
+			(st = kdc_spatial_order(qpts, m, g->dim, d_order, &a, err)) != KD_OK)
+			goto chunk_done;
+		order = (uint32_t *) malloc(sizeof(uint32_t) * m);
+		if (order == NULL)
 		{
-			/* nothing to find: only validate the queries */
-			for (int64_t q = 0; q < m; q++)
-				count[c0 + q] = 0;
+			st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory for the query order");
 			goto chunk_done;
 		}
-		if ((st = kdc_alloc(&a, (void **) &d_perm, sizeof(uint32_t) * m, "query order", err)) != KD_OK ||
-			(st = kdc_alloc(&a, (void **) &d_out, sizeof(KdNeighbor) * k * m, "results", err)) != KD_OK ||
-			(st = kdc_spatial_order(qpts, m, g->dim, d_perm, &a, err)) != KD_OK)
+		e = cudaMemcpy(order, d_order, sizeof(uint32_t) * m, cudaMemcpyDeviceToHost);
+		if (e != cudaSuccess)
+		{
+			st = kdc_cuda_error(err, e, "copying the query order");
 			goto chunk_done;
-		st = kdc_run_paced(exec, m, &slice, "a kNN query", err,
-						   [&](int64_t start, int64_t len)
-						   {
-							   knn_launch(*g, qpts, d_perm, start, len, k,
-										  queries || include_self ? -1 : c0,
-										  d_out);
-						   });
-		if (st == KD_OK)
-			st = kdc_heap_copy_out(d_out, m, k, cnt, out + c0 * k, count + c0, err);
+		}
+		st = kdc_run_overlapped(exec, m, &slice, 10.0, "a kNN query", err,
+								[&](int64_t start, int64_t len)
+								{
+									knn_launch(*g, qpts, d_order, start, len, k,
+											   queries || include_self ? -1 : c0,
+											   d_res);
+								},
+								[&](int64_t start, int64_t len)
+								{
+									return kdc_results_to_host(d_res, order, start, len, k, cnt,
+															   out + c0 * k, exec, err);
+								});
 chunk_done:
+		free(order);
 		kdc_free_all(&a);
 		if (st != KD_OK)
 			return st;

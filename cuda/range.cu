@@ -305,7 +305,7 @@ range_batch(RangeCall *rc, const double *d_qa, const double *d_qb,
 		interleave_kernel <<< kdc_blocks(nhits), KDC_BLOCK >>> (ref[0], d2[0], nhits, d_out);
 	if ((st = kdc_sync(rc->exec, "sorting range hits", rc->err)) != KD_OK)
 		goto done;
-	e = kdc_memcpy_host(dst, d_out, sizeof(KdNeighbor) * nhits, cudaMemcpyDeviceToHost);
+	e = kdc_to_host(dst, d_out, sizeof(KdNeighbor) * nhits, rc->exec);
 	if (e != cudaSuccess)
 		st = kdc_cuda_error(rc->err, e, "copying range hits to the host");
 done:
@@ -349,10 +349,10 @@ range_chunk(RangeCall *rc, int64_t c0, int64_t m, int64_t max_hits,
 		(st = kdc_alloc(&a, (void **) &d_offs, sizeof(int64_t) * (m + 1), "hit offsets", rc->err)) != KD_OK ||
 		(st = kdc_alloc(&a, &temp, temp_bytes, "scan space", rc->err)) != KD_OK)
 		goto done;
-	e = kdc_memcpy_host(d_qa, rc->qa + c0 * dim, sizeof(double) * dim * m, cudaMemcpyHostToDevice);
+	e = kdc_to_device(d_qa, rc->qa + c0 * dim, sizeof(double) * dim * m, rc->exec);
 	if (e == cudaSuccess)
-		e = kdc_memcpy_host(d_qb, rc->qb + (rc->box || per_query ? c0 * (rc->box ? dim : 1) : 0),
-					   sizeof(double) * nb_vals, cudaMemcpyHostToDevice);
+		e = kdc_to_device(d_qb, rc->qb + (rc->box || per_query ? c0 * (rc->box ? dim : 1) : 0),
+						  sizeof(double) * nb_vals, rc->exec);
 	if (e != cudaSuccess)
 	{
 		st = kdc_cuda_error(rc->err, e, "uploading queries");

@@ -284,9 +284,8 @@ kd_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 
 	if (kd_gpu_chosen(exec, n, err, &st))
 	{
-		st = kd_check_points(points, n, dim, err);
-		if (st == KD_OK)
-			st = kd_tree_alloc(tree, n, dim, err);
+		/* the device checks the points, with the CPU's error */
+		st = kd_tree_alloc(tree, n, dim, err);
 		if (st != KD_OK)
 			return st;
 		st = kd_gpu_api()->build(points, refs, n, dim, tree, &tree->gpu,

@@ -108,6 +108,12 @@ typedef enum KdDevice
 
 typedef int (*KdInterruptFn) (void *arg);
 
+/* Where a GPU call's time went, added up when KdExec.times is set. */
+typedef struct KdGpuTimes
+{
+	double		kernel_ms;		/* the query kernels, by CUDA events */
+} KdGpuTimes;
+
 /* How to run a piece of work, and (on return) how it was run. */
 typedef struct KdExec
 {
@@ -117,6 +123,7 @@ typedef struct KdExec
 	int64_t		gpu_memory_limit;	/* bytes of device memory to use; 0: free */
 	KdInterruptFn interrupt;	/* polled by the calling thread, may be NULL */
 	void	   *interrupt_arg;
+	KdGpuTimes *times;			/* if not NULL, GPU times are added to it */
 	/* set by the engine */
 	bool		used_gpu;		/* the work ran on the GPU */
 	char		note[256];		/* why AUTO stayed on or fell back to the CPU */

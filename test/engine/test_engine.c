@@ -177,7 +177,8 @@ case_free(Case *c)
 static void
 test_knn(const Case *c, const KdTree *tree, KdExec *exec, const char *how)
 {
-	static const int ks[] = {1, 2, 10, 100, 1024};
+	/* each side of every capacity the GPU's kNN kernels are built for */
+	static const int ks[] = {1, 2, 4, 5, 10, 12, 13, 16, 17, 32, 33, 64, 100, 1024};
 
 	for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
 	{
@@ -219,11 +220,11 @@ test_knn(const Case *c, const KdTree *tree, KdExec *exec, const char *how)
 static void
 test_all_knn(const Case *c, const KdTree *tree, KdExec *exec, const char *how)
 {
-	static const int ks[] = {1, 10};
+	static const int ks[] = {1, 10, 33};
 	int64_t		stride = tree->n <= 600 ? 1 : tree->n / 300;
 
 	for (int self = 0; self <= 1; self++)
-		for (size_t ki = 0; ki < 2; ki++)
+		for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
 		{
 			int			k = ks[ki];
 			KdNeighbor *got = malloc(sizeof(KdNeighbor) * (size_t) (tree->n * k + 1));
@@ -687,7 +688,7 @@ main(int argc, char **argv)
 		DATA_UNIFORM, DATA_CLUSTERED, DATA_GRID, DATA_EQUAL, DATA_LINE, DATA_OFFSET
 	};
 	static const int64_t sizes[] = {0, 1, 2, 3, 17, 300, 2500};
-	static const int dims[] = {1, 2, 3, 4, 8};
+	static const int dims[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	KdGpuInfo	info;
 	char		why[256];
 	int			opt;

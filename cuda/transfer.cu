@@ -1,0 +1,219 @@
+/*
+ * transfer.cu
+ *	  Copies between the device and the caller's host memory: points and
+ *	  queries up, trees and kNN results down.
+ *
+ * Design.  The caller's arrays are ordinary pageable memory, often freshly
+ * allocated.  Registering it with cudaHostRegister for each call costs more
+ * than the copy itself (on an H200 host, 1.6 GB: 104 ms into freshly
+ * registered memory against 29 ms into memory pinned once), and a plain
+ * cudaMemcpy goes through the driver's single staging buffer on one thread.
+ * Instead up to KDC_COPY_THREADS host threads (exec->threads) each own a
+ * small pinned staging buffer and a non-blocking stream, both made once per
+ * process, and take every nthreads-th piece of the copy: a thread moves a
+ * piece between its buffer and the device while the other threads move
+ * theirs between their buffers and the caller's memory, so the link and
+ * the host's memory bandwidth are both kept busy, and page faults on fresh
+ * memory are taken by several threads at once.  Because the streams do not
+ * synchronize with the default stream, kNN results of one slice go down
+ * while the next slice's kernels run.
+ *
+ * kNN kernels write results in the order the queries ran (Morton order);
+ * kdc_results_to_host puts each query's k slots at its own index through
+ * the query order, so the caller sees input order.  Slots past cnt (fewer
+ * points than k) are left untouched, as the CPU leaves them.  The threads start with every
+ * signal blocked, so that a PostgreSQL backend's handlers only ever run on
+ * its own thread.  Copies under KDC_STAGE_BYTES are plain cudaMemcpy.
+ */
+#include <mutex>
+#include <signal.h>
+#include <string.h>
+#include <thread>
+#include <vector>
+
+#include "common.cuh"
+
+/* Threads that copy results out, at most, and each one's pinned buffer. */
+#define KDC_COPY_THREADS 8
+#define KDC_STAGE_BYTES ((size_t) 4 << 20)
+
+/* A copy thread's pinned buffer and stream, made on first use. */
+typedef struct KdcStage
+{
+	void	   *host;
+	cudaStream_t stream;
+} KdcStage;
+
+static KdcStage kdc_stages[KDC_COPY_THREADS];
+static std::mutex kdc_stage_lock;
+
+/* Make stage t's buffer and stream if they are not there yet. */
+static cudaError_t
+stage_open(int t)
+{
+	std::lock_guard<std::mutex> guard(kdc_stage_lock);
+	KdcStage   *s = &kdc_stages[t];
+	cudaError_t e;
+
+	if (s->host != NULL)
+		return cudaSuccess;
+	e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
+	if (e != cudaSuccess)
+		return e;
+	e = cudaMallocHost(&s->host, KDC_STAGE_BYTES);
+	if (e != cudaSuccess)
+	{
+		cudaStreamDestroy(s->stream);
+		s->host = NULL;
+	}
+	return e;
+}
+
+/*
+ * Run piece(t, p) for p = 0 .. npieces - 1 on up to nthreads threads, thread
+ * t taking pieces t, t + nt, ...; the calling thread is thread 0.  Returns
+ * the first error a piece reported.
+ */
+template <typename Piece>
+static cudaError_t
+run_pieces(int nthreads, int64_t npieces, Piece piece)
+{
+	std::vector<std::thread> threads;
+	cudaError_t errs[KDC_COPY_THREADS];
+	int			nt;
+	int			started = 0;
+	sigset_t	all;
+	sigset_t	old;
+	auto		share = [&](int t, int nt)
+	{
+		cudaError_t e;
+
+		if ((e = cudaSetDevice(0)) != cudaSuccess || (e = stage_open(t)) != cudaSuccess)
+			return e;
+		for (int64_t p = t; p < npieces; p += nt)
+			if ((e = piece(&kdc_stages[t], p)) != cudaSuccess)
+				return e;
+		return cudaSuccess;
+	};
+
+	nt = nthreads < 1 ? 1 : (nthreads > KDC_COPY_THREADS ? KDC_COPY_THREADS : nthreads);
+	if (npieces < nt)
+		nt = (int) (npieces > 0 ? npieces : 1);
+	/* the threads inherit a mask that keeps the caller's signals off them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	try
+	{
+		for (int t = 1; t < nt; t++)
+		{
+			threads.emplace_back([&, t, nt]() { errs[t] = share(t, nt); });
+			started = t;
+		}
+	}
+	catch (...)
+	{
+		/* no more threads: this one takes the shares nobody took */
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errs[0] = share(0, nt);
+	for (int t = started + 1; t < nt; t++)
+		errs[t] = share(t, nt);
+	for (auto &th : threads)
+		th.join();
+	for (int t = 0; t < nt; t++)
+		if (errs[t] != cudaSuccess)
+			return errs[t];
+	return cudaSuccess;
+}
+
+/* Threads for a copy: the caller's CPU thread setting. */
+static int
+copy_threads(const KdExec *exec)
+{
+	return exec && exec->threads > 1 ? exec->threads : 1;
+}
+
+/* Copy bytes from the device (d_src) to host memory (dst). */
+cudaError_t
+kdc_to_host(void *dst, const void *d_src, size_t bytes, const KdExec *exec)
+{
+	if (bytes < KDC_STAGE_BYTES)
+		return cudaMemcpy(dst, d_src, bytes, cudaMemcpyDeviceToHost);
+	return run_pieces(copy_threads(exec), (int64_t) ((bytes + KDC_STAGE_BYTES - 1) / KDC_STAGE_BYTES),
+					  [&](KdcStage *s, int64_t p)
+					  {
+						  size_t	off = (size_t) p * KDC_STAGE_BYTES;
+						  size_t	len = bytes - off < KDC_STAGE_BYTES ? bytes - off : KDC_STAGE_BYTES;
+						  cudaError_t e;
+
+						  e = cudaMemcpyAsync(s->host, (const char *) d_src + off, len,
+											  cudaMemcpyDeviceToHost, s->stream);
+						  if (e == cudaSuccess)
+							  e = cudaStreamSynchronize(s->stream);
+						  if (e == cudaSuccess)
+							  memcpy((char *) dst + off, s->host, len);
+						  return e;
+					  });
+}
+
+/* Copy bytes from host memory (src) to the device (d_dst). */
+cudaError_t
+kdc_to_device(void *d_dst, const void *src, size_t bytes, const KdExec *exec)
+{
+	if (bytes < KDC_STAGE_BYTES)
+		return cudaMemcpy(d_dst, src, bytes, cudaMemcpyHostToDevice);
+	return run_pieces(copy_threads(exec), (int64_t) ((bytes + KDC_STAGE_BYTES - 1) / KDC_STAGE_BYTES),
+					  [&](KdcStage *s, int64_t p)
+					  {
+						  size_t	off = (size_t) p * KDC_STAGE_BYTES;
+						  size_t	len = bytes - off < KDC_STAGE_BYTES ? bytes - off : KDC_STAGE_BYTES;
+						  cudaError_t e;
+
+						  memcpy(s->host, (const char *) src + off, len);
+						  e = cudaMemcpyAsync((char *) d_dst + off, s->host, len,
+											  cudaMemcpyHostToDevice, s->stream);
+						  if (e == cudaSuccess)
+							  e = cudaStreamSynchronize(s->stream);
+						  return e;
+					  });
+}
+
+/*
+ * Copy the results at run positions [from, from + n) of d_res (k slots
+ * each, the first cnt valid) to out[order[pos] * k ...] on the host (order
+ * NULL: out[pos * k ...]).
+ */
+KdStatus
+kdc_results_to_host(const KdNeighbor *d_res, const uint32_t *order,
+					int64_t from, int64_t n, int k, int cnt, KdNeighbor *out,
+					const KdExec *exec, KdError *err)
+{
+	int64_t		per_piece = (int64_t) (KDC_STAGE_BYTES / (sizeof(KdNeighbor) * k));
+	cudaError_t e;
+
+	if (n <= 0 || cnt == 0)
+		return KD_OK;
+	e = run_pieces(copy_threads(exec), (n + per_piece - 1) / per_piece,
+				   [&](KdcStage *s, int64_t p)
+				   {
+					   int64_t	p0 = p * per_piece;
+					   int64_t	len = n - p0 < per_piece ? n - p0 : per_piece;
+					   const KdNeighbor *src = (const KdNeighbor *) s->host;
+					   cudaError_t e;
+
+					   e = cudaMemcpyAsync(s->host, d_res + (from + p0) * k,
+										   sizeof(KdNeighbor) * k * len,
+										   cudaMemcpyDeviceToHost, s->stream);
+					   if (e == cudaSuccess)
+						   e = cudaStreamSynchronize(s->stream);
+					   if (e != cudaSuccess)
+						   return e;
+					   for (int64_t i = 0; i < len; i++)
+						   memcpy(out + (order ? (int64_t) order[from + p0 + i] : from + p0 + i) * k,
+								  src + i * k, sizeof(KdNeighbor) * cnt);
+					   return cudaSuccess;
+				   });
+	if (e != cudaSuccess)
+		return kdc_cuda_error(err, e, "copying results to the host");
+	return KD_OK;
+}
