@@ -20,7 +20,9 @@
  *               the Morton sort's time is not in it.
  *   kdgpu       kd_build on the GPU, end to end (tree back in host
  *               memory); then, with the tree resident, kd_all_knn
- *               (include_self) or kd_knn of the set's queries, end to end.
+ *               (include_self) or kd_knn of the set's queries, end to end
+ *               into pageable memory with one copy thread per core, and
+ *               the query kernels' time (KdExec.times).
  *
  * Checks, on --check sampled queries against a float8 brute force on the
  * GPU (distances summed in dimension order without FMA, ties by row

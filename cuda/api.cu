@@ -353,23 +353,26 @@ bbox_kernel(const double *pts, int64_t n, int dim, unsigned long long *box)
 		}
 }
 
-/* Bits per dimension of the 32-bit Morton code. */
+/* Bits per dimension of the Morton code, 30 bits at most in all. */
 static __host__ __device__ __forceinline__ int
 morton_bits(int dim)
 {
 	return 30 / dim;
 }
 
-/* Morton code of each point inside the box, and the identity permutation. */
+/*
+ * Morton code of each point inside the box, above it the point's segment
+ * (index / segment, when segment > 0), and the identity permutation.
+ */
 static __global__ void
-morton_kernel(const double *pts, int64_t n, int dim,
-			  const unsigned long long *box, uint32_t *codes, uint32_t *idx)
+morton_kernel(const double *pts, int64_t n, int dim, int64_t segment,
+			  const unsigned long long *box, uint64_t *codes, uint32_t *idx)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
 	int			bits = morton_bits(dim);
 	double		top = (double) ((1u << bits) - 1);
 	uint32_t	cell[KD_MAX_DIM];
-	uint32_t	code = 0;
+	uint64_t	code = segment > 0 ? (uint64_t) (i / segment) : 0;
 
 	if (i >= n)
 		return;
@@ -386,48 +389,55 @@ morton_kernel(const double *pts, int64_t n, int dim,
 	for (int b = bits - 1; b >= 0; b--)
 		for (int j = 0; j < dim; j++)
 			code = (code << 1) | ((cell[j] >> b) & 1u);
+	code <<= 30 - bits * dim;
 	codes[i] = code;
 	idx[i] = (uint32_t) i;
 }
 
 /*
- * Fill d_perm with the indexes 0..n-1 of d_pts in Morton order.  Needs
- * KDC_ORDER_BYTES(n) of device memory (released when a is freed).
+ * Fill d_perm with the indexes 0..n-1 of d_pts in Morton order, or, with
+ * segment > 0, in segments of that many consecutive indexes, each in Morton
+ * order: positions [j * segment, (j + 1) * segment) of d_perm then hold the
+ * indexes of that same range.  Needs KDC_ORDER_BYTES(n) of device memory
+ * (released when a is freed).
  */
 KdStatus
-kdc_spatial_order(const double *d_pts, int64_t n, int dim, uint32_t *d_perm,
-				  KdcAllocs *a, KdError *err)
+kdc_spatial_order(const double *d_pts, int64_t n, int dim, int64_t segment,
+				  uint32_t *d_perm, KdcAllocs *a, KdError *err)
 {
 	unsigned long long box[2 * KD_MAX_DIM];
 	unsigned long long *d_box;
-	uint32_t   *d_codes;
+	uint64_t   *d_codes;
 	uint32_t   *d_idx;
 	void	   *d_temp = NULL;
 	size_t		temp_bytes = 0;
-	int			bits = morton_bits(dim) * dim;
+	int			bits = 30;
 	int64_t		blocks = n / KDC_BLOCK + 1;
 	KdStatus	st;
 	cudaError_t e;
 
 	if (n == 0)
 		return KD_OK;
+	if (segment > 0)
+		for (int64_t s = (n - 1) / segment; s > 0; s >>= 1)
+			bits++;
 	for (int j = 0; j < KD_MAX_DIM; j++)
 	{
 		box[j] = ~0ULL;
 		box[KD_MAX_DIM + j] = 0;
 	}
-	cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, (uint32_t *) NULL,
-									(uint32_t *) NULL, (uint32_t *) NULL,
+	cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, (uint64_t *) NULL,
+									(uint64_t *) NULL, (uint32_t *) NULL,
 									(uint32_t *) NULL, n, 0, bits);
 	if ((st = kdc_alloc(a, (void **) &d_box, sizeof(box), "a bounding box", err)) != KD_OK ||
-		(st = kdc_alloc(a, (void **) &d_codes, sizeof(uint32_t) * 2 * n, "Morton codes", err)) != KD_OK ||
+		(st = kdc_alloc(a, (void **) &d_codes, sizeof(uint64_t) * 2 * n, "Morton codes", err)) != KD_OK ||
 		(st = kdc_alloc(a, (void **) &d_idx, sizeof(uint32_t) * n, "query order", err)) != KD_OK ||
 		(st = kdc_alloc(a, &d_temp, temp_bytes, "sort space", err)) != KD_OK)
 		return st;
 	cudaMemcpy(d_box, box, sizeof(box), cudaMemcpyHostToDevice);
 	bbox_kernel <<< (unsigned int) (blocks < BBOX_BLOCKS ? blocks : BBOX_BLOCKS), KDC_BLOCK >>>
 		(d_pts, n, dim, d_box);
-	morton_kernel <<< kdc_blocks(n), KDC_BLOCK >>> (d_pts, n, dim, d_box, d_codes, d_idx);
+	morton_kernel <<< kdc_blocks(n), KDC_BLOCK >>> (d_pts, n, dim, segment, d_box, d_codes, d_idx);
 	e = cub::DeviceRadixSort::SortPairs(d_temp, temp_bytes, d_codes, d_codes + n,
 										d_idx, d_perm, n, 0, bits);
 	if (e == cudaSuccess)
@@ -590,10 +600,10 @@ kdc_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 	if (e == cudaSuccess)
 		e = kdc_to_device(g->refs, tree->refs, sizeof(uint64_t) * n, exec);
 	if (e == cudaSuccess)
-		e = cudaMemcpy(g->split, tree->split, n, cudaMemcpyHostToDevice);
+		e = kdc_to_device(g->split, tree->split, n, exec);
 	if (e == cudaSuccess)
-		e = cudaMemcpy(g->bounds, tree->bounds,
-					   sizeof(double) * 2 * dim * tree->nbounds, cudaMemcpyHostToDevice);
+		e = kdc_to_device(g->bounds, tree->bounds,
+						  sizeof(double) * 2 * dim * tree->nbounds, exec);
 	if (e != cudaSuccess)
 	{
 		kdc_release(g);

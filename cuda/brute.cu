@@ -173,7 +173,7 @@ kdc_brute_knn(const double *points, const uint64_t *refs, int64_t n, int dim,
 		{
 			for (int64_t q = 0; q < m; q++)
 				count[c0 + q] = cnt;
-			st = kdc_results_to_host(d_out, NULL, 0, m, k, cnt, out + c0 * k, exec, err);
+			st = kdc_results_to_host(d_out, m, k, cnt, out + c0 * k, exec, err);
 		}
 chunk_done:
 		kdc_free_all(&a);

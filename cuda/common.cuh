@@ -67,8 +67,8 @@ extern KdStatus kdc_upload_points(const double *points, const uint64_t *refs,
 								  uint64_t *d_refs, KdcAllocs *a,
 								  const KdExec *exec, KdError *err);
 extern KdStatus kdc_spatial_order(const double *d_pts, int64_t n, int dim,
-								  uint32_t *d_perm, KdcAllocs *a,
-								  KdError *err);
+								  int64_t segment, uint32_t *d_perm,
+								  KdcAllocs *a, KdError *err);
 extern KdStatus kdc_check_k(int k, KdError *err);
 extern size_t kdc_tree_bytes(int64_t n, int dim, int64_t nbounds);
 
@@ -77,11 +77,9 @@ extern cudaError_t kdc_to_host(void *dst, const void *d_src, size_t bytes,
 							   const KdExec *exec);
 extern cudaError_t kdc_to_device(void *d_dst, const void *src, size_t bytes,
 								 const KdExec *exec);
-extern KdStatus kdc_results_to_host(const KdNeighbor *d_res,
-									const uint32_t *order, int64_t from,
-									int64_t n, int k, int cnt,
-									KdNeighbor *out, const KdExec *exec,
-									KdError *err);
+extern KdStatus kdc_results_to_host(const KdNeighbor *d_res, int64_t nq,
+									int k, int cnt, KdNeighbor *out,
+									const KdExec *exec, KdError *err);
 extern KdStatus kdc_tree_create(int64_t n, int dim, int64_t nbounds,
 								const KdExec *exec, KdGpuTree **out,
 								KdError *err);
@@ -111,7 +109,7 @@ extern KdStatus kdc_brute_knn(const double *points, const uint64_t *refs,
 							  KdError *err);
 
 /* device bytes that a spatial ordering of n points needs */
-#define KDC_ORDER_BYTES(n) ((size_t) (n) * 16 + ((size_t) 1 << 20))
+#define KDC_ORDER_BYTES(n) ((size_t) (n) * 40 + ((size_t) 1 << 20))
 
 /*
  * Run work over items [0, total) in launches of paced size: launch(start,

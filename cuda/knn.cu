@@ -21,20 +21,38 @@
  * reference is read only to break a tie in distance and at the end.  A
  * capacity above k is padded with entries that sort before every real one,
  * so the list's last entry is always the k-th best.  Measured on an H100
- * with 10M points, k = 10 (bench/README.md, `make cukd-bench`), this
- * replaced a heap in local memory and took the All-kNN kernel from ... ms
- * to ... ms.  Other k and larger trees use knn_heap_kernel: a bounded
+ * with 10M points, k = 10 (bench/README.md, `make cukd-bench`), this list
+ * and the copies below took All-kNN of uniform 2-D points from 201 ms to
+ * 56 ms end to end, and 10M uniform queries against clustered 3-D data from
+ * 725 ms to 511 ms.  Other k and larger trees use knn_heap_kernel: a bounded
  * max-heap in local memory for k <= 64, in the query's result slots in
  * global memory above that, with the dimension known at run time.
  *
  * Queries are uploaded in chunks that fit the memory budget and run in
- * Morton order (kdc_spatial_order), in paced launches; each slice's results
- * are written in run order and copied to the host while the next slice
- * runs (results.cu), which puts them back in input order.  All-kNN runs the
- * same kernels with the tree's own points as queries, excluding each query's
- * own node unless include_self.
+ * Morton order (kdc_spatial_order), in paced launches; every result goes to
+ * its query's own slots on the device and is copied to the host in input
+ * order (transfer.cu).  All-kNN runs the same kernels with the tree's own
+ * points as queries, excluding each query's own node unless include_self,
+ * and runs them in KNN_SEGMENTS segments of consecutive nodes, each in
+ * Morton order: as soon as every query of a segment has run, its results
+ * (one contiguous range) go to the host while the next kernels run.  A
+ * segment of nodes is a few compact regions (each level of a left-balanced
+ * tree is in in-order), so this costs the kernels little coherence; user
+ * queries come in any order, and segments of them would cost much more.
+ * Measured on an H100, 10M points, k = 10: All-kNN of uniform 2-D points
+ * took 67 ms end to end in one segment (14.4 ms of kernels) and 56 ms in
+ * 16 (17.9 ms of kernels); 10M uniform queries against clustered 2-D data
+ * took 95 ms in one segment (38 ms of kernels), 84 ms in 4 (53 ms) and 97
+ * ms in 16 (75 ms).
  */
 #include "common.cuh"
+
+/*
+ * All-kNN runs a chunk's queries in about this many segments of consecutive
+ * node numbers, each of at least KNN_SEGMENT_MIN queries.
+ */
+#define KNN_SEGMENTS 16
+#define KNN_SEGMENT_MIN ((int64_t) 1 << 16)
 
 /*
  * Offer every point of the tree that can beat the heap's k-th neighbour,
@@ -111,9 +129,9 @@ knn_search(const KdGpuTree &t, const double *q, int64_t exclude, KdcHeap &h)
 
 /*
  * Queries order[start .. start + count) of a chunk, the dimension known at
- * run time; the query at run position pos leaves its neighbours in
- * res[pos * k ...].  self_base >= 0 excludes node self_base + qi (All-kNN).
- * K is the heap capacity in local memory, 0 for the heap in res.
+ * run time; query qi leaves its neighbours in res[qi * k ...].  self_base
+ * >= 0 excludes node self_base + qi (All-kNN).  K is the heap capacity in
+ * local memory, 0 for the heap in res.
  */
 template <int K>
 static __global__ void __launch_bounds__(KDC_BLOCK)
@@ -131,14 +149,14 @@ knn_heap_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 		return;
 	qi = order[pos];
 	kdc_load_point(q, queries + qi * t.dim, t.dim);
-	h.h = K > 0 ? local : res + pos * k;
+	h.h = K > 0 ? local : res + qi * k;
 	h.k = k;
 	h.size = 0;
 	knn_search(t, q, self_base >= 0 ? self_base + qi : -1, h);
 	h.sort();
 	if (K > 0)
 		for (int c = 0; c < h.size; c++)
-			res[pos * k + c] = local[c];
+			res[qi * k + c] = local[c];
 }
 
 /*
@@ -271,13 +289,15 @@ knn_list_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 		while (node < n)
 		{
 			double		p[DIM];
-			double		worst = best.d[K - 1];
+			double		worst;
 			double		d2;
 			double		diff;
 			double		far_lb;
 			int32_t		near;
+			int32_t		far;
 			int			s;
 
+			worst = best.d[K - 1];
 			if (lb > worst)
 				break;
 			if (node < nbounds)
@@ -295,18 +315,14 @@ knn_list_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 				best.offer(d2, node);
 			diff = __dadd_rn(kdc_coord<DIM>(q, s), -kdc_coord<DIM>(p, s));
 			near = 2 * node + (diff >= 0 ? 2 : 1);
+			far = (near & 1) ? near + 1 : near - 1;
 			far_lb = __dmul_rn(diff, diff);
 			far_lb = far_lb > lb ? far_lb : lb;
-			if (far_lb <= best.d[K - 1])
+			if (far < n && far_lb <= best.d[K - 1])
 			{
-				int32_t		far = (near & 1) ? near + 1 : near - 1;
-
-				if (far < n)
-				{
-					stack_node[sp] = far;
-					stack_lb[sp] = far_lb;
-					sp++;
-				}
+				stack_node[sp] = far;
+				stack_lb[sp] = far_lb;
+				sp++;
 			}
 			node = near;
 		}
@@ -332,8 +348,8 @@ done:
 
 		if (slot >= 0 && best.node[c] >= 0)
 		{
-			res[pos * k + slot].d2 = best.d[c];
-			res[pos * k + slot].ref = t.refs[best.node[c]];
+			res[qi * k + slot].d2 = best.d[c];
+			res[qi * k + slot].ref = t.refs[best.node[c]];
 		}
 	}
 }
@@ -456,13 +472,16 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	{
 		KdcAllocs	a = {0};
 		int64_t		m = nq - c0 < chunk ? nq - c0 : chunk;
+		int64_t		segment = queries ? 0 : m / KNN_SEGMENTS + 1;
+		int64_t		copied = 0;
 		double	   *d_q = NULL;
 		const double *qpts;
 		uint32_t   *d_order;
-		uint32_t   *order = NULL;
 		KdNeighbor *d_res;
 		cudaError_t e;
 
+		if (segment > 0 && segment < KNN_SEGMENT_MIN)
+			segment = KNN_SEGMENT_MIN;
 		if (queries)
 		{
 			if ((st = kdc_alloc(&a, (void **) &d_q, sizeof(double) * g->dim * m,
@@ -484,20 +503,8 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 			goto chunk_done;	/* nothing to find: the queries are checked */
 		if ((st = kdc_alloc(&a, (void **) &d_order, sizeof(uint32_t) * m, "query order", err)) != KD_OK ||
 			(st = kdc_alloc(&a, (void **) &d_res, sizeof(KdNeighbor) * k * m, "results", err)) != KD_OK ||
-			(st = kdc_spatial_order(qpts, m, g->dim, d_order, &a, err)) != KD_OK)
+			(st = kdc_spatial_order(qpts, m, g->dim, segment, d_order, &a, err)) != KD_OK)
 			goto chunk_done;
-		order = (uint32_t *) malloc(sizeof(uint32_t) * m);
-		if (order == NULL)
-		{
-			st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory for the query order");
-			goto chunk_done;
-		}
-		e = cudaMemcpy(order, d_order, sizeof(uint32_t) * m, cudaMemcpyDeviceToHost);
-		if (e != cudaSuccess)
-		{
-			st = kdc_cuda_error(err, e, "copying the query order");
-			goto chunk_done;
-		}
 		st = kdc_run_overlapped(exec, m, &slice, 10.0, "a kNN query", err,
 								[&](int64_t start, int64_t len)
 								{
@@ -507,11 +514,21 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 								},
 								[&](int64_t start, int64_t len)
 								{
-									return kdc_results_to_host(d_res, order, start, len, k, cnt,
-															   out + c0 * k, exec, err);
+									/* the segments every query of which has run */
+									int64_t		done = start + len;
+
+									if (done < m)
+										done = segment > 0 ? done - done % segment : 0;
+									if (done <= copied)
+										return KD_OK;
+									done = done - copied;
+									copied += done;
+									return kdc_results_to_host(d_res + (copied - done) * k,
+															   done, k, cnt,
+															   out + (c0 + copied - done) * k,
+															   exec, err);
 								});
 chunk_done:
-		free(order);
 		kdc_free_all(&a);
 		if (st != KD_OK)
 			return st;

@@ -362,7 +362,7 @@ range_chunk(RangeCall *rc, int64_t c0, int64_t m, int64_t max_hits,
 							   &a, rc->err)) != KD_OK ||
 		(rc->box &&
 		 (st = kdc_check_finite(d_qb, m, dim, c0, "box high corner", &a, rc->err)) != KD_OK) ||
-		(st = kdc_spatial_order(d_qa, m, dim, d_perm, &a, rc->err)) != KD_OK)
+		(st = kdc_spatial_order(d_qa, m, dim, 0, d_perm, &a, rc->err)) != KD_OK)
 		goto done;
 
 	/* count, then scan the counts into chunk-relative offsets */

@@ -15,15 +15,10 @@
  * theirs between their buffers and the caller's memory, so the link and
  * the host's memory bandwidth are both kept busy, and page faults on fresh
  * memory are taken by several threads at once.  Because the streams do not
- * synchronize with the default stream, kNN results of one slice go down
- * while the next slice's kernels run.
- *
- * kNN kernels write results in the order the queries ran (Morton order);
- * kdc_results_to_host puts each query's k slots at its own index through
- * the query order, so the caller sees input order.  Slots past cnt (fewer
- * points than k) are left untouched, as the CPU leaves them.  The threads start with every
- * signal blocked, so that a PostgreSQL backend's handlers only ever run on
- * its own thread.  Copies under KDC_STAGE_BYTES are plain cudaMemcpy.
+ * synchronize with the default stream, finished kNN results go down while
+ * the next kernels run (knn.cu).  The threads start with every signal
+ * blocked, so that a PostgreSQL backend's handlers only ever run on its own
+ * thread.  Copies under KDC_STAGE_BYTES are plain cudaMemcpy.
  */
 #include <mutex>
 #include <signal.h>
@@ -34,7 +29,7 @@
 #include "common.cuh"
 
 /* Threads that copy results out, at most, and each one's pinned buffer. */
-#define KDC_COPY_THREADS 8
+#define KDC_COPY_THREADS 16
 #define KDC_STAGE_BYTES ((size_t) 4 << 20)
 
 /* A copy thread's pinned buffer and stream, made on first use. */
@@ -179,40 +174,23 @@ kdc_to_device(void *d_dst, const void *src, size_t bytes, const KdExec *exec)
 }
 
 /*
- * Copy the results at run positions [from, from + n) of d_res (k slots
- * each, the first cnt valid) to out[order[pos] * k ...] on the host (order
- * NULL: out[pos * k ...]).
+ * Copy the results of nq queries (k slots each, the first cnt valid) from
+ * d_res to out on the host; slots past cnt are left untouched.
  */
 KdStatus
-kdc_results_to_host(const KdNeighbor *d_res, const uint32_t *order,
-					int64_t from, int64_t n, int k, int cnt, KdNeighbor *out,
-					const KdExec *exec, KdError *err)
+kdc_results_to_host(const KdNeighbor *d_res, int64_t nq, int k, int cnt,
+					KdNeighbor *out, const KdExec *exec, KdError *err)
 {
-	int64_t		per_piece = (int64_t) (KDC_STAGE_BYTES / (sizeof(KdNeighbor) * k));
 	cudaError_t e;
 
-	if (n <= 0 || cnt == 0)
+	if (nq <= 0 || cnt == 0)
 		return KD_OK;
-	e = run_pieces(copy_threads(exec), (n + per_piece - 1) / per_piece,
-				   [&](KdcStage *s, int64_t p)
-				   {
-					   int64_t	p0 = p * per_piece;
-					   int64_t	len = n - p0 < per_piece ? n - p0 : per_piece;
-					   const KdNeighbor *src = (const KdNeighbor *) s->host;
-					   cudaError_t e;
-
-					   e = cudaMemcpyAsync(s->host, d_res + (from + p0) * k,
-										   sizeof(KdNeighbor) * k * len,
-										   cudaMemcpyDeviceToHost, s->stream);
-					   if (e == cudaSuccess)
-						   e = cudaStreamSynchronize(s->stream);
-					   if (e != cudaSuccess)
-						   return e;
-					   for (int64_t i = 0; i < len; i++)
-						   memcpy(out + (order ? (int64_t) order[from + p0 + i] : from + p0 + i) * k,
-								  src + i * k, sizeof(KdNeighbor) * cnt);
-					   return cudaSuccess;
-				   });
+	if (cnt == k)
+		e = kdc_to_host(out, d_res, sizeof(KdNeighbor) * k * nq, exec);
+	else
+		e = cudaMemcpy2D(out, sizeof(KdNeighbor) * k, d_res,
+						 sizeof(KdNeighbor) * k, sizeof(KdNeighbor) * cnt,
+						 nq, cudaMemcpyDeviceToHost);
 	if (e != cudaSuccess)
 		return kdc_cuda_error(err, e, "copying results to the host");
 	return KD_OK;
