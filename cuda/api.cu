@@ -622,8 +622,7 @@ static const KdCudaApi kdc_api = {
 	kdc_knn,
 	kdc_all_knn,
 	kdc_radius,
-	kdc_box,
-	kdc_brute_knn
+	kdc_box
 };
 
 /* The one exported symbol: the entry table. */

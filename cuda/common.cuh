@@ -102,11 +102,6 @@ extern KdStatus kdc_radius(const KdGpuTree *gtree, const double *centers,
 extern KdStatus kdc_box(const KdGpuTree *gtree, const double *lows,
 						const double *highs, int64_t nq, KdRangeResult *res,
 						const KdExec *exec, KdError *err);
-extern KdStatus kdc_brute_knn(const double *points, const uint64_t *refs,
-							  int64_t n, int dim, const double *queries,
-							  int64_t nq, int k, KdNeighbor *out,
-							  int32_t *count, const KdExec *exec,
-							  KdError *err);
 
 /* device bytes that a spatial ordering of n points needs */
 #define KDC_ORDER_BYTES(n) ((size_t) (n) * 40 + ((size_t) 1 << 20))

@@ -58,13 +58,6 @@ typedef struct KdCudaApi
 	KdStatus	(*box) (const KdGpuTree *gtree, const double *lows,
 						const double *highs, int64_t nq, KdRangeResult *res,
 						const KdExec *exec, KdError *err);
-
-	/* the same contract as kd_brute_knn */
-	KdStatus	(*brute_knn) (const double *points, const uint64_t *refs,
-							  int64_t n, int dim, const double *queries,
-							  int64_t nq, int k, KdNeighbor *out,
-							  int32_t *count, const KdExec *exec,
-							  KdError *err);
 } KdCudaApi;
 
 /* the one exported symbol */

@@ -205,16 +205,6 @@ extern KdStatus kd_box_cpu(const KdTree *tree, const double *lows,
 						   const double *highs, int64_t nq,
 						   KdRangeResult *res, KdExec *exec, KdError *err);
 
-/* kd_brute.c: brute-force kNN over unindexed points (same output as kd_knn) */
-extern KdStatus kd_brute_knn(const double *points, const uint64_t *refs,
-							 int64_t n, int dim, const double *queries,
-							 int64_t nq, int k, KdNeighbor *out,
-							 int32_t *count, KdExec *exec, KdError *err);
-extern KdStatus kd_brute_knn_cpu(const double *points, const uint64_t *refs,
-								 int64_t n, int dim, const double *queries,
-								 int64_t nq, int k, KdNeighbor *out,
-								 int32_t *count, KdExec *exec, KdError *err);
-
 /*
  * kd_gpu.c: the GPU object, opened on first use from the path given to
  * kd_gpu_set_library (default: "kdgpu_cuda.so" found by the dynamic linker).

@@ -306,37 +306,6 @@ test_ranges(const Case *c, const KdTree *tree, KdExec *exec, const char *how)
 		kd_range_result_free(&got);
 }
 
-/* Brute-force kNN (engine) against the oracle. */
-static void
-test_brute(const Case *c, KdExec *exec, const char *how)
-{
-	int			k = 10;
-	KdNeighbor *got = malloc(sizeof(KdNeighbor) * (size_t) (c->nq * k));
-	KdNeighbor	want[10];
-	int32_t    *count = malloc(sizeof(int32_t) * (size_t) c->nq);
-	KdError		err;
-	KdStatus	st;
-	bool		ok;
-
-	st = exec->device == KD_DEVICE_CPU
-		? kd_brute_knn_cpu(c->pts, c->refs, c->n, c->dim, c->queries, c->nq, k,
-						   got, count, exec, &err)
-		: kd_brute_knn(c->pts, c->refs, c->n, c->dim, c->queries, c->nq, k,
-					   got, count, exec, &err);
-	ok = (st == KD_OK);
-	for (int64_t q = 0; ok && q < c->nq; q++)
-	{
-		int			m = oracle_knn(c->pts, c->refs, c->n, c->dim,
-								   c->queries + q * c->dim, k, -1, want);
-
-		ok = same_neighbors(got + q * k, count[q], want, m);
-	}
-	check(ok, "brute knn %s d=%d n=%lld %s %s", c->name, c->dim,
-		  (long long) c->n, how, st ? err.message : "");
-	free(got);
-	free(count);
-}
-
 /* Build a tree for c on a device; check its structure. */
 static bool
 build_checked(const Case *c, KdExec *exec, KdTree *tree, const char *how)
@@ -372,8 +341,6 @@ test_case(DataKind kind, int64_t n, int dim)
 		test_knn(&c, &tree, &exec, how);
 		test_all_knn(&c, &tree, &exec, how);
 		test_ranges(&c, &tree, &exec, how);
-		if (threads == 1)
-			test_brute(&c, &exec, how);
 		if (have_gpu && threads == 1)
 		{
 			/* the GPU on a CPU-built tree */
@@ -381,7 +348,6 @@ test_case(DataKind kind, int64_t n, int dim)
 			test_knn(&c, &tree, &exec, "gpu-query");
 			test_all_knn(&c, &tree, &exec, "gpu-query");
 			test_ranges(&c, &tree, &exec, "gpu-query");
-			test_brute(&c, &exec, "gpu");
 		}
 		kd_tree_free(&tree);
 	}

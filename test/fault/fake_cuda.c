@@ -148,16 +148,6 @@ fake_box(const KdGpuTree *g, const double *lo, const double *hi, int64_t nq,
 	return fake_fail(err, "box");
 }
 
-static KdStatus
-fake_brute_knn(const double *p, const uint64_t *refs, int64_t n, int dim,
-			   const double *q, int64_t nq, int k, KdNeighbor *out,
-			   int32_t *count, const KdExec *exec, KdError *err)
-{
-	(void) p, (void) refs, (void) n, (void) dim, (void) q, (void) nq, (void) k;
-	(void) out, (void) count, (void) exec;
-	return fake_fail(err, "brute_knn");
-}
-
 static const KdCudaApi fake_api = {
 	KDGPU_CUDA_ABI_VERSION,
 	fake_probe,
@@ -167,8 +157,7 @@ static const KdCudaApi fake_api = {
 	fake_knn,
 	fake_all_knn,
 	fake_radius,
-	fake_box,
-	fake_brute_knn
+	fake_box
 };
 
 __attribute__((visibility("default"))) const KdCudaApi *

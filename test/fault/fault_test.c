@@ -89,13 +89,11 @@ live_trees(void)
 /* The answers of one device setting, to compare with the CPU's. */
 typedef struct Answers
 {
-	KdStatus	st[6];
-	char		note[6][256];
-	bool		used_gpu[6];
+	KdStatus	st[5];
+	char		note[5][256];
+	bool		used_gpu[5];
 	KdNeighbor	knn[NQ * K];
 	int32_t		knn_count[NQ];
-	KdNeighbor	brute[NQ * K];
-	int32_t		brute_count[NQ];
 	KdNeighbor *all;
 	int32_t    *all_count;
 	KdRangeResult radius;
@@ -107,9 +105,9 @@ typedef struct Answers
 
 enum
 {
-	OP_KNN, OP_ALL, OP_RADIUS, OP_BOX, OP_BRUTE, OP_UPLOAD
+	OP_KNN, OP_ALL, OP_RADIUS, OP_BOX, OP_UPLOAD
 };
-static const char *const op_names[] = {"knn", "all_knn", "radius", "box", "brute_knn", "upload"};
+static const char *const op_names[] = {"knn", "all_knn", "radius", "box", "upload"};
 
 /*
  * Build a tree (on the CPU, so that the queries find it built) and run
@@ -148,8 +146,6 @@ run_all(KdDevice device, const KdTree *tree, Answers *a)
 	RUN(OP_ALL, kd_all_knn(tree, K, false, a->all, a->all_count, &exec, &err));
 	RUN(OP_RADIUS, kd_radius(tree, queries, NQ, radii, NQ, &a->radius, &exec, &err));
 	RUN(OP_BOX, kd_box(tree, lows, highs, NQ, &a->box, &exec, &err));
-	RUN(OP_BRUTE, kd_brute_knn(pts, refs, NPTS, DIM, queries, NQ, K, a->brute,
-							   a->brute_count, &exec, &err));
 #undef RUN
 }
 
@@ -186,9 +182,6 @@ same_answer(int op, const Answers *a, const Answers *cpu)
 			return same_range(&a->radius, &cpu->radius);
 		case OP_BOX:
 			return same_range(&a->box, &cpu->box);
-		case OP_BRUTE:
-			return memcmp(a->brute_count, cpu->brute_count, sizeof(a->brute_count)) == 0 &&
-				memcmp(a->brute, cpu->brute, sizeof(a->brute)) == 0;
 	}
 	return false;
 }
@@ -246,7 +239,7 @@ check_mode(const char *ctx, KdStatus injected, bool fallback, const KdTree *cput
 	/* queries */
 	run_all(KD_DEVICE_AUTO, cputree, &aut);
 	run_all(KD_DEVICE_GPU, cputree, &gpu);
-	for (int op = OP_KNN; op <= OP_BRUTE; op++)
+	for (int op = OP_KNN; op <= OP_BOX; op++)
 	{
 		snprintf(c, sizeof(c), "%s, %s", ctx, op_names[op]);
 		if (fallback)
@@ -265,7 +258,7 @@ check_mode(const char *ctx, KdStatus injected, bool fallback, const KdTree *cput
 
 	/* and the next work, on the CPU, is right */
 	run_all(KD_DEVICE_CPU, cputree, &after);
-	for (int op = OP_KNN; op <= OP_BRUTE; op++)
+	for (int op = OP_KNN; op <= OP_BOX; op++)
 	{
 		snprintf(c, sizeof(c), "%s, then %s on the CPU", ctx, op_names[op]);
 		check(after.st[op] == KD_OK && same_answer(op, &after, cpu), "the next query works", c);
@@ -325,7 +318,7 @@ check_real(const KdTree *cputree, const Answers *cpu)
 	{
 		/* queries on the GPU-resident tree the build kept */
 		run_all(KD_DEVICE_AUTO, &tree, &aut);
-		for (int op = OP_KNN; op <= OP_BRUTE; op++)
+		for (int op = OP_KNN; op <= OP_BOX; op++)
 		{
 			check(aut.st[op] == KD_OK && same_answer(op, &aut, cpu),
 				  "AUTO on the built tree gives the CPU's answer", op_names[op]);
@@ -347,7 +340,7 @@ check_real(const KdTree *cputree, const Answers *cpu)
 	}
 	run_all(KD_DEVICE_AUTO, cputree, &aut);
 	run_all(KD_DEVICE_GPU, cputree, &gpu);
-	for (int op = OP_KNN; op <= OP_BRUTE; op++)
+	for (int op = OP_KNN; op <= OP_BOX; op++)
 	{
 		check(aut.st[op] == KD_OK && same_answer(op, &aut, cpu), "AUTO gives the CPU's answer", op_names[op]);
 		check((gpu.st[op] == KD_OK && same_answer(op, &gpu, cpu)) ||
@@ -357,7 +350,7 @@ check_real(const KdTree *cputree, const Answers *cpu)
 	}
 	check(cputree->gpu == NULL, "the host tree keeps no device copy", "real");
 	run_all(KD_DEVICE_AUTO, cputree, &after);
-	for (int op = OP_KNN; op <= OP_BRUTE; op++)
+	for (int op = OP_KNN; op <= OP_BOX; op++)
 		check(after.st[op] == KD_OK && same_answer(op, &after, cpu), "the next AUTO query is right", op_names[op]);
 	free_answers(&aut);
 	free_answers(&gpu);
@@ -383,7 +376,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	run_all(KD_DEVICE_CPU, &cputree, &cpu);
-	for (int op = OP_KNN; op <= OP_BRUTE; op++)
+	for (int op = OP_KNN; op <= OP_BOX; op++)
 		check(cpu.st[op] == KD_OK, "the CPU answers", op_names[op]);
 
 	if (strcmp(mode, "real") == 0)
@@ -413,7 +406,7 @@ main(int argc, char **argv)
 			snprintf(ctx, sizeof(ctx), "queries fail: %s", modes[i].name);
 			check_mode(ctx, modes[i].st, modes[i].fallback, &cputree, &cpu);
 		}
-		/* the upload fails (build and brute force, which upload nothing, too) */
+		/* the upload fails (the build, which uploads nothing, too) */
 		setenv("KDGPU_FAKE_FAIL", "nomem", 1);
 		setenv("KDGPU_FAKE_UPLOAD", "nomem", 1);
 		check_upload("upload fails: nomem", KD_ERR_GPU_NOMEM, &cputree);
@@ -440,7 +433,7 @@ main(int argc, char **argv)
 			  "GPU build is KD_ERR_GPU_UNAVAILABLE with the reason", err.message);
 		run_all(KD_DEVICE_AUTO, &cputree, &aut);
 		run_all(KD_DEVICE_GPU, &cputree, &gpu);
-		for (int op = OP_KNN; op <= OP_BRUTE; op++)
+		for (int op = OP_KNN; op <= OP_BOX; op++)
 		{
 			check(aut.st[op] == KD_OK && !aut.used_gpu[op] && same_answer(op, &aut, &cpu),
 				  "AUTO answers on the CPU", op_names[op]);

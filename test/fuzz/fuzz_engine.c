@@ -109,35 +109,28 @@ fuzz_points(const uint8_t *data, size_t size, int dim, uint8_t flags,
 	return n;
 }
 
-/* kNN of the first points (and their midpoint) against both oracles. */
+/* kNN of the first points against the oracle. */
 static void
 fuzz_knn(const KdTree *tree, const double *points, const uint64_t *refs,
 		 int64_t n, int dim, int k, KdExec *exec)
 {
 	int64_t		nq = n < FUZZ_QUERIES ? n : FUZZ_QUERIES;
 	KdNeighbor *out = malloc(sizeof(KdNeighbor) * (size_t) (nq * k + 1));
-	KdNeighbor *brute = malloc(sizeof(KdNeighbor) * (size_t) (nq * k + 1));
 	KdNeighbor *want = malloc(sizeof(KdNeighbor) * (size_t) k);
 	int32_t    *count = malloc(sizeof(int32_t) * (size_t) (nq + 1));
-	int32_t    *bcount = malloc(sizeof(int32_t) * (size_t) (nq + 1));
 	KdError		err;
 
 	if (kd_knn(tree, points, nq, k, out, count, exec, &err) != KD_OK)
-		fuzz_fail(err.message, -1, -1);
-	if (kd_brute_knn(points, refs, n, dim, points, nq, k, brute, bcount, exec, &err) != KD_OK)
 		fuzz_fail(err.message, -1, -1);
 	for (int64_t q = 0; q < nq; q++)
 	{
 		int			m = oracle_knn(points, refs, n, dim, points + q * dim, k, -1, want);
 
 		same_hits("kNN differs from the oracle", q, out + q * k, count[q], want, m);
-		same_hits("brute-force kNN differs from the oracle", q, brute + q * k, bcount[q], want, m);
 	}
 	free(out);
-	free(brute);
 	free(want);
 	free(count);
-	free(bcount);
 }
 
 /* All-kNN over the tree's points in node order. */
