@@ -7,9 +7,11 @@
  * position range [start, start + size) in every list (its in-order range),
  * and inside that range L_d is sorted by (coordinate d, input index).
  *
- *	- Presort: for each dimension, CUB radix sorts the points by the
- *	  order-preserving bits of their coordinate (stable, so ties keep input
- *	  order); rank_d[p] is p's position in that global order, a total order.
+ *	- Presort: the points are sorted by ref once; then for each dimension,
+ *	  CUB radix sorts them, in that order, by the order-preserving bits of
+ *	  their coordinate (stable, so ties keep ref order, as the CPU's
+ *	  (coordinate, ref) order does); rank_d[p] is p's position in that
+ *	  global order, a total order.
  *	- Per level, a node kernel reads each node's tight bounding box straight
  *	  off the ends of its lists (first and last entry of L_d), picks the
  *	  widest dimension s (float8 hi - lo, ties to the lowest), stores the box
@@ -50,17 +52,31 @@ typedef struct BuildNodes
 	uint8_t    *split;			/* split dimension */
 } BuildNodes;
 
-/* Sort keys of coordinate d and the identity permutation. */
+/* The refs as sort keys, and the identity permutation. */
 static __global__ void
-presort_keys_kernel(const double *pts, int64_t n, int dim, int d,
-					uint64_t *keys, uint32_t *idx)
+ref_keys_kernel(const uint64_t *refs, int64_t n, uint64_t *keys, uint32_t *idx)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
 
 	if (i >= n)
 		return;
-	keys[i] = kdc_ordered_bits(pts[i * dim + d]);
+	keys[i] = refs[i];
 	idx[i] = (uint32_t) i;
+}
+
+/* Sort keys of coordinate d of the points taken in the order byref. */
+static __global__ void
+presort_keys_kernel(const double *pts, const uint32_t *byref, int64_t n,
+					int dim, int d, uint64_t *keys, uint32_t *idx)
+{
+	int64_t		j = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+	uint32_t	i;
+
+	if (j >= n)
+		return;
+	i = byref[j];
+	keys[j] = kdc_ordered_bits(pts[(int64_t) i * dim + d]);
+	idx[j] = i;
 }
 
 /* rank[list[j]] = j */
@@ -371,12 +387,28 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if ((st = kdc_upload_points(points, refs, n, dim, d_pts, d_refs, &a, exec, err)) != KD_OK)
 		goto done;
 
-	/* presort every dimension */
+	/*
+	 * presort every dimension, starting from the points in ref order (in
+	 * tags[0], free until the levels): the stable sorts then break ties in
+	 * a coordinate by ref, as the CPU's (coordinate, ref) order does
+	 */
+	ref_keys_kernel <<< kdc_blocks(n), KDC_BLOCK >>> (d_refs, n, d_keys, d_idx);
+	{
+		size_t		tb = temp_bytes;
+
+		e = cub::DeviceRadixSort::SortPairs(d_temp, tb, d_keys, d_keys + n,
+											d_idx, tags[0], n, 0, 64);
+		if (e != cudaSuccess)
+		{
+			st = kdc_cuda_error(err, e, "the build's presort");
+			goto done;
+		}
+	}
 	for (int d = 0; d < dim; d++)
 	{
 		size_t		tb = temp_bytes;
 
-		presort_keys_kernel <<< kdc_blocks(n), KDC_BLOCK >>> (d_pts, n, dim, d, d_keys, d_idx);
+		presort_keys_kernel <<< kdc_blocks(n), KDC_BLOCK >>> (d_pts, tags[0], n, dim, d, d_keys, d_idx);
 		e = cub::DeviceRadixSort::SortPairs(d_temp, tb, d_keys, d_keys + n,
 											d_idx, lists[0] + d * n, n, 0, 64);
 		if (e != cudaSuccess)

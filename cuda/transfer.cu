@@ -10,7 +10,7 @@
  * cudaMemcpy goes through the driver's single staging buffer on one thread.
  * Instead up to KDC_COPY_THREADS host threads (exec->threads) each own a
  * small pinned staging buffer and a non-blocking stream, both made once per
- * process, and take every nthreads-th piece of the copy: a thread moves a
+ * process (and freed at exit), and take every nthreads-th piece of the copy: a thread moves a
  * piece between its buffer and the device while the other threads move
  * theirs between their buffers and the caller's memory, so the link and
  * the host's memory bandwidth are both kept busy, and page faults on fresh
@@ -22,6 +22,7 @@
  */
 #include <mutex>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <thread>
 #include <vector>
@@ -42,16 +43,32 @@ typedef struct KdcStage
 static KdcStage kdc_stages[KDC_COPY_THREADS];
 static std::mutex kdc_stage_lock;
 
+/* Free every stage (at exit, before the CUDA runtime's own teardown). */
+static void
+stages_close(void)
+{
+	for (int t = 0; t < KDC_COPY_THREADS; t++)
+		if (kdc_stages[t].host != NULL)
+		{
+			cudaFreeHost(kdc_stages[t].host);
+			cudaStreamDestroy(kdc_stages[t].stream);
+			kdc_stages[t].host = NULL;
+		}
+}
+
 /* Make stage t's buffer and stream if they are not there yet. */
 static cudaError_t
 stage_open(int t)
 {
+	static bool registered = false;
 	std::lock_guard<std::mutex> guard(kdc_stage_lock);
 	KdcStage   *s = &kdc_stages[t];
 	cudaError_t e;
 
 	if (s->host != NULL)
 		return cudaSuccess;
+	if (!registered)
+		registered = atexit(stages_close) == 0;
 	e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
 	if (e != cudaSuccess)
 		return e;

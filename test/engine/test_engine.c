@@ -322,6 +322,33 @@ build_checked(const Case *c, KdExec *exec, KdTree *tree, const char *how)
 				 (long long) c->n, how, st ? err.message : "");
 }
 
+/*
+ * The GPU's build of c is the CPU's, bit for bit (ties in a coordinate
+ * broken by ref; c's refs are not in input order).
+ */
+static void
+check_same_tree(const Case *c, const KdTree *gpu)
+{
+	KdTree		cpu;
+	KdExec		exec;
+	KdError		err;
+	bool		ok;
+
+	exec_for(&exec, KD_DEVICE_CPU, 1);
+	ok = kd_build_cpu(c->pts, c->refs, c->n, c->dim, &cpu, &exec, &err) == KD_OK;
+	if (ok)
+	{
+		ok = gpu->n == cpu.n && gpu->nbounds == cpu.nbounds &&
+			memcmp(gpu->coords, cpu.coords, sizeof(double) * c->n * c->dim) == 0 &&
+			memcmp(gpu->refs, cpu.refs, sizeof(uint64_t) * c->n) == 0 &&
+			memcmp(gpu->split, cpu.split, c->n) == 0 &&
+			memcmp(gpu->bounds, cpu.bounds, sizeof(double) * 2 * c->dim * cpu.nbounds) == 0;
+		kd_tree_free(&cpu);
+	}
+	check(ok, "gpu build equals the cpu build %s d=%d n=%lld", c->name, c->dim,
+		  (long long) c->n);
+}
+
 /* Every query kind on one case, on the CPU and (when usable) the GPU. */
 static void
 test_case(DataKind kind, int64_t n, int dim)
@@ -357,6 +384,7 @@ test_case(DataKind kind, int64_t n, int dim)
 		exec_for(&exec, KD_DEVICE_GPU, 1);
 		if (build_checked(&c, &exec, &tree, "gpu-build"))
 		{
+			check_same_tree(&c, &tree);
 			test_knn(&c, &tree, &exec, "gpu-build");
 			test_all_knn(&c, &tree, &exec, "gpu-build");
 			test_ranges(&c, &tree, &exec, "gpu-build");
