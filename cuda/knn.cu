@@ -13,7 +13,8 @@
  * subset of the terms of the exact distance, so they never exceed it and
  * the result is exactly the CPU's.
  *
- * Two kernels share that walk.  For k <= 32 on trees of fewer than 2^30
+ * Two kernels share that walk (knn_walk), each with its own record of the
+ * best found.  For k <= 32 on trees of fewer than 2^30
  * points (the common case) knn_list_kernel is instantiated per dimension
  * and per list capacity K: the query, the point and the k best live in
  * registers, the best as a sorted list of (d2, node) that an insertion
@@ -23,8 +24,8 @@
  * so the list's last entry is always the k-th best.  Measured on an H100
  * with 10M points, k = 10 (bench/README.md, `make cukd-bench`), this list
  * and the copies below took All-kNN of uniform 2-D points from 201 ms to
- * 56 ms end to end, and 10M uniform queries against clustered 3-D data from
- * 725 ms to 511 ms.  Other k and larger trees use knn_heap_kernel: a bounded
+ * 54 ms end to end, and 10M uniform queries against clustered 3-D data from
+ * 725 ms to 497 ms.  Other k and larger trees use knn_heap_kernel: a bounded
  * max-heap in local memory for k <= 64, in the query's result slots in
  * global memory above that, with the dimension known at run time.
  *
@@ -55,111 +56,6 @@
 #define KNN_SEGMENT_MIN ((int64_t) 1 << 16)
 
 /*
- * Offer every point of the tree that can beat the heap's k-th neighbour,
- * except node exclude.
- */
-static __device__ __forceinline__ void
-knn_search(const KdGpuTree &t, const double *q, int64_t exclude, KdcHeap &h)
-{
-	int64_t		stack_node[KDC_STACK];
-	double		stack_lb[KDC_STACK];
-	int			sp = 0;
-	int64_t		node = 0;
-	double		lb = 0.0;
-	int			dim = t.dim;
-
-	for (;;)
-	{
-		while (node < t.n)
-		{
-			const double *p = t.coords + node * dim;
-			double		worst = h.worst();
-			double		d2;
-			double		diff;
-			double		far_lb;
-			int64_t		near;
-			int			s;
-
-			if (lb > worst)
-				break;
-			if (node < t.nbounds)
-			{
-				double		bd = kdc_box_dist2(q, t.bounds + node * 2 * dim, dim);
-
-				if (bd > worst)
-					break;
-				lb = bd > lb ? bd : lb;
-			}
-			d2 = kdc_dist2(q, p, dim);
-			if (node != exclude)
-				h.push(d2, t.refs[node]);
-			s = t.split[node];
-			diff = __dadd_rn(kdc_coord(q, s), -p[s]);
-			near = 2 * node + (diff >= 0 ? 2 : 1);
-			far_lb = __dmul_rn(diff, diff);
-			far_lb = far_lb > lb ? far_lb : lb;
-			if (far_lb <= h.worst())
-			{
-				int64_t		far = 4 * node + 3 - near;
-
-				if (far < t.n)
-				{
-					stack_node[sp] = far;
-					stack_lb[sp] = far_lb;
-					sp++;
-				}
-			}
-			node = near;
-		}
-		/* resume at the deepest pending subtree that can still win */
-		for (;;)
-		{
-			if (sp == 0)
-				return;
-			sp--;
-			if (stack_lb[sp] <= h.worst())
-			{
-				node = stack_node[sp];
-				lb = stack_lb[sp];
-				break;
-			}
-		}
-	}
-}
-
-/*
- * Queries order[start .. start + count) of a chunk, the dimension known at
- * run time; query qi leaves its neighbours in res[qi * k ...].  self_base
- * >= 0 excludes node self_base + qi (All-kNN).  K is the heap capacity in
- * local memory, 0 for the heap in res.
- */
-template <int K>
-static __global__ void __launch_bounds__(KDC_BLOCK)
-knn_heap_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
-				int64_t start, int64_t count, int k, int64_t self_base,
-				KdNeighbor *res)
-{
-	int64_t		pos = start + blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
-	KdNeighbor	local[K > 0 ? K : 1];
-	double		q[KD_MAX_DIM];
-	int64_t		qi;
-	KdcHeap		h;
-
-	if (pos >= start + count)
-		return;
-	qi = order[pos];
-	kdc_load_point(q, queries + qi * t.dim, t.dim);
-	h.h = K > 0 ? local : res + qi * k;
-	h.k = k;
-	h.size = 0;
-	knn_search(t, q, self_base >= 0 ? self_base + qi : -1, h);
-	h.sort();
-	if (K > 0)
-		for (int c = 0; c < h.size; c++)
-			res[qi * k + c] = local[c];
-}
-
-/*
  * The k best (d2, node) pairs in registers, ascending by (d2, the node's
  * row reference).  The first K - k entries are padding that sorts before
  * every real candidate (d2 = -inf, node -2), empty entries sort after every
@@ -184,6 +80,12 @@ struct KdcList
 				__longlong_as_double(0x7ff0000000000000LL);
 			node[i] = pad ? -2 : -1;
 		}
+	}
+
+	/* the k-th best distance, +inf while fewer were found */
+	__device__ __forceinline__ double worst() const
+	{
+		return d[K - 1];
 	}
 
 	/* (d2, nd) sorts before entry i */
@@ -229,12 +131,17 @@ struct KdcList
 	}
 };
 
-/* Load a point of DIM coordinates, in pairs where DIM is even. */
-template <int DIM>
+/*
+ * Load a point into registers: DIM coordinates, in pairs where DIM is even,
+ * or with FIXED false the first dim of up to DIM.
+ */
+template <int DIM, bool FIXED>
 static __device__ __forceinline__ void
-knn_load(double *dst, const double *src)
+knn_load(double *dst, const double *src, int dim)
 {
-	if (DIM % 2 == 0)
+	if (!FIXED)
+		kdc_load_point<DIM>(dst, src, dim);
+	else if (DIM % 2 == 0)
 	{
 #pragma unroll
 		for (int j = 0; j < DIM; j += 2)
@@ -253,64 +160,69 @@ knn_load(double *dst, const double *src)
 	}
 }
 
-/*
- * knn_heap_kernel's contract for trees of fewer than 2^30 points and
- * k <= K, with the dimension DIM and the list capacity K fixed.
- */
-template <int DIM, int K>
-static __global__ void __launch_bounds__(KDC_BLOCK)
-knn_list_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
-				int64_t start, int64_t count, int k, int64_t self_base,
-				KdNeighbor *res)
+/* What a visit does in knn_heap_kernel: the heap of (d2, ref). */
+struct KdcHeapVisit
 {
-	int64_t		pos = start + blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
-	int32_t		stack_node[32];
-	double		stack_lb[32];
-	double		q[DIM];
-	KdcList<K>	best;
-	int32_t		n = (int32_t) t.n;
-	int32_t		nbounds = (int32_t) t.nbounds;
-	int32_t		exclude = -1;
-	int32_t		node = 0;
+	KdcHeap    *h;
+	const uint64_t *refs;
+
+	__device__ __forceinline__ double worst() const
+	{
+		return h->worst();
+	}
+
+	__device__ __forceinline__ void offer(double d2, int64_t node)
+	{
+		h->push(d2, refs[node]);
+	}
+};
+
+/*
+ * Offer every point of the tree that can beat best's k-th neighbour, except
+ * node exclude: the walk of both kernels.  The register arrays hold DIM
+ * coordinates (FIXED: the tree's dimension is DIM; else it is t.dim <=
+ * DIM), Index numbers the nodes, STACK bounds the depth, and Best says
+ * what a visit does (worst(), offer(d2, node)).
+ */
+template <int DIM, bool FIXED, typename Index, int STACK, typename Best>
+static __device__ __forceinline__ void
+knn_walk(const KdGpuTree &t, const double *q, Index exclude, Best &best)
+{
+	Index		stack_node[STACK];
+	double		stack_lb[STACK];
+	Index		n = (Index) t.n;
+	Index		nbounds = (Index) t.nbounds;
+	Index		node = 0;
+	int			dim = FIXED ? DIM : t.dim;
 	double		lb = 0.0;
 	int			sp = 0;
-	int64_t		qi;
-
-	if (pos >= start + count)
-		return;
-	qi = order[pos];
-	if (self_base >= 0)
-		exclude = (int32_t) (self_base + qi);
-	knn_load<DIM>(q, queries + qi * DIM);
-	best.init(k, t.refs);
 
 	for (;;)
 	{
 		while (node < n)
 		{
 			double		p[DIM];
-			double		worst;
+			double		worst = best.worst();
 			double		d2;
 			double		diff;
 			double		far_lb;
-			int32_t		near;
-			int32_t		far;
+			Index		near;
+			Index		far;
 			int			s;
 
-			worst = best.d[K - 1];
 			if (lb > worst)
 				break;
 			if (node < nbounds)
 			{
-				double		bd = kdc_box_dist2<DIM>(q, t.bounds + (int64_t) node * 2 * DIM, DIM);
+				double		bd = kdc_box_dist2<DIM>(q, t.bounds + (int64_t) node * 2 * dim, dim);
 
 				if (bd > worst)
 					break;
 				lb = bd > lb ? bd : lb;
 			}
 			s = __ldg(t.split + node);
-			knn_load<DIM>(p, t.coords + (int64_t) node * DIM);
-			d2 = kdc_dist2<DIM>(q, p, DIM);
+			knn_load<DIM, FIXED>(p, t.coords + (int64_t) node * dim, dim);
+			d2 = kdc_dist2<DIM>(q, p, dim);
 			if (d2 <= worst && node != exclude)
 				best.offer(d2, node);
 			diff = __dadd_rn(kdc_coord<DIM>(q, s), -kdc_coord<DIM>(p, s));
@@ -318,7 +230,7 @@ knn_list_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 			far = (near & 1) ? near + 1 : near - 1;
 			far_lb = __dmul_rn(diff, diff);
 			far_lb = far_lb > lb ? far_lb : lb;
-			if (far < n && far_lb <= best.d[K - 1])
+			if (far < n && far_lb <= best.worst())
 			{
 				stack_node[sp] = far;
 				stack_lb[sp] = far_lb;
@@ -330,9 +242,9 @@ knn_list_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 		for (;;)
 		{
 			if (sp == 0)
-				goto done;
+				return;
 			sp--;
-			if (stack_lb[sp] <= best.d[K - 1])
+			if (stack_lb[sp] <= best.worst())
 			{
 				node = stack_node[sp];
 				lb = stack_lb[sp];
@@ -340,7 +252,68 @@ knn_list_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 			}
 		}
 	}
-done:
+}
+
+/*
+ * Queries order[start .. start + count) of a chunk, the dimension known at
+ * run time; query qi leaves its neighbours in res[qi * k ...].  self_base
+ * >= 0 excludes node self_base + qi (All-kNN).  K is the heap capacity in
+ * local memory, 0 for the heap in res.
+ */
+template <int K>
+static __global__ void __launch_bounds__(KDC_BLOCK)
+knn_heap_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
+				int64_t start, int64_t count, int k, int64_t self_base,
+				KdNeighbor *res)
+{
+	int64_t		pos = start + blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+	KdNeighbor	local[K > 0 ? K : 1];
+	double		q[KD_MAX_DIM];
+	int64_t		qi;
+	KdcHeap		h;
+	KdcHeapVisit visit;
+
+	if (pos >= start + count)
+		return;
+	qi = order[pos];
+	kdc_load_point(q, queries + qi * t.dim, t.dim);
+	h.h = K > 0 ? local : res + qi * k;
+	h.k = k;
+	h.size = 0;
+	visit.h = &h;
+	visit.refs = t.refs;
+	knn_walk<KD_MAX_DIM, false, int64_t, KDC_STACK>(t, q, self_base >= 0 ? self_base + qi : -1,
+												   visit);
+	h.sort();
+	if (K > 0)
+		for (int c = 0; c < h.size; c++)
+			res[qi * k + c] = local[c];
+}
+
+/*
+ * knn_heap_kernel's contract for trees of fewer than 2^30 points and
+ * k <= K, with the dimension DIM and the list capacity K fixed.
+ */
+template <int DIM, int K>
+static __global__ void __launch_bounds__(KDC_BLOCK)
+knn_list_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
+				int64_t start, int64_t count, int k, int64_t self_base,
+				KdNeighbor *res)
+{
+	int64_t		pos = start + blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+	double		q[DIM];
+	KdcList<K>	best;
+	int32_t		exclude = -1;
+	int64_t		qi;
+
+	if (pos >= start + count)
+		return;
+	qi = order[pos];
+	if (self_base >= 0)
+		exclude = (int32_t) (self_base + qi);
+	knn_load<DIM, true>(q, queries + qi * DIM, DIM);
+	best.init(k, t.refs);
+	knn_walk<DIM, true, int32_t, 32>(t, q, exclude, best);
 #pragma unroll
 	for (int c = 0; c < K; c++)
 	{
@@ -380,6 +353,20 @@ knn_launch_list(const KdGpuTree &t, const double *queries,
 	return true;
 }
 
+/* knn_launch_list for the tree's dimension, DIM or above. */
+template <int DIM>
+static bool
+knn_launch_dim(const KdGpuTree &t, const double *queries, const uint32_t *order,
+			   int64_t start, int64_t count, int k, int64_t self_base,
+			   KdNeighbor *res)
+{
+	if (t.dim == DIM)
+		return knn_launch_list<DIM>(t, queries, order, start, count, k, self_base, res);
+	if constexpr (DIM < KD_MAX_DIM)
+		return knn_launch_dim<DIM + 1>(t, queries, order, start, count, k, self_base, res);
+	return false;
+}
+
 /* Launch the kernel instance for the tree and k on one slice. */
 static void
 knn_launch(const KdGpuTree &t, const double *queries, const uint32_t *order,
@@ -387,39 +374,9 @@ knn_launch(const KdGpuTree &t, const double *queries, const uint32_t *order,
 		   KdNeighbor *res)
 {
 	unsigned int nb = kdc_blocks(count);
-	bool		done = false;
 
-	if (t.n < ((int64_t) 1 << 30))
-	{
-		switch (t.dim)
-		{
-			case 1:
-				done = knn_launch_list<1>(t, queries, order, start, count, k, self_base, res);
-				break;
-			case 2:
-				done = knn_launch_list<2>(t, queries, order, start, count, k, self_base, res);
-				break;
-			case 3:
-				done = knn_launch_list<3>(t, queries, order, start, count, k, self_base, res);
-				break;
-			case 4:
-				done = knn_launch_list<4>(t, queries, order, start, count, k, self_base, res);
-				break;
-			case 5:
-				done = knn_launch_list<5>(t, queries, order, start, count, k, self_base, res);
-				break;
-			case 6:
-				done = knn_launch_list<6>(t, queries, order, start, count, k, self_base, res);
-				break;
-			case 7:
-				done = knn_launch_list<7>(t, queries, order, start, count, k, self_base, res);
-				break;
-			case 8:
-				done = knn_launch_list<8>(t, queries, order, start, count, k, self_base, res);
-				break;
-		}
-	}
-	if (done)
+	if (t.n < ((int64_t) 1 << 30) &&
+		knn_launch_dim<1>(t, queries, order, start, count, k, self_base, res))
 		return;
 	if (k <= 64)
 		knn_heap_kernel<64> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);

@@ -145,12 +145,18 @@ copy_threads(const KdExec *exec)
 	return exec && exec->threads > 1 ? exec->threads : 1;
 }
 
-/* Copy bytes from the device (d_src) to host memory (dst). */
-cudaError_t
-kdc_to_host(void *dst, const void *d_src, size_t bytes, const KdExec *exec)
+/*
+ * Copy bytes from src to dst, one of them on the device and the other in
+ * host memory, as kind says.
+ */
+static cudaError_t
+staged_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+			const KdExec *exec)
 {
+	bool		down = kind == cudaMemcpyDeviceToHost;
+
 	if (bytes < KDC_STAGE_BYTES)
-		return cudaMemcpy(dst, d_src, bytes, cudaMemcpyDeviceToHost);
+		return cudaMemcpy(dst, src, bytes, kind);
 	return run_pieces(copy_threads(exec), (int64_t) ((bytes + KDC_STAGE_BYTES - 1) / KDC_STAGE_BYTES),
 					  [&](KdcStage *s, int64_t p)
 					  {
@@ -158,36 +164,31 @@ kdc_to_host(void *dst, const void *d_src, size_t bytes, const KdExec *exec)
 						  size_t	len = bytes - off < KDC_STAGE_BYTES ? bytes - off : KDC_STAGE_BYTES;
 						  cudaError_t e;
 
-						  e = cudaMemcpyAsync(s->host, (const char *) d_src + off, len,
-											  cudaMemcpyDeviceToHost, s->stream);
+						  if (!down)
+							  memcpy(s->host, (const char *) src + off, len);
+						  e = cudaMemcpyAsync(down ? s->host : (char *) dst + off,
+											  down ? (const char *) src + off : s->host,
+											  len, kind, s->stream);
 						  if (e == cudaSuccess)
 							  e = cudaStreamSynchronize(s->stream);
-						  if (e == cudaSuccess)
+						  if (e == cudaSuccess && down)
 							  memcpy((char *) dst + off, s->host, len);
 						  return e;
 					  });
+}
+
+/* Copy bytes from the device (d_src) to host memory (dst). */
+cudaError_t
+kdc_to_host(void *dst, const void *d_src, size_t bytes, const KdExec *exec)
+{
+	return staged_copy(dst, d_src, bytes, cudaMemcpyDeviceToHost, exec);
 }
 
 /* Copy bytes from host memory (src) to the device (d_dst). */
 cudaError_t
 kdc_to_device(void *d_dst, const void *src, size_t bytes, const KdExec *exec)
 {
-	if (bytes < KDC_STAGE_BYTES)
-		return cudaMemcpy(d_dst, src, bytes, cudaMemcpyHostToDevice);
-	return run_pieces(copy_threads(exec), (int64_t) ((bytes + KDC_STAGE_BYTES - 1) / KDC_STAGE_BYTES),
-					  [&](KdcStage *s, int64_t p)
-					  {
-						  size_t	off = (size_t) p * KDC_STAGE_BYTES;
-						  size_t	len = bytes - off < KDC_STAGE_BYTES ? bytes - off : KDC_STAGE_BYTES;
-						  cudaError_t e;
-
-						  memcpy(s->host, (const char *) src + off, len);
-						  e = cudaMemcpyAsync((char *) d_dst + off, s->host, len,
-											  cudaMemcpyHostToDevice, s->stream);
-						  if (e == cudaSuccess)
-							  e = cudaStreamSynchronize(s->stream);
-						  return e;
-					  });
+	return staged_copy(d_dst, src, bytes, cudaMemcpyHostToDevice, exec);
 }
 
 /*
