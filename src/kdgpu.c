@@ -3,7 +3,8 @@
  *	  Module entry point and the kdgpu.* settings.
  *
  * _PG_init defines GUCs, records where the GPU object lives and installs
- * the executor hook of orderby_hook.c; it never touches a GPU, because the library may be preloaded into the
+ * the executor hook of orderby_hook.c and the planner hook of
+ * stream_scan.c; it never touches a GPU, because the library may be preloaded into the
  * postmaster and CUDA state does not survive fork().  The GPU object is
  * opened by the engine on first use in a backend.
  */
@@ -23,6 +24,7 @@ int			kdgpu_device = KD_DEVICE_AUTO;
 int			kdgpu_gpu_min_points = 100000;
 int			kdgpu_gpu_memory_limit = 0;
 int			kdgpu_cpu_threads = 0;
+bool		kdgpu_stream_rows = true;
 char		kdgpu_gpu_library[MAXPGPATH];
 
 static const struct config_enum_entry device_options[] = {
@@ -78,10 +80,21 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("kdgpu.stream_rows",
+							 "Streams the rows of kdgpu's functions in FROM instead of "
+							 "storing them in a tuplestore first.",
+							 NULL,
+							 &kdgpu_stream_rows,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("kdgpu");
 
 	snprintf(kdgpu_gpu_library, sizeof(kdgpu_gpu_library), "%s/kdgpu_cuda.so",
 			 pkglib_path);
 	kd_gpu_set_library(kdgpu_gpu_library);
 	kdg_orderby_hook_install();
+	kdg_stream_scan_install();
 }

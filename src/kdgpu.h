@@ -22,6 +22,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "access/tupdesc.h"
 #include "nodes/pg_list.h"
 #include "storage/itemptr.h"
 #include "utils/tuplestore.h"
@@ -76,6 +77,7 @@ extern int	kdgpu_device;
 extern int	kdgpu_gpu_min_points;
 extern int	kdgpu_gpu_memory_limit;
 extern int	kdgpu_cpu_threads;
+extern bool kdgpu_stream_rows;
 extern char kdgpu_gpu_library[];
 
 /*
@@ -226,6 +228,25 @@ typedef enum KdQueryKey
 	KD_KEY_ORD,					/* query_ord: 1-based array position */
 	KD_KEY_ROW					/* a row of a table, as its KdIdent says */
 } KdQueryKey;
+
+/*
+ * The rows of an answer, made one at a time (output.c): pairs of query and
+ * neighbour, or one row per query with arrays.
+ */
+typedef struct KdRows
+{
+	const KdTable *t;			/* the table searched */
+	const KdAnswer *ans;
+	KdQueryKey	key;
+	const KdTable *query_t;		/* KD_KEY_ROW: the query rows' table */
+	uint64	   *qrefs;			/* KD_KEY_ROW: their refs */
+	bool		arrays;			/* one row per query */
+	int64		i;				/* the current query, in output order */
+	int64		j;				/* pairs: its next hit */
+	MemoryContext rowcxt;		/* arrays of the current row */
+	ItemPointerData qtid;		/* TIDs of the current row */
+	ItemPointerData tid;
+} KdRows;
 
 /* The leading arguments of a table-reading function (args.c). */
 typedef struct KdArgs
@@ -380,8 +401,32 @@ extern int	kdg_argno(const KdArgs *args, const char *name);
 /* output.c */
 extern int	kdg_ident_datums(const KdTable *t, uint64 ref, Datum *values,
 							 ItemPointer tid);
-extern void kdg_emit(FunctionCallInfo fcinfo, const KdTable *t,
-					const KdAnswer *ans, KdQueryKey key,
-					const KdTable *query_t);
+extern KdRows *kdg_rows_pairs(const KdTable *t, const KdAnswer *ans,
+							  KdQueryKey key, const KdTable *query_t);
+extern KdRows *kdg_rows_arrays(const KdTable *t, const KdAnswer *ans);
+extern void kdg_rows_rewind(KdRows *rows);
+extern bool kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed,
+						  Datum *values, bool *nulls);
+extern void kdg_rows_materialize(FunctionCallInfo fcinfo, KdRows *rows);
+
+/*
+ * The functions returning rows of neighbours: each reads its arguments from
+ * fcinfo and answers them (knn_funcs.c, range_funcs.c, allknn_funcs.c).
+ */
+typedef KdRows *(*KdRowsFn) (FunctionCallInfo fcinfo);
+extern KdRows *kdg_knn_rows(FunctionCallInfo fcinfo);
+extern KdRows *kdg_knn_join_rows(FunctionCallInfo fcinfo);
+extern KdRows *kdg_knn_join_table_rows(FunctionCallInfo fcinfo);
+extern KdRows *kdg_all_knn_rows(FunctionCallInfo fcinfo);
+extern KdRows *kdg_all_knn_arrays_rows(FunctionCallInfo fcinfo);
+extern KdRows *kdg_range_rows(FunctionCallInfo fcinfo);
+extern KdRows *kdg_range_join_rows(FunctionCallInfo fcinfo);
+extern KdRows *kdg_box_rows(FunctionCallInfo fcinfo);
+
+/* rows_funcs.c */
+extern KdRowsFn kdg_rows_function(Oid funcoid);
+
+/* stream_scan.c */
+extern void kdg_stream_scan_install(void);
 
 #endif							/* KDGPU_H */

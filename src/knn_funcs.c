@@ -19,82 +19,77 @@
 
 #include "kdgpu.h"
 
-PG_FUNCTION_INFO_V1(kdgpu_knn);
-PG_FUNCTION_INFO_V1(kdgpu_knn_join);
-PG_FUNCTION_INFO_V1(kdgpu_knn_join_table);
 
 /* kd_knn(rel [, col], query, k): the k nearest rows to one point. */
-Datum
-kdgpu_knn(PG_FUNCTION_ARGS)
+KdRows *
+kdg_knn_rows(FunctionCallInfo fcinfo)
 {
 	KdArgs		args;
-	KdTable		t;
+	KdTable    *t = palloc0(sizeof(KdTable));
 	double		query[KD_MAX_DIM];
 	int			k;
 	Oid			qtype;
 
-	kdg_args(fcinfo, &args, &t);
+	kdg_args(fcinfo, &args, t);
 	qtype = args.argtypes[args.next];
-	kdg_source_check_query(&t.head, kdg_point_type(qtype), qtype, "query");
+	kdg_source_check_query(&t->head, kdg_point_type(qtype), qtype, "query");
 	k = PG_GETARG_INT32(args.next + 1);
 	kdg_check_k(k);
-	kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next), 0, query, "query", NULL);
-	kdg_table_read(&t);
-	kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next), t.head.dim, query, "query",
-					 &t.head);
-	kdg_emit(fcinfo, &t, kdg_table_knn(&t, query, 1, k), KD_KEY_NONE, NULL);
-	return (Datum) 0;
+	kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next), 0, query, "query", NULL);
+	kdg_table_read(t);
+	kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next), t->head.dim, query, "query",
+					 &t->head);
+	return kdg_rows_pairs(t, kdg_table_knn(t, query, 1, k), KD_KEY_NONE, NULL);
 }
 
 /*
  * kd_knn_join(rel [, col], queries, k): the k nearest rows to each point of
  * an array (point[], or float8[] with one point per row).
  */
-Datum
-kdgpu_knn_join(PG_FUNCTION_ARGS)
+KdRows *
+kdg_knn_join_rows(FunctionCallInfo fcinfo)
 {
 	KdArgs		args;
-	KdTable		t;
+	KdTable    *t = palloc0(sizeof(KdTable));
 	double	   *queries;
 	int64		nq;
 	int			k;
 	Oid			qtype;
 
-	kdg_args(fcinfo, &args, &t);
+	kdg_args(fcinfo, &args, t);
 	qtype = args.argtypes[args.next];
-	kdg_source_check_query(&t.head, kdg_array_point_type(qtype),
+	kdg_source_check_query(&t->head, kdg_array_point_type(qtype),
 						  qtype, "queries");
 	k = PG_GETARG_INT32(args.next + 1);
 	kdg_check_k(k);
-	kdg_array_points(t.head.type, PG_GETARG_DATUM(args.next), 0, &queries, "queries", NULL);
-	kdg_table_read(&t);
-	nq = kdg_array_points(t.head.type, PG_GETARG_DATUM(args.next), t.head.dim, &queries,
-						  "queries", &t.head);
-	kdg_emit(fcinfo, &t, kdg_table_knn(&t, queries, nq, k), KD_KEY_ORD, NULL);
-	return (Datum) 0;
+	kdg_array_points(t->head.type, PG_GETARG_DATUM(args.next), 0, &queries, "queries", NULL);
+	kdg_table_read(t);
+	nq = kdg_array_points(t->head.type, PG_GETARG_DATUM(args.next), t->head.dim, &queries,
+						  "queries", &t->head);
+	return kdg_rows_pairs(t, kdg_table_knn(t, queries, nq, k), KD_KEY_ORD, NULL);
 }
 
 /*
  * kd_knn_join(rel [, col], query_rel [, query_col], k [, key_col,
  * query_key_col]): the k nearest rows of rel to each row of query_rel.
  */
-Datum
-kdgpu_knn_join_table(PG_FUNCTION_ARGS)
+KdRows *
+kdg_knn_join_table_rows(FunctionCallInfo fcinfo)
 {
 	KdArgs		args;
-	KdTable		t;
-	KdTable		qt;
-	KdSource   *src = &t.head;
-	KdSource   *qsrc = &qt.head;
+	KdTable    *t = palloc0(sizeof(KdTable));
+	KdTable    *qt = palloc0(sizeof(KdTable));
+	KdSource   *src = &t->head;
+	KdSource   *qsrc = &qt->head;
 	double	   *queries;
 	int			k;
 	int			qcol;
 	int			qkey;
 
-	kdg_args(fcinfo, &args, &t);
+	kdg_args(fcinfo, &args, t);
 	qcol = kdg_argno(&args, "query_col");
 	qkey = kdg_argno(&args, "query_key_col");
-	kdg_table_open(&qt, PG_GETARG_OID(kdg_argno(&args, "query_rel")),
+	kdg_table_open(qt, PG_GETARG_OID(kdg_argno(&args, "query_rel")),
 				   qcol >= 0 ? PG_GETARG_NAME(qcol) : NULL,
 				   qkey >= 0 ? PG_GETARG_NAME(qkey) : NULL, args.ident, src->fname);
 	if (qsrc->type != src->type)
@@ -105,13 +100,12 @@ kdgpu_knn_join_table(PG_FUNCTION_ARGS)
 						src->colname, get_rel_name(src->relid), kdg_point_type_name(src->type))));
 	k = PG_GETARG_INT32(kdg_argno(&args, "k"));
 	kdg_check_k(k);
-	kdg_table_read(&t);
-	kdg_table_read_all(&qt);
+	kdg_table_read(t);
+	kdg_table_read_all(qt);
 	kdg_source_check_dims(src, qsrc);
-	queries = kdg_table_queries(&qt);
+	queries = kdg_table_queries(qt);
 	/* foreign partitions of rel get the query points as an array */
-	if (t.nremote > 0)
-		t.rargs = psprintf("%s, %d", kdg_remote_points(qsrc, queries, qsrc->n), k);
-	kdg_emit(fcinfo, &t, kdg_table_knn(&t, queries, qsrc->n, k), KD_KEY_ROW, &qt);
-	return (Datum) 0;
+	if (t->nremote > 0)
+		t->rargs = psprintf("%s, %d", kdg_remote_points(qsrc, queries, qsrc->n), k);
+	return kdg_rows_pairs(t, kdg_table_knn(t, queries, qsrc->n, k), KD_KEY_ROW, qt);
 }

@@ -1,22 +1,37 @@
 /*
  * output.c
- *	  Returning answers as rows: one emitter for every function that returns
- *	  pairs of query and neighbour, and the columns that identify a row.
+ *	  Returning answers as rows: one row producer for every function that
+ *	  returns neighbours, and the columns that identify a row.
  *
- * Rows are materialized into a tuplestore (InitMaterializedSRF), one per
- * hit, in the order of the queries and then of the hits.  The columns are
- * those of the function's declared result: an optional query key
- * (query_ord, or the query row's identity), then the neighbour's identity,
- * and when declared, distance and rank.  A row's identity is one column,
- * its ctid or its key, or two, its partition and ctid (table.c).
+ * A KdRows walks an answer in output order, one row per call of
+ * kdg_rows_next: in the order of the queries and then of their hits, one
+ * row per hit ("pairs"), or one row per query with its hits as arrays
+ * (kd_all_knn_arrays).  Two consumers drive it: kdg_rows_materialize fills
+ * the tuplestore of a set-returning function called the usual way, and the
+ * streaming scan (stream_scan.c) hands each row to the executor as it is
+ * made, without a tuplestore.  The columns are those of the function's
+ * declared result: an optional query key (query_ord, or the query row's
+ * identity), then the neighbour's identity, and when declared, distance and
+ * rank.  A row's identity is one column, its ctid or its key, or two, its
+ * partition and ctid (table.c).  Columns the caller does not need (a false
+ * entry in "needed") are returned as NULL without being made.
+ *
+ * Answers of All-kNN are stored in the tree's node order and read in the
+ * rows' order through ans->order, so the next queries' hits are prefetched.
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
 #include "kdgpu.h"
+
+/* how many queries ahead of the current one have their hits prefetched */
+#define KD_PREFETCH_AHEAD 8
 
 /*
  * Set the identity columns of the row of t whose ref is ref at values; tid
@@ -43,52 +58,236 @@ kdg_ident_datums(const KdTable *t, uint64 ref, Datum *values, ItemPointer tid)
 	return 1;
 }
 
+/* A row producer over ans; the table and answer must outlive it. */
+static KdRows *
+kdg_rows_new(const KdTable *t, const KdAnswer *ans, KdQueryKey key,
+			 const KdTable *query_t, bool arrays)
+{
+	KdRows	   *rows = palloc0(sizeof(KdRows));
+
+	rows->t = t;
+	rows->ans = ans;
+	rows->key = key;
+	rows->query_t = query_t;
+	rows->qrefs = key == KD_KEY_ROW ? kdg_table_refs(query_t) : NULL;
+	rows->arrays = arrays;
+	rows->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu row",
+										 ALLOCSET_SMALL_SIZES);
+	kdg_rows_rewind(rows);
+	return rows;
+}
+
 /*
- * Emit ans as rows of neighbours of t.  For KD_KEY_ROW, query i is the i-th
- * point of query_t.
+ * Rows of neighbours of t, one per hit.  For KD_KEY_ROW, query i is the
+ * i-th point of query_t.
+ */
+KdRows *
+kdg_rows_pairs(const KdTable *t, const KdAnswer *ans, KdQueryKey key,
+			   const KdTable *query_t)
+{
+	return kdg_rows_new(t, ans, key, query_t, false);
+}
+
+/*
+ * Rows of an All-kNN of t, one per point: its identity, its neighbours'
+ * identities and distances as arrays in rank order.
+ */
+KdRows *
+kdg_rows_arrays(const KdTable *t, const KdAnswer *ans)
+{
+	return kdg_rows_new(t, ans, KD_KEY_ROW, t, true);
+}
+
+/* Start again from the first row. */
+void
+kdg_rows_rewind(KdRows *rows)
+{
+	rows->i = 0;
+	rows->j = rows->ans->nq > 0 ? rows->ans->offsets[rows->ans->order ? rows->ans->order[0] : 0] : 0;
+}
+
+/* The answer number of the row's i-th query. */
+static inline int64
+kdg_rows_query(const KdRows *rows, int64 i)
+{
+	return rows->ans->order ? rows->ans->order[i] : i;
+}
+
+/* Prefetch the hits of the query KD_PREFETCH_AHEAD after i. */
+static inline void
+kdg_rows_prefetch(const KdRows *rows, int64 i)
+{
+	if (rows->ans->order && i + KD_PREFETCH_AHEAD < rows->ans->nq)
+	{
+		int64		q = rows->ans->order[i + KD_PREFETCH_AHEAD];
+
+		__builtin_prefetch(&rows->ans->offsets[q]);
+		__builtin_prefetch(&rows->ans->hits[rows->ans->offsets[q]]);
+	}
+}
+
+/*
+ * The identities of n neighbours as arrays at values (one, or for
+ * partitions two: regclass[] and tid[]); returns how many arrays.
+ */
+static int
+kdg_ident_arrays(const KdTable *t, const KdHit *hits, int n, Datum *values)
+{
+	ItemPointer tids = palloc(sizeof(ItemPointerData) * Max(n, 1));
+	Datum	   *first = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *second = palloc(sizeof(Datum) * Max(n, 1));
+	Datum		cols[2];
+
+	for (int j = 0; j < n; j++)
+	{
+		kdg_ident_datums(t, hits[j].ref, cols, &tids[j]);
+		first[j] = cols[0];
+		second[j] = cols[1];
+	}
+	switch (t->ident)
+	{
+		case KD_IDENT_KEY:
+			values[0] = PointerGetDatum(construct_array(first, n, INT8OID, sizeof(int64),
+														FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+			return 1;
+		case KD_IDENT_PART:
+			values[0] = PointerGetDatum(construct_array(first, n, REGCLASSOID, sizeof(Oid),
+														true, TYPALIGN_INT));
+			values[1] = PointerGetDatum(construct_array(second, n, TIDOID,
+														sizeof(ItemPointerData), false,
+														TYPALIGN_SHORT));
+			return 2;
+		case KD_IDENT_CTID:
+			break;
+	}
+	values[0] = PointerGetDatum(construct_array(first, n, TIDOID, sizeof(ItemPointerData),
+												false, TYPALIGN_SHORT));
+	return 1;
+}
+
+/* The distances of n hits as a float8[]. */
+static Datum
+kdg_distance_array(const KdHit *hits, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int j = 0; j < n; j++)
+		d[j] = Float8GetDatum(hits[j].dist);
+	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* The row of query i in array form; its arrays go in rows->rowcxt. */
+static void
+kdg_rows_array_row(KdRows *rows, int64 i, TupleDesc desc, const bool *needed,
+				   Datum *values, bool *nulls)
+{
+	const KdAnswer *ans = rows->ans;
+	int64		q = kdg_rows_query(rows, i);
+	int64		off = ans->offsets[q];
+	int			n = (int) (ans->offsets[q + 1] - off);
+	int			col = kdg_ident_datums(rows->t, rows->qrefs[i], values, &rows->qtid);
+	bool		want = false;
+
+	for (int c = col; c < desc->natts; c++)
+		want |= needed == NULL || needed[c];
+	if (!want)
+	{
+		for (int c = col; c < desc->natts; c++)
+			nulls[c] = true;
+		return;
+	}
+	MemoryContextReset(rows->rowcxt);
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(rows->rowcxt);
+
+		col += kdg_ident_arrays(rows->t, ans->hits + off, n, values + col);
+		values[col] = kdg_distance_array(ans->hits + off, n);
+		MemoryContextSwitchTo(oldcxt);
+	}
+}
+
+/*
+ * The next row into values and nulls (desc->natts of each), as desc
+ * declares it; needed (or NULL for every column) says which columns the
+ * caller reads.  False when there are no more rows.  Pass-by-reference
+ * values stay valid until the next call.
+ */
+bool
+kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed, Datum *values,
+			  bool *nulls)
+{
+	const KdAnswer *ans = rows->ans;
+	int64		q;
+	int			first = 0;
+	int			col;
+	const KdHit *hit;
+
+	memset(nulls, 0, sizeof(bool) * desc->natts);
+	if (rows->arrays)
+	{
+		if (rows->i >= ans->nq)
+			return false;
+		kdg_rows_prefetch(rows, rows->i);
+		kdg_rows_array_row(rows, rows->i, desc, needed, values, nulls);
+		rows->i++;
+		return true;
+	}
+
+	/* pairs: skip queries with no hits left */
+	while (rows->i < ans->nq &&
+		   rows->j >= ans->offsets[kdg_rows_query(rows, rows->i) + 1])
+	{
+		rows->i++;
+		if (rows->i < ans->nq)
+		{
+			kdg_rows_prefetch(rows, rows->i);
+			rows->j = ans->offsets[kdg_rows_query(rows, rows->i)];
+		}
+	}
+	if (rows->i >= ans->nq)
+		return false;
+	q = kdg_rows_query(rows, rows->i);
+	hit = &ans->hits[rows->j];
+	if (rows->key == KD_KEY_ORD)
+	{
+		values[0] = Int32GetDatum((int32) (rows->i + 1));
+		first = 1;
+	}
+	else if (rows->key == KD_KEY_ROW)
+		first = kdg_ident_datums(rows->query_t, rows->qrefs[rows->i], values, &rows->qtid);
+	col = first + kdg_ident_datums(rows->t, hit->ref, values + first, &rows->tid);
+	if (desc->natts > col)
+	{
+		values[col] = Float8GetDatum(hit->dist);
+		values[col + 1] = Int32GetDatum((int32) (rows->j - ans->offsets[q] + 1));
+	}
+	rows->j++;
+	return true;
+}
+
+/*
+ * Return every row of rows from the set-returning function called with
+ * fcinfo, through a tuplestore.
  */
 void
-kdg_emit(FunctionCallInfo fcinfo, const KdTable *t, const KdAnswer *ans,
-		KdQueryKey key, const KdTable *query_t)
+kdg_rows_materialize(FunctionCallInfo fcinfo, KdRows *rows)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	TupleDesc	desc;
-	int			first = 0;
-	Datum		values[6];
-	bool		nulls[6] = {false, false, false, false, false, false};
-	ItemPointerData qtid;
-	ItemPointerData tid;
-	uint64	   *qrefs = key == KD_KEY_ROW ? kdg_table_refs(query_t) : NULL;
+	Datum	   *values;
+	bool	   *nulls;
+	int64		n = 0;
 
 	/* the expected descriptor also serves a single-column (scalar) result */
-	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	InitMaterializedSRF(fcinfo, rows->arrays ? 0 : MAT_SRF_USE_EXPECTED_DESC);
 	desc = rsinfo->setDesc;
-	Assert(desc->natts <= 6);
-
-	for (int64 i = 0; i < ans->nq; i++)
+	values = palloc(sizeof(Datum) * desc->natts);
+	nulls = palloc(sizeof(bool) * desc->natts);
+	while (kdg_rows_next(rows, desc, NULL, values, nulls))
 	{
-		int64		q = ans->order ? ans->order[i] : i;
-
-		if (key == KD_KEY_ORD)
-		{
-			values[0] = Int32GetDatum((int32) (i + 1));
-			first = 1;
-		}
-		else if (key == KD_KEY_ROW)
-			first = kdg_ident_datums(query_t, qrefs[i], values, &qtid);
-		for (int64 j = ans->offsets[q]; j < ans->offsets[q + 1]; j++)
-		{
-			const KdHit *hit = &ans->hits[j];
-			int			col = first + kdg_ident_datums(t, hit->ref, values + first, &tid);
-
-			if (desc->natts > col)
-			{
-				values[col] = Float8GetDatum(hit->dist);
-				values[col + 1] = Int32GetDatum((int32) (j - ans->offsets[q] + 1));
-			}
-			tuplestore_putvalues(rsinfo->setResult, desc, values, nulls);
-		}
-		if ((i & 1023) == 0)
+		tuplestore_putvalues(rsinfo->setResult, desc, values, nulls);
+		if ((++n & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
 }

@@ -18,30 +18,26 @@
 
 #include "kdgpu.h"
 
-PG_FUNCTION_INFO_V1(kdgpu_range);
-PG_FUNCTION_INFO_V1(kdgpu_range_join);
-PG_FUNCTION_INFO_V1(kdgpu_box);
 
 /* kd_range(rel [, col], center, radius): the rows within radius of center. */
-Datum
-kdgpu_range(PG_FUNCTION_ARGS)
+KdRows *
+kdg_range_rows(FunctionCallInfo fcinfo)
 {
 	KdArgs		args;
-	KdTable		t;
+	KdTable    *t = palloc0(sizeof(KdTable));
 	double		center[KD_MAX_DIM];
 	double		radius;
 	Oid			qtype;
 
-	kdg_args(fcinfo, &args, &t);
+	kdg_args(fcinfo, &args, t);
 	qtype = args.argtypes[args.next];
-	kdg_source_check_query(&t.head, kdg_point_type(qtype), qtype, "center");
+	kdg_source_check_query(&t->head, kdg_point_type(qtype), qtype, "center");
 	radius = PG_GETARG_FLOAT8(args.next + 1);
 	kdg_check_radius(radius, "radius", 0);
-	kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next), 0, center, "center", NULL);
-	kdg_table_read(&t);
-	kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next), t.head.dim, center, "center", &t.head);
-	kdg_emit(fcinfo, &t, kdg_table_radius(&t, center, 1, &radius, 1), KD_KEY_NONE, NULL);
-	return (Datum) 0;
+	kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next), 0, center, "center", NULL);
+	kdg_table_read(t);
+	kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next), t->head.dim, center, "center", &t->head);
+	return kdg_rows_pairs(t, kdg_table_radius(t, center, 1, &radius, 1), KD_KEY_NONE, NULL);
 }
 
 /*
@@ -83,49 +79,48 @@ kdg_radii(FunctionCallInfo fcinfo, int argno, Oid argtype, int64 nq, double **ra
  * kd_range_join(rel [, col], centers, radius | radii): the rows within a
  * radius of each centre of an array.
  */
-Datum
-kdgpu_range_join(PG_FUNCTION_ARGS)
+KdRows *
+kdg_range_join_rows(FunctionCallInfo fcinfo)
 {
 	KdArgs		args;
-	KdTable		t;
+	KdTable    *t = palloc0(sizeof(KdTable));
 	double	   *centers;
 	double	   *radii;
 	int64		nq;
 	int64		nradii;
 	Oid			qtype;
 
-	kdg_args(fcinfo, &args, &t);
+	kdg_args(fcinfo, &args, t);
 	qtype = args.argtypes[args.next];
-	kdg_source_check_query(&t.head, kdg_array_point_type(qtype),
+	kdg_source_check_query(&t->head, kdg_array_point_type(qtype),
 						  qtype, "centers");
-	nq = kdg_array_points(t.head.type, PG_GETARG_DATUM(args.next), 0, &centers, "centers", NULL);
+	nq = kdg_array_points(t->head.type, PG_GETARG_DATUM(args.next), 0, &centers, "centers", NULL);
 	nradii = kdg_radii(fcinfo, args.next + 1, args.argtypes[args.next + 1], nq, &radii);
-	kdg_table_read(&t);
-	kdg_array_points(t.head.type, PG_GETARG_DATUM(args.next), t.head.dim, &centers, "centers", &t.head);
-	kdg_emit(fcinfo, &t, kdg_table_radius(&t, centers, nq, radii, nradii), KD_KEY_ORD, NULL);
-	return (Datum) 0;
+	kdg_table_read(t);
+	kdg_array_points(t->head.type, PG_GETARG_DATUM(args.next), t->head.dim, &centers, "centers", &t->head);
+	return kdg_rows_pairs(t, kdg_table_radius(t, centers, nq, radii, nradii), KD_KEY_ORD, NULL);
 }
 
 /*
  * kd_box(rel [, col], low, high) and kd_box(rel [, col], box): the rows
  * inside a box, bounds included, in ctid order.
  */
-Datum
-kdgpu_box(PG_FUNCTION_ARGS)
+KdRows *
+kdg_box_rows(FunctionCallInfo fcinfo)
 {
 	KdArgs		args;
-	KdTable		t;
+	KdTable    *t = palloc0(sizeof(KdTable));
 	double		low[KD_MAX_DIM];
 	double		high[KD_MAX_DIM];
 	Oid			qtype;
 	bool		isbox;
 
-	kdg_args(fcinfo, &args, &t);
+	kdg_args(fcinfo, &args, t);
 	qtype = args.argtypes[args.next];
 	isbox = qtype == BOXOID;
-	kdg_source_check_query(&t.head, isbox ? KD_TYPE_POINT : kdg_point_type(qtype),
+	kdg_source_check_query(&t->head, isbox ? KD_TYPE_POINT : kdg_point_type(qtype),
 						  qtype, isbox ? "box" : "low");
-	if (t.head.type == KD_TYPE_GEOGRAPHY)
+	if (t->head.type == KD_TYPE_GEOGRAPHY)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("kd_box does not take geography columns"),
@@ -139,16 +134,16 @@ kdgpu_box(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next), 0, low, "low", NULL);
-		kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next + 1), 0, high, "high", NULL);
+		kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next), 0, low, "low", NULL);
+		kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next + 1), 0, high, "high", NULL);
 	}
-	kdg_table_read(&t);
+	kdg_table_read(t);
 	if (!isbox)
 	{
-		int			lowdim = kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next),
-											  t.head.dim, low, "low", &t.head);
-		int			highdim = kdg_query_coords(t.head.type, PG_GETARG_DATUM(args.next + 1),
-											   t.head.dim, high, "high", &t.head);
+		int			lowdim = kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next),
+											  t->head.dim, low, "low", &t->head);
+		int			highdim = kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next + 1),
+											   t->head.dim, high, "high", &t->head);
 
 		/* a table without points checks no dimension: the corners must agree */
 		if (lowdim != highdim)
@@ -157,7 +152,6 @@ kdgpu_box(PG_FUNCTION_ARGS)
 					 errmsg("corner \"low\" has dimension %d, corner \"high\" has dimension %d",
 							lowdim, highdim)));
 	}
-	kdg_check_corners(low, high, t.head.dim);
-	kdg_emit(fcinfo, &t, kdg_table_box(&t, low, high, 1), KD_KEY_NONE, NULL);
-	return (Datum) 0;
+	kdg_check_corners(low, high, t->head.dim);
+	return kdg_rows_pairs(t, kdg_table_box(t, low, high, 1), KD_KEY_NONE, NULL);
 }

@@ -193,13 +193,62 @@ kdg_source_tree(const KdSource *src)
 	return tree ? tree : kdg_build_tree(src, &used_gpu);
 }
 
+/* What pass 1 of kdg_refine_knn shares with its threads. */
+typedef struct KdRefine
+{
+	const KdSource *src;
+	KdNeighbor *raw;
+	int32	   *count;
+	int			k;
+	int			kk;
+	const double *queries;
+	int64		avail;
+} KdRefine;
+
+/*
+ * Pass 1 of kdg_refine_knn over queries [begin, end), on any thread: an
+ * answer complete as found is re-ranked in place; one that needs pass 2 is
+ * marked with count -1.  Only pure functions are called here.
+ */
+static void
+kdg_refine_range(void *arg, int64_t begin, int64_t end)
+{
+	const KdRefine *r = arg;
+	const KdSource *src = r->src;
+	int			full = src->dim + src->extra;
+	KdHit		scratch[KD_MAX_K + 1];
+
+	for (int64 q = begin; q < end; q++)
+	{
+		const KdNeighbor *cand = r->raw + q * r->kk;
+		int			c = r->count[q];
+		int64		ncand;
+		int64		n;
+
+		if (c == r->avail)
+			ncand = c;			/* every eligible point is a candidate */
+		else if (r->kk > r->k &&
+				 sqrt(cand[r->k].d2) > kdg_slack(src->type, sqrt(cand[r->k - 1].d2)))
+			ncand = r->k;		/* a clear gap after the k-th */
+		else
+		{
+			r->count[q] = -1;
+			continue;
+		}
+		n = Min(kdg_rank(src, r->queries + q * full, cand, ncand, -1, scratch), r->k);
+		memcpy(r->raw + q * r->kk, scratch, sizeof(KdHit) * n);
+		r->count[q] = (int32) n;
+	}
+}
+
 /*
  * Re-rank the engine's kNN answers in place.  raw holds nq runs of kk
  * neighbours (query q's at q * kk, count[q] of them); on return query q's
- * exact hits are at q * k, count[q] of them, as KdHits.  Query q's point is
- * at queries + q * (dim + extra), exclude[q] (if exclude is given) is the
- * ordinal it must not return, and avail is the number of points each query
- * may return.
+ * exact hits are at the same place, count[q] of them, as KdHits.  Query q's
+ * point is at queries + q * (dim + extra), exclude[q] (if exclude is given)
+ * is the ordinal it must not return, and avail is the number of points each
+ * query may return.  Pass 1 (the answers complete as found) runs on the
+ * engine's CPU threads; pass 2 (radius queries for the others) in groups.
  */
 static void
 kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
@@ -208,57 +257,41 @@ kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
 {
 	int			dim = src->dim;
 	int			full = src->dim + src->extra;
-	KdHit	   *out = (KdHit *) raw;
-	KdHit	   *scratch = palloc(sizeof(KdHit) * kk);
+	KdRefine	r = {src, raw, count, k, kk, queries, avail};
 	int64	   *pending = NULL;
-	double	   *pending_r = NULL;
 	int64		npending = 0;
 	KdExec		exec;
+	KdError		err;
 
 	StaticAssertStmt(sizeof(KdHit) == sizeof(KdNeighbor), "KdHit overlays KdNeighbor");
 
-	/* pass 1: answers complete as found; the others wait for pass 2 */
+	kdg_exec_prepare(&exec);
+	kdg_check_status(kd_parallel_for(&exec, nq, 4096, kdg_refine_range, &r, &err),
+					&err, NULL, "kNN refinement");
 	for (int64 q = 0; q < nq; q++)
-	{
-		const KdNeighbor *cand = raw + q * kk;
-		int			c = count[q];
-		int64		ncand;
-		int64		n;
-
-		if ((q & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (c == avail)
-			ncand = c;			/* every eligible point is a candidate */
-		else if (kk > k && sqrt(cand[k].d2) > kdg_slack(src->type, sqrt(cand[k - 1].d2)))
-			ncand = k;			/* a clear gap after the k-th */
-		else
+		if (count[q] < 0)
 		{
 			if (pending == NULL)
-			{
 				pending = palloc_extended(sizeof(int64) * nq, MCXT_ALLOC_HUGE);
-				pending_r = palloc_extended(sizeof(double) * nq, MCXT_ALLOC_HUGE);
-			}
-			pending[npending] = q;
-			pending_r[npending++] = kdg_slack(src->type, sqrt(cand[k - 1].d2));
-			continue;
+			pending[npending++] = q;
 		}
-		n = Min(kdg_rank(src, queries + q * full, cand, ncand, -1, scratch), k);
-		memcpy(out + q * k, scratch, sizeof(KdHit) * n);
-		count[q] = (int32) n;
-	}
 
 	/* pass 2: every point within the slack radius, in groups of queries */
-	kdg_exec_prepare(&exec);
 	for (int64 g = 0; g < npending; g += KD_FALLBACK_GROUP)
 	{
 		int64		m = Min(KD_FALLBACK_GROUP, npending - g);
 		double	   *centers = palloc(sizeof(double) * dim * m);
+		double	   *radii = palloc(sizeof(double) * m);
 		KdRangeResult *res = kdg_range_result_new();
-		KdError		err;
 
 		for (int64 i = 0; i < m; i++)
-			memcpy(centers + i * dim, queries + pending[g + i] * full, sizeof(double) * dim);
-		kdg_check_status(kd_radius_cpu(tree, centers, m, pending_r + g, m, res, &exec, &err),
+		{
+			int64		q = pending[g + i];
+
+			memcpy(centers + i * dim, queries + q * full, sizeof(double) * dim);
+			radii[i] = kdg_slack(src->type, sqrt(raw[q * kk + k - 1].d2));
+		}
+		kdg_check_status(kd_radius_cpu(tree, centers, m, radii, m, res, &exec, &err),
 						&err, NULL, "kNN refinement");
 		for (int64 i = 0; i < m; i++)
 		{
@@ -269,22 +302,23 @@ kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
 
 			n = Min(kdg_rank(src, queries + q * full, res->hits + res->offsets[i], nc,
 							exclude ? (int64) exclude[q] : -1, hits), k);
-			memcpy(out + q * k, hits, sizeof(KdHit) * n);
+			memcpy(raw + q * kk, hits, sizeof(KdHit) * n);
 			count[q] = (int32) n;
 			pfree(hits);
 		}
 		kd_range_result_free(res);
+		pfree(radii);
 		pfree(centers);
+		CHECK_FOR_INTERRUPTS();
 	}
-	pfree(scratch);
 }
 
 /*
- * Package re-ranked kNN answers (query q's count[q] hits at q * k) as a
+ * Package re-ranked kNN answers (query q's count[q] hits at q * kk) as a
  * KdAnswer, compacting the hits in place.
  */
 static KdAnswer *
-kdg_knn_answer(KdHit *hits, const int32 *count, int64 nq, int k)
+kdg_knn_answer(KdHit *hits, const int32 *count, int64 nq, int kk)
 {
 	KdAnswer   *ans = palloc0(sizeof(KdAnswer));
 
@@ -294,7 +328,7 @@ kdg_knn_answer(KdHit *hits, const int32 *count, int64 nq, int k)
 	ans->offsets[0] = 0;
 	for (int64 q = 0; q < nq; q++)
 	{
-		memmove(hits + ans->offsets[q], hits + q * k, sizeof(KdHit) * count[q]);
+		memmove(hits + ans->offsets[q], hits + q * kk, sizeof(KdHit) * count[q]);
 		ans->offsets[q + 1] = ans->offsets[q] + count[q];
 	}
 	return ans;
@@ -331,7 +365,7 @@ kdg_search_knn(const KdSource *src, const KdTree *tree, const double *queries,
 							count, &exec, &err),
 					&err, &exec, "kNN search");
 	kdg_refine_knn(src, tree, raw, count, nq, k, kk, queries, NULL, src->n);
-	return kdg_knn_answer((KdHit *) raw, count, nq, k);
+	return kdg_knn_answer((KdHit *) raw, count, nq, kk);
 }
 
 /*
@@ -372,7 +406,7 @@ kdg_search_all_knn(const KdSource *src, const KdTree *tree, int k,
 	}
 	kdg_refine_knn(src, tree, raw, count, n, k, kk, queries,
 				  include_self ? NULL : tree->refs, include_self ? n : n - 1);
-	ans = kdg_knn_answer((KdHit *) raw, count, n, k);
+	ans = kdg_knn_answer((KdHit *) raw, count, n, kk);
 	ans->order = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
 	for (int64 node = 0; node < n; node++)
 		ans->order[tree->refs[node]] = node;

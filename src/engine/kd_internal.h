@@ -77,9 +77,6 @@ kd_within_radius(double d2, double r2max, double r)
 }
 
 /* kd_parallel.c */
-typedef void (*KdRangeFn) (void *arg, int64_t begin, int64_t end);
-extern KdStatus kd_parallel_for(KdExec *exec, int64_t nitems, int64_t chunk,
-								KdRangeFn fn, void *arg, KdError *err);
 extern bool kd_interrupted(KdExec *exec);
 
 /* kd_order.c */

@@ -214,6 +214,16 @@ extern bool kd_gpu_available(KdGpuInfo *info, char *why, size_t whylen);
 extern KdStatus kd_gpu_upload(KdTree *tree, KdExec *exec, KdError *err);
 extern void kd_gpu_release(KdTree *tree);
 
+/*
+ * kd_parallel.c: fn over [0, nitems) in chunks, on exec->threads threads
+ * (the caller's included); KD_ERR_CANCELED when the interrupt callback asks
+ * to stop.  fn runs on other threads: it must not call into PostgreSQL
+ * beyond pure functions.
+ */
+typedef void (*KdRangeFn) (void *arg, int64_t begin, int64_t end);
+extern KdStatus kd_parallel_for(KdExec *exec, int64_t nitems, int64_t chunk,
+								KdRangeFn fn, void *arg, KdError *err);
+
 #ifdef __cplusplus
 }
 #endif

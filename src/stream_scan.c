@@ -1,0 +1,345 @@
+/*
+ * stream_scan.c
+ *	  A custom scan that streams the rows of kdgpu's functions in FROM.
+ *
+ * A set-returning function in FROM runs as a Function Scan, which stores
+ * every row the function returns in a tuplestore before the first one goes
+ * up the plan: for kd_all_knn over 10M points that is 100M rows written
+ * and read back, spilling to disk past work_mem, and it costs more than the
+ * search itself.  When a FROM item is a single call of one of the functions
+ * in rows_funcs.c, this scan takes its place: it evaluates the arguments,
+ * answers the queries as the function would (the same kdg_<name>_rows) and
+ * returns each row from the answer as a virtual tuple, as the plan above
+ * asks for it.  Columns that neither the plan above nor the scan's own
+ * filter reads are returned as NULL without being made (for
+ * kd_all_knn_arrays, the arrays under a count(*)).
+ *
+ * The scan replaces the Function Scan only when nothing else changes: no
+ * WITH ORDINALITY, no LATERAL reference to another FROM item (outer
+ * parameters are fine: a rescan with changed parameters answers again, one
+ * with the same parameters rewinds), no whole-row reference to the
+ * function's result, and never in a parallel worker (each would answer the
+ * whole call).  kdgpu.stream_rows = off gives the Function Scan back.
+ */
+#include "postgres.h"
+
+#include "access/tupdesc.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "funcapi.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "kdgpu.h"
+
+#define KDG_STREAM_NAME "KdgpuFunctionScan"
+
+static set_rel_pathlist_hook_type kdg_prev_pathlist_hook = NULL;
+
+/* Executor state of the scan. */
+typedef struct KdStreamState
+{
+	CustomScanState css;
+	FuncExpr   *fexpr;			/* the call */
+	List	   *args;			/* ExprStates of its arguments */
+	KdRowsFn	rowsfn;
+	bool	   *needed;			/* per result column: read above */
+	FmgrInfo	flinfo;
+	MemoryContext cxt;			/* the answer and its rows */
+	KdRows	   *rows;			/* NULL until the call has run */
+	bool		ran;			/* the call has run (rows may be NULL) */
+} KdStreamState;
+
+static Plan *kdg_stream_plan(PlannerInfo *root, RelOptInfo *rel,
+							 CustomPath *best_path, List *tlist,
+							 List *clauses, List *custom_plans);
+static Node *kdg_stream_create_state(CustomScan *cscan);
+static void kdg_stream_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *kdg_stream_exec(CustomScanState *node);
+static void kdg_stream_end(CustomScanState *node);
+static void kdg_stream_rescan(CustomScanState *node);
+static void kdg_stream_explain(CustomScanState *node, List *ancestors,
+							   ExplainState *es);
+
+static const CustomPathMethods kdg_stream_path_methods = {
+	.CustomName = KDG_STREAM_NAME,
+	.PlanCustomPath = kdg_stream_plan,
+};
+
+static const CustomScanMethods kdg_stream_scan_methods = {
+	.CustomName = KDG_STREAM_NAME,
+	.CreateCustomScanState = kdg_stream_create_state,
+};
+
+static const CustomExecMethods kdg_stream_exec_methods = {
+	.CustomName = KDG_STREAM_NAME,
+	.BeginCustomScan = kdg_stream_begin,
+	.ExecCustomScan = kdg_stream_exec,
+	.EndCustomScan = kdg_stream_end,
+	.ReScanCustomScan = kdg_stream_rescan,
+	.ExplainCustomScan = kdg_stream_explain,
+};
+
+/* Whether expressions read the whole row of relation relid. */
+static bool
+kdg_reads_whole_row(Node *exprs, Index relid)
+{
+	Bitmapset  *attrs = NULL;
+
+	pull_varattnos(exprs, relid, &attrs);
+	return bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs);
+}
+
+/*
+ * set_rel_pathlist_hook: offer the streaming scan for a FROM item that is
+ * one call of a kdgpu function returning rows.
+ */
+static void
+kdg_stream_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+					RangeTblEntry *rte)
+{
+	RangeTblFunction *rtfunc;
+	FuncExpr   *fexpr;
+	TupleDesc	desc;
+	Oid			rettype;
+	Path	   *cheapest;
+	CustomPath *cpath;
+	ListCell   *lc;
+
+	if (kdg_prev_pathlist_hook)
+		kdg_prev_pathlist_hook(root, rel, rti, rte);
+	if (!kdgpu_stream_rows || rte->rtekind != RTE_FUNCTION ||
+		rel->reloptkind != RELOPT_BASEREL || rte->funcordinality ||
+		list_length(rte->functions) != 1 || !bms_is_empty(rel->lateral_relids) ||
+		rel->pathlist == NIL)
+		return;
+	rtfunc = linitial_node(RangeTblFunction, rte->functions);
+	if (!IsA(rtfunc->funcexpr, FuncExpr))
+		return;
+	fexpr = (FuncExpr *) rtfunc->funcexpr;
+	if (!fexpr->funcretset || kdg_rows_function(fexpr->funcid) == NULL ||
+		get_expr_result_type((Node *) fexpr, &rettype, &desc) != TYPEFUNC_COMPOSITE)
+		return;
+	/* plain columns only above; no whole row in them or in the filter */
+	foreach(lc, rel->reltarget->exprs)
+		if (!IsA(lfirst(lc), Var) || ((Var *) lfirst(lc))->varattno <= 0)
+			return;
+	foreach(lc, rel->baserestrictinfo)
+		if (kdg_reads_whole_row((Node *) ((RestrictInfo *) lfirst(lc))->clause, rti))
+			return;
+
+	/* the Function Scan's costs, less its tuplestore's writes and reads */
+	cheapest = linitial(rel->pathlist);
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = rel->rows;
+	cpath->path.startup_cost = cheapest->startup_cost;
+	cpath->path.total_cost = cheapest->startup_cost +
+		(cheapest->total_cost - cheapest->startup_cost) / 2;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = 0;
+	cpath->custom_paths = NIL;
+	cpath->custom_private = NIL;
+	cpath->methods = &kdg_stream_path_methods;
+	add_path(rel, &cpath->path);
+}
+
+/*
+ * PlanCustomPath: the scan returns the function's columns through its own
+ * scan tuple (scanrelid 0); custom_exprs hold the call, custom_private
+ * which columns are read.
+ */
+static Plan *
+kdg_stream_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+				List *tlist, List *clauses, List *custom_plans)
+{
+	RangeTblEntry *rte = planner_rt_fetch(rel->relid, root);
+	RangeTblFunction *rtfunc = linitial_node(RangeTblFunction, rte->functions);
+	CustomScan *cscan = makeNode(CustomScan);
+	Bitmapset  *attrs = NULL;
+	List	   *scan_tlist = NIL;
+	List	   *needed = NIL;
+	TupleDesc	desc;
+	Oid			rettype;
+
+	get_expr_result_type(rtfunc->funcexpr, &rettype, &desc);
+	clauses = extract_actual_clauses(clauses, false);
+	pull_varattnos((Node *) tlist, rel->relid, &attrs);
+	pull_varattnos((Node *) clauses, rel->relid, &attrs);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		AttrNumber	attno = (AttrNumber) (i + 1);
+
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) makeVar(rel->relid, attno, att->atttypid,
+															  att->atttypmod, att->attcollation, 0),
+											 attno, NULL, false));
+		needed = lappend_int(needed,
+							 bms_is_member(attno - FirstLowInvalidHeapAttributeNumber, attrs));
+	}
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = clauses;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_exprs = list_make1(rtfunc->funcexpr);
+	cscan->custom_private = list_make1(needed);
+	cscan->methods = &kdg_stream_scan_methods;
+	return &cscan->scan.plan;
+}
+
+/* CreateCustomScanState. */
+static Node *
+kdg_stream_create_state(CustomScan *cscan)
+{
+	KdStreamState *st = palloc0(sizeof(KdStreamState));
+	List	   *needed = linitial(cscan->custom_private);
+	int			i = 0;
+	ListCell   *lc;
+
+	NodeSetTag(st, T_CustomScanState);
+	st->css.methods = &kdg_stream_exec_methods;
+	st->needed = palloc(sizeof(bool) * Max(list_length(needed), 1));
+	foreach(lc, needed)
+		st->needed[i++] = lfirst_int(lc) != 0;
+	return (Node *) st;
+}
+
+/* BeginCustomScan: prepare the arguments; the call runs at the first row. */
+static void
+kdg_stream_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	KdStreamState *st = (KdStreamState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+
+	st->fexpr = linitial_node(FuncExpr, cscan->custom_exprs);
+	st->args = ExecInitExprList(st->fexpr->args, &node->ss.ps);
+	st->rowsfn = kdg_rows_function(st->fexpr->funcid);
+	fmgr_info_cxt(st->fexpr->funcid, &st->flinfo, estate->es_query_cxt);
+	st->flinfo.fn_expr = (Node *) st->fexpr;
+	st->cxt = AllocSetContextCreate(estate->es_query_cxt, "kdgpu streamed rows",
+									ALLOCSET_DEFAULT_SIZES);
+}
+
+/*
+ * Evaluate the arguments and answer the call, in st->cxt; a strict function
+ * with a NULL argument returns no rows.
+ */
+static void
+kdg_stream_run(KdStreamState *st)
+{
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	MemoryContext oldcxt = MemoryContextSwitchTo(st->cxt);
+	int			nargs = list_length(st->args);
+	FunctionCallInfo fcinfo = palloc0(SizeForFunctionCallInfo(nargs));
+	int			i = 0;
+	ListCell   *lc;
+
+	st->ran = true;
+	InitFunctionCallInfoData(*fcinfo, &st->flinfo, nargs, st->fexpr->inputcollid,
+							 NULL, NULL);
+	foreach(lc, st->args)
+	{
+		fcinfo->args[i].value = ExecEvalExpr(lfirst(lc), econtext, &fcinfo->args[i].isnull);
+		if (fcinfo->args[i].isnull && st->flinfo.fn_strict)
+		{
+			MemoryContextSwitchTo(oldcxt);
+			return;
+		}
+		i++;
+	}
+	st->rows = st->rowsfn(fcinfo);
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/* ExecScan access method: the next row as a virtual tuple. */
+static TupleTableSlot *
+kdg_stream_next(ScanState *node)
+{
+	KdStreamState *st = (KdStreamState *) node;
+	TupleTableSlot *slot = node->ss_ScanTupleSlot;
+
+	if (!st->ran)
+		kdg_stream_run(st);
+	ExecClearTuple(slot);
+	if (st->rows &&
+		kdg_rows_next(st->rows, slot->tts_tupleDescriptor, st->needed,
+					  slot->tts_values, slot->tts_isnull))
+		ExecStoreVirtualTuple(slot);
+	return slot;
+}
+
+/* ExecScan recheck method: there is nothing to recheck. */
+static bool
+kdg_stream_recheck(ScanState *node, TupleTableSlot *slot)
+{
+	return true;
+}
+
+/* ExecCustomScan. */
+static TupleTableSlot *
+kdg_stream_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, kdg_stream_next, kdg_stream_recheck);
+}
+
+/* EndCustomScan: free the answer now rather than at the query's end. */
+static void
+kdg_stream_end(CustomScanState *node)
+{
+	KdStreamState *st = (KdStreamState *) node;
+
+	MemoryContextDelete(st->cxt);
+}
+
+/*
+ * ReScanCustomScan: with changed parameters the call runs again; otherwise
+ * its rows start over.
+ */
+static void
+kdg_stream_rescan(CustomScanState *node)
+{
+	KdStreamState *st = (KdStreamState *) node;
+
+	if (node->ss.ps.chgParam != NULL)
+	{
+		MemoryContextReset(st->cxt);
+		st->rows = NULL;
+		st->ran = false;
+	}
+	else if (st->rows)
+		kdg_rows_rewind(st->rows);
+}
+
+/* ExplainCustomScan: which function the scan runs. */
+static void
+kdg_stream_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	KdStreamState *st = (KdStreamState *) node;
+
+	ExplainPropertyText("Function", get_func_name(st->fexpr->funcid), es);
+}
+
+/* Install the planner hook that offers the scan; from _PG_init. */
+void
+kdg_stream_scan_install(void)
+{
+	RegisterCustomScanMethods(&kdg_stream_scan_methods);
+	kdg_prev_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = kdg_stream_pathlist;
+}
