@@ -43,29 +43,23 @@ SELECT plan_rows($$SELECT * FROM kd_knn('pts', point(1, 2), 7)$$) AS knn_rows,
        plan_rows($$SELECT * FROM kd_knn_join('pts', 'pts', 2)$$) AS join_rows;
 
 -- every function's rows equal the Function Scan's, in the same order
-CREATE TABLE streamed AS
-  SELECT 'knn' AS f, row_number() OVER () AS n, r::text AS r FROM kd_knn('pts', point(50, 50), 20) r
-  UNION ALL SELECT 'knn_join', row_number() OVER (), r::text
+CREATE FUNCTION every_call() RETURNS TABLE (f text, n bigint, r text) LANGUAGE sql STABLE AS $$
+  SELECT 'knn', row_number() OVER (), ROW(r.*)::text FROM kd_knn('pts', point(50, 50), 20) r
+  UNION ALL SELECT 'knn_join', row_number() OVER (), ROW(r.*)::text
     FROM kd_knn_join('pts', ARRAY[point(1, 1), point(40, 60), point(80, 80)], 9) r
-  UNION ALL SELECT 'knn_join_table', row_number() OVER (), r::text FROM kd_knn_join('pts', 'pts', 3) r
-  UNION ALL SELECT 'all_knn', row_number() OVER (), r::text FROM kd_all_knn('pts', 6) r
-  UNION ALL SELECT 'all_knn_arrays', row_number() OVER (), r::text FROM kd_all_knn_arrays('pts', 6) r
-  UNION ALL SELECT 'range', row_number() OVER (), r::text FROM kd_range('pts', point(20, 20), 9) r
-  UNION ALL SELECT 'range_join', row_number() OVER (), r::text
+  UNION ALL SELECT 'knn_join_table', row_number() OVER (), ROW(r.*)::text FROM kd_knn_join('pts', 'pts', 3) r
+  UNION ALL SELECT 'all_knn', row_number() OVER (), ROW(r.*)::text FROM kd_all_knn('pts', 6) r
+  UNION ALL SELECT 'all_knn_arrays', row_number() OVER (), ROW(r.*)::text FROM kd_all_knn_arrays('pts', 6) r
+  UNION ALL SELECT 'range', row_number() OVER (), ROW(r.*)::text FROM kd_range('pts', point(20, 20), 9) r
+  UNION ALL SELECT 'range_join', row_number() OVER (), ROW(r.*)::text
     FROM kd_range_join('pts', ARRAY[point(1, 1), point(60, 60)], ARRAY[5, 12]) r
-  UNION ALL SELECT 'box', row_number() OVER (), r::text FROM kd_box('pts', point(10, 10), point(30, 40)) r;
+  UNION ALL SELECT 'box', row_number() OVER (), ROW(r.*)::text FROM kd_box('pts', point(10, 10), point(30, 40)) r
+$$;
+EXPLAIN (COSTS OFF) SELECT * FROM every_call() WHERE f = 'box';
+CREATE TABLE streamed AS SELECT * FROM every_call();
 SET kdgpu.stream_rows = off;
-CREATE TABLE stored AS
-  SELECT 'knn' AS f, row_number() OVER () AS n, r::text AS r FROM kd_knn('pts', point(50, 50), 20) r
-  UNION ALL SELECT 'knn_join', row_number() OVER (), r::text
-    FROM kd_knn_join('pts', ARRAY[point(1, 1), point(40, 60), point(80, 80)], 9) r
-  UNION ALL SELECT 'knn_join_table', row_number() OVER (), r::text FROM kd_knn_join('pts', 'pts', 3) r
-  UNION ALL SELECT 'all_knn', row_number() OVER (), r::text FROM kd_all_knn('pts', 6) r
-  UNION ALL SELECT 'all_knn_arrays', row_number() OVER (), r::text FROM kd_all_knn_arrays('pts', 6) r
-  UNION ALL SELECT 'range', row_number() OVER (), r::text FROM kd_range('pts', point(20, 20), 9) r
-  UNION ALL SELECT 'range_join', row_number() OVER (), r::text
-    FROM kd_range_join('pts', ARRAY[point(1, 1), point(60, 60)], ARRAY[5, 12]) r
-  UNION ALL SELECT 'box', row_number() OVER (), r::text FROM kd_box('pts', point(10, 10), point(30, 40)) r;
+EXPLAIN (COSTS OFF) SELECT * FROM every_call() WHERE f = 'box';
+CREATE TABLE stored AS SELECT * FROM every_call();
 RESET kdgpu.stream_rows;
 SELECT f, count(*) AS rows,
        (SELECT count(*) FROM stored t WHERE t.f = s.f) AS stored_rows,

@@ -177,17 +177,21 @@ kdg_distance_array(const KdHit *hits, int n)
 										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
-/* The row of query i in array form; its arrays go in rows->rowcxt. */
+/*
+ * The row of query i in array form; its arrays go in rows->rowcxt, and are
+ * made only when needed (a count of the rows reads no answer at all).
+ */
 static void
 kdg_rows_array_row(KdRows *rows, int64 i, TupleDesc desc, const bool *needed,
 				   Datum *values, bool *nulls)
 {
 	const KdAnswer *ans = rows->ans;
-	int64		q = kdg_rows_query(rows, i);
-	int64		off = ans->offsets[q];
-	int			n = (int) (ans->offsets[q + 1] - off);
 	int			col = kdg_ident_datums(rows->t, rows->qrefs[i], values, &rows->qtid);
 	bool		want = false;
+	int64		q;
+	int64		off;
+	int			n;
+	MemoryContext oldcxt;
 
 	for (int c = col; c < desc->natts; c++)
 		want |= needed == NULL || needed[c];
@@ -197,14 +201,15 @@ kdg_rows_array_row(KdRows *rows, int64 i, TupleDesc desc, const bool *needed,
 			nulls[c] = true;
 		return;
 	}
+	kdg_rows_prefetch(rows, i);
+	q = kdg_rows_query(rows, i);
+	off = ans->offsets[q];
+	n = (int) (ans->offsets[q + 1] - off);
 	MemoryContextReset(rows->rowcxt);
-	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(rows->rowcxt);
-
-		col += kdg_ident_arrays(rows->t, ans->hits + off, n, values + col);
-		values[col] = kdg_distance_array(ans->hits + off, n);
-		MemoryContextSwitchTo(oldcxt);
-	}
+	oldcxt = MemoryContextSwitchTo(rows->rowcxt);
+	col += kdg_ident_arrays(rows->t, ans->hits + off, n, values + col);
+	values[col] = kdg_distance_array(ans->hits + off, n);
+	MemoryContextSwitchTo(oldcxt);
 }
 
 /*
@@ -228,7 +233,6 @@ kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed, Datum *values,
 	{
 		if (rows->i >= ans->nq)
 			return false;
-		kdg_rows_prefetch(rows, rows->i);
 		kdg_rows_array_row(rows, rows->i, desc, needed, values, nulls);
 		rows->i++;
 		return true;

@@ -20,6 +20,7 @@
  * with the same parameters rewinds), no whole-row reference to the
  * function's result, and never in a parallel worker (each would answer the
  * whole call).  kdgpu.stream_rows = off gives the Function Scan back.
+ * A function returning one column (kd_box) has a one-column scan tuple.
  */
 #include "postgres.h"
 
@@ -88,6 +89,30 @@ static const CustomExecMethods kdg_stream_exec_methods = {
 	.ExplainCustomScan = kdg_stream_explain,
 };
 
+/*
+ * The columns of a call's result: its row type's, or one column of its
+ * scalar type (kd_box); NULL for other results.
+ */
+static TupleDesc
+kdg_stream_result(FuncExpr *fexpr)
+{
+	Oid			rettype;
+	TupleDesc	desc;
+
+	switch (get_expr_result_type((Node *) fexpr, &rettype, &desc))
+	{
+		case TYPEFUNC_COMPOSITE:
+			return desc;
+		case TYPEFUNC_SCALAR:
+			desc = CreateTemplateTupleDesc(1);
+			TupleDescInitEntry(desc, (AttrNumber) 1, "", rettype, -1, 0);
+			TupleDescInitEntryCollation(desc, (AttrNumber) 1, fexpr->funccollid);
+			return desc;
+		default:
+			return NULL;
+	}
+}
+
 /* Whether expressions read the whole row of relation relid. */
 static bool
 kdg_reads_whole_row(Node *exprs, Index relid)
@@ -108,8 +133,6 @@ kdg_stream_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 {
 	RangeTblFunction *rtfunc;
 	FuncExpr   *fexpr;
-	TupleDesc	desc;
-	Oid			rettype;
 	Path	   *cheapest;
 	CustomPath *cpath;
 	ListCell   *lc;
@@ -126,7 +149,7 @@ kdg_stream_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		return;
 	fexpr = (FuncExpr *) rtfunc->funcexpr;
 	if (!fexpr->funcretset || kdg_rows_function(fexpr->funcid) == NULL ||
-		get_expr_result_type((Node *) fexpr, &rettype, &desc) != TYPEFUNC_COMPOSITE)
+		kdg_stream_result(fexpr) == NULL)
 		return;
 	/* plain columns only above; no whole row in them or in the filter */
 	foreach(lc, rel->reltarget->exprs)
@@ -173,10 +196,8 @@ kdg_stream_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Bitmapset  *attrs = NULL;
 	List	   *scan_tlist = NIL;
 	List	   *needed = NIL;
-	TupleDesc	desc;
-	Oid			rettype;
+	TupleDesc	desc = kdg_stream_result((FuncExpr *) rtfunc->funcexpr);
 
-	get_expr_result_type(rtfunc->funcexpr, &rettype, &desc);
 	clauses = extract_actual_clauses(clauses, false);
 	pull_varattnos((Node *) tlist, rel->relid, &attrs);
 	pull_varattnos((Node *) clauses, rel->relid, &attrs);
