@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <cuda_runtime.h>
 
-#include "kdgpu_cuda.h"
+#include "../src/engine/kd_gpu_abi.h"
 #include "../src/engine/kd_error.h"
 
 /* Device-resident copy of a tree, in the host tree's format. */

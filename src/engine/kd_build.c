@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "kd_internal.h"
-#include "../../cuda/kdgpu_cuda.h"
 
 typedef struct BuildCtx
 {
@@ -288,8 +287,7 @@ kd_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 		st = kd_tree_alloc(tree, n, dim, err);
 		if (st != KD_OK)
 			return st;
-		st = kd_gpu_api()->build(points, refs, n, dim, tree, &tree->gpu,
-								 exec, err);
+		st = kd_gpu_build(points, refs, n, dim, tree, &tree->gpu, exec, err);
 		if (st == KD_OK)
 			return KD_OK;
 		kd_tree_free(tree);

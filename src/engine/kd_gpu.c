@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "kd_internal.h"
-#include "../../cuda/kdgpu_cuda.h"
+#include "kd_gpu_abi.h"
 
 static char gpu_library[1024] = "";
 static bool gpu_loaded = false;
@@ -93,7 +93,7 @@ gpu_load(void)
 }
 
 /* The function table, or NULL when no GPU is usable. */
-const KdCudaApi *
+static const KdCudaApi *
 kd_gpu_api(void)
 {
 	gpu_load();
@@ -205,4 +205,46 @@ kd_gpu_release(KdTree *tree)
 	if (tree->gpu && gpu_api)
 		gpu_api->release(tree->gpu);
 	tree->gpu = NULL;
+}
+
+/* The GPU object's build (kd_gpu_abi.h). */
+KdStatus
+kd_gpu_build(const double *points, const uint64_t *refs, int64_t n, int dim,
+			 KdTree *tree, KdGpuTree **out, const KdExec *exec, KdError *err)
+{
+	return kd_gpu_api()->build(points, refs, n, dim, tree, out, exec, err);
+}
+
+/* The GPU object's kNN (kd_gpu_abi.h). */
+KdStatus
+kd_gpu_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
+		   KdNeighbor *out, int32_t *count, const KdExec *exec, KdError *err)
+{
+	return kd_gpu_api()->knn(gtree, queries, nq, k, out, count, exec, err);
+}
+
+/* The GPU object's All-kNN (kd_gpu_abi.h). */
+KdStatus
+kd_gpu_all_knn(const KdGpuTree *gtree, int k, bool include_self,
+			   KdNeighbor *out, int32_t *count, const KdExec *exec,
+			   KdError *err)
+{
+	return kd_gpu_api()->all_knn(gtree, k, include_self, out, count, exec, err);
+}
+
+/* The GPU object's radius queries (kd_gpu_abi.h). */
+KdStatus
+kd_gpu_radius(const KdGpuTree *gtree, const double *centers, int64_t nq,
+			  const double *radii, int64_t nradii, KdRangeResult *res,
+			  const KdExec *exec, KdError *err)
+{
+	return kd_gpu_api()->radius(gtree, centers, nq, radii, nradii, res, exec, err);
+}
+
+/* The GPU object's box queries (kd_gpu_abi.h). */
+KdStatus
+kd_gpu_box(const KdGpuTree *gtree, const double *lows, const double *highs,
+		   int64_t nq, KdRangeResult *res, const KdExec *exec, KdError *err)
+{
+	return kd_gpu_api()->box(gtree, lows, highs, nq, res, exec, err);
 }

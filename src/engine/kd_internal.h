@@ -100,14 +100,33 @@ extern void kd_sort_neighbors(KdNeighbor *hits, int64_t n, bool by_ref);
  * work, or failed in a way the CPU cannot mend) and false when the caller is
  * to run the CPU path instead.
  */
-struct KdCudaApi;
 typedef KdStatus (*KdGpuFn) (const KdGpuTree *gtree, void *arg,
 							 KdExec *exec, KdError *err);
-extern const struct KdCudaApi *kd_gpu_api(void);
 extern bool kd_gpu_chosen(KdExec *exec, int64_t work, KdError *err,
 						  KdStatus *st);
 extern bool kd_gpu_fallback(KdExec *exec, KdStatus st, const KdError *err);
 extern bool kd_gpu_run(const KdTree *tree, int64_t work, KdGpuFn fn,
 					   void *arg, KdExec *exec, KdError *err, KdStatus *st);
+
+/*
+ * kd_gpu.c: the GPU object's entry points (kd_gpu_abi.h), callable once
+ * kd_gpu_chosen or kd_gpu_run has found it usable.
+ */
+extern KdStatus kd_gpu_build(const double *points, const uint64_t *refs,
+							 int64_t n, int dim, KdTree *tree, KdGpuTree **out,
+							 const KdExec *exec, KdError *err);
+extern KdStatus kd_gpu_knn(const KdGpuTree *gtree, const double *queries,
+						   int64_t nq, int k, KdNeighbor *out, int32_t *count,
+						   const KdExec *exec, KdError *err);
+extern KdStatus kd_gpu_all_knn(const KdGpuTree *gtree, int k, bool include_self,
+							   KdNeighbor *out, int32_t *count,
+							   const KdExec *exec, KdError *err);
+extern KdStatus kd_gpu_radius(const KdGpuTree *gtree, const double *centers,
+							  int64_t nq, const double *radii, int64_t nradii,
+							  KdRangeResult *res, const KdExec *exec,
+							  KdError *err);
+extern KdStatus kd_gpu_box(const KdGpuTree *gtree, const double *lows,
+						   const double *highs, int64_t nq, KdRangeResult *res,
+						   const KdExec *exec, KdError *err);
 
 #endif							/* KD_INTERNAL_H */

@@ -26,7 +26,6 @@
 #include <stdlib.h>
 
 #include "kd_internal.h"
-#include "../../cuda/kdgpu_cuda.h"
 
 /* queries ahead whose memory a batch fetches early */
 #define KNN_PREFETCH_AHEAD 4
@@ -356,13 +355,12 @@ static KdStatus
 knn_batch_gpu(const KdGpuTree *gtree, void *arg, KdExec *exec, KdError *err)
 {
 	KnnBatch   *b = arg;
-	const KdCudaApi *api = kd_gpu_api();
 
 	if (b->queries)
-		return api->knn(gtree, b->queries, b->count_queries, b->k, b->out,
-						b->count, exec, err);
-	return api->all_knn(gtree, b->k, b->include_self, b->out, b->count,
-						exec, err);
+		return kd_gpu_knn(gtree, b->queries, b->count_queries, b->k, b->out,
+						  b->count, exec, err);
+	return kd_gpu_all_knn(gtree, b->k, b->include_self, b->out, b->count,
+						  exec, err);
 }
 
 /* kNN for a batch of queries, on the device exec chooses. */

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 
 #include "kd_internal.h"
-#include "../../cuda/kdgpu_cuda.h"
 
 typedef struct RangeBatch
 {
@@ -259,10 +258,9 @@ range_batch_gpu(const KdGpuTree *gtree, void *arg, KdExec *exec, KdError *err)
 	RangeBatch *b = arg;
 
 	if (b->centers)
-		return kd_gpu_api()->radius(gtree, b->centers, b->nq, b->radii,
-									b->nradii, b->res, exec, err);
-	return kd_gpu_api()->box(gtree, b->lows, b->highs, b->nq, b->res,
-							 exec, err);
+		return kd_gpu_radius(gtree, b->centers, b->nq, b->radii,
+							 b->nradii, b->res, exec, err);
+	return kd_gpu_box(gtree, b->lows, b->highs, b->nq, b->res, exec, err);
 }
 
 /* Radius queries, on the device exec chooses. */

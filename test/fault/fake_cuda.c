@@ -4,7 +4,7 @@
  *	  engine's GPU fallback paths (src/engine/kd_gpu.c and its callers) are
  *	  tested on machines without a GPU.
  *
- * It exports the same entry table as the real object (cuda/kdgpu_cuda.h).
+ * It exports the same entry table as the real object (src/engine/kd_gpu_abi.h).
  * probe() finds one device called "fake".  upload() succeeds and allocates
  * a host token as the "device tree", which release() frees; the number of
  * tokens not yet released is fake_live_trees(), so a test can see that
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../cuda/kdgpu_cuda.h"
+#include "../../src/engine/kd_gpu_abi.h"
 
 struct KdGpuTree
 {

@@ -1,6 +1,10 @@
 /*
- * kdgpu_cuda.h
+ * kd_gpu_abi.h
  *	  The plain C ABI of kdgpu_cuda.so, the GPU side of the kd-tree engine.
+ *
+ * The engine owns this interface: cuda/ implements it, and within the
+ * engine only kd_gpu.c reads the table (through kd_gpu_build, kd_gpu_knn
+ * and the other wrappers of kd_internal.h).
  *
  * kdgpu_cuda.so is linked with the static CUDA runtime and opened by the
  * engine (src/engine/kd_gpu.c) with dlopen(RTLD_NOW | RTLD_LOCAL).  Its one
@@ -11,10 +15,10 @@
  * tree lives until release()).  Types and result orders are those of
  * src/engine/kdtree.h, and results are bit-identical to the CPU path's.
  */
-#ifndef KDGPU_CUDA_H
-#define KDGPU_CUDA_H
+#ifndef KD_GPU_ABI_H
+#define KD_GPU_ABI_H
 
-#include "../src/engine/kdtree.h"
+#include "kdtree.h"
 
 #ifdef __cplusplus
 extern "C"
@@ -67,4 +71,4 @@ extern const KdCudaApi *kdgpu_cuda_api(void);
 }
 #endif
 
-#endif							/* KDGPU_CUDA_H */
+#endif							/* KD_GPU_ABI_H */
