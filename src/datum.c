@@ -83,21 +83,6 @@ kdg_point_type_name(KdPointType type)
 	}
 }
 
-/* Describe where a value came from, for an error message. */
-char *
-kdg_where_text(const KdWhere *where)
-{
-	if (where->arg == NULL)
-		return psprintf("row (%u,%u) of table \"%s\"",
-						ItemPointerGetBlockNumberNoCheck(&where->tid),
-						ItemPointerGetOffsetNumberNoCheck(&where->tid),
-						get_rel_name(where->relid));
-	if (where->ord > 0)
-		return psprintf("element %lld of argument \"%s\"",
-						(long long) where->ord, where->arg);
-	return psprintf("argument \"%s\"", where->arg);
-}
-
 /* Error unless every coordinate is finite. */
 static void
 kdg_check_finite(const double *coords, int dim, const KdWhere *where)

@@ -93,7 +93,7 @@ typedef enum KdValueKind
 	KD_VALUE_OTHER				/* any other value the tree cannot hold */
 } KdValueKind;
 
-/* Where a value came from, for error messages (datum.c). */
+/* Where a value came from, for error messages (where.c). */
 typedef struct KdWhere
 {
 	const char *arg;			/* argument name, or NULL for a table row */
@@ -264,7 +264,6 @@ typedef struct KdArgs
 extern KdPointType kdg_point_type(Oid typid);
 extern KdPointType kdg_array_point_type(Oid arraytype);
 extern const char *kdg_point_type_name(KdPointType type);
-extern char *kdg_where_text(const KdWhere *where);
 extern int	kdg_datum_coords(KdPointType type, Datum value, double *coords,
 							const KdWhere *where);
 extern int	kdg_datum_read(KdPointType type, Datum value, double *coords,
@@ -309,6 +308,15 @@ extern int	kdg_ball_from_datum(Datum value, int dim, double *center,
 extern int	kdg_rect_from_datum(Datum value, int dim, double *low,
 								double *high);
 
+/* where.c */
+extern char *kdg_where_text(const KdWhere *where);
+
+/* refs.c */
+extern uint64 kdg_tid_to_ref(ItemPointer tid);
+extern void kdg_ref_to_tid(uint64 ref, ItemPointer tid);
+extern uint64 kdg_key_to_ref(Oid keytype, Datum key);
+extern int64 kdg_ref_to_key(uint64 ref);
+
 /* source.c */
 extern void kdg_source_open(KdSource *src, Oid relid, Name colname);
 extern void kdg_source_open_leaf(KdSource *src, Oid relid, const KdSource *head);
@@ -317,14 +325,11 @@ extern void kdg_source_scan(KdSource *src);
 extern void kdg_source_add(KdSource *src, Datum value, bool isnull,
 						   ItemPointer tid, Datum key, bool keynull);
 extern void kdg_source_sort(KdSource *src);
-extern uint64 kdg_key_to_ref(Oid keytype, Datum key);
 extern void kdg_source_set_key(KdSource *src, const char *keyname);
 extern void kdg_sources_spi(KdSource *srcs, const Oid *oids, int n, Oid relid);
 extern void kdg_source_check_query(const KdSource *src, KdPointType qtype,
 								  Oid argtype, const char *arg);
 extern void kdg_source_check_dims(const KdSource *src, const KdSource *other);
-extern uint64 kdg_tid_to_ref(ItemPointer tid);
-extern void kdg_ref_to_tid(uint64 ref, ItemPointer tid);
 extern double *kdg_source_coords(const KdSource *src);
 
 /* exec.c */
@@ -364,7 +369,6 @@ extern void kdg_table_read_all(KdTable *t);
 extern void kdg_check_keys_unique(const KdTable *t);
 extern uint64 *kdg_table_refs(const KdTable *t);
 extern double *kdg_table_queries(const KdTable *t);
-extern int64 kdg_ref_to_key(uint64 ref);
 
 /* remote.c */
 extern void kdg_remote_open(KdSource *leaf);

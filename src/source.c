@@ -4,8 +4,7 @@
  *	  caller's rights, and scanning the rows visible to the query's snapshot.
  *
  * The points are kept in ctid order, each beside its heap TID packed into
- * 64 bits (block << 16 | offset, so that the packed order is the ctid
- * order).  The engine is given each point's ordinal as its row reference,
+ * 64 bits (refs.c: the packed order is the ctid order).  The engine is given each point's ordinal as its row reference,
  * so the engine's tie-break on references is the tie-break on ctid, and an
  * answer's reference leads straight to the point's coordinates and TID.
  *
@@ -39,21 +38,6 @@
 #include "utils/snapmgr.h"
 
 #include "kdgpu.h"
-
-/* Pack a heap TID into a row reference that sorts like the TID. */
-uint64
-kdg_tid_to_ref(ItemPointer tid)
-{
-	return ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
-		ItemPointerGetOffsetNumberNoCheck(tid);
-}
-
-/* Unpack a row reference into a heap TID. */
-void
-kdg_ref_to_tid(uint64 ref, ItemPointer tid)
-{
-	ItemPointerSet(tid, (BlockNumber) (ref >> 16), (OffsetNumber) (ref & 0xFFFF));
-}
 
 /*
  * Error unless the relation is a table kdgpu can read (a partitioned table's
@@ -322,31 +306,6 @@ kdg_source_check_info(const KdSource *src, const KdPointInfo *info,
 						kdg_where_text(where), kdg_zm_name(info->zm),
 						kdg_zm_name(src->info.zm)),
 				 errhint("All points of a column must have the same coordinates (XY, XYZ, XYM or XYZM).")));
-}
-
-/*
- * A key value as an unsigned number of the same order (the sign bit
- * flipped), to serve as a row's ref.
- */
-uint64
-kdg_key_to_ref(Oid keytype, Datum key)
-{
-	int64		v;
-
-	if (keytype == INT2OID)
-		v = DatumGetInt16(key);
-	else if (keytype == INT4OID)
-		v = DatumGetInt32(key);
-	else
-		v = DatumGetInt64(key);
-	return (uint64) v ^ (UINT64CONST(1) << 63);
-}
-
-/* The key a ref made by kdg_key_to_ref stands for. */
-int64
-kdg_ref_to_key(uint64 ref)
-{
-	return (int64) (ref ^ (UINT64CONST(1) << 63));
 }
 
 /*
