@@ -252,43 +252,58 @@ kdg_check_query_info(const KdSource *src, const KdPointInfo *info,
 }
 
 /*
- * Read a query point argument into coords and return its dimension; dim is
- * the column's dimension, or 0 when the column holds no points; src (if
- * given) is the column's source, whose SRID and Z/M flags the point must
- * share.
+ * Read a query point argument into coords (its full coordinates) and *info,
+ * and return its dimension; an empty point is an error.  The point is
+ * checked against the column later, by kdg_query_check.
  */
 int
-kdg_query_coords(KdPointType type, Datum value, int dim, double *coords,
-				const char *arg, const KdSource *src)
+kdg_query_read(KdPointType type, Datum value, double *coords, const char *arg,
+			   KdPointInfo *info)
 {
 	KdWhere		where = {arg, 0};
-	KdPointInfo info;
-	int			got = kdg_datum_read(type, value, coords, &where, &info);
+	int			got = kdg_datum_read(type, value, coords, &where, info);
+
+	kdg_check_dim(got, 0, &where);
+	return got;
+}
+
+/*
+ * Error unless a query point read by kdg_query_read (dimension got) fits
+ * the column: its dimension dim (0 when the column holds no points) and,
+ * when src is given, the SRID and Z/M flags of the points src has read.
+ */
+void
+kdg_query_check(int got, const KdPointInfo *info, int dim, const char *arg,
+				const KdSource *src)
+{
+	KdWhere		where = {arg, 0};
 
 	kdg_check_dim(got, dim, &where);
-	kdg_check_query_info(src, &info, &where);
-	return got;
+	kdg_check_query_info(src, info, &where);
 }
 
 /*
  * Read an array of query points: point[], geometry[] or geography[] (one
  * point per element) or a two-dimensional float8[] (one point per row).
- * Returns the number of points and sets *coords to a palloc'd array of
- * their full coordinates (dim + extra per point).
+ * Every point must have the first one's dimension.  Returns the number of
+ * points, sets *coords to a palloc'd array of their full coordinates (dim
+ * + extra per point), *dim to their dimension and, for PostGIS types,
+ * *infos to each point's SRID and flags (else NULL); kdg_array_check
+ * checks them against the column later.
  */
 int64
-kdg_array_points(KdPointType type, Datum array, int dim, double **coords,
-				const char *arg, const KdSource *src)
+kdg_array_points(KdPointType type, Datum array, double **coords, int *dim,
+				 KdPointInfo **infos, const char *arg)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(array);
 	int64		nq;
 	KdWhere		where = {arg, 0};
 
+	*coords = NULL;
+	*infos = NULL;
+	*dim = 0;
 	if (ARR_NDIM(arr) == 0)
-	{
-		*coords = NULL;
 		return 0;
-	}
 
 	if (type != KD_TYPE_ARRAY)
 	{
@@ -311,6 +326,8 @@ kdg_array_points(KdPointType type, Datum array, int dim, double **coords,
 		nq = nelems;
 		full = (type == KD_TYPE_POINT ? 2 : KD_MAX_DIM);
 		*coords = palloc_extended(sizeof(double) * full * Max(nq, 1), MCXT_ALLOC_HUGE);
+		if (kdg_type_is_postgis(type))
+			*infos = palloc_extended(sizeof(KdPointInfo) * Max(nq, 1), MCXT_ALLOC_HUGE);
 		for (int64 i = 0; i < nq; i++)
 		{
 			double		c[KD_MAX_DIM];
@@ -324,10 +341,14 @@ kdg_array_points(KdPointType type, Datum array, int dim, double **coords,
 						 errmsg("query point in %s is NULL", kdg_where_text(&where)),
 						 errhint("Remove NULLs with array_remove(%s, NULL).", arg)));
 			got = kdg_datum_read(type, elems[i], c, &where, &info);
-			kdg_check_dim(got, dim > 0 ? dim : (i > 0 ? full - kdg_type_extra(type) : 0), &where);
-			kdg_check_query_info(src, &info, &where);
-			if (i == 0 && type != KD_TYPE_POINT)
+			kdg_check_dim(got, i > 0 ? *dim : 0, &where);
+			if (i == 0)
+			{
+				*dim = got;
 				full = got + kdg_type_extra(type);
+			}
+			if (*infos)
+				(*infos)[i] = info;
 			memcpy(*coords + full * i, c, sizeof(double) * full);
 		}
 		return nq;
@@ -341,7 +362,7 @@ kdg_array_points(KdPointType type, Datum array, int dim, double **coords,
 				 errhint("Write ARRAY[[x1, y1], [x2, y2]], or use kd_knn or kd_range for one point.")));
 	nq = ARR_DIMS(arr)[0];
 	where.ord = 1;
-	kdg_check_dim(ARR_DIMS(arr)[1], dim, &where);
+	kdg_check_dim(ARR_DIMS(arr)[1], 0, &where);
 	if (ARR_DIMS(arr)[1] > KD_MAX_DIM)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -351,15 +372,37 @@ kdg_array_points(KdPointType type, Datum array, int dim, double **coords,
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("argument \"%s\" has a NULL coordinate", arg)));
-	dim = ARR_DIMS(arr)[1];
-	*coords = palloc_extended(sizeof(double) * dim * nq, MCXT_ALLOC_HUGE);
-	memcpy(*coords, ARR_DATA_PTR(arr), sizeof(double) * dim * nq);
+	*dim = ARR_DIMS(arr)[1];
+	*coords = palloc_extended(sizeof(double) * *dim * nq, MCXT_ALLOC_HUGE);
+	memcpy(*coords, ARR_DATA_PTR(arr), sizeof(double) * *dim * nq);
 	for (int64 i = 0; i < nq; i++)
 	{
 		where.ord = i + 1;
-		kdg_check_finite(*coords + i * dim, dim, &where);
+		kdg_check_finite(*coords + i * *dim, *dim, &where);
 	}
 	return nq;
+}
+
+/*
+ * Error unless the nq query points read by kdg_array_points (dimension
+ * got, infos) fit the column: its dimension dim (0 when the column holds
+ * no points) and the SRID and Z/M flags of the points src has read.
+ */
+void
+kdg_array_check(int64 nq, int got, const KdPointInfo *infos, int dim,
+				const char *arg, const KdSource *src)
+{
+	KdWhere		where = {arg, 0};
+
+	if (nq == 0)
+		return;
+	where.ord = 1;
+	kdg_check_dim(got, dim, &where);
+	for (int64 i = 0; infos && i < nq; i++)
+	{
+		where.ord = i + 1;
+		kdg_check_query_info(src, &infos[i], &where);
+	}
 }
 
 /*

@@ -271,12 +271,15 @@ extern int	kdg_datum_read(KdPointType type, Datum value, double *coords,
 extern KdValueKind kdg_datum_classify(KdPointType type, Datum value,
 									  double *coords, KdPointInfo *info,
 									  int *dim);
-extern int	kdg_query_coords(KdPointType type, Datum value, int dim,
-							double *coords, const char *arg,
+extern int	kdg_query_read(KdPointType type, Datum value, double *coords,
+						   const char *arg, KdPointInfo *info);
+extern void kdg_query_check(int got, const KdPointInfo *info, int dim,
+							const char *arg, const struct KdSource *src);
+extern int64 kdg_array_points(KdPointType type, Datum array, double **coords,
+							  int *dim, KdPointInfo **infos, const char *arg);
+extern void kdg_array_check(int64 nq, int got, const KdPointInfo *infos,
+							int dim, const char *arg,
 							const struct KdSource *src);
-extern int64 kdg_array_points(KdPointType type, Datum array, int dim,
-							 double **coords, const char *arg,
-							 const struct KdSource *src);
 extern void kdg_check_query_info(const struct KdSource *src,
 								const KdPointInfo *info, const KdWhere *where);
 extern double kdg_metric(KdPointType type, const double *a, const double *b,

@@ -27,6 +27,8 @@ kdg_knn_rows(FunctionCallInfo fcinfo)
 	KdArgs		args;
 	KdTable    *t = palloc0(sizeof(KdTable));
 	double		query[KD_MAX_DIM];
+	KdPointInfo qinfo;
+	int			qdim;
 	int			k;
 	Oid			qtype;
 
@@ -35,10 +37,9 @@ kdg_knn_rows(FunctionCallInfo fcinfo)
 	kdg_source_check_query(&t->head, kdg_point_type(qtype), qtype, "query");
 	k = PG_GETARG_INT32(args.next + 1);
 	kdg_check_k(k);
-	kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next), 0, query, "query", NULL);
+	qdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next), query, "query", &qinfo);
 	kdg_table_read(t);
-	kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next), t->head.dim, query, "query",
-					 &t->head);
+	kdg_query_check(qdim, &qinfo, t->head.dim, "query", &t->head);
 	return kdg_rows_pairs(t, kdg_table_knn(t, query, 1, k), KD_KEY_NONE, NULL);
 }
 
@@ -52,6 +53,8 @@ kdg_knn_join_rows(FunctionCallInfo fcinfo)
 	KdArgs		args;
 	KdTable    *t = palloc0(sizeof(KdTable));
 	double	   *queries;
+	KdPointInfo *qinfos;
+	int			qdim;
 	int64		nq;
 	int			k;
 	Oid			qtype;
@@ -62,10 +65,10 @@ kdg_knn_join_rows(FunctionCallInfo fcinfo)
 						  qtype, "queries");
 	k = PG_GETARG_INT32(args.next + 1);
 	kdg_check_k(k);
-	kdg_array_points(t->head.type, PG_GETARG_DATUM(args.next), 0, &queries, "queries", NULL);
+	nq = kdg_array_points(t->head.type, PG_GETARG_DATUM(args.next), &queries, &qdim, &qinfos,
+						  "queries");
 	kdg_table_read(t);
-	nq = kdg_array_points(t->head.type, PG_GETARG_DATUM(args.next), t->head.dim, &queries,
-						  "queries", &t->head);
+	kdg_array_check(nq, qdim, qinfos, t->head.dim, "queries", &t->head);
 	return kdg_rows_pairs(t, kdg_table_knn(t, queries, nq, k), KD_KEY_ORD, NULL);
 }
 

@@ -26,6 +26,8 @@ kdg_range_rows(FunctionCallInfo fcinfo)
 	KdArgs		args;
 	KdTable    *t = palloc0(sizeof(KdTable));
 	double		center[KD_MAX_DIM];
+	KdPointInfo qinfo;
+	int			qdim;
 	double		radius;
 	Oid			qtype;
 
@@ -34,9 +36,9 @@ kdg_range_rows(FunctionCallInfo fcinfo)
 	kdg_source_check_query(&t->head, kdg_point_type(qtype), qtype, "center");
 	radius = PG_GETARG_FLOAT8(args.next + 1);
 	kdg_check_radius(radius, "radius", 0);
-	kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next), 0, center, "center", NULL);
+	qdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next), center, "center", &qinfo);
 	kdg_table_read(t);
-	kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next), t->head.dim, center, "center", &t->head);
+	kdg_query_check(qdim, &qinfo, t->head.dim, "center", &t->head);
 	return kdg_rows_pairs(t, kdg_table_radius(t, center, 1, &radius, 1), KD_KEY_NONE, NULL);
 }
 
@@ -85,6 +87,8 @@ kdg_range_join_rows(FunctionCallInfo fcinfo)
 	KdArgs		args;
 	KdTable    *t = palloc0(sizeof(KdTable));
 	double	   *centers;
+	KdPointInfo *qinfos;
+	int			qdim;
 	double	   *radii;
 	int64		nq;
 	int64		nradii;
@@ -94,10 +98,11 @@ kdg_range_join_rows(FunctionCallInfo fcinfo)
 	qtype = args.argtypes[args.next];
 	kdg_source_check_query(&t->head, kdg_array_point_type(qtype),
 						  qtype, "centers");
-	nq = kdg_array_points(t->head.type, PG_GETARG_DATUM(args.next), 0, &centers, "centers", NULL);
+	nq = kdg_array_points(t->head.type, PG_GETARG_DATUM(args.next), &centers, &qdim, &qinfos,
+						  "centers");
 	nradii = kdg_radii(fcinfo, args.next + 1, args.argtypes[args.next + 1], nq, &radii);
 	kdg_table_read(t);
-	kdg_array_points(t->head.type, PG_GETARG_DATUM(args.next), t->head.dim, &centers, "centers", &t->head);
+	kdg_array_check(nq, qdim, qinfos, t->head.dim, "centers", &t->head);
 	return kdg_rows_pairs(t, kdg_table_radius(t, centers, nq, radii, nradii), KD_KEY_ORD, NULL);
 }
 
@@ -112,6 +117,10 @@ kdg_box_rows(FunctionCallInfo fcinfo)
 	KdTable    *t = palloc0(sizeof(KdTable));
 	double		low[KD_MAX_DIM];
 	double		high[KD_MAX_DIM];
+	KdPointInfo lowinfo;
+	KdPointInfo highinfo;
+	int			lowdim;
+	int			highdim;
 	Oid			qtype;
 	bool		isbox;
 
@@ -129,22 +138,20 @@ kdg_box_rows(FunctionCallInfo fcinfo)
 	{
 		BOX		   *box = PG_GETARG_BOX_P(args.next);
 
-		kdg_query_coords(KD_TYPE_POINT, PointPGetDatum(&box->low), 0, low, "box", NULL);
-		kdg_query_coords(KD_TYPE_POINT, PointPGetDatum(&box->high), 0, high, "box", NULL);
+		kdg_query_read(KD_TYPE_POINT, PointPGetDatum(&box->low), low, "box", &lowinfo);
+		kdg_query_read(KD_TYPE_POINT, PointPGetDatum(&box->high), high, "box", &highinfo);
 	}
 	else
 	{
-		kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next), 0, low, "low", NULL);
-		kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next + 1), 0, high, "high", NULL);
+		lowdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next), low, "low", &lowinfo);
+		highdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next + 1), high, "high",
+								 &highinfo);
 	}
 	kdg_table_read(t);
 	if (!isbox)
 	{
-		int			lowdim = kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next),
-											  t->head.dim, low, "low", &t->head);
-		int			highdim = kdg_query_coords(t->head.type, PG_GETARG_DATUM(args.next + 1),
-											   t->head.dim, high, "high", &t->head);
-
+		kdg_query_check(lowdim, &lowinfo, t->head.dim, "low", &t->head);
+		kdg_query_check(highdim, &highinfo, t->head.dim, "high", &t->head);
 		/* a table without points checks no dimension: the corners must agree */
 		if (lowdim != highdim)
 			ereport(ERROR,

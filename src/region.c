@@ -53,7 +53,13 @@ region_point(HeapTupleHeader region, int attno, const char *what, int dim,
 
 	if (isnull)
 		return -1;
-	return kdg_query_coords(KD_TYPE_ARRAY, value, dim, coords, what, NULL);
+	{
+		KdPointInfo info;
+		int			got = kdg_query_read(KD_TYPE_ARRAY, value, coords, what, &info);
+
+		kdg_query_check(got, &info, dim, what, NULL);
+		return got;
+	}
 }
 
 /*
