@@ -28,6 +28,7 @@
 #include "utils/tuplestore.h"
 
 #include "engine/kdtree.h"
+#include "exactness.h"
 
 /* The point types the extension reads. */
 typedef enum KdPointType

@@ -200,7 +200,7 @@ kdg_geography_lower_bound(double chord)
 {
 	double		theta = 2.0 * asin(Min(chord, 2.0) / 2.0);
 
-	theta = theta * (1.0 - 1e-12) - 1e-14;
+	theta = theta * (1.0 - KD_GEO_BOUND_REL) - KD_GEO_BOUND_ABS;
 	return theta > 0.0 ? theta * KD_SPHERE_RADIUS : 0.0;
 }
 

@@ -49,9 +49,6 @@
 #include "am/kdam.h"
 #include "kdgpu.h"
 
-/* metres added to a geography radius in its index condition (see above) */
-#define KD_DWITHIN_GEOGRAPHY_SLACK 0.001
-
 PG_FUNCTION_INFO_V1(kdgpu_dwithin);
 PG_FUNCTION_INFO_V1(kdgpu_dwithin_support);
 PG_FUNCTION_INFO_V1(kdgpu_geometry_in_ball);

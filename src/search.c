@@ -26,7 +26,8 @@
  * distance is the sphere distance computed from longitude and latitude, a
  * monotone function of the chord up to rounding errors of a few 1e-16 on
  * the unit sphere.  Their slack is wider: r (1 + 1e-9) + 1e-13, and a
- * radius in metres becomes the chord of that arc before the slack.
+ * radius in metres becomes the chord of that arc before the slack.  The
+ * margins are KD_SLACK_* and KD_GEO_SLACK_* of exactness.h.
  *
  * Query points are given with their full coordinates (the engine's, then
  * the type's extra ones: kdg_type_extra), the rows of a source likewise.
@@ -45,8 +46,6 @@
 
 #include "kdgpu.h"
 
-#define KD_REL_SLACK	1e-12
-#define KD_ABS_SLACK	1e-150
 /* radius fallbacks run in groups of this many queries */
 #define KD_FALLBACK_GROUP 64
 
@@ -58,8 +57,8 @@ static inline double
 kdg_slack(KdPointType type, double d)
 {
 	if (type == KD_TYPE_GEOGRAPHY)
-		return d * (1.0 + 1e-9) + 1e-13;
-	return d * (1.0 + KD_REL_SLACK) + KD_ABS_SLACK;
+		return d * (1.0 + KD_GEO_SLACK_REL) + KD_GEO_SLACK_ABS;
+	return d * (1.0 + KD_SLACK_REL) + KD_SLACK_ABS;
 }
 
 /* The engine radius that holds every point within operator distance r. */

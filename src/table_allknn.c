@@ -19,8 +19,9 @@
  * The box test is made in the coordinates of the engine, which are those
  * of the metric for point, float8[] and geometry; for geography (unit
  * vectors, distances in metres) every point is sent to every other leaf.
- * The test is loose by a relative 1e-9, far above the rounding of both
- * sides, so a leaf that may hold a neighbour is never skipped.  All
+ * The test is loose by a relative KD_LEAF_BOX_REL (exactness.h), far above
+ * the rounding of both sides, so a leaf that may hold a neighbour is never
+ * skipped.  All
  * foreign leaves' calls of one round are sent before any answer is read
  * (partitions on one server take turns on its connection).
  */
@@ -73,7 +74,7 @@ kdg_ball_reaches(const double *p, int dim, const KdBox *box, double r)
 		if (gap > 0)
 			d2 += gap * gap;
 	}
-	return sqrt(d2) <= r * (1.0 + 1e-9);
+	return sqrt(d2) <= r * (1.0 + KD_LEAF_BOX_REL);
 }
 
 /*

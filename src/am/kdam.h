@@ -546,20 +546,13 @@ extern int	kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo,
 								  double *hi);
 
 /*
- * Relative and absolute margins that keep sqrt(d2), lowered by them, below
- * the value an operator computes for the same coordinates in its own way
- * (pg_hypot, PostGIS's distance), whose rounding may differ from sqrt of
- * the engine's d2 in the last bits; the absolute one is for squares that
- * underflow.
+ * sqrt(d2) lowered past the rounding of any operator's own distance
+ * (exactness.h).
  */
-#define KDAM_SQRT_MARGIN_REL 4e-15
-#define KDAM_SQRT_MARGIN_ABS 1e-150
-
-/* sqrt(d2) lowered past the rounding of any operator's own distance. */
 static inline double
 kdam_sqrt_below(double d2)
 {
-	return Max(0.0, sqrt(d2) * (1.0 - KDAM_SQRT_MARGIN_REL) - KDAM_SQRT_MARGIN_ABS);
+	return Max(0.0, sqrt(d2) * (1.0 - KD_SQRT_BELOW_REL) - KD_SQRT_BELOW_ABS);
 }
 
 /* kdam_scan.c */

@@ -17,7 +17,7 @@
  *					  box of the argument's box, in x and y.
  *
  * Lossy regions are widened past float4 rounding and the point operators'
- * 1e-10 tolerance (KDAM_REGION_REL, KDAM_REGION_ABS).  IS NULL matches only
+ * 1e-10 tolerance (KD_REGION_REL, KD_REGION_ABS in exactness.h).  IS NULL matches only
  * the null chain; IS NOT NULL every other row.  A row outside the tree is a
  * candidate for every qual unless its box is known to miss the region, and
  * for kdgpu's own operators always, since those raise errors for values the
@@ -33,10 +33,6 @@
 #include "utils/geo_decls.h"
 
 #include "kdam_scan.h"
-
-/* widening of lossy regions: relative, and absolute */
-#define KDAM_REGION_REL 1e-6
-#define KDAM_REGION_ABS 1e-9
 
 /* Whether a point satisfies every qual (exact but for lossy ones). */
 bool
@@ -183,8 +179,8 @@ region_widen(KdamQual *q)
 {
 	for (int j = 0; j < KD_MAX_DIM; j++)
 	{
-		q->lo[j] -= fabs(q->lo[j]) * KDAM_REGION_REL + KDAM_REGION_ABS;
-		q->hi[j] += fabs(q->hi[j]) * KDAM_REGION_REL + KDAM_REGION_ABS;
+		q->lo[j] -= fabs(q->lo[j]) * KD_REGION_REL + KD_REGION_ABS;
+		q->hi[j] += fabs(q->hi[j]) * KD_REGION_REL + KD_REGION_ABS;
 	}
 }
 
