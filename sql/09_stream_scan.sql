@@ -61,10 +61,9 @@ SET kdgpu.stream_rows = off;
 EXPLAIN (COSTS OFF) SELECT * FROM every_call() WHERE f = 'box';
 CREATE TABLE stored AS SELECT * FROM every_call();
 RESET kdgpu.stream_rows;
-SELECT f, count(*) AS rows,
-       (SELECT count(*) FROM stored t WHERE t.f = s.f) AS stored_rows,
-       count(*) FILTER (WHERE NOT EXISTS (SELECT FROM stored t WHERE (t.f, t.n, t.r) = (s.f, s.n, s.r))) AS differ
-  FROM streamed s GROUP BY f ORDER BY f;
+SELECT f, count(s.r) AS rows, count(t.r) AS stored_rows,
+       count(*) FILTER (WHERE s.r IS DISTINCT FROM t.r) AS differ
+  FROM streamed s FULL JOIN stored t USING (f, n) GROUP BY f ORDER BY f;
 
 -- and brute force: kNN and All-kNN pairs
 SELECT count(*) AS mismatches FROM (
