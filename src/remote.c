@@ -42,6 +42,7 @@
 #include "utils/fmgroids.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "kdgpu.h"
 
@@ -312,15 +313,19 @@ kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
 		fdw_report_error(ERROR, NULL, r->conn, false, r->sql);
 }
 
-/* The elements of an array given as text, of element type elemtype. */
+/*
+ * The elements of an array given as text, of element type elemtype, read
+ * with array_in (arrayin, set up once by the caller so that it keeps its
+ * cache of the element type).
+ */
 static Datum *
-kdg_remote_array(const char *text, Oid elemtype, int *n)
+kdg_remote_array(FmgrInfo *arrayin, const char *text, Oid elemtype, int *n)
 {
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
 	Datum	   *elems;
-	Datum		arr = OidInputFunctionCall(F_ARRAY_IN, (char *) text, elemtype, -1);
+	Datum		arr = InputFunctionCall(arrayin, (char *) text, elemtype, -1);
 
 	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
 	deconstruct_array(DatumGetArrayTypeP(arr), elemtype, typlen, typbyval, typalign,
@@ -354,26 +359,36 @@ kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k)
 	int			nrows;
 	Oid			input;
 	Oid			ioparam;
+	Oid			nntype = r->keyname ? INT8OID : TIDOID;
+	FmgrInfo	pointin;
+	FmgrInfo	nnin;
+	FmgrInfo	distin;
+	MemoryContext rowcxt;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		fdw_report_error(ERROR, res, r->conn, true, r->sql);
 	nrows = PQntuples(res);
 	getTypeInputInfo(get_atttype(t->head.relid, t->head.attnum), &input, &ioparam);
+	fmgr_info(input, &pointin);
+	fmgr_info(F_ARRAY_IN, &nnin);
+	fmgr_info(F_ARRAY_IN, &distin);
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu remote All-kNN row",
+								   ALLOCSET_DEFAULT_SIZES);
 	ans = kdg_empty_answer(nrows);
 	PG_TRY();
 	{
 		ans->hits = palloc_extended(sizeof(KdHit) * Max((int64) nrows * k, 1), MCXT_ALLOC_HUGE);
 		for (int i = 0; i < nrows; i++)
 		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(rowcxt);
 			ItemPointer tid = (ItemPointer) DatumGetPointer(
 				DirectFunctionCall1(tidin, CStringGetDatum(PQgetvalue(res, i, 1))));
-			Datum		value = OidInputFunctionCall(input, PQgetvalue(res, i, 2), ioparam, -1);
+			Datum		value = InputFunctionCall(&pointin, PQgetvalue(res, i, 2), ioparam, -1);
 			int64		before = src->n;
 			int			nn;
 			int			nd;
-			Datum	   *nns = kdg_remote_array(PQgetvalue(res, i, 3),
-											   r->keyname ? INT8OID : TIDOID, &nn);
-			Datum	   *dists = kdg_remote_array(PQgetvalue(res, i, 4), FLOAT8OID, &nd);
+			Datum	   *nns = kdg_remote_array(&nnin, PQgetvalue(res, i, 3), nntype, &nn);
+			Datum	   *dists = kdg_remote_array(&distin, PQgetvalue(res, i, 4), FLOAT8OID, &nd);
 			int64		off = ans->offsets[i];
 
 			kdg_source_add(src, value, false, tid,
@@ -390,6 +405,10 @@ kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k)
 				ans->hits[off + j].dist = DatumGetFloat8(dists[j]);
 			}
 			ans->offsets[i + 1] = off + nn;
+			MemoryContextSwitchTo(oldcxt);
+			MemoryContextReset(rowcxt);
+			if ((i & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
 		}
 	}
 	PG_FINALLY();
@@ -397,6 +416,7 @@ kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k)
 		PQclear(res);
 	}
 	PG_END_TRY();
+	MemoryContextDelete(rowcxt);
 	r->sql = NULL;
 	return ans;
 }
