@@ -394,6 +394,9 @@ extern KdAnswer *kdg_table_knn(const KdTable *t, const double *queries,
 							   int64 nq, int k);
 extern KdAnswer *kdg_answer_merge(const KdAnswer *acc, const KdAnswer *part,
 								  int64 first, int64 nq, int limit);
+extern const KdHit *kdg_answer_hits(const KdAnswer *ans, int64 i, int64 *n);
+extern int64 kdg_hits_merge(const KdHit *a, int64 na, const KdHit *b, int64 nb,
+							KdHit *out, int limit);
 
 /* table_allknn.c */
 extern KdAnswer *kdg_table_all_knn(KdTable *t, int k, bool include_self);

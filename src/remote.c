@@ -21,9 +21,9 @@
  * the same schemas there as here.  Each leaf's query is sent before any
  * result is read, so the shards work at once (table_search.c), except that
  * partitions on one server share its connection and so take turns.  Results
- * come back as text: keys, ctids, and distances written with
- * extra_float_digits = 3 (postgres_fdw's setting), which read back
- * exactly.
+ * come back in binary (the types' send formats: float8 bit for bit, points
+ * read with their type's receive function, arrays walked in place), so
+ * neither side prints or parses numbers.
  */
 #include "postgres.h"
 
@@ -37,6 +37,7 @@
 #include "foreign/foreign.h"
 #include "lib/stringinfo.h"
 #include "libpq-fe.h"
+#include "port/pg_bswap.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/fmgroids.h"
@@ -210,6 +211,133 @@ kdg_remote_points(const KdSource *src, const double *coords, int64 nq)
 					src->type == KD_TYPE_POINT ? "pg_catalog.point[]" : "pg_catalog.float8[]");
 }
 
+/* Send r->sql on r's connection, its result asked for in binary. */
+static void
+kdg_remote_exec(KdRemote *r)
+{
+	if (!PQsendQueryParams(r->conn, r->sql, 0, NULL, NULL, NULL, NULL, 1))
+		fdw_report_error(ERROR, NULL, r->conn, false, r->sql);
+}
+
+/* Raise the error of a result from r's server that is not of its query's shape. */
+static void
+kdg_remote_shape_error(const KdRemote *r)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+			 errmsg("server \"%s\" returned a row out of shape", r->server),
+			 errdetail("Remote query: %s", r->sql)));
+}
+
+/* Field col of row i of a binary result, not NULL and of len bytes (any: -1). */
+static const char *
+kdg_bin_field(const KdRemote *r, PGresult *res, int i, int col, int len)
+{
+	if (PQgetisnull(res, i, col) || (len >= 0 && PQgetlength(res, i, col) != len))
+		kdg_remote_shape_error(r);
+	return PQgetvalue(res, i, col);
+}
+
+/* A binary int8 at v. */
+static int64
+kdg_bin_int8(const char *v)
+{
+	uint64		x;
+
+	memcpy(&x, v, sizeof(x));
+	return (int64) pg_ntoh64(x);
+}
+
+/* A binary float8 at v. */
+static double
+kdg_bin_float8(const char *v)
+{
+	uint64		x = (uint64) kdg_bin_int8(v);
+	double		d;
+
+	memcpy(&d, &x, sizeof(d));
+	return d;
+}
+
+/* A binary tid at v (block number, then offset). */
+static void
+kdg_bin_tid(const char *v, ItemPointer tid)
+{
+	uint32		block;
+	uint16		offset;
+
+	memcpy(&block, v, sizeof(block));
+	memcpy(&offset, v + sizeof(block), sizeof(offset));
+	ItemPointerSet(tid, pg_ntoh32(block), pg_ntoh16(offset));
+}
+
+/* A binary integer of any width (2, 4 or 8 bytes) in field col of row i. */
+static int64
+kdg_bin_int(const KdRemote *r, PGresult *res, int i, int col)
+{
+	const char *v = kdg_bin_field(r, res, i, col, -1);
+	uint32		x4;
+	uint16		x2;
+
+	switch (PQgetlength(res, i, col))
+	{
+		case 8:
+			return kdg_bin_int8(v);
+		case 4:
+			memcpy(&x4, v, sizeof(x4));
+			return (int32) pg_ntoh32(x4);
+		case 2:
+			memcpy(&x2, v, sizeof(x2));
+			return (int16) pg_ntoh16(x2);
+	}
+	kdg_remote_shape_error(r);
+	return 0;
+}
+
+/* The size of a binary tid: block number and offset. */
+#define KD_BIN_TID	((int) (sizeof(uint32) + sizeof(uint16)))
+
+/* The size of a binary array's element: its length word and its bytes. */
+#define KD_BIN_ELEM(elemlen)	((int) sizeof(int32) + (elemlen))
+
+/*
+ * Field col of row i, a one-dimensional array of elemtype without NULLs in
+ * binary (array_send's format: ndim, flags, element type, then length and
+ * lower bound of each dimension, then each element as its length and its
+ * bytes), every element elemlen bytes long.  Returns the number of
+ * elements; *elems is the first one's bytes, the next KD_BIN_ELEM(elemlen)
+ * further on.
+ */
+static int
+kdg_bin_array(const KdRemote *r, PGresult *res, int i, int col, Oid elemtype,
+			  int elemlen, const char **elems)
+{
+	const char *v = kdg_bin_field(r, res, i, col, -1);
+	int			len = PQgetlength(res, i, col);
+	uint32		head[5];
+	int			n;
+
+	if (len < 3 * (int) sizeof(uint32))
+		kdg_remote_shape_error(r);
+	memcpy(head, v, Min(len, (int) sizeof(head)));
+	if (pg_ntoh32(head[0]) == 0 && len == 3 * sizeof(uint32))
+		return 0;
+	n = (int) pg_ntoh32(head[3]);
+	if (pg_ntoh32(head[0]) != 1 || pg_ntoh32(head[2]) != elemtype || n < 0 ||
+		len != (int) sizeof(head) + n * KD_BIN_ELEM(elemlen))
+		kdg_remote_shape_error(r);
+	*elems = v + sizeof(head) + sizeof(int32);
+	for (int j = 0; j < n; j++)
+	{
+		uint32		elen;
+
+		memcpy(&elen, *elems - sizeof(int32) + j * KD_BIN_ELEM(elemlen), sizeof(elen));
+		if ((int32) pg_ntoh32(elen) != elemlen)
+			kdg_remote_shape_error(r);
+	}
+	return n;
+}
+
 /*
  * Send the call of kdgpu's function fn (schema-qualified) on a remote leaf:
  * fn(table, col, args [, key]), returning [query_ord,] the row's key or
@@ -228,19 +356,19 @@ kdg_remote_send(const KdTable *t, int leaf, const char *fn, const char *args,
 					  r->keyname ? ", " : "",
 					  r->keyname ? quote_literal_cstr(r->keyname) : "",
 					  r->keyname ? "::pg_catalog.name" : "");
-	if (!PQsendQuery(r->conn, r->sql))
-		fdw_report_error(ERROR, NULL, r->conn, false, r->sql);
+	kdg_remote_exec(r);
 }
 
-/* The ref of a remote row given as text: a key, or a ctid. */
+/* The ref of a remote row, its key (int8) or ctid (tid) in binary at v. */
 static uint64
-kdg_remote_ref(const KdSource *leaf, const char *text)
+kdg_remote_ref(const KdSource *leaf, const char *v)
 {
+	ItemPointerData tid;
+
 	if (leaf->keyattnum != InvalidAttrNumber)
-		return kdg_key_to_ref(INT8OID, Int64GetDatum(pg_strtoint64(text)));
-	return leaf->refbase |
-		kdg_tid_to_ref((ItemPointer) DatumGetPointer(DirectFunctionCall1(tidin,
-																		 CStringGetDatum(text))));
+		return kdg_key_to_ref(INT8OID, Int64GetDatum(kdg_bin_int8(v)));
+	kdg_bin_tid(v, &tid);
+	return leaf->refbase | kdg_tid_to_ref(&tid);
 }
 
 /*
@@ -258,6 +386,7 @@ kdg_remote_answer(const KdTable *t, int leaf, int64 nq, bool batched,
 	KdAnswer   *ans;
 	int			nrows;
 	int			col = batched ? 1 : 0;
+	int			refsize = r->keyname ? sizeof(int64) : KD_BIN_TID;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		fdw_report_error(ERROR, res, r->conn, true, r->sql);
@@ -268,13 +397,14 @@ kdg_remote_answer(const KdTable *t, int leaf, int64 nq, bool batched,
 	{
 		for (int i = 0; i < nrows; i++)
 		{
-			int64		q = batched ? pg_strtoint64(PQgetvalue(res, i, 0)) - 1 : 0;
+			int64		q = batched ? kdg_bin_int(r, res, i, 0) - 1 : 0;
 
 			if (q < 0 || q >= nq)
 				elog(ERROR, "query %lld of server \"%s\" is out of range",
 					 (long long) q + 1, r->server);
-			ans->hits[i].ref = kdg_remote_ref(src, PQgetvalue(res, i, col));
-			ans->hits[i].dist = distance ? strtod(PQgetvalue(res, i, col + 1), NULL) : 0.0;
+			ans->hits[i].ref = kdg_remote_ref(src, kdg_bin_field(r, res, i, col, refsize));
+			ans->hits[i].dist = distance ?
+				kdg_bin_float8(kdg_bin_field(r, res, i, col + 1, sizeof(double))) : 0.0;
 			ans->offsets[q + 1]++;
 		}
 	}
@@ -291,8 +421,7 @@ kdg_remote_answer(const KdTable *t, int leaf, int64 nq, bool batched,
 
 /*
  * Send a remote leaf's own All-kNN: kd_all_knn_arrays on its table (in the
- * schema of fn, the function called), each point with its ctid and point,
- * in ref order.
+ * schema of fn, the function called), each point with its ctid and point.
  */
 void
 kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
@@ -301,7 +430,7 @@ kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
 	KdRemote   *r = t->parts[leaf].remote;
 	bool		key = r->keyname != NULL;
 
-	r->sql = psprintf("SELECT a.%s, t.ctid, t.%s, a.%s, a.distances FROM %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %d%s%s%s, %s) a JOIN %s t ON t.%s = a.%s ORDER BY 1",
+	r->sql = psprintf("SELECT a.%s, t.ctid, t.%s, a.%s, a.distances FROM %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %d%s%s%s, %s) a JOIN %s t ON t.%s = a.%s",
 					  key ? "query_key" : "query_ctid", quote_identifier(r->colname),
 					  key ? "nn_keys" : "nn_ctids", fn,
 					  quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), k,
@@ -309,28 +438,7 @@ kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
 					  key ? "::pg_catalog.name" : "", include_self ? "true" : "false",
 					  r->relname, key ? quote_identifier(r->keyname) : "ctid",
 					  key ? "query_key" : "query_ctid");
-	if (!PQsendQuery(r->conn, r->sql))
-		fdw_report_error(ERROR, NULL, r->conn, false, r->sql);
-}
-
-/*
- * The elements of an array given as text, of element type elemtype, read
- * with array_in (arrayin, set up once by the caller so that it keeps its
- * cache of the element type).
- */
-static Datum *
-kdg_remote_array(FmgrInfo *arrayin, const char *text, Oid elemtype, int *n)
-{
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	Datum	   *elems;
-	Datum		arr = InputFunctionCall(arrayin, (char *) text, elemtype, -1);
-
-	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
-	deconstruct_array(DatumGetArrayTypeP(arr), elemtype, typlen, typbyval, typalign,
-					  &elems, NULL, n);
-	return elems;
+	kdg_remote_exec(r);
 }
 
 /* A key as a Datum of the key column's type. */
@@ -357,21 +465,18 @@ kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k)
 	PGresult   *res = fdw_get_result(r->conn, r->sql);
 	KdAnswer   *ans;
 	int			nrows;
-	Oid			input;
+	Oid			recv;
 	Oid			ioparam;
-	Oid			nntype = r->keyname ? INT8OID : TIDOID;
-	FmgrInfo	pointin;
-	FmgrInfo	nnin;
-	FmgrInfo	distin;
+	bool		key = r->keyname != NULL;
+	int			nnsize = key ? sizeof(int64) : KD_BIN_TID;
+	FmgrInfo	pointrecv;
 	MemoryContext rowcxt;
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		fdw_report_error(ERROR, res, r->conn, true, r->sql);
 	nrows = PQntuples(res);
-	getTypeInputInfo(get_atttype(t->head.relid, t->head.attnum), &input, &ioparam);
-	fmgr_info(input, &pointin);
-	fmgr_info(F_ARRAY_IN, &nnin);
-	fmgr_info(F_ARRAY_IN, &distin);
+	getTypeBinaryInputInfo(get_atttype(t->head.relid, t->head.attnum), &recv, &ioparam);
+	fmgr_info(recv, &pointrecv);
 	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu remote All-kNN row",
 								   ALLOCSET_DEFAULT_SIZES);
 	ans = kdg_empty_answer(nrows);
@@ -381,28 +486,33 @@ kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k)
 		for (int i = 0; i < nrows; i++)
 		{
 			MemoryContext oldcxt = MemoryContextSwitchTo(rowcxt);
-			ItemPointer tid = (ItemPointer) DatumGetPointer(
-				DirectFunctionCall1(tidin, CStringGetDatum(PQgetvalue(res, i, 1))));
-			Datum		value = InputFunctionCall(&pointin, PQgetvalue(res, i, 2), ioparam, -1);
+			ItemPointerData tid;
+			StringInfoData point;
+			Datum		value;
 			int64		before = src->n;
-			int			nn;
-			int			nd;
-			Datum	   *nns = kdg_remote_array(&nnin, PQgetvalue(res, i, 3), nntype, &nn);
-			Datum	   *dists = kdg_remote_array(&distin, PQgetvalue(res, i, 4), FLOAT8OID, &nd);
+			const char *nns;
+			const char *dists;
+			int			nn = kdg_bin_array(r, res, i, 3, key ? INT8OID : TIDOID, nnsize, &nns);
+			int			nd = kdg_bin_array(r, res, i, 4, FLOAT8OID, sizeof(double), &dists);
 			int64		off = ans->offsets[i];
 
-			kdg_source_add(src, value, false, tid,
-						   r->keyname ? kdg_key_datum(src->keytype,
-													  pg_strtoint64(PQgetvalue(res, i, 0)))
+			kdg_bin_tid(kdg_bin_field(r, res, i, 1, KD_BIN_TID), &tid);
+			point.data = (char *) kdg_bin_field(r, res, i, 2, -1);
+			point.len = PQgetlength(res, i, 2);
+			point.maxlen = point.len + 1;
+			point.cursor = 0;
+			value = ReceiveFunctionCall(&pointrecv, &point, ioparam, -1);
+			kdg_source_add(src, value, false, &tid,
+						   key ? kdg_key_datum(src->keytype, kdg_bin_int(r, res, i, 0))
 						   : (Datum) 0, false);
 			if (src->n != before + 1 || nn != nd || nn > k)
-				elog(ERROR, "server \"%s\" returned an All-kNN row out of shape", r->server);
+				kdg_remote_shape_error(r);
 			for (int j = 0; j < nn; j++)
 			{
-				ans->hits[off + j].ref = r->keyname ?
-					kdg_key_to_ref(INT8OID, nns[j]) :
-					src->refbase | kdg_tid_to_ref((ItemPointer) DatumGetPointer(nns[j]));
-				ans->hits[off + j].dist = DatumGetFloat8(dists[j]);
+				const char *v = nns + j * KD_BIN_ELEM(nnsize);
+
+				ans->hits[off + j].ref = kdg_remote_ref(src, v);
+				ans->hits[off + j].dist = kdg_bin_float8(dists + j * KD_BIN_ELEM(sizeof(double)));
 			}
 			ans->offsets[i + 1] = off + nn;
 			MemoryContextSwitchTo(oldcxt);

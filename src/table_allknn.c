@@ -78,31 +78,71 @@ kdg_ball_reaches(const double *p, int dim, const KdBox *box, double r)
 }
 
 /*
- * Answers to nq queries of the table's N points, query i being point
- * idx[i], as answers to all N (none for the others).
+ * The answers of every point of the table, gathered with room for k hits a
+ * point: point g's hits are hits[g * k .. g * k + count[g]).  Answers from
+ * other leaves merge into them in place; kdg_gather_answer closes the gaps.
  */
-static KdAnswer *
-kdg_answer_scatter(const KdAnswer *part, const int64 *idx, int64 nq, int64 n)
+typedef struct KdGather
 {
-	KdAnswer   *out = kdg_empty_answer(n);
-	int64		at = 0;
-	int64		i = 0;
+	KdHit	   *hits;
+	int		   *count;
+	int64		n;
+	int			k;
+	KdHit	   *merged;			/* room for one point's merge */
+} KdGather;
 
-	out->hits = palloc_extended(sizeof(KdHit) * Max(part->offsets[part->nq], 1),
-								MCXT_ALLOC_HUGE);
-	for (int64 g = 0; g < n; g++)
+/* Room for n points' answers of k hits each, none yet. */
+static void
+kdg_gather_init(KdGather *g, int64 n, int k)
+{
+	g->hits = palloc_extended(sizeof(KdHit) * Max(n * k, 1), MCXT_ALLOC_HUGE);
+	g->count = palloc_extended(sizeof(int) * Max(n, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	g->n = n;
+	g->k = k;
+	g->merged = palloc(sizeof(KdHit) * k);
+}
+
+/*
+ * Merge part, the answers to nq queries of which query i is point idx[i]
+ * (idx NULL: point first + i), into the gathered answers.
+ */
+static void
+kdg_gather_merge(KdGather *g, const KdAnswer *part, const int64 *idx,
+				 int64 first, int64 nq)
+{
+	for (int64 i = 0; i < nq; i++)
 	{
-		out->offsets[g] = at;
-		if (i < nq && idx[i] == g)
-		{
-			int64		m = part->offsets[i + 1] - part->offsets[i];
+		int64		p = idx ? idx[i] : first + i;
+		KdHit	   *mine = g->hits + p * g->k;
+		int64		nb;
+		const KdHit *b = kdg_answer_hits(part, i, &nb);
 
-			memcpy(out->hits + at, part->hits + part->offsets[i], sizeof(KdHit) * m);
-			at += m;
-			i++;
-		}
+		if (nb == 0)
+			continue;
+		g->count[p] = kdg_hits_merge(mine, g->count[p], b, nb, g->merged, g->k);
+		memcpy(mine, g->merged, sizeof(KdHit) * g->count[p]);
 	}
-	out->offsets[n] = at;
+}
+
+/* The gathered answers as one answer, the gaps closed in place. */
+static KdAnswer *
+kdg_gather_answer(KdGather *g)
+{
+	KdAnswer   *out = palloc0(sizeof(KdAnswer));
+	int64		at = 0;
+
+	out->nq = g->n;
+	out->offsets = palloc_extended(sizeof(int64) * (g->n + 1), MCXT_ALLOC_HUGE);
+	for (int64 p = 0; p < g->n; p++)
+	{
+		out->offsets[p] = at;
+		memmove(g->hits + at, g->hits + p * g->k, sizeof(KdHit) * g->count[p]);
+		at += g->count[p];
+	}
+	out->offsets[g->n] = at;
+	out->hits = g->hits;
+	pfree(g->count);
+	pfree(g->merged);
 	return out;
 }
 
@@ -129,7 +169,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	KdSource   *lead = NULL;
 	double	   *queries;
 	int			full;
-	KdAnswer   *acc = NULL;
+	KdGather	all;
 	int64		n;
 	int64		nqueries = 0;
 	int64		nasked = 0;
@@ -179,19 +219,25 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	full = t->head.dim + t->head.extra;
 	queries = kdg_table_queries(t);
 
+	/* each leaf's own answers, in place */
+	kdg_gather_init(&all, n, k);
+	for (int p = 0; p < np; p++)
+		if (t->parts[p].n > 0)
+		{
+			kdg_gather_merge(&all, own[p], NULL, first[p], t->parts[p].n);
+			pfree(own[p]->hits);
+		}
+
 	/* the points whose ball reaches another leaf, for each leaf */
 	for (int p = 0; p < np; p++)
 		if (t->parts[p].n > 0)
 			idx[p] = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
 	for (int p = 0; p < np; p++)
-		for (int64 i = 0; i < t->parts[p].n; i++)
+		for (int64 g = first[p]; g < first[p + 1]; g++)
 		{
-			int64		g = first[p] + i;
-			int64		q = own[p]->order ? own[p]->order[i] : i;
-			int64		cnt = own[p]->offsets[q + 1] - own[p]->offsets[q];
 			bool		asked = false;
 			/* the k-th distance within its own leaf, when it has k */
-			double		r = cnt == k ? own[p]->hits[own[p]->offsets[q] + k - 1].dist : INFINITY;
+			double		r = all.count[g] == k ? all.hits[g * k + k - 1].dist : INFINITY;
 
 			for (int m = 0; m < np; m++)
 			{
@@ -211,25 +257,22 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	{
 		double	   *q;
 
-		if (t->parts[m].n == 0)
+		if (nidx[m] == 0)
 			continue;
 		nqueries += nidx[m];
-		q = palloc_extended(sizeof(double) * full * Max(nidx[m], 1), MCXT_ALLOC_HUGE);
+		q = palloc_extended(sizeof(double) * full * nidx[m], MCXT_ALLOC_HUGE);
 		for (int64 i = 0; i < nidx[m]; i++)
 			memcpy(q + i * full, queries + idx[m][i] * full, sizeof(double) * full);
-		if (t->parts[m].remote && nidx[m] > 0)
+		if (t->parts[m].remote)
 		{
 			cross[m] = psprintf("%s, %d", kdg_remote_points(&t->head, q, nidx[m]), k);
 			if (kdg_remote_can_send(t, m))
 				kdg_remote_send(t, m, join, cross[m], true, true);
 		}
-		else if (nidx[m] > 0)
-			acc = kdg_answer_merge(acc,
-								   kdg_answer_scatter(kdg_search_knn(&t->parts[m], trees[m], q,
-																	 nidx[m], k),
-													  idx[m], nidx[m], n),
-								   0, n, k);
-		acc = kdg_answer_merge(acc, own[m], first[m], n, k);
+		else
+			kdg_gather_merge(&all, kdg_search_knn(&t->parts[m], trees[m], q, nidx[m], k),
+							 idx[m], 0, nidx[m]);
+		pfree(q);
 		CHECK_FOR_INTERRUPTS();
 	}
 	for (int m = 0; m < np; m++)
@@ -237,12 +280,10 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		{
 			if (!kdg_remote_in_flight(&t->parts[m]))
 				kdg_remote_send(t, m, join, cross[m], true, true);
-			acc = kdg_answer_merge(acc,
-								   kdg_answer_scatter(kdg_remote_answer(t, m, nidx[m], true, true),
-													  idx[m], nidx[m], n),
-								   0, n, k);
+			kdg_gather_merge(&all, kdg_remote_answer(t, m, nidx[m], true, true),
+							 idx[m], 0, nidx[m]);
 		}
 	elog(DEBUG1, "kdgpu: All-kNN over %d partitions: %lld of %lld points queried other partitions, %lld queries",
 		 np, (long long) nasked, (long long) n, (long long) nqueries);
-	return acc;
+	return kdg_gather_answer(&all);
 }

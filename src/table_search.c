@@ -32,13 +32,38 @@ kdg_hit_before(const KdHit *a, const KdHit *b)
 }
 
 /* The hits of an answer's query i, as its order maps it; *n their number. */
-static const KdHit *
+const KdHit *
 kdg_answer_hits(const KdAnswer *ans, int64 i, int64 *n)
 {
 	int64		q = ans->order ? ans->order[i] : i;
 
 	*n = ans->offsets[q + 1] - ans->offsets[q];
 	return ans->hits + ans->offsets[q];
+}
+
+/*
+ * Merge hits a[0 .. na) and b[0 .. nb), each in order, into out by
+ * (distance, ref), keeping at most limit (none when limit < 0); returns the
+ * number kept.
+ */
+int64
+kdg_hits_merge(const KdHit *a, int64 na, const KdHit *b, int64 nb,
+			   KdHit *out, int limit)
+{
+	int64		n = na + nb;
+	int64		ia = 0;
+	int64		ib = 0;
+
+	if (limit >= 0)
+		n = Min(n, limit);
+	for (int64 j = 0; j < n; j++)
+	{
+		if (ib >= nb || (ia < na && kdg_hit_before(&a[ia], &b[ib])))
+			out[j] = a[ia++];
+		else
+			out[j] = b[ib++];
+	}
+	return n;
 }
 
 /*
@@ -58,36 +83,26 @@ kdg_answer_merge(const KdAnswer *acc, const KdAnswer *part, int64 first,
 	out->offsets = palloc_extended(sizeof(int64) * (nq + 1), MCXT_ALLOC_HUGE);
 	for (int64 pass = 0; pass < 2; pass++)
 	{
-		int64		at = 0;
-
 		for (int64 i = 0; i < nq; i++)
 		{
 			int64		na = 0;
 			int64		nb = 0;
 			const KdHit *a = acc ? kdg_answer_hits(acc, i, &na) : NULL;
 			const KdHit *b = NULL;
-			int64		ia = 0;
-			int64		ib = 0;
 			int64		n;
 
 			if (i >= first && i < first + part->nq)
 				b = kdg_answer_hits(part, i - first, &nb);
+			if (pass == 1)
+			{
+				kdg_hits_merge(a, na, b, nb, out->hits + out->offsets[i], limit);
+				continue;
+			}
 			n = na + nb;
 			if (limit >= 0)
 				n = Min(n, limit);
-			if (pass == 0)
-			{
-				out->offsets[i] = total;
-				total += n;
-				continue;
-			}
-			for (int64 j = 0; j < n; j++)
-			{
-				if (ib >= nb || (ia < na && kdg_hit_before(&a[ia], &b[ib])))
-					out->hits[at++] = a[ia++];
-				else
-					out->hits[at++] = b[ib++];
-			}
+			out->offsets[i] = total;
+			total += n;
 		}
 		if (pass == 0)
 		{
