@@ -109,7 +109,7 @@ kdg_remote_call(FunctionCallInfo fcinfo, const KdArgs *args, KdTable *t,
 	initStringInfo(&buf);
 	for (int i = args->next; i < (keyarg >= 0 ? keyarg : args->nargs); i++)
 		appendStringInfo(&buf, "%s%s", i > args->next ? ", " : "",
-						 kdg_remote_literal(PG_GETARG_DATUM(i), args->argtypes[i]));
+						 kdg_remote_param(&t->rparams, PG_GETARG_DATUM(i), args->argtypes[i]));
 	t->rschema = pstrdup(quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid))));
 	t->rfn = psprintf("%s.%s", t->rschema, quote_identifier(fn));
 	t->rargs = buf.data;

@@ -193,6 +193,19 @@ typedef enum KdIdent
  * the dimension, PostGIS metadata and number of points of all leaves);
  * for a plain table it is its only leaf.
  */
+/*
+ * Values sent with a remote call as its parameters $1, $2, ... (remote.c),
+ * each in text or binary.
+ */
+#define KD_MAX_PARAMS 16
+typedef struct KdParams
+{
+	int			n;
+	const char *values[KD_MAX_PARAMS];
+	int			lengths[KD_MAX_PARAMS];
+	int			formats[KD_MAX_PARAMS];
+} KdParams;
+
 typedef struct KdTable
 {
 	KdSource	head;
@@ -205,6 +218,7 @@ typedef struct KdTable
 	char	   *rschema;		/* kdgpu's schema there (quoted) */
 	const char *rfn;			/* the function they run, and its */
 	char	   *rargs;			/* arguments after the table and column */
+	KdParams	rparams;		/* the parameters they name */
 	bool		rbatched;		/* it returns query_ord */
 	bool		rdistance;		/* it returns distances */
 } KdTable;
@@ -378,11 +392,12 @@ extern double *kdg_table_queries(const KdTable *t);
 extern void kdg_remote_open(KdSource *leaf);
 extern bool kdg_remote_can_send(const KdTable *t, int leaf);
 extern bool kdg_remote_in_flight(const KdSource *leaf);
-extern char *kdg_remote_literal(Datum value, Oid type);
-extern char *kdg_remote_points(const KdSource *src, const double *coords,
-							   int64 nq);
+extern char *kdg_remote_param(KdParams *params, Datum value, Oid type);
+extern char *kdg_remote_points(KdParams *params, const KdSource *src,
+							   const double *coords, int64 nq);
 extern void kdg_remote_send(const KdTable *t, int leaf, const char *fn,
-							const char *args, bool batched, bool distance);
+							const char *args, const KdParams *params,
+							bool batched, bool distance);
 extern KdAnswer *kdg_remote_answer(const KdTable *t, int leaf, int64 nq,
 								   bool batched, bool distance);
 extern void kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn,

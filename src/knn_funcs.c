@@ -109,6 +109,9 @@ kdg_knn_join_table_rows(FunctionCallInfo fcinfo)
 	queries = kdg_table_queries(qt);
 	/* foreign partitions of rel get the query points as an array */
 	if (t->nremote > 0)
-		t->rargs = psprintf("%s, %d", kdg_remote_points(qsrc, queries, qsrc->n), k);
+	{
+		t->rparams.n = 0;
+		t->rargs = psprintf("%s, %d", kdg_remote_points(&t->rparams, qsrc, queries, qsrc->n), k);
+	}
 	return kdg_rows_pairs(t, kdg_table_knn(t, queries, qsrc->n, k), KD_KEY_ROW, qt);
 }

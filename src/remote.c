@@ -14,16 +14,19 @@
  *
  * The remote call is the function called here, in its plain-table form on
  * the remote table and column (the foreign table's table_name, schema_name
- * and column_name options), with the same arguments after them as text
- * literals of their types, and the key column when a key is used (a _parts
+ * and column_name options), with the same arguments after them as
+ * parameters in text, cast to their types, and the key column when a key is
+ * used (a _parts
  * form becomes the ctid form: the remote table is not partitioned).  Like
  * postgres_fdw's extensions option, it assumes kdgpu (and PostGIS) live in
  * the same schemas there as here.  Each leaf's query is sent before any
  * result is read, so the shards work at once (table_search.c), except that
- * partitions on one server share its connection and so take turns.  Results
- * come back in binary (the types' send formats: float8 bit for bit, points
- * read with their type's receive function, arrays walked in place), so
- * neither side prints or parses numbers.
+ * partitions on one server share its connection and so take turns.  Query
+ * points made here (a query table's rows, All-kNN's cross-leaf queries) go
+ * as one binary array parameter, and results come back in binary (the
+ * types' send formats: float8 bit for bit, points read with their type's
+ * receive function, arrays walked in place), so neither side prints or
+ * parses numbers.
  */
 #include "postgres.h"
 
@@ -36,6 +39,7 @@
 #include "fmgr.h"
 #include "foreign/foreign.h"
 #include "lib/stringinfo.h"
+#include "libpq/pqformat.h"
 #include "libpq-fe.h"
 #include "port/pg_bswap.h"
 #include "miscadmin.h"
@@ -161,61 +165,101 @@ kdg_remote_in_flight(const KdSource *leaf)
 	return leaf->remote->sql != NULL;
 }
 
-/* A value as a literal of its type, the type named with its schema. */
+/*
+ * Add value, of type, to params as text, and return how the call names it:
+ * $n cast to the type, named with its schema.
+ */
 char *
-kdg_remote_literal(Datum value, Oid type)
+kdg_remote_param(KdParams *params, Datum value, Oid type)
 {
 	Oid			output;
 	bool		varlena;
+	char	   *text;
 
+	if (params->n >= KD_MAX_PARAMS)
+		elog(ERROR, "too many parameters for a remote call");
 	getTypeOutputInfo(type, &output, &varlena);
-	return psprintf("%s::%s", quote_literal_cstr(OidOutputFunctionCall(output, value)),
-					format_type_be_qualified(type));
+	text = OidOutputFunctionCall(output, value);
+	params->values[params->n] = text;
+	params->lengths[params->n] = strlen(text);
+	params->formats[params->n] = 0;
+	params->n++;
+	return psprintf("$%d::%s", params->n, format_type_be_qualified(type));
 }
 
 /*
- * nq points given by their full coordinates, as a literal of the point
- * array type of src's column (point[], or float8[] with a row per point):
- * each coordinate written exactly.
+ * Add nq points, given by their full coordinates, to params as a binary
+ * array of src's column's point array type (point[], or a float8[] with a
+ * row per point), every coordinate's bits kept; return how the call names
+ * it.
  */
 char *
-kdg_remote_points(const KdSource *src, const double *coords, int64 nq)
+kdg_remote_points(KdParams *params, const KdSource *src, const double *coords,
+				  int64 nq)
 {
 	StringInfoData buf;
 	int			full = src->dim + src->extra;
+	bool		point = src->type == KD_TYPE_POINT;
 
 	if (src->type != KD_TYPE_POINT && src->type != KD_TYPE_ARRAY)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("query points from a table are sent to foreign partitions as point or float8[] only"),
 				 errhint("Give the query points as an array.")));
+	if (params->n >= KD_MAX_PARAMS)
+		elog(ERROR, "too many parameters for a remote call");
+	if ((point ? 20 : 12 * src->dim) * nq >= MaxAllocSize - 64)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many query points for one call of a foreign partition: %lld",
+						(long long) nq)));
+	/* array_send's format: ndim, flags, element type, dimensions, elements */
 	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '{');
+	pq_sendint32(&buf, nq == 0 ? 0 : point ? 1 : 2);
+	pq_sendint32(&buf, 0);
+	pq_sendint32(&buf, point ? POINTOID : FLOAT8OID);
+	if (nq > 0)
+	{
+		pq_sendint32(&buf, (int32) nq);
+		pq_sendint32(&buf, 1);
+		if (!point)
+		{
+			pq_sendint32(&buf, src->dim);
+			pq_sendint32(&buf, 1);
+		}
+	}
 	for (int64 i = 0; i < nq; i++)
 	{
 		const double *c = coords + i * full;
 
-		appendStringInfoString(&buf, i > 0 ? "," : "");
-		if (src->type == KD_TYPE_POINT)
-			appendStringInfo(&buf, "\"(%.17g,%.17g)\"", c[0], c[1]);
-		else
+		if (point)
+			pq_sendint32(&buf, 2 * sizeof(double));
+		for (int d = 0; d < src->dim; d++)
 		{
-			appendStringInfoChar(&buf, '{');
-			for (int d = 0; d < src->dim; d++)
-				appendStringInfo(&buf, "%s%.17g", d > 0 ? "," : "", c[d]);
-			appendStringInfoChar(&buf, '}');
+			if (!point)
+				pq_sendint32(&buf, sizeof(double));
+			pq_sendfloat8(&buf, c[d]);
 		}
 	}
-	appendStringInfoChar(&buf, '}');
-	return psprintf("%s::%s", quote_literal_cstr(buf.data),
-					src->type == KD_TYPE_POINT ? "pg_catalog.point[]" : "pg_catalog.float8[]");
+	params->values[params->n] = buf.data;
+	params->lengths[params->n] = buf.len;
+	params->formats[params->n] = 1;
+	params->n++;
+	return psprintf("$%d::%s", params->n,
+					point ? "pg_catalog.point[]" : "pg_catalog.float8[]");
 }
 
-/* Send r->sql on r's connection, its result asked for in binary. */
+/*
+ * Send r->sql with params (NULL: none) on r's connection, its result asked
+ * for in binary.
+ */
 static void
-kdg_remote_exec(KdRemote *r)
+kdg_remote_exec(KdRemote *r, const KdParams *params)
 {
-	if (!PQsendQueryParams(r->conn, r->sql, 0, NULL, NULL, NULL, NULL, 1))
+	if (!PQsendQueryParams(r->conn, r->sql, params ? params->n : 0, NULL,
+						   params ? params->values : NULL,
+						   params ? params->lengths : NULL,
+						   params ? params->formats : NULL, 1))
 		fdw_report_error(ERROR, NULL, r->conn, false, r->sql);
 }
 
@@ -345,7 +389,7 @@ kdg_bin_array(const KdRemote *r, PGresult *res, int i, int col, Oid elemtype,
  */
 void
 kdg_remote_send(const KdTable *t, int leaf, const char *fn, const char *args,
-				bool batched, bool distance)
+				const KdParams *params, bool batched, bool distance)
 {
 	KdRemote   *r = t->parts[leaf].remote;
 	char	   *ident = r->keyname ? "nn_key" : "nn_ctid";
@@ -356,7 +400,7 @@ kdg_remote_send(const KdTable *t, int leaf, const char *fn, const char *args,
 					  r->keyname ? ", " : "",
 					  r->keyname ? quote_literal_cstr(r->keyname) : "",
 					  r->keyname ? "::pg_catalog.name" : "");
-	kdg_remote_exec(r);
+	kdg_remote_exec(r, params);
 }
 
 /* The ref of a remote row, its key (int8) or ctid (tid) in binary at v. */
@@ -438,7 +482,7 @@ kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
 					  key ? "::pg_catalog.name" : "", include_self ? "true" : "false",
 					  r->relname, key ? quote_identifier(r->keyname) : "ctid",
 					  key ? "query_key" : "query_ctid");
-	kdg_remote_exec(r);
+	kdg_remote_exec(r, NULL);
 }
 
 /* A key as a Datum of the key column's type. */

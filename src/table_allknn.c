@@ -163,6 +163,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	int64	  **idx = palloc0(sizeof(int64 *) * Max(np, 1));
 	int64	   *nidx = palloc0(sizeof(int64) * Max(np, 1));
 	char	  **cross = palloc0(sizeof(char *) * Max(np, 1));
+	KdParams   *crossp = palloc0(sizeof(KdParams) * Max(np, 1));
 	/* what foreign leaves run: their own All-kNN, then kNN queries */
 	char	   *fn = t->nremote ? psprintf("%s.kd_all_knn_arrays", t->rschema) : NULL;
 	char	   *join = t->nremote ? psprintf("%s.kd_knn_join", t->rschema) : NULL;
@@ -265,9 +266,9 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 			memcpy(q + i * full, queries + idx[m][i] * full, sizeof(double) * full);
 		if (t->parts[m].remote)
 		{
-			cross[m] = psprintf("%s, %d", kdg_remote_points(&t->head, q, nidx[m]), k);
+			cross[m] = psprintf("%s, %d", kdg_remote_points(&crossp[m], &t->head, q, nidx[m]), k);
 			if (kdg_remote_can_send(t, m))
-				kdg_remote_send(t, m, join, cross[m], true, true);
+				kdg_remote_send(t, m, join, cross[m], &crossp[m], true, true);
 		}
 		else
 			kdg_gather_merge(&all, kdg_search_knn(&t->parts[m], trees[m], q, nidx[m], k),
@@ -279,7 +280,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		if (cross[m])
 		{
 			if (!kdg_remote_in_flight(&t->parts[m]))
-				kdg_remote_send(t, m, join, cross[m], true, true);
+				kdg_remote_send(t, m, join, cross[m], &crossp[m], true, true);
 			kdg_gather_merge(&all, kdg_remote_answer(t, m, nidx[m], true, true),
 							 idx[m], 0, nidx[m]);
 		}

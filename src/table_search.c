@@ -134,7 +134,7 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
 
 	for (int p = 0; p < t->nparts; p++)
 		if (t->parts[p].remote && kdg_remote_can_send(t, p))
-			kdg_remote_send(t, p, t->rfn, t->rargs, t->rbatched, t->rdistance);
+			kdg_remote_send(t, p, t->rfn, t->rargs, &t->rparams, t->rbatched, t->rdistance);
 	for (int p = 0; p < t->nparts; p++)
 	{
 		MemoryContext leafcxt;
@@ -165,7 +165,7 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
 			continue;
 		/* a partition whose server was busy with an earlier one's call */
 		if (!kdg_remote_in_flight(&t->parts[p]))
-			kdg_remote_send(t, p, t->rfn, t->rargs, t->rbatched, t->rdistance);
+			kdg_remote_send(t, p, t->rfn, t->rargs, &t->rparams, t->rbatched, t->rdistance);
 		acc = kdg_answer_merge(acc, kdg_remote_answer(t, p, nq, t->rbatched, t->rdistance),
 							   0, nq, limit);
 	}
