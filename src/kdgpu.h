@@ -398,6 +398,7 @@ extern char *kdg_remote_points(KdParams *params, const KdSource *src,
 extern void kdg_remote_send(const KdTable *t, int leaf, const char *fn,
 							const char *args, const KdParams *params,
 							bool batched, bool distance);
+extern void kdg_remote_drain(const KdTable *t);
 extern KdAnswer *kdg_remote_answer(const KdTable *t, int leaf, int64 nq,
 								   bool batched, bool distance);
 extern void kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn,

@@ -43,6 +43,8 @@
 #include "libpq-fe.h"
 #include "port/pg_bswap.h"
 #include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/wait_event.h"
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/builtins.h"
@@ -261,6 +263,54 @@ kdg_remote_exec(KdRemote *r, const KdParams *params)
 						   params ? params->lengths : NULL,
 						   params ? params->formats : NULL, 1))
 		fdw_report_error(ERROR, NULL, r->conn, false, r->sql);
+}
+
+/*
+ * Read what the servers of t's foreign leaves send for the calls in flight,
+ * from all of them at once, until every one of those results is complete
+ * in libpq's buffers (where kdg_remote_answer and kdg_remote_all_knn_answer
+ * then find it).  Read one after another, a server whose result is large
+ * would wait, its socket full, while an earlier server's result is read
+ * and decoded.
+ */
+void
+kdg_remote_drain(const KdTable *t)
+{
+	for (;;)
+	{
+		WaitEventSet *set;
+		WaitEvent	event;
+		int			nbusy = 0;
+
+		for (int p = 0; p < t->nparts; p++)
+		{
+			KdRemote   *r = t->parts[p].remote;
+
+			if (r == NULL || r->sql == NULL)
+				continue;
+			if (!PQconsumeInput(r->conn))
+				ereport(ERROR,
+						(errcode(ERRCODE_CONNECTION_FAILURE),
+						 errmsg("lost the connection to server \"%s\"", r->server),
+						 errdetail_internal("%s", pchomp(PQerrorMessage(r->conn)))));
+			nbusy += PQisBusy(r->conn);
+		}
+		if (nbusy == 0)
+			return;
+		set = CreateWaitEventSet(CurrentMemoryContext, nbusy + 1);
+		AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+		for (int p = 0; p < t->nparts; p++)
+		{
+			KdRemote   *r = t->parts[p].remote;
+
+			if (r && r->sql && PQisBusy(r->conn))
+				AddWaitEventToSet(set, WL_SOCKET_READABLE, PQsocket(r->conn), NULL, NULL);
+		}
+		WaitEventSetWait(set, -1, &event, 1, PG_WAIT_EXTENSION);
+		FreeWaitEventSet(set);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /* Raise the error of a result from r's server that is not of its query's shape. */

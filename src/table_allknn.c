@@ -188,6 +188,8 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 			trees[p] = kdg_source_tree(&t->parts[p]);
 			own[p] = kdg_search_all_knn(&t->parts[p], trees[p], k, include_self);
 		}
+	if (t->nremote > 0)
+		kdg_remote_drain(t);
 	for (int p = 0; p < np; p++)
 		if (t->parts[p].remote)
 		{
@@ -276,6 +278,8 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		pfree(q);
 		CHECK_FOR_INTERRUPTS();
 	}
+	if (t->nremote > 0)
+		kdg_remote_drain(t);
 	for (int m = 0; m < np; m++)
 		if (cross[m])
 		{

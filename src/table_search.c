@@ -159,6 +159,8 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
 		memcpy(acc->hits, merged->hits, sizeof(KdHit) * merged->offsets[merged->nq]);
 		MemoryContextDelete(leafcxt);
 	}
+	if (t->nremote > 0)
+		kdg_remote_drain(t);
 	for (int p = 0; p < t->nparts; p++)
 	{
 		if (t->parts[p].remote == NULL)
