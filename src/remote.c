@@ -408,7 +408,7 @@ kdg_bin_array(const KdRemote *r, PGresult *res, int i, int col, Oid elemtype,
 {
 	const char *v = kdg_bin_field(r, res, i, col, -1);
 	int			len = PQgetlength(res, i, col);
-	uint32		head[5];
+	uint32		head[5] = {0};
 	int			n;
 
 	if (len < 3 * (int) sizeof(uint32))
