@@ -26,6 +26,8 @@ For a data set and size the tables are kb_<set>_<n>_<role>:
   q       n/10 query points of the same distribution (another seed), for
           the kNN join; primary key on id
 """
+import os
+
 from . import pg
 
 CLUSTERS = 1000
@@ -139,29 +141,44 @@ class Tables:
 
     def create(self, needed):
         """Generate the data and make base and the tables of the needed roles
-        (no point indexes yet)."""
+        (no point indexes yet).  Rows are made in id ranges by one session
+        per core at once (kb_u makes a row's values from its id alone, so
+        the data are the same as one session's)."""
         col, base = self.col, self.t("base")
         made = ["base"] + [r for r in self.roles() if r != "base" and r in needed]
-        sql = ["SET client_min_messages = warning;", "SET maintenance_work_mem = '1GB';",
-               "DROP TABLE IF EXISTS %s CASCADE;" % ", ".join(self.t(r) for r in
-                                                             ["base", "gist", "spgist", "kd", "geom", "kdgeom", "q"]),
-               "CREATE TABLE %s AS SELECT i AS id, %s AS %s FROM generate_series(1, %d) i;"
-               % (base, self.ds.point_sql(self.seed, "i", self.n), col, self.n),
-               "ALTER TABLE %s ADD PRIMARY KEY (id);" % base]
+        head = "SET client_min_messages = warning;\n"
+        pg.psql(head + "DROP TABLE IF EXISTS %s CASCADE;" % ", ".join(
+            self.t(r) for r in ["base", "gist", "spgist", "kd", "geom", "kdgeom", "q"]))
+        self.fill(base, "i AS id, %s AS %s" % (self.ds.point_sql(self.seed, "i", self.n), col),
+                  "generate_series(%d, %d) i", self.n)
+        pg.psql(head + "SET maintenance_work_mem = '1GB';\nALTER TABLE %s ADD PRIMARY KEY (id);"
+                % base)
         for r in made:
             if r == "q":
-                sql.append("CREATE TABLE %s AS SELECT i AS id, %s AS %s FROM generate_series(1, %d) i;"
-                           % (self.t("q"), self.ds.point_sql(self.seed + 1, "i", self.n), col,
-                              self.nq))
-                sql.append("ALTER TABLE %s ADD PRIMARY KEY (id);" % self.t("q"))
+                self.fill(self.t(r), "i AS id, %s AS %s"
+                          % (self.ds.point_sql(self.seed + 1, "i", self.n), col),
+                          "generate_series(%d, %d) i", self.nq)
+                pg.psql(head + "ALTER TABLE %s ADD PRIMARY KEY (id);" % self.t(r))
             elif r in ("gist", "spgist", "kd"):
-                sql.append("CREATE TABLE %s AS SELECT id, %s FROM %s;" % (self.t(r), col, base))
+                self.fill(self.t(r), "id, %s" % col,
+                          base + " WHERE id BETWEEN %d AND %d", self.n)
             elif r in ("geom", "kdgeom"):
-                sql.append("CREATE TABLE %s AS SELECT id, %s AS g FROM %s;"
-                           % (self.t(r), self.geom_sql(col), base))
-        sql.append("VACUUM ANALYZE %s;" % ", ".join(self.t(r) for r in made))
-        sql.append("COMMENT ON TABLE %s IS %s;" % (base, pg.quote(self.marker(made))))
-        pg.psql("\n".join(sql))
+                self.fill(self.t(r), "id, %s AS g" % self.geom_sql(col),
+                          base + " WHERE id BETWEEN %d AND %d", self.n)
+        pg.psql(head + "VACUUM ANALYZE %s;\nCOMMENT ON TABLE %s IS %s;"
+                % (", ".join(self.t(r) for r in made), base, pg.quote(self.marker(made))))
+
+    def fill(self, table, select, source, rows):
+        """Create a table of SELECT `select` FROM `source`, where source has
+        two %d for an id range, over ids 1..rows: empty first, then filled
+        by several sessions at once, a range each."""
+        pg.psql("CREATE TABLE %s AS SELECT %s FROM %s WITH NO DATA;"
+                % (table, select, source % (1, 0)))
+        jobs = min(os.cpu_count() or 1, 16) if rows >= 1000000 else 1
+        step = (rows + jobs - 1) // jobs
+        pg.psql_all(["INSERT INTO %s SELECT %s FROM %s;"
+                     % (table, select, source % (lo, min(rows, lo + step - 1)))
+                     for lo in range(1, rows + 1, step)])
 
     def drop(self):
         """Drop this data set's tables."""

@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 
 class PgError(Exception):
@@ -35,6 +36,14 @@ def psql(script):
     if proc.returncode != 0:
         raise PgError(proc.stderr.strip() or "psql exited with %d" % proc.returncode)
     return [line.split("|") for line in proc.stdout.splitlines() if line != ""]
+
+
+def psql_all(scripts):
+    """Run SQL scripts at once, each in its own session; return when all
+    have ended (the first failure is raised)."""
+    with ThreadPoolExecutor(max_workers=max(1, len(scripts))) as pool:
+        for _ in pool.map(psql, scripts):
+            pass
 
 
 def value(sql):
