@@ -137,5 +137,38 @@ SELECT pg_stat_force_next_flush();
 SELECT idx_scan - :before AS scans, idx_tup_read > 0 AS tuples_read
   FROM pg_stat_user_indexes WHERE indexrelname = 'fo_kd';
 
+-- the curve of a forest build spreads the box of the rows read before the
+-- sort; rows far outside it, on every side and at every magnitude, get
+-- trees of their own: answers stay those of a sequential scan
+CREATE TABLE fo_far (id int, p point) WITH (autovacuum_enabled = false);
+INSERT INTO fo_far SELECT i, point(random() * 10, random() * 10)
+  FROM generate_series(1, 12000) i;
+INSERT INTO fo_far SELECT 20000 + i,
+  point((random() - 0.5) * 10 ^ (i % 7 * 50 - 150), (random() - 0.5) * 10 ^ (i % 5 * 60 - 120))
+  FROM generate_series(1, 3000) i;
+INSERT INTO fo_far SELECT 30000 + i, point(random() * 2e6 - 1e6, random() * 2e6 - 1e6)
+  FROM generate_series(1, 20000) i;
+SET maintenance_work_mem = '1MB';
+CREATE INDEX fo_far_kd ON fo_far USING kdgpu (p);
+RESET maintenance_work_mem;
+SELECT trees > 4 AS several_trees, tree_rows FROM kd_index_stats('fo_far_kd');
+SELECT kd_index_check('fo_far_kd');
+SELECT q, di_run('index', 'fo_far_kd', replace(q, '#', ''))
+          = di_run('seq', '', replace(q, '#', ', ctid')) AS equal
+  FROM (VALUES
+    ('SELECT id FROM fo_far ORDER BY p <-> point(5, 5)# LIMIT 50'),
+    ('SELECT id FROM fo_far ORDER BY p <-> point(-999000, 999000)# LIMIT 50'),
+    ('SELECT id FROM fo_far ORDER BY p <-> point(0, 0)# LIMIT 3000'),
+    ('SELECT id FROM fo_far ORDER BY p <-> point(1e200, -1e100)# LIMIT 20'),
+    ('SELECT id FROM fo_far WHERE p <@ box ''(20,20),(-20,-20)'' ORDER BY p <-> point(9, 1)#')
+  ) v(q);
+SELECT q, di_run('bitmap', 'fo_far_kd', q) = di_run('seq', '', q) AS equal
+  FROM (VALUES
+    ('SELECT count(*) FROM fo_far WHERE p <@ box ''(1e6,1e6),(-1e6,-1e6)'''),
+    ('SELECT count(*) FROM fo_far WHERE p <@ box ''(1e300,1e300),(1e3,-1e300)'''),
+    ('SELECT count(*) FROM fo_far WHERE p <@ circle ''((500000,-500000),20000)''')
+  ) v(q);
+DROP TABLE fo_far;
+
 DROP TABLE fo_pts;
 DROP FUNCTION fo_compare, fo_counts, fo_scan_across_flush, di_run;
