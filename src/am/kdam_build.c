@@ -118,10 +118,22 @@ curve_coord(double v, double lo, double hi)
 		Min((uint64) ((v - lo) / (hi - lo) * span), ((uint64) 1 << 62) - 1);
 }
 
+/* The 32 bits of v at the even bits of the result (bit i at bit 2i). */
+static inline uint64
+spread_bits(uint64 v)
+{
+	v = (v | v << 16) & UINT64CONST(0x0000FFFF0000FFFF);
+	v = (v | v << 8) & UINT64CONST(0x00FF00FF00FF00FF);
+	v = (v | v << 4) & UINT64CONST(0x0F0F0F0F0F0F0F0F);
+	v = (v | v << 2) & UINT64CONST(0x3333333333333333);
+	return (v | v << 1) & UINT64CONST(0x5555555555555555);
+}
+
 /*
  * A point's place on the Z-order curve: its coordinates' curve bits
  * (curve_coord, over the box of the points read before the sort)
- * interleaved.
+ * interleaved, bit by bit from the top; in two dimensions by spreading
+ * each coordinate's top 32 bits at once, the same key.
  */
 static uint64
 zorder_key(const KdamBuildState *bs, const double *p)
@@ -132,6 +144,8 @@ zorder_key(const KdamBuildState *bs, const double *p)
 
 	for (int j = 0; j < bs->dim; j++)
 		u[j] = curve_coord(p[j], bs->lo[j], bs->hi[j]);
+	if (bs->dim == 2)
+		return spread_bits(u[0] >> 32) << 1 | spread_bits(u[1] >> 32);
 	for (int b = 63; pos >= 0; b--)
 		for (int j = 0; j < bs->dim && pos >= 0; j++, pos--)
 			key |= ((u[j] >> b) & 1) << pos;
