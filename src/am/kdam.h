@@ -282,6 +282,9 @@ typedef struct KdamTreeReader
 	KdamBlockLayout layout;		/* of the current block's range */
 	BufferAccessStrategy strategy;	/* NULL for scans */
 	int64		pages_read;		/* block pages pinned */
+	bool		hold;			/* keep the current page share-locked between
+								 * reads (kdam_reader_hold) */
+	bool		locked;			/* buf is share-locked */
 } KdamTreeReader;
 
 /*
@@ -482,6 +485,7 @@ extern void kdam_reader_init(KdamTreeReader *rd, Relation index,
 extern void kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box,
 							 KdamNode *out);
 extern void kdam_reader_payload(KdamTreeReader *rd, int64 node, uint64 *out);
+extern void kdam_reader_hold(KdamTreeReader *rd, bool hold);
 extern void kdam_reader_end(KdamTreeReader *rd);
 
 /* kdam_outside.c */

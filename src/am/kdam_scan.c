@@ -646,6 +646,7 @@ tree_collect(KdamScanOpaque so, Relation index, int t, int64 *cap)
 	if (!kdam_quals_meet_box(so, st->entry.box, dim))
 		return;
 	rd = tree_reader(so, index, t);
+	kdam_reader_hold(rd, true);
 	stack[sp++] = 0;
 	while (sp > 0)
 	{
@@ -669,6 +670,7 @@ tree_collect(KdamScanOpaque so, Relation index, int t, int64 *cap)
 			node = left ? 2 * node + 1 : right ? 2 * node + 2 : n;
 		}
 	}
+	kdam_reader_hold(rd, false);
 }
 
 /* Collect every match of the quals (range and bitmap scans). */

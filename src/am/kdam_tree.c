@@ -661,6 +661,29 @@ found:
 	block_layout(&rd->shape, rd->range, &rd->layout);
 }
 
+/* Release the share lock on the current page, if held. */
+static void
+reader_unlock(KdamTreeReader *rd)
+{
+	if (rd->locked)
+		LockBuffer(rd->buf, BUFFER_LOCK_UNLOCK);
+	rd->locked = false;
+}
+
+/* Make block b's page the current one, share-locked. */
+static void
+reader_lock(KdamTreeReader *rd, int64 b)
+{
+	if (b != rd->block)
+	{
+		reader_unlock(rd);
+		reader_pin(rd, b);
+	}
+	if (!rd->locked)
+		LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
+	rd->locked = true;
+}
+
 /*
  * Read node i of the tree: its coordinates, reference, split dimension,
  * and with want_box its box when it has one (box is NULL otherwise).
@@ -674,9 +697,7 @@ kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box, KdamNode *out)
 	const char *data;
 
 	locate(&rd->shape, node, &b, &s);
-	if (b != rd->block)
-		reader_pin(rd, b);
-	LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
+	reader_lock(rd, b);
 	data = KdamBlockData(BufferGetPage(rd->buf));
 	memcpy(out->coords, data + sizeof(double) * dim * s, sizeof(double) * dim);
 	out->ref = ref_load(data + rd->layout.refs + KDAM_REF_BYTES * s);
@@ -688,7 +709,8 @@ kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box, KdamNode *out)
 			   sizeof(double) * 2 * dim);
 		out->box = out->boxdata;
 	}
-	LockBuffer(rd->buf, BUFFER_LOCK_UNLOCK);
+	if (!rd->hold)
+		reader_unlock(rd);
 }
 
 /* Copy node i's payload words to out (index-only scans). */
@@ -700,18 +722,33 @@ kdam_reader_payload(KdamTreeReader *rd, int64 node, uint64 *out)
 	int			words = rd->shape.words;
 
 	locate(&rd->shape, node, &b, &s);
-	if (b != rd->block)
-		reader_pin(rd, b);
-	LockBuffer(rd->buf, BUFFER_LOCK_SHARE);
+	reader_lock(rd, b);
 	memcpy(out, KdamBlockData(BufferGetPage(rd->buf)) + rd->layout.payload +
 		   sizeof(uint64) * words * s, sizeof(uint64) * words);
-	LockBuffer(rd->buf, BUFFER_LOCK_UNLOCK);
+	if (!rd->hold)
+		reader_unlock(rd);
+}
+
+/*
+ * While hold is set, a read leaves its page share-locked for the next read
+ * of the same page, so that a walk over a page's nodes locks it once; the
+ * lock moves with the walk from page to page (never two at once), and
+ * clearing hold releases it.  A caller holds it only while it reads nodes,
+ * never across a return to the executor.
+ */
+void
+kdam_reader_hold(KdamTreeReader *rd, bool hold)
+{
+	rd->hold = hold;
+	if (!hold)
+		reader_unlock(rd);
 }
 
 /* Release the reader's pins. */
 void
 kdam_reader_end(KdamTreeReader *rd)
 {
+	kdam_reader_hold(rd, false);
 	for (int i = 0; i < KDAM_READER_PINS; i++)
 	{
 		if (BufferIsValid(rd->pinned[i]))
