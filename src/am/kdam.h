@@ -178,6 +178,28 @@ typedef struct KdamTreeEntry
 	double		box[2 * KD_MAX_DIM];
 } KdamTreeEntry;
 
+/*
+ * What a backend keeps of an index in its relation cache (rd_amcache,
+ * kdam_relcache): what inserts need of the index's definition, set on an
+ * insert's first use, and the list of live trees as the last scan read it,
+ * with the metapage's generation and forest head then, so that a scan of
+ * the same list reads no forest page (kdam_forest_read_cached).  A relcache
+ * rebuild drops it; a build drops it too (kdam_relcache_forget).
+ */
+typedef struct KdamRelCache
+{
+	bool		insert_ready;	/* the insert fields are set */
+	KdPointType type;
+	int			words;			/* payload words per row */
+	int			dim;			/* 0 until the first point */
+	int32		srid;
+	int32		zm;
+	uint64		forest_generation;
+	BlockNumber forest_head;
+	int			forest_n;		/* -1 until a scan reads the list */
+	KdamTreeEntry *forest_trees;	/* in rd_indexcxt */
+} KdamRelCache;
+
 /* tree entries per forest page */
 #define KDAM_FOREST_ENTRIES	((int) (KDAM_PAGE_BYTES / sizeof(KdamTreeEntry)))
 /* directory pages a tree may have: one page lists them */
@@ -388,6 +410,9 @@ typedef struct KdamForest
 /* kdam_forest.c */
 extern void kdam_forest_read(Relation index, const KdamMetaPageData *meta,
 							 KdamForest *forest);
+extern void kdam_forest_read_cached(Relation index,
+									const KdamMetaPageData *meta,
+									KdamForest *forest);
 extern void kdam_retired_read(Relation index, const KdamMetaPageData *meta,
 							  KdamForest *retired);
 extern BlockNumber kdam_forest_write(Relation index, const KdamForest *forest,
@@ -510,7 +535,8 @@ extern int64 kdam_lanes_delete(Relation index, Size recsize,
 extern void kdam_lanes_heads(Relation index, BlockNumber *heads);
 
 /* kdam_insert.c */
-extern void kdam_insert_forget(Relation index);
+extern KdamRelCache *kdam_relcache(Relation index);
+extern void kdam_relcache_forget(Relation index);
 extern bool kdam_insert(Relation index, Datum *values, bool *isnull,
 						ItemPointer heap_tid, Relation heap,
 						IndexUniqueCheck checkUnique, bool indexUnchanged,

@@ -491,7 +491,7 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	kdam_check_include_types(index);
 	/* an in-place TRUNCATE rebuilds under the same relfilenode */
 	kdam_cache_forget(RelationGetRelid(index));
-	kdam_insert_forget(index);
+	kdam_relcache_forget(index);
 	memset(&bs, 0, sizeof(bs));
 	bs.index = index;
 	bs.type = kdam_index_type(index);

@@ -26,39 +26,19 @@
 
 #include "kdam.h"
 
-/* What inserts need of the index, in its relation cache (rd_amcache). */
-typedef struct KdamInsertCache
-{
-	KdPointType type;
-	int			words;			/* payload words per row */
-	int			dim;			/* 0 until the first point */
-	int32		srid;
-	int32		zm;
-} KdamInsertCache;
-
-/* The index's insert cache, made on first use. */
-static KdamInsertCache *
+/* The index's relation cache, with what inserts need of it set. */
+static KdamRelCache *
 insert_cache(Relation index)
 {
-	KdamInsertCache *c = (KdamInsertCache *) index->rd_amcache;
+	KdamRelCache *c = kdam_relcache(index);
 
-	if (c == NULL)
+	if (!c->insert_ready)
 	{
-		c = MemoryContextAllocZero(index->rd_indexcxt, sizeof(*c));
 		c->type = kdam_index_type(index);
 		c->words = kdam_payload_words(index);
-		index->rd_amcache = c;
+		c->insert_ready = true;
 	}
 	return c;
-}
-
-/* Drop the insert cache: a build (an in-place TRUNCATE too) starts anew. */
-void
-kdam_insert_forget(Relation index)
-{
-	if (index->rd_amcache)
-		pfree(index->rd_amcache);
-	index->rd_amcache = NULL;
 }
 
 /*
@@ -68,7 +48,7 @@ kdam_insert_forget(Relation index)
  * after ncoords coordinates; returns whether a lane is full.
  */
 static bool
-insert_locked(Relation index, KdamInsertCache *c, Datum value, bool isnull,
+insert_locked(Relation index, KdamRelCache *c, Datum value, bool isnull,
 			  uint64 *rec)
 {
 	double		coords[KD_MAX_DIM + 2];
@@ -146,7 +126,7 @@ kdam_insert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid,
 			Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
 			IndexInfo *indexInfo)
 {
-	KdamInsertCache *c = insert_cache(index);
+	KdamRelCache *c = insert_cache(index);
 	double		coords[KD_MAX_DIM + 2];
 	double		box[KDAM_OUTSIDE_COORDS];
 	/* ref, coordinates (or an outside row's kind and box), payload */

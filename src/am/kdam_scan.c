@@ -432,7 +432,7 @@ scan_start(IndexScanDesc scan)
 							so->meta.dim)));
 		}
 	old = MemoryContextSwitchTo(so->cxt);
-	kdam_forest_read(index, &so->meta, &forest);
+	kdam_forest_read_cached(index, &so->meta, &forest);
 	so->trees = palloc0(sizeof(KdamScanTree) * Max(forest.n, 1));
 	so->ntree = 0;
 	for (int t = 0; t < forest.n; t++)
