@@ -490,6 +490,7 @@ extern void kdam_write_new_tree(Relation index, const double *coords,
 								uint64 tree_id, KdamTreeEntry *entry);
 
 /* kdam_tree.c */
+extern bool kdam_tree_fills_pages(int64 n);
 extern void kdam_tree_shape(int64 n, int dim, int words, KdamTreeShape *shape);
 extern void kdam_write_tree(Relation index, const KdTree *tree,
 							const uint64 *payload, int words, bool wal,

@@ -159,6 +159,32 @@ fill_levels(int dim, int words, int top, int max_levels)
  * engine's boxes below those, of small subtrees, would take a fifth of the
  * index for little pruning, and kdam_read_tree computes them again.
  */
+/*
+ * Whether the last of a tree's height levels (n points, left-balanced) is
+ * less than half full: such a level goes on pages of its own.
+ */
+static bool
+last_level_sparse(int64 n, int height)
+{
+	return height >= 2 &&
+		2 * (n - (((int64) 1 << (height - 1)) - 1)) < ((int64) 1 << (height - 1));
+}
+
+/*
+ * Whether a tree of n points fills its pages: its last level is full, or
+ * sparse enough for pages of its own.  A last level between half full and
+ * full is written in the blocks of the range above it, sized for a full
+ * level, and a tree of 1.5 * 2^k points then takes as many pages as one of
+ * 2^(k+1).  A build choosing where to end a tree prefers sizes that fill.
+ */
+bool
+kdam_tree_fills_pages(int64 n)
+{
+	int			height = n > 0 ? node_level(n - 1) + 1 : 0;
+
+	return n == ((int64) 1 << height) - 1 || last_level_sparse(n, height);
+}
+
 void
 kdam_tree_shape(int64 n, int dim, int words, KdamTreeShape *shape)
 {
@@ -179,8 +205,7 @@ kdam_tree_shape(int64 n, int dim, int words, KdamTreeShape *shape)
 	 * A last level less than half full goes on pages of its own, many
 	 * nodes to a page; the levels above it fill whole pages.
 	 */
-	if (height >= 2 &&
-		2 * (n - (((int64) 1 << (height - 1)) - 1)) < ((int64) 1 << (height - 1)) &&
+	if (last_level_sparse(n, height) &&
 		boxed_slots(height - 1, 1, bounded_levels) == 0)
 	{
 		starts[nr] = height - 1;
