@@ -61,10 +61,10 @@ kdam_options(Datum reloptions, bool validate)
 }
 
 /*
- * amcostestimate: generic costs for the matching fraction of the index, on
- * a tree that sits in memory once loaded: an ordered scan starts at the
- * cost of one descent and pays per row returned, so the planner takes it
- * for ORDER BY <-> LIMIT k; a range scan pays for the rows its quals select.
+ * amcostestimate: generic costs for the matching fraction of the index,
+ * its pages counted as cached: an ordered scan starts at the cost of one
+ * descent and pays per row returned, so the planner takes it for
+ * ORDER BY <-> LIMIT k; a range scan pays for the rows its quals select.
  */
 static void
 kdam_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
@@ -87,7 +87,10 @@ kdam_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	}
 	MemSet(&costs, 0, sizeof(costs));
 	genericcostestimate(root, path, loop_count, &costs);
-	/* pages are read once per backend, then the tree is cached */
+	/*
+	 * a search reads few pages, mostly the upper levels of its trees, which
+	 * stay in shared buffers: count them at CPU cost, not random_page_cost
+	 */
 	costs.indexTotalCost -= costs.numIndexPages * random_page_cost;
 	costs.indexTotalCost += costs.numIndexPages * cpu_operator_cost;
 	*indexStartupCost = log2(ntuples) * cpu_operator_cost * 4;
