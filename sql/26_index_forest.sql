@@ -148,6 +148,27 @@ INSERT INTO fo_far SELECT 20000 + i,
   FROM generate_series(1, 3000) i;
 INSERT INTO fo_far SELECT 30000 + i, point(random() * 2e6 - 1e6, random() * 2e6 - 1e6)
   FROM generate_series(1, 20000) i;
+-- first rows spread wider than the largest finite float8 (their box's
+-- width overflows), then rows near the middle
+CREATE TABLE fo_huge (id int, p point) WITH (autovacuum_enabled = false);
+INSERT INTO fo_huge SELECT i, point(sign(random() - 0.5) * random() * 0.95e308,
+                                     sign(random() - 0.5) * random() * 0.95e308)
+  FROM generate_series(1, 15000) i;
+INSERT INTO fo_huge SELECT 20000 + i, point(random(), random()) FROM generate_series(1, 5000) i;
+SET maintenance_work_mem = '1MB';
+CREATE INDEX fo_huge_kd ON fo_huge USING kdgpu (p);
+RESET maintenance_work_mem;
+SELECT trees > 1 AS several_trees, tree_rows FROM kd_index_stats('fo_huge_kd');
+SELECT kd_index_check('fo_huge_kd');
+SELECT q, di_run('index', 'fo_huge_kd', replace(q, '#', ''))
+          = di_run('seq', '', replace(q, '#', ', ctid')) AS equal
+  FROM (VALUES
+    ('SELECT id FROM fo_huge ORDER BY p <-> point(0.5, 0.5)# LIMIT 30'),
+    ('SELECT id FROM fo_huge ORDER BY p <-> point(-1e307, 2e307)# LIMIT 30')
+  ) v(q);
+SELECT di_run('bitmap', 'fo_huge_kd', q) = di_run('seq', '', q) AS equal
+  FROM (VALUES ('SELECT count(*) FROM fo_huge WHERE p <@ box ''(1,1),(0,0)''')) v(q);
+DROP TABLE fo_huge;
 SET maintenance_work_mem = '1MB';
 CREATE INDEX fo_far_kd ON fo_far USING kdgpu (p);
 RESET maintenance_work_mem;

@@ -31,6 +31,8 @@
  */
 #include "postgres.h"
 
+#include <float.h>
+
 #include "access/tableam.h"
 #include "access/xloginsert.h"
 #include "catalog/index.h"
@@ -115,8 +117,10 @@ curve_coord(double v, double lo, double hi)
 		return ((uint64) 1 << 63) | (ordered_bits(v) >> 1);
 	if (hi <= lo)
 		return (uint64) 1 << 62;
+	/* in halves, which cannot overflow between the largest finite values */
 	return ((uint64) 1 << 62) |
-		Min((uint64) ((v - lo) / (hi - lo) * span), ((uint64) 1 << 62) - 1);
+		Min((uint64) ((v * 0.5 - lo * 0.5) / (hi * 0.5 - lo * 0.5) * span),
+			((uint64) 1 << 62) - 1);
 }
 
 /* The 32 bits of v at the even bits of the result (bit i at bit 2i). */
@@ -198,12 +202,9 @@ start_sort(KdamBuildState *bs)
 			bs->lo[j] = Min(bs->lo[j], bs->coords[i * bs->dim + j]);
 			bs->hi[j] = Max(bs->hi[j], bs->coords[i * bs->dim + j]);
 		}
-		margin = (bs->hi[j] - bs->lo[j]) / 8;
-		if (isfinite(margin))
-		{
-			bs->lo[j] -= margin;
-			bs->hi[j] += margin;
-		}
+		margin = (bs->hi[j] * 0.5 - bs->lo[j] * 0.5) / 4;
+		bs->lo[j] = Max(bs->lo[j] - margin, -DBL_MAX);
+		bs->hi[j] = Min(bs->hi[j] + margin, DBL_MAX);
 	}
 	for (int64 i = 0; i < bs->n; i++)
 		sort_put(bs, bs->coords + i * bs->dim, bs->refs[i],
