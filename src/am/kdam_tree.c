@@ -45,7 +45,8 @@
  * VACUUM marks dead references in place, a page at a time under an
  * exclusive lock, while scans run, so a reader takes a share lock for each
  * read (measured on the 2-core machine, 1M points: no cost to a LIMIT 10
- * within the noise of 1-client pgbench).  It frees a retired tree's pages
+ * within the noise of 1-client pgbench), and a range scan's walk once per
+ * page it walks (kdam_reader_hold).  It frees a retired tree's pages
  * only after a cleanup lock on the metapage saw no scan in flight, so on
  * the primary no scan meets a freed page; a hot standby replays frees
  * without waiting for scans, so a reader checks each page it pins against
@@ -153,13 +154,6 @@ fill_levels(int dim, int words, int top, int max_levels)
 }
 
 /*
- * The page layout of a tree of n nodes of dim dimensions and words payload
- * words.  Pages keep the boxes of the nodes of the top levels whose subtrees
- * hold at least KDAM_BOX_MIN_SUBTREE points (shape->nbounds of them): the
- * engine's boxes below those, of small subtrees, would take a fifth of the
- * index for little pruning, and kdam_read_tree computes them again.
- */
-/*
  * Whether the last of a tree's height levels (n points, left-balanced) is
  * less than half full: such a level goes on pages of its own.
  */
@@ -185,6 +179,13 @@ kdam_tree_fills_pages(int64 n)
 	return n == ((int64) 1 << height) - 1 || last_level_sparse(n, height);
 }
 
+/*
+ * The page layout of a tree of n nodes of dim dimensions and words payload
+ * words.  Pages keep the boxes of the nodes of the top levels whose subtrees
+ * hold at least KDAM_BOX_MIN_SUBTREE points (shape->nbounds of them): the
+ * engine's boxes below those, of small subtrees, would take a fifth of the
+ * index for little pruning, and kdam_read_tree computes them again.
+ */
 void
 kdam_tree_shape(int64 n, int dim, int words, KdamTreeShape *shape)
 {
