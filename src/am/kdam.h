@@ -410,9 +410,9 @@ typedef struct KdamForest
 /* kdam_forest.c */
 extern void kdam_forest_read(Relation index, const KdamMetaPageData *meta,
 							 KdamForest *forest);
-extern void kdam_forest_read_cached(Relation index,
-									const KdamMetaPageData *meta,
-									KdamForest *forest);
+extern const KdamTreeEntry *kdam_forest_read_cached(Relation index,
+													 const KdamMetaPageData *meta,
+													 int *n);
 extern void kdam_retired_read(Relation index, const KdamMetaPageData *meta,
 							  KdamForest *retired);
 extern BlockNumber kdam_forest_write(Relation index, const KdamForest *forest,

@@ -15,8 +15,8 @@
  * free.
  *
  * Every switch bumps the metapage's generation, so a scan that finds the
- * generation and forest head of the list its backend read last takes that
- * copy from the index's relation cache and reads no forest page
+ * generation and forest head of the list its backend read last takes the
+ * entries from the index's relation cache and reads no forest page
  * (kdam_forest_read_cached): one page fewer per scan with up to
  * KDAM_FOREST_ENTRIES trees, several fewer for the hundreds of trees of a
  * forest built at the default maintenance_work_mem from 100M rows.
@@ -110,13 +110,14 @@ kdam_relcache_forget(Relation index)
 }
 
 /*
- * kdam_forest_read for a scan: the list from the relation cache when the
- * metapage image meta shows the generation and forest head it was read
- * at, else read and kept there.  The caller gets a copy of its own.
+ * The live trees of the metapage image meta (*n of them) for a scan: from
+ * the relation cache when it holds the list read at meta's generation and
+ * forest head, else read and kept there.  The entries belong to the cache:
+ * the caller copies what it needs before anything that may process
+ * invalidation messages (a lock, a catalog lookup), which may drop them.
  */
-void
-kdam_forest_read_cached(Relation index, const KdamMetaPageData *meta,
-						KdamForest *forest)
+const KdamTreeEntry *
+kdam_forest_read_cached(Relation index, const KdamMetaPageData *meta, int *n)
 {
 	KdamRelCache *c = kdam_relcache(index);
 
@@ -128,18 +129,18 @@ kdam_forest_read_cached(Relation index, const KdamMetaPageData *meta,
 		kdam_forest_read(index, meta, &read);
 		if (c->forest_trees)
 			pfree(c->forest_trees);
+		c->forest_trees = NULL;
+		c->forest_n = -1;
 		c->forest_trees = MemoryContextAlloc(index->rd_indexcxt,
 											 sizeof(KdamTreeEntry) * Max(read.n, 1));
 		memcpy(c->forest_trees, read.trees, sizeof(KdamTreeEntry) * read.n);
+		pfree(read.trees);
 		c->forest_n = read.n;
 		c->forest_generation = meta->generation;
 		c->forest_head = meta->forest_head;
-		*forest = read;
-		return;
 	}
-	forest->n = c->forest_n;
-	forest->trees = palloc(sizeof(KdamTreeEntry) * Max(c->forest_n, 1));
-	memcpy(forest->trees, c->forest_trees, sizeof(KdamTreeEntry) * c->forest_n);
+	*n = c->forest_n;
+	return c->forest_trees;
 }
 
 /* Read the retired trees, as kdam_forest_read reads the live ones. */

@@ -414,7 +414,8 @@ scan_start(IndexScanDesc scan)
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
 	MemoryContext old;
-	KdamForest	forest;
+	const KdamTreeEntry *trees;
+	int			ntrees;
 
 	if (!BufferIsValid(so->metabuf))
 		so->metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
@@ -432,15 +433,15 @@ scan_start(IndexScanDesc scan)
 							so->meta.dim)));
 		}
 	old = MemoryContextSwitchTo(so->cxt);
-	kdam_forest_read_cached(index, &so->meta, &forest);
-	so->trees = palloc0(sizeof(KdamScanTree) * Max(forest.n, 1));
+	trees = kdam_forest_read_cached(index, &so->meta, &ntrees);
+	so->trees = palloc0(sizeof(KdamScanTree) * Max(ntrees, 1));
 	so->ntree = 0;
-	for (int t = 0; t < forest.n; t++)
-		if (forest.trees[t].n > 0)
+	for (int t = 0; t < ntrees; t++)
+		if (trees[t].n > 0)
 		{
 			KdamScanTree *st = &so->trees[so->ntrees++];
 
-			st->entry = forest.trees[t];
+			st->entry = trees[t];
 			st->base = so->ntree;
 			so->ntree += st->entry.n;
 		}
