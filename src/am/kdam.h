@@ -408,6 +408,8 @@ typedef struct KdamForest
 } KdamForest;
 
 /* kdam_forest.c */
+extern KdamRelCache *kdam_relcache(Relation index);
+extern void kdam_relcache_forget(Relation index);
 extern void kdam_forest_read(Relation index, const KdamMetaPageData *meta,
 							 KdamForest *forest);
 extern const KdamTreeEntry *kdam_forest_read_cached(Relation index,
@@ -536,8 +538,6 @@ extern int64 kdam_lanes_delete(Relation index, Size recsize,
 extern void kdam_lanes_heads(Relation index, BlockNumber *heads);
 
 /* kdam_insert.c */
-extern KdamRelCache *kdam_relcache(Relation index);
-extern void kdam_relcache_forget(Relation index);
 extern bool kdam_insert(Relation index, Datum *values, bool *isnull,
 						ItemPointer heap_tid, Relation heap,
 						IndexUniqueCheck checkUnique, bool indexUnchanged,
