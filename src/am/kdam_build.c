@@ -41,6 +41,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/pg_bitutils.h"
+#include "port/pg_bswap.h"
 #include "utils/backend_progress.h"
 #include "utils/float.h"
 #include "storage/bufmgr.h"
@@ -165,11 +166,10 @@ sort_put(KdamBuildState *bs, const double *coords, uint64 ref,
 	Size		recsize = kdam_pending_record_size(bs->dim, bs->words);
 	bytea	   *v = palloc(VARHDRSZ + sizeof(uint64) + recsize);
 	char	   *d = VARDATA(v);
-	uint64		key = zorder_key(bs, coords);
+	uint64		key = pg_hton64(zorder_key(bs, coords));
 
 	SET_VARSIZE(v, VARHDRSZ + sizeof(uint64) + recsize);
-	for (int i = 0; i < 8; i++)
-		d[i] = (char) (key >> (56 - 8 * i));
+	memcpy(d, &key, sizeof(uint64));
 	memcpy(d + 8, &ref, sizeof(uint64));
 	memcpy(d + 16, coords, sizeof(double) * bs->dim);
 	memcpy(d + 16 + sizeof(double) * bs->dim, payload, sizeof(uint64) * bs->words);
@@ -446,11 +446,10 @@ build_sorted_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
 		while (have < run && more &&
 			   (more = tuplesort_getdatum(bs->sort, true, &v, &isnull, NULL)))
 		{
-			const unsigned char *d = (unsigned char *) VARDATA_ANY(DatumGetPointer(v));
+			const char *d = VARDATA_ANY(DatumGetPointer(v));
 
-			keys[have] = 0;
-			for (int i = 0; i < 8; i++)
-				keys[have] = keys[have] << 8 | d[i];
+			memcpy(keys + have, d, sizeof(uint64));
+			keys[have] = pg_ntoh64(keys[have]);
 			memcpy(refs + have, d + 8, sizeof(uint64));
 			memcpy(coords + have * bs->dim, d + 16, sizeof(double) * bs->dim);
 			memcpy(payload + have * bs->words, d + 16 + sizeof(double) * bs->dim,
