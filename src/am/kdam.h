@@ -479,6 +479,7 @@ extern void kdam_stream_to_tree(KdamTree *t, const KdamMetaPageData *meta,
 extern void kdam_page_census(Relation index, const KdamMetaPageData *meta,
 							 BufferAccessStrategy strategy, KdamCensus *census);
 extern Page kdam_chain_add(KdamPageChain *c, uint16 flags, BlockNumber *blkno);
+extern Page kdam_chain_push(KdamPageChain *c, uint16 flags, BlockNumber *blkno);
 extern BlockNumber kdam_chain_end(KdamPageChain *c);
 
 /* kdam_build.c */

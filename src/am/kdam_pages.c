@@ -184,27 +184,14 @@ kdam_new_buffer(Relation index, bool reuse)
 }
 
 /*
- * Add a page of kind flags to a chain: the previous page is linked to it
- * and let go; returns the new page (to be filled) and its block number.
+ * Make buf, new and locked, the chain's last page, of kind flags (logged
+ * as a full image with wal); returns the page to fill.
  */
-Page
-kdam_chain_add(KdamPageChain *c, uint16 flags, BlockNumber *blkno)
+static Page
+chain_start_page(KdamPageChain *c, Buffer buf, uint16 flags)
 {
-	Buffer		buf = kdam_new_buffer(c->index, c->wal);
 	Page		page;
 
-	*blkno = BufferGetBlockNumber(buf);
-	if (BufferIsValid(c->last))
-	{
-		KdamPageGetOpaque(c->lastpage)->next = *blkno;
-		if (c->wal)
-			GenericXLogFinish(c->state);
-		else
-			MarkBufferDirty(c->last);
-		UnlockReleaseBuffer(c->last);
-	}
-	else
-		c->head = *blkno;
 	if (c->wal)
 	{
 		c->state = GenericXLogStart(c->index);
@@ -218,7 +205,57 @@ kdam_chain_add(KdamPageChain *c, uint16 flags, BlockNumber *blkno)
 	return page;
 }
 
-/* Let the chain's last page go; its first page, or InvalidBlockNumber. */
+/*
+ * Add a page of kind flags to a chain: the previous page is linked to it
+ * and let go; returns the new page (to be filled) and its block number.
+ */
+Page
+kdam_chain_add(KdamPageChain *c, uint16 flags, BlockNumber *blkno)
+{
+	Buffer		buf = kdam_new_buffer(c->index, c->wal);
+
+	*blkno = BufferGetBlockNumber(buf);
+	if (BufferIsValid(c->last))
+	{
+		KdamPageGetOpaque(c->lastpage)->next = *blkno;
+		if (c->wal)
+			GenericXLogFinish(c->state);
+		else
+			MarkBufferDirty(c->last);
+		UnlockReleaseBuffer(c->last);
+	}
+	else
+		c->head = *blkno;
+	return chain_start_page(c, buf, flags);
+}
+
+/*
+ * Add a page of kind flags in front of a chain: the page added before is
+ * finished and let go first, and the new page links to it, so the chain
+ * runs from the newest page to the oldest.  A writer that pushes holds no
+ * page between kdam_chain_end and its next push, where VACUUM's
+ * cost-based delay may pause it; returns the new page (to be filled) and
+ * its block number.
+ */
+Page
+kdam_chain_push(KdamPageChain *c, uint16 flags, BlockNumber *blkno)
+{
+	Buffer		buf;
+	Page		page;
+
+	kdam_chain_end(c);
+	buf = kdam_new_buffer(c->index, c->wal);
+	*blkno = BufferGetBlockNumber(buf);
+	page = chain_start_page(c, buf, flags);
+	KdamPageGetOpaque(page)->next = c->head;
+	c->head = *blkno;
+	return page;
+}
+
+/*
+ * Let the chain's last page go; its head (the first page added, or for a
+ * pushed chain the last), or InvalidBlockNumber.
+ */
 BlockNumber
 kdam_chain_end(KdamPageChain *c)
 {

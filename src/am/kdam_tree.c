@@ -403,9 +403,14 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 			char	   *data;
 			KdamBlockHeader *hdr;
 
-			/* a merge in VACUUM pauses as vacuum_cost_delay asks */
+			/*
+			 * a merge in VACUUM pauses as vacuum_cost_delay asks, with no
+			 * page locked (its interrupts are served, and a census of the
+			 * index's pages does not wait behind the pause)
+			 */
+			kdam_chain_end(&chain);
 			vacuum_delay_point();
-			page = kdam_chain_add(&chain, KDAM_TREE, &blocks[b]);
+			page = kdam_chain_push(&chain, KDAM_TREE, &blocks[b]);
 			hdr = (KdamBlockHeader *) PageGetContents(page);
 			hdr->tree_id = entry->tree_id;
 			hdr->block = b;

@@ -49,8 +49,10 @@ delete_from_tree(Relation index, const KdamMetaPageData *meta,
 	kdam_tree_shape(entry->n, meta->dim, meta->payload_words, &shape);
 	while (blkno != InvalidBlockNumber)
 	{
-		Buffer		buf = ReadBuffer(index, blkno);
+		Buffer		buf;
 
+		vacuum_delay_point();
+		buf = ReadBuffer(index, blkno);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		blkno = KdamPageGetOpaque(BufferGetPage(buf))->next;
 		marked += kdam_block_delete(index, buf, &shape, callback, callback_state);

@@ -116,10 +116,10 @@ is($node->safe_psql('postgres', "SELECT tree_rows + pending_rows, pending_rows <
 # and the next VACUUM frees the orphans (and reuses them for its own merge)
 # a VACUUM at the default setting first frees the trees the inserts' merges
 # retired, merging only by size class
-# The merge can still end before a look sees it writing (on the 2-core
-# machine it wrote some 17,000 pages in 2-4 s despite the delay), and then
-# the crash finds it done: new rows make a forest again and the VACUUM runs
-# again, up to three times.
+# The cost-based delay paces the merge's writes (a pause of up to 4 ms
+# after each page, with no page locked), so a look sees it writing; should
+# the merge still end first, the crash finds it done: new rows make a
+# forest again and the VACUUM runs again, up to three times.
 my $rows = 2300000;
 my $writing = 0;
 my $after = '';
