@@ -126,6 +126,32 @@ SELECT trees > 1 AS several_trees, dead_rows, pending_rows FROM kd_index_stats('
 SELECT kd_index_check('fo_kd');
 SELECT * FROM fo_compare();
 
+-- a parallel build: two workers and the leader scan and sort the table,
+-- the leader builds the forest from the merged sort, and the NULL and NaN
+-- rows come back from it to their chains
+ALTER TABLE fo_pts SET (parallel_workers = 2);
+SET max_parallel_maintenance_workers = 2;
+SET maintenance_work_mem = '1MB';
+REINDEX INDEX fo_kd;
+RESET maintenance_work_mem;
+SELECT trees > 4 AS several_trees, tree_rows = (SELECT count(*) FROM fo_pts
+    WHERE p IS NOT NULL AND NOT p ~= point('NaN', 1)) AS all_points,
+  pending_rows, null_rows, outside_rows
+  FROM kd_index_stats('fo_kd');
+SELECT kd_index_check('fo_kd');
+SELECT * FROM fo_compare();
+SELECT * FROM fo_counts();
+-- the same in a CREATE INDEX CONCURRENTLY, over an expression
+SET maintenance_work_mem = '1MB';
+CREATE INDEX CONCURRENTLY fo_kd_shift ON fo_pts USING kdgpu ((p + point(1, 2)));
+RESET maintenance_work_mem;
+SELECT kd_index_check('fo_kd_shift');
+SELECT di_run('index', 'fo_kd_shift', 'SELECT id FROM fo_pts ORDER BY (p + point(1, 2)) <-> point(400, 400) LIMIT 50')
+     = di_run('seq', '', 'SELECT id FROM fo_pts ORDER BY (p + point(1, 2)) <-> point(400, 400), ctid LIMIT 50') AS shift_equal;
+DROP INDEX fo_kd_shift;
+RESET max_parallel_maintenance_workers;
+ALTER TABLE fo_pts RESET (parallel_workers);
+
 -- scans are counted in pg_stat_user_indexes like other indexes'
 SELECT pg_stat_force_next_flush();
 SELECT idx_scan AS before FROM pg_stat_user_indexes WHERE indexrelname = 'fo_kd' \gset

@@ -37,7 +37,6 @@
 #include "access/xloginsert.h"
 #include "catalog/index.h"
 #include "commands/progress.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/pg_bitutils.h"
@@ -48,35 +47,9 @@
 #include "storage/smgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/tuplesort.h"
 #include "utils/typcache.h"
 
-#include "kdam.h"
-
-typedef struct KdamBuildState
-{
-	Relation	index;
-	KdPointType type;
-	int			dim;
-	int64		n;
-	int64		cap;
-	double	   *coords;
-	uint64	   *refs;
-	int			words;			/* payload words per point */
-	uint64	   *payload;
-	StringInfoData nulls;		/* (ref, payload) records of NULL rows */
-	int64		nnull;
-	StringInfoData outside;		/* records of rows outside the tree */
-	int64		noutside;
-	int64		nodd;			/* of those, rows with a non-empty value */
-	Size		limit;			/* maintenance_work_mem in bytes */
-	int32		srid;			/* PostGIS types: of the first point */
-	int32		zm;
-	Tuplesortstate *sort;		/* the points, once they outgrow memory */
-	int64		nsorted;
-	double		lo[KD_MAX_DIM];	/* box of the points read before the sort */
-	double		hi[KD_MAX_DIM];
-} KdamBuildState;
+#include "kdam_build.h"
 
 /* Bytes a build of n points of dim dimensions needs at its peak. */
 Size
@@ -158,24 +131,82 @@ zorder_key(const KdamBuildState *bs, const double *p)
 	return key;
 }
 
-/* Put a point into the sort as a bytea: its key (big-endian), then its record. */
+/*
+ * Put a row's record into the sort as a bytea: its tag, its key
+ * (big-endian, 0 for rows not on the curve), then the record.
+ */
 static void
-sort_put(KdamBuildState *bs, const double *coords, uint64 ref,
-		 const uint64 *payload)
+sort_put(KdamBuildState *bs, int tag, uint64 key, const void *rec, Size size)
 {
-	Size		recsize = kdam_pending_record_size(bs->dim, bs->words);
-	bytea	   *v = palloc(VARHDRSZ + sizeof(uint64) + recsize);
+	bytea	   *v = palloc(VARHDRSZ + 1 + sizeof(uint64) + size);
 	char	   *d = VARDATA(v);
-	uint64		key = pg_hton64(zorder_key(bs, coords));
 
-	SET_VARSIZE(v, VARHDRSZ + sizeof(uint64) + recsize);
-	memcpy(d, &key, sizeof(uint64));
-	memcpy(d + 8, &ref, sizeof(uint64));
-	memcpy(d + 16, coords, sizeof(double) * bs->dim);
-	memcpy(d + 16 + sizeof(double) * bs->dim, payload, sizeof(uint64) * bs->words);
+	SET_VARSIZE(v, VARHDRSZ + 1 + sizeof(uint64) + size);
+	d[0] = (char) tag;
+	key = pg_hton64(key);
+	memcpy(d + 1, &key, sizeof(uint64));
+	memcpy(d + 1 + sizeof(uint64), rec, size);
 	tuplesort_putdatum(bs->sort, PointerGetDatum(v), false);
 	pfree(v);
+}
+
+/* Put a point into the sort: its key, then (ref, coords, payload). */
+static void
+sort_put_point(KdamBuildState *bs, const double *coords, uint64 ref,
+			   const uint64 *payload)
+{
+	uint64		rec[1 + KD_MAX_DIM + INDEX_MAX_KEYS + 1];
+
+	rec[0] = ref;
+	memcpy(rec + 1, coords, sizeof(double) * bs->dim);
+	memcpy(rec + 1 + bs->dim, payload, sizeof(uint64) * bs->words);
+	sort_put(bs, KDAM_SORT_POINT, zorder_key(bs, coords), rec,
+			 kdam_pending_record_size(bs->dim, bs->words));
 	bs->nsorted++;
+}
+
+/*
+ * Keep a NULL row's or an outside row's record: in its chain's buffer, or
+ * in the sort for a participant of a parallel build.
+ */
+static void
+keep_record(KdamBuildState *bs, int tag, const void *rec, Size size)
+{
+	if (bs->sort_all)
+		sort_put(bs, tag, 0, rec, size);
+	else
+		appendBinaryStringInfo(tag == KDAM_SORT_NULL ? &bs->nulls : &bs->outside,
+							   rec, size);
+}
+
+/*
+ * Start the build's sort, of workmem kilobytes, as a participant of a
+ * parallel sort when coordinate is set.
+ */
+void
+kdam_build_sort_begin(KdamBuildState *bs, int workmem, SortCoordinate coordinate)
+{
+	TypeCacheEntry *tc = lookup_type_cache(BYTEAOID, TYPECACHE_LT_OPR);
+
+	bs->sort = tuplesort_begin_datum(BYTEAOID, tc->lt_opr, InvalidOid, false,
+									 Max(64, workmem), coordinate,
+									 TUPLESORT_NONE);
+}
+
+/*
+ * Widen the box in lo and hi (of the points seen) by an eighth on each
+ * side, for the points the box has not seen.
+ */
+void
+kdam_build_widen_box(KdamBuildState *bs)
+{
+	for (int j = 0; j < bs->dim; j++)
+	{
+		double		margin = (bs->hi[j] * 0.5 - bs->lo[j] * 0.5) / 4;
+
+		bs->lo[j] = Max(bs->lo[j] - margin, -DBL_MAX);
+		bs->hi[j] = Min(bs->hi[j] + margin, DBL_MAX);
+	}
 }
 
 /*
@@ -185,16 +216,9 @@ sort_put(KdamBuildState *bs, const double *coords, uint64 ref,
 static void
 start_sort(KdamBuildState *bs)
 {
-	TypeCacheEntry *tc = lookup_type_cache(BYTEAOID, TYPECACHE_LT_OPR);
-
-	bs->sort = tuplesort_begin_datum(BYTEAOID, tc->lt_opr, InvalidOid, false,
-									 Max(64, (int) (bs->limit / 2048)), NULL,
-									 TUPLESORT_NONE);
-	/* the box of the points so far, an eighth wider on each side */
+	kdam_build_sort_begin(bs, (int) (bs->limit / 2048), NULL);
 	for (int j = 0; j < bs->dim; j++)
 	{
-		double		margin;
-
 		bs->lo[j] = get_float8_infinity();
 		bs->hi[j] = -get_float8_infinity();
 		for (int64 i = 0; i < bs->n; i++)
@@ -202,13 +226,11 @@ start_sort(KdamBuildState *bs)
 			bs->lo[j] = Min(bs->lo[j], bs->coords[i * bs->dim + j]);
 			bs->hi[j] = Max(bs->hi[j], bs->coords[i * bs->dim + j]);
 		}
-		margin = (bs->hi[j] * 0.5 - bs->lo[j] * 0.5) / 4;
-		bs->lo[j] = Max(bs->lo[j] - margin, -DBL_MAX);
-		bs->hi[j] = Min(bs->hi[j] + margin, DBL_MAX);
 	}
+	kdam_build_widen_box(bs);
 	for (int64 i = 0; i < bs->n; i++)
-		sort_put(bs, bs->coords + i * bs->dim, bs->refs[i],
-				 bs->payload + i * bs->words);
+		sort_put_point(bs, bs->coords + i * bs->dim, bs->refs[i],
+					   bs->payload + i * bs->words);
 	pfree(bs->coords);
 	pfree(bs->refs);
 	if (bs->payload)
@@ -219,10 +241,13 @@ start_sort(KdamBuildState *bs)
 	bs->n = bs->cap = 0;
 }
 
-/* table_index_build_scan callback: collect one row's point. */
-static void
-build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
-			   bool tupleIsAlive, void *state)
+/*
+ * table_index_build_scan callback: collect one row's point, or keep its
+ * record as a NULL row or a row outside the trees.
+ */
+void
+kdam_build_callback(Relation index, ItemPointer tid, Datum *values,
+					bool *isnull, bool tupleIsAlive, void *state)
 {
 	KdamBuildState *bs = state;
 	double		coords[KD_MAX_DIM + 2];
@@ -237,8 +262,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		rec[0] = kdg_tid_to_ref(tid);
 		if (bs->words > 0)
 			kdam_payload_from_values(index, values, isnull, rec + 1);
-		appendBinaryStringInfo(&bs->nulls, (const char *) rec,
-							   sizeof(uint64) * (1 + bs->words));
+		keep_record(bs, KDAM_SORT_NULL, rec, sizeof(uint64) * (1 + bs->words));
 		bs->nnull++;
 		return;
 	}
@@ -250,9 +274,8 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		if (bs->words > 0)
 			kdam_payload_from_values(index, values, isnull,
 									 outrec + 1 + KDAM_OUTSIDE_COORDS);
-		appendBinaryStringInfo(&bs->outside, (const char *) outrec,
-							   kdam_pending_record_size(KDAM_OUTSIDE_COORDS,
-														bs->words));
+		keep_record(bs, KDAM_SORT_OUTSIDE, outrec,
+					kdam_pending_record_size(KDAM_OUTSIDE_COORDS, bs->words));
 		bs->noutside++;
 		bs->nodd += KdamOutsideKind(box) != KDAM_OUT_EMPTY;
 		return;
@@ -266,7 +289,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 		if (bs->words > 0)
 			kdam_payload_from_values(index, values, isnull, payload);
-		sort_put(bs, coords, kdg_tid_to_ref(tid), payload);
+		sort_put_point(bs, coords, kdg_tid_to_ref(tid), payload);
 		return;
 	}
 	if (bs->n == bs->cap)
@@ -408,6 +431,29 @@ tree_cut(const uint64 *keys, int64 n, int dim, bool more)
 }
 
 /*
+ * Add a NULL or outside row's record, as a parallel build's merged sort
+ * returns it, to its chain's buffer.
+ */
+static void
+keep_sorted_record(KdamBuildState *bs, int tag, const char *rec, Size size)
+{
+	if (tag == KDAM_SORT_NULL)
+	{
+		appendBinaryStringInfo(&bs->nulls, rec, size);
+		bs->nnull++;
+	}
+	else
+	{
+		double		kind;
+
+		appendBinaryStringInfo(&bs->outside, rec, size);
+		memcpy(&kind, rec + sizeof(uint64), sizeof(double));
+		bs->noutside++;
+		bs->nodd += KdamOutsideKind(&kind) != KDAM_OUT_EMPTY;
+	}
+}
+
+/*
  * Build the forest of the points sorted along the curve: trees of at most
  * as many points as fit in half of maintenance_work_mem, each ended where
  * the curve leaves a cell (tree_cut); the points after the cut start
@@ -430,7 +476,7 @@ build_sorted_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_SORT);
 	tuplesort_performsort(bs->sort);
-	run = Min(run, bs->nsorted);
+	run = Max(Min(run, bs->nsorted), 1);
 	coords = palloc_extended(sizeof(double) * bs->dim * run, MCXT_ALLOC_HUGE);
 	refs = palloc_extended(sizeof(uint64) * run, MCXT_ALLOC_HUGE);
 	payload = palloc_extended(sizeof(uint64) * words * run, MCXT_ALLOC_HUGE);
@@ -447,12 +493,22 @@ build_sorted_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
 			   (more = tuplesort_getdatum(bs->sort, true, &v, &isnull, NULL)))
 		{
 			const char *d = VARDATA_ANY(DatumGetPointer(v));
+			const char *rec = d + 1 + sizeof(uint64);
 
-			memcpy(keys + have, d, sizeof(uint64));
+			if (d[0] != KDAM_SORT_POINT)
+			{
+				/* the NULL and outside rows of a parallel build, last */
+				keep_sorted_record(bs, d[0], rec,
+								   VARSIZE_ANY_EXHDR(DatumGetPointer(v)) -
+								   (rec - d));
+				pfree(DatumGetPointer(v));
+				continue;
+			}
+			memcpy(keys + have, d + 1, sizeof(uint64));
 			keys[have] = pg_ntoh64(keys[have]);
-			memcpy(refs + have, d + 8, sizeof(uint64));
-			memcpy(coords + have * bs->dim, d + 16, sizeof(double) * bs->dim);
-			memcpy(payload + have * bs->words, d + 16 + sizeof(double) * bs->dim,
+			memcpy(refs + have, rec, sizeof(uint64));
+			memcpy(coords + have * bs->dim, rec + 8, sizeof(double) * bs->dim);
+			memcpy(payload + have * bs->words, rec + 8 + sizeof(double) * bs->dim,
 				   sizeof(uint64) * bs->words);
 			pfree(DatumGetPointer(v));
 			have++;
@@ -495,6 +551,7 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	uint64		tree_id = 1;
 	int64		npoints;
 	double		reltuples;
+	KdamParallelBuild *parallel;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
@@ -511,8 +568,11 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	initStringInfo(&bs.nulls);
 	initStringInfo(&bs.outside);
 	bs.limit = (Size) maintenance_work_mem * 1024;
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-									   build_callback, &bs, NULL);
+	parallel = kdam_build_parallel_begin(heap, index, indexInfo, &bs,
+										 &reltuples);
+	if (parallel == NULL)
+		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+										   kdam_build_callback, &bs, NULL);
 
 	/* block 0 first, so that the trees follow it */
 	metabuf = kdam_new_buffer(index, false);
@@ -525,6 +585,8 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	npoints = bs.sort ? bs.nsorted : bs.n;
 	if (bs.sort)
 		build_sorted_forest(&bs, &forest, &tree_id);
+	if (parallel)
+		kdam_build_parallel_end(parallel);
 	else if (bs.n > 0)
 	{
 		KdamTreeEntry entry;

@@ -95,7 +95,13 @@ eval { $bg->quit; };
 $node->start;
 is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname = 'big_p'"), '0',
 	'an interrupted build leaves no index');
-$node->safe_psql('postgres', 'CREATE INDEX big_p ON big USING kdgpu (p)');
+# the build goes parallel: max_parallel_maintenance_workers (2) workers and
+# the leader scan and sort the table
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	'SET client_min_messages = debug1; CREATE INDEX big_p ON big USING kdgpu (p)');
+is($ret, 0, 'the index was built');
+like($stderr, qr/building index "big_p" with 2 parallel workers requested/,
+	'the build was parallel');
 $node->stop('immediate');
 $node->start;
 is($node->safe_psql('postgres', "SELECT kd_index_check('big_p')"), 't',

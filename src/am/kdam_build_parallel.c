@@ -1,0 +1,351 @@
+/*
+ * kdam_build_parallel.c
+ *	  A parallel CREATE INDEX: parallel workers and the leader scan the
+ *	  table together and sort its rows along the curve; the leader builds
+ *	  the forest from the merged sort.
+ *
+ * A build goes parallel when the planner grants workers for the table
+ * (plan_create_index_workers: max_parallel_maintenance_workers, the
+ * table's size and its parallel_workers option, and index expressions and
+ * predicates safe to run in a worker) and the table's points
+ * would not fit in maintenance_work_mem, so that the build would sort
+ * them anyway.  The leader first reads the table's first blocks
+ * (KDAM_BOX_BLOCKS) for the kind of point the index holds and the box of
+ * the curve, the part the serial build takes from the points it read
+ * before its sort.  Then every participant, the leader too, reads blocks
+ * of a parallel heap scan and puts every row into its own sort, a run of
+ * a shared tuplesort: the points by their place on the curve, then the
+ * NULL rows and the rows outside the trees, tagged so that the merged
+ * sort returns them last (kdam_build.h).  The participants share half of
+ * maintenance_work_mem; the other half is the leader's, for the merge and
+ * the trees.  The leader then builds the forest from the merged sort as
+ * the serial build does from its own (kdam_build.c), on the GPU where it
+ * builds there: only the leader builds trees and writes pages.
+ *
+ * The shape follows nbtree's parallel build (nbtsort.c): the same lock
+ * modes in the workers, the same snapshot (SnapshotAny, or an MVCC
+ * snapshot for CONCURRENTLY), and a condition variable on which the
+ * leader waits for every participant's run.
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "miscadmin.h"
+#include "optimizer/optimizer.h"
+#include "pgstat.h"
+#include "storage/condition_variable.h"
+#include "storage/spin.h"
+#include "tcop/tcopprot.h"
+#include "utils/float.h"
+#include "utils/guc.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "kdam_build.h"
+
+/* keys of the parallel build's shared memory */
+#define KDAM_KEY_SHARED		UINT64CONST(0xA000000000000001)
+#define KDAM_KEY_SORT		UINT64CONST(0xA000000000000002)
+#define KDAM_KEY_QUERY		UINT64CONST(0xA000000000000003)
+
+/* table blocks the leader reads first, for the curve's box */
+#define KDAM_BOX_BLOCKS		1024
+
+/* What the participants share; a parallel heap scan follows it. */
+typedef struct KdamParallelShared
+{
+	Oid			heaprelid;
+	Oid			indexrelid;
+	bool		isconcurrent;
+	int			sortmem;		/* kilobytes for each participant's sort */
+	int			dim;			/* the points the index holds */
+	int32		srid;
+	int32		zm;
+	double		lo[KD_MAX_DIM]; /* the curve's box */
+	double		hi[KD_MAX_DIM];
+
+	ConditionVariable donecv;	/* signalled as each participant ends */
+	slock_t		mutex;			/* protects the fields below */
+	int			ndone;
+	double		reltuples;
+	int64		npoints;
+} KdamParallelShared;
+
+#define ParallelTableScanFromShared(shared) \
+	((ParallelTableScanDesc) ((char *) (shared) + \
+							  BUFFERALIGN(sizeof(KdamParallelShared))))
+
+/* A parallel build in flight, as the leader holds it. */
+struct KdamParallelBuild
+{
+	ParallelContext *pcxt;
+	Snapshot	snapshot;
+};
+
+/* The first blocks' points: their kind and their box. */
+typedef struct KdamBoxScan
+{
+	KdPointType type;
+	int			dim;
+	int32		srid;
+	int32		zm;
+	int64		npoints;
+	double		lo[KD_MAX_DIM];
+	double		hi[KD_MAX_DIM];
+} KdamBoxScan;
+
+PGDLLEXPORT void kdam_parallel_build_main(dsm_segment *seg, shm_toc *toc);
+
+/* table_index_build_range_scan callback: widen the box to a row's point. */
+static void
+box_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			 bool tupleIsAlive, void *state)
+{
+	KdamBoxScan *b = state;
+	double		coords[KD_MAX_DIM + 2];
+	double		rec[KDAM_OUTSIDE_COORDS];
+
+	if (isnull[0] ||
+		!kdam_classify_row(b->type, values[0], &b->dim, &b->srid, &b->zm,
+						   coords, rec))
+		return;
+	for (int j = 0; j < b->dim; j++)
+	{
+		b->lo[j] = b->npoints ? Min(b->lo[j], coords[j]) : coords[j];
+		b->hi[j] = b->npoints ? Max(b->hi[j], coords[j]) : coords[j];
+	}
+	b->npoints++;
+}
+
+/*
+ * Read the table's rows in a parallel heap scan and put each into this
+ * participant's run of the shared sort (kdam_build_callback, every row);
+ * then count the participant done.  progress: report the scan's blocks
+ * (the leader).
+ */
+static void
+participate(KdamParallelShared *shared, Sharedsort *sharedsort, Relation heap,
+			Relation index, IndexInfo *indexInfo, bool progress)
+{
+	KdamBuildState ps;
+	SortCoordinate coordinate = palloc0(sizeof(SortCoordinateData));
+	TableScanDesc scan;
+	double		reltuples;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.index = index;
+	ps.type = kdam_index_type(index);
+	ps.words = kdam_payload_words(index);
+	ps.dim = shared->dim;
+	ps.srid = shared->srid;
+	ps.zm = shared->zm;
+	memcpy(ps.lo, shared->lo, sizeof(ps.lo));
+	memcpy(ps.hi, shared->hi, sizeof(ps.hi));
+	ps.sort_all = true;
+	coordinate->isWorker = true;
+	coordinate->nParticipants = -1;
+	coordinate->sharedsort = sharedsort;
+	kdam_build_sort_begin(&ps, shared->sortmem, coordinate);
+
+	scan = table_beginscan_parallel(heap, ParallelTableScanFromShared(shared));
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
+									   kdam_build_callback, &ps, scan);
+	tuplesort_performsort(ps.sort);
+
+	SpinLockAcquire(&shared->mutex);
+	shared->ndone++;
+	shared->reltuples += reltuples;
+	shared->npoints += ps.nsorted;
+	SpinLockRelease(&shared->mutex);
+	ConditionVariableSignal(&shared->donecv);
+	tuplesort_end(ps.sort);
+}
+
+/* A parallel worker's part of the build. */
+void
+kdam_parallel_build_main(dsm_segment *seg, shm_toc *toc)
+{
+	KdamParallelShared *shared = shm_toc_lookup(toc, KDAM_KEY_SHARED, false);
+	Sharedsort *sharedsort = shm_toc_lookup(toc, KDAM_KEY_SORT, false);
+	LOCKMODE	heaplock = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
+	LOCKMODE	indexlock = shared->isconcurrent ? RowExclusiveLock : AccessExclusiveLock;
+	Relation	heap;
+	Relation	index;
+	IndexInfo  *indexInfo;
+
+	debug_query_string = shm_toc_lookup(toc, KDAM_KEY_QUERY, true);
+	pgstat_report_activity(STATE_RUNNING, debug_query_string);
+
+	/* the lock modes the leader's index.c took */
+	heap = table_open(shared->heaprelid, heaplock);
+	index = index_open(shared->indexrelid, indexlock);
+	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Concurrent = shared->isconcurrent;
+	tuplesort_attach_shared(sharedsort, seg);
+	participate(shared, sharedsort, heap, index, indexInfo, false);
+	index_close(index, indexlock);
+	table_close(heap, heaplock);
+}
+
+/*
+ * The workers the planner grants a build of index on heap, counted as for
+ * a btree build but without its rule of 32 MB of maintenance_work_mem for
+ * each participant: a btree participant sorts in its share, where ours
+ * share half of it and hand the leader one sorted run each.
+ */
+static int
+planned_workers(Relation heap, Relation index)
+{
+	int			nestlevel = NewGUCNestLevel();
+	int			nworkers;
+
+	(void) set_config_option("maintenance_work_mem", "1TB", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	nworkers = plan_create_index_workers(RelationGetRelid(heap),
+										 RelationGetRelid(index));
+	AtEOXact_GUC(true, nestlevel);
+	return nworkers;
+}
+
+/*
+ * Start a parallel build when it pays (see the top of the file): read the
+ * first blocks for the box, launch the workers, take part in the scan,
+ * and wait for every participant's run; then bs holds the leader's sort,
+ * which merges the runs, with the box, the kind of point and the count of
+ * points, and *reltuples the table's rows.  NULL when the build is to be
+ * serial (bs untouched).  kdam_build_parallel_end ends it, once the
+ * leader has read the sort.
+ */
+KdamParallelBuild *
+kdam_build_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo,
+						  KdamBuildState *bs, double *reltuples)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
+	BlockNumber boxblocks = Min(nblocks, KDAM_BOX_BLOCKS);
+	KdamBoxScan box;
+	KdamParallelBuild *pb;
+	KdamParallelShared *shared;
+	Sharedsort *sharedsort;
+	SortCoordinate coordinate;
+	ParallelContext *pcxt;
+	int			nworkers;
+	int			nparticipants;
+	Size		estshared;
+	Size		estsort;
+
+	if (!IsNormalProcessingMode() || nblocks == 0)
+		return NULL;
+	nworkers = planned_workers(heap, index);
+	if (nworkers == 0)
+		return NULL;
+	memset(&box, 0, sizeof(box));
+	box.type = bs->type;
+	table_index_build_range_scan(heap, index, indexInfo, false, false, false,
+								 0, boxblocks, box_callback, &box, NULL);
+	/* no point to sort by, or all of them fit in memory */
+	if (box.npoints == 0 ||
+		kdam_build_memory((int64) ((double) box.npoints * nblocks / boxblocks),
+						  box.dim, bs->words) <= bs->limit)
+		return NULL;
+
+	bs->dim = box.dim;
+	bs->srid = box.srid;
+	bs->zm = box.zm;
+	memcpy(bs->lo, box.lo, sizeof(bs->lo));
+	memcpy(bs->hi, box.hi, sizeof(bs->hi));
+	kdam_build_widen_box(bs);
+
+	pb = palloc0(sizeof(KdamParallelBuild));
+	EnterParallelMode();
+	pcxt = CreateParallelContext("kdgpu", "kdam_parallel_build_main", nworkers);
+	pb->pcxt = pcxt;
+	pb->snapshot = indexInfo->ii_Concurrent
+		? RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
+	estshared = add_size(BUFFERALIGN(sizeof(KdamParallelShared)),
+						 table_parallelscan_estimate(heap, pb->snapshot));
+	estsort = tuplesort_estimate_shared(nworkers + 1);
+	shm_toc_estimate_chunk(&pcxt->estimator, estshared);
+	shm_toc_estimate_chunk(&pcxt->estimator, estsort);
+	shm_toc_estimate_keys(&pcxt->estimator, 2);
+	if (debug_query_string)
+	{
+		shm_toc_estimate_chunk(&pcxt->estimator, strlen(debug_query_string) + 1);
+		shm_toc_estimate_keys(&pcxt->estimator, 1);
+	}
+	InitializeParallelDSM(pcxt);
+
+	shared = shm_toc_allocate(pcxt->toc, estshared);
+	memset(shared, 0, sizeof(KdamParallelShared));
+	shared->heaprelid = RelationGetRelid(heap);
+	shared->indexrelid = RelationGetRelid(index);
+	shared->isconcurrent = indexInfo->ii_Concurrent;
+	shared->sortmem = (int) (bs->limit / 2048 / (nworkers + 1));
+	shared->dim = bs->dim;
+	shared->srid = bs->srid;
+	shared->zm = bs->zm;
+	memcpy(shared->lo, bs->lo, sizeof(shared->lo));
+	memcpy(shared->hi, bs->hi, sizeof(shared->hi));
+	ConditionVariableInit(&shared->donecv);
+	SpinLockInit(&shared->mutex);
+	table_parallelscan_initialize(heap, ParallelTableScanFromShared(shared),
+								  pb->snapshot);
+	sharedsort = shm_toc_allocate(pcxt->toc, estsort);
+	tuplesort_initialize_shared(sharedsort, nworkers + 1, pcxt->seg);
+	shm_toc_insert(pcxt->toc, KDAM_KEY_SHARED, shared);
+	shm_toc_insert(pcxt->toc, KDAM_KEY_SORT, sharedsort);
+	if (debug_query_string)
+	{
+		char	   *query = shm_toc_allocate(pcxt->toc,
+											 strlen(debug_query_string) + 1);
+
+		strcpy(query, debug_query_string);
+		shm_toc_insert(pcxt->toc, KDAM_KEY_QUERY, query);
+	}
+
+	LaunchParallelWorkers(pcxt);
+	nparticipants = pcxt->nworkers_launched + 1;
+	ereport(DEBUG1,
+			(errmsg_internal("building index \"%s\" with %d parallel workers requested",
+							 RelationGetRelationName(index), nworkers)));
+	/* a worker that failed to start would never count itself done */
+	WaitForParallelWorkersToAttach(pcxt);
+	participate(shared, sharedsort, heap, index, indexInfo, true);
+	for (;;)
+	{
+		SpinLockAcquire(&shared->mutex);
+		if (shared->ndone == nparticipants)
+		{
+			*reltuples = shared->reltuples;
+			bs->nsorted = shared->npoints;
+			SpinLockRelease(&shared->mutex);
+			break;
+		}
+		SpinLockRelease(&shared->mutex);
+		ConditionVariableSleep(&shared->donecv,
+							   WAIT_EVENT_PARALLEL_CREATE_INDEX_SCAN);
+	}
+	ConditionVariableCancelSleep();
+
+	coordinate = palloc0(sizeof(SortCoordinateData));
+	coordinate->isWorker = false;
+	coordinate->nParticipants = nparticipants;
+	coordinate->sharedsort = sharedsort;
+	kdam_build_sort_begin(bs, (int) (bs->limit / 2048), coordinate);
+	return pb;
+}
+
+/* End a parallel build whose merged sort the leader has read and ended. */
+void
+kdam_build_parallel_end(KdamParallelBuild *pb)
+{
+	WaitForParallelWorkersToFinish(pb->pcxt);
+	if (IsMVCCSnapshot(pb->snapshot))
+		UnregisterSnapshot(pb->snapshot);
+	DestroyParallelContext(pb->pcxt);
+	ExitParallelMode();
+}
