@@ -386,19 +386,26 @@ typedef struct KdamPending
 	uint64	   *payload;		/* n * meta->payload_words */
 } KdamPending;
 
-/* A chain of new pages, written one after the other (kdam_pages.c). */
+/*
+ * A chain of new pages, written one after the other (kdam_pages.c): with
+ * wal in shared buffers, recycled where the free space map has pages, each
+ * logged as a full image; without (CREATE INDEX), built in memory and
+ * written straight to the relation's end.
+ */
 typedef struct KdamPageChain
 {
 	Relation	index;
-	bool		wal;			/* log each page as a full image */
+	bool		wal;
 	GenericXLogState *state;	/* the last page's, with wal */
-	Buffer		last;
-	Page		lastpage;		/* last's page, or its registered copy */
+	Buffer		last;			/* the last page's buffer, with wal */
+	Page		lastpage;		/* its registered copy, or the page in memory */
+	BlockNumber lastblk;		/* the unfinished last page, if any */
 	BlockNumber head;
 } KdamPageChain;
 
 #define KDAM_PAGE_CHAIN(index, wal) \
-	{(index), (wal), NULL, InvalidBuffer, NULL, InvalidBlockNumber}
+	{(index), (wal), NULL, InvalidBuffer, NULL, InvalidBlockNumber, \
+	 InvalidBlockNumber}
 
 /* A list of trees as read from forest pages (kdam_forest.c). */
 typedef struct KdamForest

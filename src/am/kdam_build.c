@@ -23,8 +23,11 @@
  * gathered into a tree whose box spans the table) read 13.8, and one tree
  * 7.5; with sizes that fill and the forest's list cached, 8.6.
  *
- * The pages are written without WAL and logged at the end with
- * log_newpage_range, as other index builds do.  NULL rows go to the null
+ * The trees' pages and the chains after them are built in memory and
+ * written straight to the relation's storage, each logged as a new page,
+ * as nbtree's build does (kdam_pages.c); the metapage and the lanes'
+ * headers, which go through shared buffers, are logged at the end with
+ * log_newpage_range.  NULL rows go to the null
  * chain, and rows whose value the tree cannot hold to the outside chain
  * (kdam_outside.c).  pg_stat_progress_create_index shows the table scan,
  * the sort, and each tree's build and write, with points done and total.
@@ -624,9 +627,17 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 
+	/*
+	 * The metapage and the lanes' headers went through shared buffers; the
+	 * other pages went straight to storage, each logged as it was written,
+	 * and no checkpoint knows of them: sync them, as nbtree's build does
+	 */
 	if (RelationNeedsWAL(index))
-		log_newpage_range(index, MAIN_FORKNUM, 0,
-						  RelationGetNumberOfBlocks(index), true);
+	{
+		log_newpage_range(index, MAIN_FORKNUM, KDAM_METAPAGE_BLKNO,
+						  KDAM_LANE_BLKNO(KDAM_LANES - 1) + 1, true);
+		smgrimmedsync(RelationGetSmgr(index), MAIN_FORKNUM);
+	}
 
 	result->heap_tuples = reltuples;
 	result->index_tuples = (double) (npoints + bs.nnull + bs.noutside);

@@ -14,9 +14,11 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/xloginsert.h"
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "storage/smgr.h"
 #include "utils/rel.h"
 
 
@@ -184,11 +186,62 @@ kdam_new_buffer(Relation index, bool reuse)
 }
 
 /*
- * Make buf, new and locked, the chain's last page, of kind flags (logged
- * as a full image with wal); returns the page to fill.
+ * Write a build's finished page at blkno, the relation's end, straight to
+ * its storage (as nbtree's build does), logging it when the relation needs
+ * WAL; the build syncs the relation at its end (kdam_build).
+ */
+static void
+write_direct(Relation index, BlockNumber blkno, Page page)
+{
+	SMgrRelation smgr = RelationGetSmgr(index);
+
+	if (RelationNeedsWAL(index))
+		log_newpage(&smgr->smgr_rnode.node, MAIN_FORKNUM, blkno, page, true);
+	PageSetChecksumInplace(page, blkno);
+	smgrextend(smgr, MAIN_FORKNUM, blkno, (char *) page, true);
+}
+
+/* Finish the chain's last page, if it has one, and let it go. */
+static void
+chain_finish(KdamPageChain *c)
+{
+	if (c->lastblk == InvalidBlockNumber)
+		return;
+	if (c->wal)
+	{
+		GenericXLogFinish(c->state);
+		UnlockReleaseBuffer(c->last);
+		c->last = InvalidBuffer;
+	}
+	else
+		write_direct(c->index, c->lastblk, c->lastpage);
+	c->lastblk = InvalidBlockNumber;
+}
+
+/*
+ * The block number of the chain's next page: with wal a recycled or new
+ * buffer, which becomes c->last; without, the block after the relation's
+ * end and the page not yet written there.
+ */
+static BlockNumber
+chain_next_block(KdamPageChain *c, Buffer *buf)
+{
+	if (c->wal)
+	{
+		*buf = kdam_new_buffer(c->index, true);
+		return BufferGetBlockNumber(*buf);
+	}
+	*buf = InvalidBuffer;
+	return c->lastblk != InvalidBlockNumber ? c->lastblk + 1 :
+		smgrnblocks(RelationGetSmgr(c->index), MAIN_FORKNUM);
+}
+
+/*
+ * Make the page at blkno (in buf, with wal) the chain's last page, of kind
+ * flags; returns the page to fill.
  */
 static Page
-chain_start_page(KdamPageChain *c, Buffer buf, uint16 flags)
+chain_start_page(KdamPageChain *c, Buffer buf, BlockNumber blkno, uint16 flags)
 {
 	Page		page;
 
@@ -196,12 +249,17 @@ chain_start_page(KdamPageChain *c, Buffer buf, uint16 flags)
 	{
 		c->state = GenericXLogStart(c->index);
 		page = GenericXLogRegisterBuffer(c->state, buf, GENERIC_XLOG_FULL_IMAGE);
+		c->last = buf;
 	}
 	else
-		page = BufferGetPage(buf);
+	{
+		if (c->lastpage == NULL)
+			c->lastpage = palloc(BLCKSZ);
+		page = c->lastpage;
+	}
 	kdam_init_page(page, flags);
-	c->last = buf;
 	c->lastpage = page;
+	c->lastblk = blkno;
 	return page;
 }
 
@@ -212,21 +270,17 @@ chain_start_page(KdamPageChain *c, Buffer buf, uint16 flags)
 Page
 kdam_chain_add(KdamPageChain *c, uint16 flags, BlockNumber *blkno)
 {
-	Buffer		buf = kdam_new_buffer(c->index, c->wal);
+	Buffer		buf;
 
-	*blkno = BufferGetBlockNumber(buf);
-	if (BufferIsValid(c->last))
+	*blkno = chain_next_block(c, &buf);
+	if (c->lastblk != InvalidBlockNumber)
 	{
 		KdamPageGetOpaque(c->lastpage)->next = *blkno;
-		if (c->wal)
-			GenericXLogFinish(c->state);
-		else
-			MarkBufferDirty(c->last);
-		UnlockReleaseBuffer(c->last);
+		chain_finish(c);
 	}
 	else
 		c->head = *blkno;
-	return chain_start_page(c, buf, flags);
+	return chain_start_page(c, buf, *blkno, flags);
 }
 
 /*
@@ -243,10 +297,9 @@ kdam_chain_push(KdamPageChain *c, uint16 flags, BlockNumber *blkno)
 	Buffer		buf;
 	Page		page;
 
-	kdam_chain_end(c);
-	buf = kdam_new_buffer(c->index, c->wal);
-	*blkno = BufferGetBlockNumber(buf);
-	page = chain_start_page(c, buf, flags);
+	chain_finish(c);
+	*blkno = chain_next_block(c, &buf);
+	page = chain_start_page(c, buf, *blkno, flags);
 	KdamPageGetOpaque(page)->next = c->head;
 	c->head = *blkno;
 	return page;
@@ -259,14 +312,11 @@ kdam_chain_push(KdamPageChain *c, uint16 flags, BlockNumber *blkno)
 BlockNumber
 kdam_chain_end(KdamPageChain *c)
 {
-	if (BufferIsValid(c->last))
+	chain_finish(c);
+	if (!c->wal && c->lastpage != NULL)
 	{
-		if (c->wal)
-			GenericXLogFinish(c->state);
-		else
-			MarkBufferDirty(c->last);
-		UnlockReleaseBuffer(c->last);
-		c->last = InvalidBuffer;
+		pfree(c->lastpage);
+		c->lastpage = NULL;
 	}
 	return c->head;
 }
@@ -524,15 +574,14 @@ kdam_read_outside(Relation index, const KdamMetaPageData *meta,
 
 /*
  * Write n records of recsize bytes to a new chain of pages of kind flags,
- * without WAL (CREATE INDEX logs every page at its end); returns its head,
- * or InvalidBlockNumber for none, and sets *tail.
+ * for CREATE INDEX (straight to storage, kdam_chain_add); returns its
+ * head, or InvalidBlockNumber for none, and sets *tail.
  */
 BlockNumber
 kdam_write_records(Relation index, const char *recs, int64 n, Size recsize,
 				   uint16 flags, BlockNumber *tail)
 {
-	BlockNumber head = InvalidBlockNumber;
-	Buffer		buf = InvalidBuffer;
+	KdamPageChain chain = KDAM_PAGE_CHAIN(index, false);
 	Page		page = NULL;
 
 	*tail = InvalidBlockNumber;
@@ -540,32 +589,12 @@ kdam_write_records(Relation index, const char *recs, int64 n, Size recsize,
 	{
 		if (page == NULL ||
 			((PageHeader) page)->pd_lower + recsize > ((PageHeader) page)->pd_upper)
-		{
-			Buffer		next = kdam_new_buffer(index, false);
-
-			kdam_init_page(BufferGetPage(next), flags);
-			if (page)
-			{
-				KdamPageGetOpaque(page)->next = BufferGetBlockNumber(next);
-				MarkBufferDirty(buf);
-				UnlockReleaseBuffer(buf);
-			}
-			else
-				head = BufferGetBlockNumber(next);
-			buf = next;
-			page = BufferGetPage(buf);
-		}
+			page = kdam_chain_add(&chain, flags, tail);
 		memcpy((char *) page + ((PageHeader) page)->pd_lower, recs + i * recsize,
 			   recsize);
 		((PageHeader) page)->pd_lower += recsize;
 	}
-	if (page)
-	{
-		*tail = BufferGetBlockNumber(buf);
-		MarkBufferDirty(buf);
-		UnlockReleaseBuffer(buf);
-	}
-	return head;
+	return kdam_chain_end(&chain);
 }
 
 /*
