@@ -57,6 +57,15 @@ $$;
 SELECT * FROM fo_compare();
 SELECT * FROM fo_counts();
 
+-- VACUUM leaves the build's trees, each over its own part of space, as
+-- they are: merging two by size class would make a tree over two parts
+-- (at 2 MB two of them fit in memory, the forest does not)
+SELECT trees AS built_trees FROM kd_index_stats('fo_kd') \gset
+SET maintenance_work_mem = '2MB';
+VACUUM fo_pts;
+RESET maintenance_work_mem;
+SELECT trees = :built_trees AS build_trees_kept FROM kd_index_stats('fo_kd');
+
 -- inserts: when an insert lane holds KDAM_LANE_ROWS (128) rows, the pending
 -- rows become a tree, and trees of like size merge; answers stay those of
 -- a sequential scan

@@ -151,6 +151,10 @@ typedef struct KdamMetaPageData
 	BlockNumber outside_head;	/* first page of rows outside the tree */
 	BlockNumber outside_tail;
 	int64		noutside;		/* records in the outside pages */
+	uint64		first_merge_id; /* trees of lower tree_id are a build's, each
+								 * over its own part of space: merges by size
+								 * class leave them be (0 in an index built
+								 * before this field, whose trees all merge) */
 } KdamMetaPageData;
 
 /*

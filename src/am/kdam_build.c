@@ -621,6 +621,7 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	meta->forest_head = forest_head;
 	meta->ntrees = forest.n;
 	meta->next_tree_id = tree_id;
+	meta->first_merge_id = tree_id;
 	meta->generation = 1;
 	meta->srid = bs.srid;
 	meta->zm = bs.zm;

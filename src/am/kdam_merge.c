@@ -8,10 +8,13 @@
  * made it so (or VACUUM, for whatever is pending) flushes: it seals the
  * lanes (moves their chains to the metapage's sealed chain, so that inserts
  * start new ones, kdam_lanes.c), builds a tree of the sealed records, and
- * adds the tree to the forest.  Then, while two live trees are of the same
- * size class (floor(log2(n / KDAM_LANE_ROWS))) and their points fit in the
- * memory given, it merges them: it builds one tree of their live points
- * and retires the two.  A retired tree's pages stay as they are, for the
+ * adds the tree to the forest.  Then, while two live trees made since the
+ * build are of the same size class (floor(log2(n / KDAM_LANE_ROWS))) and
+ * their points fit in the memory given, it merges them: it builds one tree
+ * of their live points and retires the two.  The build's trees each cover
+ * their own part of space (kdam_build.c), and merging two would make a
+ * tree that every query near either part enters: they stay out of these
+ * merges (VACUUM still rebuilds the whole forest as one tree when it fits).  A retired tree's pages stay as they are, for the
  * scans that started before, until VACUUM frees them (kdam_drop_retired,
  * kdam_free_trees).  Trees never change: every step writes new pages, and
  * a short exclusive lock on the metapage switches the forest to them, so
@@ -295,7 +298,9 @@ kdam_rebuild_trees(Relation index, const KdamMetaPageData *m,
 
 /*
  * Read the forest (as *m) and pick, into pair, the two smallest live trees
- * of the smallest size class that has two whose points fit in mem bytes,
+ * not from the build (whose trees, each over its own part of space, would
+ * make a tree over two parts), of the smallest size class that has two
+ * whose points fit in mem bytes,
  * among the classes not in skip (a bit per class) and, when only is not
  * -1, of class only; returns the class, or -1 when no two qualify.
  */
@@ -317,14 +322,15 @@ pick_pair(Relation index, Size mem, uint64 skip, int only,
 		const KdamTreeEntry *e = &forest.trees[i];
 		int			c = size_class(e->n);
 
-		if ((skip & (UINT64CONST(1) << c)) || (only >= 0 && c != only))
+		if ((skip & (UINT64CONST(1) << c)) || (only >= 0 && c != only) ||
+			e->tree_id < m->first_merge_id)
 			continue;
 		for (int j = i + 1; j < forest.n; j++)
 		{
 			const KdamTreeEntry *f = &forest.trees[j];
 			int64		n = e->n + f->n - e->ndead - f->ndead;
 
-			if (size_class(f->n) != c ||
+			if (size_class(f->n) != c || f->tree_id < m->first_merge_id ||
 				kdam_build_memory(n, m->dim, m->payload_words) +
 				kdam_tree_stream_size(m, e) + kdam_tree_stream_size(m, f) > mem)
 				continue;
