@@ -184,6 +184,31 @@ SELECT r, (SELECT count(*) FROM gd_dw WHERE ST_DWithin(geom, 'POINT(50 50)', r))
 FROM unnest(ARRAY[0.5, 5, 20]) r;
 RESET enable_seqscan;
 
-DROP TABLE gd_geom, gd_gist, gd_q, gd_ops, gd_nd, gd_geog, gd_polar, gd_dw, gd_dw_gist, gd_dw_spg, gd_dw_brin;
+-- a parallel build of a geometry index larger than maintenance_work_mem:
+-- two workers and the leader sort the rows, the leader builds a forest,
+-- and the NULL row and the rows outside the trees (an empty point, a line)
+-- come back from the sort to their chains; the 2-D operator class holds
+-- the point of three dimensions by its x and y, as a serial build does
+CREATE TABLE gd_par (id int, geom geometry)
+  WITH (autovacuum_enabled = false, parallel_workers = 2);
+INSERT INTO gd_par SELECT i, ST_MakePoint(random() * 100, random() * 100)
+  FROM generate_series(1, 20000) i;
+INSERT INTO gd_par VALUES (-1, NULL), (-2, 'POINT EMPTY'),
+  (-3, 'LINESTRING(3.5 3.5, 30.5 4.5)'), (-4, 'POINT(1 2 3)');
+SET max_parallel_maintenance_workers = 2;
+SET maintenance_work_mem = '1MB';
+CREATE INDEX gd_par_kd ON gd_par USING kdgpu (geom);
+RESET maintenance_work_mem;
+RESET max_parallel_maintenance_workers;
+ANALYZE gd_par;
+SELECT trees > 1 AS forest, tree_rows, null_rows, outside_rows FROM kd_index_stats('gd_par_kd');
+SELECT kd_index_check('gd_par_kd');
+SELECT q, di_run('index', 'gd_par_kd', format('SELECT id FROM gd_par ORDER BY geom <-> %L::geometry LIMIT 30', q))
+        = di_run('seq', '', format('SELECT id FROM gd_par ORDER BY geom <-> %L::geometry, ctid LIMIT 30', q)) AS equal
+FROM unnest(ARRAY['POINT(50 50)', 'POINT(0 0)', 'LINESTRING(10 10, 90 20)']) q;
+SELECT di_run('bitmap', 'gd_par_kd', 'SELECT count(*) FROM gd_par WHERE geom && ST_MakeEnvelope(20, 20, 40, 30)')
+     = di_run('seq', '', 'SELECT count(*) FROM gd_par WHERE geom && ST_MakeEnvelope(20, 20, 40, 30)') AS box_equal;
+
+DROP TABLE gd_geom, gd_gist, gd_q, gd_ops, gd_nd, gd_geog, gd_polar, gd_dw, gd_dw_gist, gd_dw_spg, gd_dw_brin, gd_par;
 DROP FUNCTION di_run(text, text, text), gd_order(text, text, text, geometry, geometry, int, int),
   gd_where(text, text, text), gd_geog_order(geography, geography, int, int);
