@@ -15,7 +15,9 @@
  * sorted points are then cut into runs that fit in the other half, each
  * ended where the curve leaves a cell of its quadtree, and each run is
  * built and written as a tree of the forest, preferring sizes that fill
- * their pages.  Each tree so covers a compact part of space, and a search
+ * their pages.  When the planner grants workers, they and the leader scan
+ * and sort the table together (kdam_build_parallel.c) and the leader
+ * builds the forest from the merged sort the same way.  Each tree so covers a compact part of space, and a search
  * enters few of them: at 1M uniform points and 6.4 MB (the trees of 10M
  * points at 64 MB), a radius query of about 10 rows read 10.1 index pages
  * (metapage and forest page included) where runs cut at a fixed count on
