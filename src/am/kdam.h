@@ -491,6 +491,7 @@ extern void kdam_page_census(Relation index, const KdamMetaPageData *meta,
 							 BufferAccessStrategy strategy, KdamCensus *census);
 extern Page kdam_chain_add(KdamPageChain *c, uint16 flags, BlockNumber *blkno);
 extern Page kdam_chain_push(KdamPageChain *c, uint16 flags, BlockNumber *blkno);
+extern void kdam_chain_finish(KdamPageChain *c);
 extern BlockNumber kdam_chain_end(KdamPageChain *c);
 
 /* kdam_build.c */

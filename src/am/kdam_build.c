@@ -17,8 +17,8 @@
  * built and written as a tree of the forest, preferring sizes that fill
  * their pages.  When the planner grants workers, they and the leader scan
  * and sort the table together (kdam_build_parallel.c) and the leader
- * builds the forest from the merged sort the same way.  Each tree so covers a compact part of space, and a search
- * enters few of them: at 1M uniform points and 6.4 MB (the trees of 10M
+ * builds the forest from the merged sort the same way.  Each tree so
+ * covers a compact part of space, and a search enters few of them: at 1M uniform points and 6.4 MB (the trees of 10M
  * points at 64 MB), a radius query of about 10 rows read 10.1 index pages
  * (metapage and forest page included) where runs cut at a fixed count on
  * a curve over the raw bits (whose first cells are strips along the axes,
@@ -590,8 +590,6 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	npoints = bs.sort ? bs.nsorted : bs.n;
 	if (bs.sort)
 		build_sorted_forest(&bs, &forest, &tree_id);
-	if (parallel)
-		kdam_build_parallel_end(parallel);
 	else if (bs.n > 0)
 	{
 		KdamTreeEntry entry;
@@ -602,6 +600,8 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		kdam_forest_add(&forest, &entry);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.n);
 	}
+	if (parallel)
+		kdam_build_parallel_end(parallel);
 	forest_head = kdam_forest_write(index, &forest, false, NULL);
 	null_head = kdam_write_records(index, bs.nulls.data, bs.nnull,
 								   kdam_pending_record_size(0, bs.words),

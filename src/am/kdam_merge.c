@@ -9,13 +9,13 @@
  * lanes (moves their chains to the metapage's sealed chain, so that inserts
  * start new ones, kdam_lanes.c), builds a tree of the sealed records, and
  * adds the tree to the forest.  Then, while two live trees made since the
- * build are of the same size class (floor(log8(n / KDAM_LANE_ROWS)),
- * KDAM_MERGE_FANOUT) and
- * their points fit in the memory given, it merges them: it builds one tree
- * of their live points and retires the two.  The build's trees each cover
- * their own part of space (kdam_build.c), and merging two would make a
- * tree that every query near either part enters: they stay out of these
- * merges (VACUUM still rebuilds the whole forest as one tree when it fits).  A retired tree's pages stay as they are, for the
+ * build are of the same size class (floor(log8(n / KDAM_LANE_ROWS)), see
+ * KDAM_MERGE_FANOUT) and their points fit in the memory given, it merges
+ * them: it builds one tree of their live points and retires the two.  The
+ * build's trees each cover their own part of space (kdam_build.c), and
+ * merging two would make a tree that every query near either part enters:
+ * they stay out of these merges (VACUUM still rebuilds the whole forest as
+ * one tree when it fits).  A retired tree's pages stay as they are, for the
  * scans that started before, until VACUUM frees them (kdam_drop_retired,
  * kdam_free_trees).  Trees never change: every step writes new pages, and
  * a short exclusive lock on the metapage switches the forest to them, so

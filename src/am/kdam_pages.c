@@ -201,9 +201,12 @@ write_direct(Relation index, BlockNumber blkno, Page page)
 	smgrextend(smgr, MAIN_FORKNUM, blkno, (char *) page, true);
 }
 
-/* Finish the chain's last page, if it has one, and let it go. */
-static void
-chain_finish(KdamPageChain *c)
+/*
+ * Finish the chain's last page, if it has one, and let it go; the chain
+ * stays open for the next page.
+ */
+void
+kdam_chain_finish(KdamPageChain *c)
 {
 	if (c->lastblk == InvalidBlockNumber)
 		return;
@@ -276,7 +279,7 @@ kdam_chain_add(KdamPageChain *c, uint16 flags, BlockNumber *blkno)
 	if (c->lastblk != InvalidBlockNumber)
 	{
 		KdamPageGetOpaque(c->lastpage)->next = *blkno;
-		chain_finish(c);
+		kdam_chain_finish(c);
 	}
 	else
 		c->head = *blkno;
@@ -287,7 +290,7 @@ kdam_chain_add(KdamPageChain *c, uint16 flags, BlockNumber *blkno)
  * Add a page of kind flags in front of a chain: the page added before is
  * finished and let go first, and the new page links to it, so the chain
  * runs from the newest page to the oldest.  A writer that pushes holds no
- * page between kdam_chain_end and its next push, where VACUUM's
+ * page between kdam_chain_finish and its next push, where VACUUM's
  * cost-based delay may pause it; returns the new page (to be filled) and
  * its block number.
  */
@@ -297,7 +300,7 @@ kdam_chain_push(KdamPageChain *c, uint16 flags, BlockNumber *blkno)
 	Buffer		buf;
 	Page		page;
 
-	chain_finish(c);
+	kdam_chain_finish(c);
 	*blkno = chain_next_block(c, &buf);
 	page = chain_start_page(c, buf, *blkno, flags);
 	KdamPageGetOpaque(page)->next = c->head;
@@ -312,7 +315,7 @@ kdam_chain_push(KdamPageChain *c, uint16 flags, BlockNumber *blkno)
 BlockNumber
 kdam_chain_end(KdamPageChain *c)
 {
-	chain_finish(c);
+	kdam_chain_finish(c);
 	if (!c->wal && c->lastpage != NULL)
 	{
 		pfree(c->lastpage);

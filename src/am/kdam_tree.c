@@ -408,7 +408,7 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 			 * page locked (its interrupts are served, and a census of the
 			 * index's pages does not wait behind the pause)
 			 */
-			kdam_chain_end(&chain);
+			kdam_chain_finish(&chain);
 			vacuum_delay_point();
 			page = kdam_chain_push(&chain, KDAM_TREE, &blocks[b]);
 			hdr = (KdamBlockHeader *) PageGetContents(page);
