@@ -107,6 +107,7 @@ more_alloc(KdamScanOpaque so)
 	return m;
 }
 
+/* Add an item to the binary heap, sifting a hole up to its place. */
 static void
 heap_push(KdamScanOpaque so, const KdamHeapItem *item)
 {
@@ -118,43 +119,36 @@ heap_push(KdamScanOpaque so, const KdamHeapItem *item)
 		so->heap = repalloc_huge(so->heap, sizeof(KdamHeapItem) * so->capheap);
 	}
 	i = so->nheap++;
-	so->heap[i] = *item;
-	while (i > 0 && item_less(so, &so->heap[i], &so->heap[(i - 1) / 2]))
+	while (i > 0 && item_less(so, item, &so->heap[(i - 1) / 2]))
 	{
-		KdamHeapItem t = so->heap[i];
-
 		so->heap[i] = so->heap[(i - 1) / 2];
-		so->heap[(i - 1) / 2] = t;
 		i = (i - 1) / 2;
 	}
+	so->heap[i] = *item;
 }
 
+/* Take the heap's smallest item, sifting the last one down from the top. */
 static KdamHeapItem
 heap_pop(KdamScanOpaque so)
 {
 	KdamHeapItem top = so->heap[0];
+	KdamHeapItem *last = &so->heap[--so->nheap];
 	int64		i = 0;
 
-	so->heap[0] = so->heap[--so->nheap];
 	for (;;)
 	{
-		int64		l = 2 * i + 1,
-					m = i;
+		int64		m = 2 * i + 1;
 
-		if (l < so->nheap && item_less(so, &so->heap[l], &so->heap[m]))
-			m = l;
-		if (l + 1 < so->nheap && item_less(so, &so->heap[l + 1], &so->heap[m]))
-			m = l + 1;
-		if (m == i)
+		if (m >= so->nheap)
 			break;
-		{
-			KdamHeapItem t = so->heap[i];
-
-			so->heap[i] = so->heap[m];
-			so->heap[m] = t;
-		}
+		if (m + 1 < so->nheap && item_less(so, &so->heap[m + 1], &so->heap[m]))
+			m++;
+		if (!item_less(so, &so->heap[m], last))
+			break;
+		so->heap[i] = so->heap[m];
 		i = m;
 	}
+	so->heap[i] = *last;
 	return top;
 }
 
@@ -304,15 +298,15 @@ tree_reader(KdamScanOpaque so, Relation index, int t)
 {
 	KdamScanTree *st = &so->trees[t];
 
-	if (!st->reading)
+	if (st->reader == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(so->cxt);
 
-		kdam_reader_init(&st->reader, index, &so->meta, &st->entry);
-		st->reading = true;
+		st->reader = palloc(sizeof(KdamTreeReader));
+		kdam_reader_init(st->reader, index, &so->meta, &st->entry);
 		MemoryContextSwitchTo(old);
 	}
-	return &st->reader;
+	return st->reader;
 }
 
 /* The live tree holding the node at a tree location (below so->ntree). */
@@ -339,8 +333,8 @@ static void
 end_readers(KdamScanOpaque so)
 {
 	for (int t = 0; t < so->ntrees; t++)
-		if (so->trees[t].reading)
-			kdam_reader_end(&so->trees[t].reader);
+		if (so->trees[t].reader)
+			kdam_reader_end(so->trees[t].reader);
 	so->ntrees = 0;
 }
 
@@ -494,7 +488,7 @@ best_first_start(IndexScanDesc scan)
 	int			dim = so->meta.dim;
 	KdamHeapItem it;
 
-	so->capheap = 1024;
+	so->capheap = 128;
 	so->heap = MemoryContextAlloc(so->cxt, sizeof(KdamHeapItem) * so->capheap);
 	for (int t = 0; t < so->ntrees; t++)
 	{
@@ -552,45 +546,42 @@ ordered_start(IndexScanDesc scan)
 }
 
 /*
- * Next row of an ordered scan in order, as a heap item (keys and
- * location); false when none is left.
+ * Expand the subtree item it: push its point and its children, but go on
+ * down into a child at once, rather than through the heap, while that
+ * child sorts no later than the heap's smallest item (it would be popped
+ * next; the child on the query's side of the split plane keeps its
+ * parent's bound, so this is usually the nearer child).  The descent holds
+ * the share lock of each page it reads until it leaves the page.
  */
-static bool
-ordered_next(IndexScanDesc scan, KdamHeapItem *out)
+static void
+expand_subtree(IndexScanDesc scan, KdamHeapItem it)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 	int			dim = so->meta.dim;
+	KdamTreeReader *rd = tree_reader(so, scan->indexRelation, it.tree);
+	int64		n = so->trees[it.tree].entry.n;
 
-	if (so->heap == NULL)
-		best_first_start(scan);
-	while (so->nheap > 0)
+	kdam_reader_hold(rd, true);
+	for (;;)
 	{
-		KdamHeapItem it = heap_pop(so);
 		KdamNode	nd;
-		int			s;
+		KdamHeapItem sub[2];
+		int			nsub = 0;
 
-		if (it.node < 0)
-		{
-			*out = it;
-			return true;
-		}
-		kdam_reader_node(tree_reader(so, scan->indexRelation, it.tree),
-						 it.node, !it.boxed, &nd);
+		kdam_reader_node(rd, it.node, !it.boxed, &nd);
 		if (nd.box && !it.boxed)
 		{
 			KdamHeapItem tight;
 
 			/* a subtree whose box misses a qual holds no match */
 			if (!kdam_quals_meet_box(so, nd.box, dim))
-				continue;
+				break;
 			if (!so->all_null)
 			{
-				bool		later = subtree_boxed(so, &it, nd.box, &tight);
-
-				if (later)
+				if (subtree_boxed(so, &it, nd.box, &tight))
 				{
 					heap_push(so, &tight);
-					continue;
+					break;
 				}
 				it = tight;
 			}
@@ -603,18 +594,55 @@ ordered_next(IndexScanDesc scan, KdamHeapItem *out)
 					   &pt);
 			heap_push(so, &pt);
 		}
-		s = nd.split;
 		for (int side = 0; side < 2; side++)
 		{
 			int64		child = 2 * it.node + 1 + side;
-			KdamHeapItem sub;
 
-			if (child >= so->trees[it.tree].entry.n ||
-				!kdam_quals_meet_side(so, s, nd.coords[s], side == 0))
-				continue;
-			subtree_item(so, &it, nd.coords, s, side == 0, child, &sub);
-			heap_push(so, &sub);
+			if (child < n &&
+				kdam_quals_meet_side(so, nd.split, nd.coords[nd.split], side == 0))
+				subtree_item(so, &it, nd.coords, nd.split, side == 0, child,
+							 &sub[nsub++]);
 		}
+		if (nsub == 2 && item_less(so, &sub[1], &sub[0]))
+		{
+			heap_push(so, &sub[0]);
+			sub[0] = sub[1];
+		}
+		else if (nsub == 2)
+			heap_push(so, &sub[1]);
+		if (nsub == 0)
+			break;
+		if (so->nheap > 0 && item_less(so, &so->heap[0], &sub[0]))
+		{
+			heap_push(so, &sub[0]);
+			break;
+		}
+		it = sub[0];
+	}
+	kdam_reader_hold(rd, false);
+}
+
+/*
+ * Next row of an ordered scan in order, as a heap item (keys and
+ * location); false when none is left.
+ */
+static bool
+ordered_next(IndexScanDesc scan, KdamHeapItem *out)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+
+	if (so->heap == NULL)
+		best_first_start(scan);
+	while (so->nheap > 0)
+	{
+		KdamHeapItem it = heap_pop(so);
+
+		if (it.node < 0)
+		{
+			*out = it;
+			return true;
+		}
+		expand_subtree(scan, it);
 	}
 	return false;
 }

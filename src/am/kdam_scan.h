@@ -74,8 +74,7 @@ typedef struct KdamScanTree
 {
 	KdamTreeEntry entry;
 	int64		base;			/* location of its node 0 */
-	bool		reading;		/* reader started, may hold pins */
-	KdamTreeReader reader;
+	KdamTreeReader *reader;		/* NULL until the scan first reads the tree */
 } KdamScanTree;
 
 typedef struct KdamScanOpaqueData
