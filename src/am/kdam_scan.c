@@ -709,7 +709,7 @@ range_collect(IndexScanDesc scan)
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 	int64		n = so->ntree;
 	int			dim = so->meta.dim;
-	int64		cap = 1024;
+	int64		cap = 256;
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 
 	so->hits = palloc_extended(sizeof(int64) * cap, MCXT_ALLOC_HUGE);
