@@ -730,14 +730,18 @@ kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box, KdamNode *out)
 	locate(&rd->shape, node, &b, &s);
 	reader_lock(rd, b);
 	data = KdamBlockData(BufferGetPage(rd->buf));
-	memcpy(out->coords, data + sizeof(double) * dim * s, sizeof(double) * dim);
+	/* loops, not memcpy: dim is small, and a call per node showed in profiles */
+	for (int d = 0; d < dim; d++)
+		out->coords[d] = ((const double *) data)[dim * s + d];
 	out->ref = ref_load(data + rd->layout.refs + KDAM_REF_BYTES * s);
 	out->split = (uint8) data[rd->layout.split + s];
 	out->box = NULL;
 	if (want_box && node < rd->shape.nbounds)
 	{
-		memcpy(out->boxdata, data + rd->layout.bounds + sizeof(double) * 2 * dim * s,
-			   sizeof(double) * 2 * dim);
+		const double *box = (const double *) (data + rd->layout.bounds) + 2 * dim * s;
+
+		for (int d = 0; d < 2 * dim; d++)
+			out->boxdata[d] = box[d];
 		out->box = out->boxdata;
 	}
 	if (!rd->hold)

@@ -9,6 +9,10 @@ session after it ran the latency queries.  Throughput: pgbench with 1 client and
 with --clients clients (default: one per core), query points uniform over
 the data's domain, averaged over --pgbench-secs seconds after
 --pgbench-warmup seconds.
+floor-ctid: pgbench alone, fetching 10 random rows of the kdgpu table by
+ctid (a TID scan, no index): what a LIMIT 10 costs outside any index (the
+protocol, the executor and 10 heap pages), against which an index's share
+of the throughput can be read.
 kdgpu's index scan runs on the CPU whatever kdgpu.device says (a GPU round
 trip costs more than the search), so it has one system, kdgpu-index.
 """
@@ -33,7 +37,8 @@ def systems(ctx, tb):
     if "kdgeom" in tb.roles():
         s.append(("kdgpu-postgis", "kdgeom"))
     s.append(("seqscan", "base"))
-    return [(name, [role], _runner(role)) for name, role in s]
+    return ([(name, [role], _runner(role)) for name, role in s] +
+            [("floor-ctid", ["kd"], _floor_run)])
 
 
 def query(tb, role):
@@ -57,6 +62,37 @@ def pgbench_script(tb, role):
     script = "".join("\\set u%d random(0, 1000000)\n" % j for j in range(tb.ds.dim))
     return script + "SELECT id FROM %s ORDER BY %s %s %s LIMIT 10;\n" % (
         tb.t(role), col, op, geom if role in ("geom", "kdgeom") else point)
+
+
+def floor_script(tb):
+    """A pgbench transaction fetching 10 rows of the kdgpu table at random
+    ctids (random pages, offset 1: every full page has one)."""
+    blocks = int(pg.value("SELECT relpages FROM pg_class WHERE oid = %s::regclass"
+                          % pg.quote(tb.t("kd"))))
+    script = "".join("\\set b%d random(0, %d)\n" % (j, max(0, blocks - 2)) for j in range(10))
+    tids = ",".join('"(:b%d,1)"' % j for j in range(10))
+    return script + "SELECT id FROM %s WHERE ctid = ANY('{%s}'::tid[]);\n" % (tb.t("kd"), tids)
+
+
+def _pgbench_rows(ctx, tb, system, script, note):
+    """Result rows of pgbench runs of script, 1 client and --clients."""
+    rows = []
+    for c in sorted({1, ctx.args.clients}):
+        tps = []
+        for i in range(ctx.args.pgbench_runs):
+            ctx.log("%s: pgbench, %d client%s, run %d" % (system, c, "s"[:c > 1], i + 1))
+            tps.append(pg.pgbench(script, c, seconds=ctx.args.pgbench_secs,
+                                  transactions=ctx.args.pgbench_transactions,
+                                  warmup=ctx.args.pgbench_warmup))
+        rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "pgbench c=%d" % c, system,
+                                  "tps", tps, "tps", note=note))
+    return rows
+
+
+def _floor_run(ctx, tb, system):
+    """pgbench of floor_script on the kdgpu table."""
+    tb.ensure_index("kd")
+    return _pgbench_rows(ctx, tb, system, floor_script(tb), "10 rows by ctid, no index")
 
 
 def _runner(role):
@@ -91,15 +127,5 @@ def _runner(role):
         kb = pg.backend_memory_kb(stmt, args, "" if role == "base" else NO_PARALLEL)
         rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "backend memory", system, "kB",
                                   [kb], "kB", note=note))
-        script = pgbench_script(tb, role)
-        for c in sorted({1, ctx.args.clients}):
-            tps = []
-            for i in range(ctx.args.pgbench_runs):
-                ctx.log("%s: pgbench, %d client%s, run %d" % (system, c, "s"[:c > 1], i + 1))
-                tps.append(pg.pgbench(script, c, seconds=ctx.args.pgbench_secs,
-                                      transactions=ctx.args.pgbench_transactions,
-                                      warmup=ctx.args.pgbench_warmup))
-            rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "pgbench c=%d" % c, system,
-                "tps", tps, "tps", note=note))
-        return rows
+        return rows + _pgbench_rows(ctx, tb, system, pgbench_script(tb, role), note)
     return run
