@@ -87,6 +87,35 @@ EXPLAIN (COSTS OFF) SELECT id, v FROM inc_vec ORDER BY v <-> ARRAY[1, 1, 1]::flo
 SELECT id, v FROM inc_vec ORDER BY v <-> ARRAY[1, 1, 1]::float8[] LIMIT 4;
 RESET enable_seqscan;
 
+-- a table over two visibility map pages (32672 heap blocks each): an
+-- index-only range scan returns its rows grouped by map page, every row once
+CREATE TABLE inc_wide (id int, p point, pad text) WITH (fillfactor = 10);
+ALTER TABLE inc_wide ALTER COLUMN pad SET STORAGE PLAIN;
+INSERT INTO inc_wide SELECT i, point(i % 181, i % 211), repeat('x', 700)
+  FROM generate_series(1, 33000) i;
+VACUUM ANALYZE inc_wide;
+SELECT pg_relation_size('inc_wide') / current_setting('block_size')::int > 32672 AS two_map_pages;
+CREATE INDEX inc_wide_p ON inc_wide USING kdgpu (p) INCLUDE (id);
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id, p FROM inc_wide WHERE p <@ box '(20,30),(150,190)';
+CREATE TEMP TABLE inc_wide_idx AS
+  SELECT id, p[0] AS x, p[1] AS y FROM inc_wide WHERE p <@ box '(20,30),(150,190)';
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SET enable_indexscan = off;
+SET enable_indexonlyscan = off;
+SET enable_bitmapscan = off;
+CREATE TEMP TABLE inc_wide_seq AS
+  SELECT id, p[0] AS x, p[1] AS y FROM inc_wide WHERE p <@ box '(20,30),(150,190)';
+RESET enable_indexscan;
+RESET enable_indexonlyscan;
+RESET enable_bitmapscan;
+SELECT (SELECT count(*) FROM inc_wide_seq) AS rows,
+       (SELECT count(*) FROM (SELECT * FROM inc_wide_idx EXCEPT ALL SELECT * FROM inc_wide_seq) d) AS extra,
+       (SELECT count(*) FROM (SELECT * FROM inc_wide_seq EXCEPT ALL SELECT * FROM inc_wide_idx) d) AS missing;
+DROP TABLE inc_wide, inc_wide_idx, inc_wide_seq;
+
 -- INCLUDE columns must fit 8 bytes and be passed by value
 CREATE TABLE inc_bad (p point, name text, n numeric);
 CREATE INDEX ON inc_bad USING kdgpu (p) INCLUDE (name);

@@ -69,6 +69,13 @@ typedef struct KdamHeapItem
 	bool		boxed;			/* subtree: its own box is in the bounds */
 } KdamHeapItem;
 
+/* A match of a range scan: its reference and its location. */
+typedef struct KdamHit
+{
+	uint64		ref;
+	int64		loc;
+} KdamHit;
+
 /* A live tree of the forest, as a scan reads it. */
 typedef struct KdamScanTree
 {
@@ -110,8 +117,7 @@ typedef struct KdamScanOpaqueData
 	bool		nulls_read;
 	int64		nullpos;
 	/* range scans */
-	int64	   *hits;			/* locations of the matches */
-	uint64	   *hitrefs;		/* and their references */
+	KdamHit    *hits;			/* the matches */
 	int64		nhits;
 	int64		pos;
 } KdamScanOpaqueData;
