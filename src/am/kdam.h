@@ -192,8 +192,8 @@ typedef struct KdamTreeEntry
  */
 typedef struct KdamRelCache
 {
-	bool		insert_ready;	/* the insert fields are set */
-	KdPointType type;
+	KdPointType type;			/* KD_TYPE_NONE until kdam_index_type */
+	bool		insert_ready;	/* the insert fields below are set */
 	int			words;			/* payload words per row */
 	int			dim;			/* 0 until the first point */
 	int32		srid;

@@ -34,7 +34,7 @@ insert_cache(Relation index)
 
 	if (!c->insert_ready)
 	{
-		c->type = kdam_index_type(index);
+		kdam_index_type(index);
 		c->words = kdam_payload_words(index);
 		c->insert_ready = true;
 	}

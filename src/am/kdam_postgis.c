@@ -32,9 +32,8 @@
 #include <float.h>
 #include <math.h>
 
-#include "catalog/pg_opfamily.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/syscache.h"
 
 #include "kdam.h"
 
@@ -49,24 +48,26 @@
 
 /*
  * The point type of an index over a PostGIS type: the opclass decides
- * how a geometry is read.
+ * how a geometry is read, by the operators it has: every coordinate when
+ * it orders by PostGIS's n-D distance `<<->>` or has an n-D box operator
+ * (`&&&`, `~~`, `@@`, `~~=`), as kd_geometry_nd_ops does, else x and y.
  */
 KdPointType
 kdam_postgis_index_type(Relation index, KdPointType type)
 {
-	HeapTuple	tup;
-	bool		nd = false;
+	Oid			family = index->rd_opfamily[0];
+	Oid			col = index->rd_opcintype[0];
+	Oid			dist;
 
 	if (type != KD_TYPE_GEOMETRY)
 		return type;
-	tup = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(index->rd_opfamily[0]));
-	if (HeapTupleIsValid(tup))
-	{
-		nd = strcmp(NameStr(((Form_pg_opfamily) GETSTRUCT(tup))->opfname),
-					"kd_geometry_nd_ops") == 0;
-		ReleaseSysCache(tup);
-	}
-	return nd ? KD_TYPE_GEOMETRY : KD_TYPE_GEOMETRY_2D;
+	for (int s = KDAM_STRATEGY_ND_OVERLAP; s <= KDAM_STRATEGY_ND_SAME; s++)
+		if (OidIsValid(get_opfamily_member(family, col, col, s)))
+			return KD_TYPE_GEOMETRY;
+	dist = get_opfamily_member(family, col, col, KDAM_STRATEGY_DISTANCE);
+	if (OidIsValid(dist) && strcmp(get_opname(dist), "<<->>") == 0)
+		return KD_TYPE_GEOMETRY;
+	return KD_TYPE_GEOMETRY_2D;
 }
 
 /*
