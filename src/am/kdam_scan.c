@@ -15,10 +15,16 @@
  * Ordered scans are an incremental best-first search: a binary heap holds
  * subtrees keyed by lower bounds of their points' ORDER BY values and
  * points keyed by their values; it starts with the root of every tree
- * whose box meets the quals, bounded by that box.  The smallest entry is expanded (a subtree
- * pushes its own point and its children) or returned (a point), so rows
- * come out in order for as long as the executor asks; filters above the
- * scan never starve a LIMIT.  With several ORDER BY keys entries compare
+ * whose box meets the quals, bounded by that box.  The smallest entry is
+ * expanded (a subtree pushes its own point and its children, and goes on
+ * down into the child that would be popped next without pushing it,
+ * expand_subtree) or returned (a point), so rows come out in order for as
+ * long as the executor asks; filters above the scan never starve a LIMIT.
+ * A scan allocates little (a reader only for each tree it enters, a small
+ * first heap): at 10M points, a forest of 37 trees had every scan allocate
+ * about 140 kB, which glibc took from the system and gave back each query,
+ * and pgbench ran 6.7k LIMIT 10 a second on the 2-core machine, 10.8k
+ * without (SP-GiST 10.0k).  With several ORDER BY keys entries compare
  * lexicographically, key by key, as a sort does (a subtree's vector of
  * lower bounds is a lexicographic lower bound of its points' vectors).  On
  * equal keys subtrees sort before points, then points by reference, so a
@@ -33,7 +39,8 @@
  *
  * Range and bitmap scans collect the matches of all quals at once with a
  * depth-first walk of each tree whose box meets them, skipping subtrees
- * outside the quals' region.
+ * outside the quals' region; index-only scans return them grouped by
+ * visibility map page (group_hits_by_vm_page).
  *
  * Rows with no distance (NULL rows, and for point and float8[] the empty
  * values outside the tree) come after every point in an ordered scan, in
