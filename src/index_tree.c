@@ -10,7 +10,7 @@
  * cannot see.  Its tree stands in for a build when the forest is one tree
  * whose rows are exactly the rows read: no pending rows, no rows marked
  * dead, and the same TIDs.  The check is one pass over the tree's
- * TIDs in ctid order (the ordinal view, kdam_view.c) beside the rows read,
+ * TIDs in ctid order (the ranked tree, kdam_ranked.c) beside the rows read,
  * also in ctid order.  The same TID means the same tuple version, and so
  * the same point: a tuple is never changed in place, and a TID is reused
  * only after VACUUM has marked the old row dead in the tree.  When the
@@ -18,8 +18,8 @@
  * row-level security hiding rows), the function builds a tree as before;
  * either way the answer is the same.
  *
- * kd_load keeps the view's device copy (kdam_cache.c), so that GPU work on
- * an indexed table skips both the build and the upload.
+ * kd_load keeps the ranked tree's device copy (kdam_cache.c), so that GPU
+ * work on an indexed table skips both the build and the upload.
  */
 #include "postgres.h"
 
@@ -74,7 +74,7 @@ kdg_index_matching_tree(Relation index, const KdSource *src)
 	KdamMetaPageData meta;
 	KdamForest	forest;
 	KdamTree   *t = NULL;
-	KdamView   *view;
+	KdamRankedTree *ranked;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = *kdam_metapage(index, BufferGetPage(metabuf));
@@ -87,11 +87,11 @@ kdg_index_matching_tree(Relation index, const KdSource *src)
 	ReleaseBuffer(metabuf);
 	if (t == NULL)
 		return NULL;
-	view = kdam_view_get(t);
-	for (int64 i = 0; view && i < src->n; i++)
-		if (view->tids[i] != kdg_row_tid(src, i))
-			view = NULL;
-	if (view == NULL)
+	ranked = kdam_ranked_get(t);
+	for (int64 i = 0; ranked && i < src->n; i++)
+		if (ranked->tids[i] != kdg_row_tid(src, i))
+			ranked = NULL;
+	if (ranked == NULL)
 	{
 		kdam_cache_release(t);
 		return NULL;
@@ -162,7 +162,7 @@ kdg_index_tree(const KdSource *src)
 	if (exec.device != KD_DEVICE_CPU &&
 		kdam_cache_keep_on_gpu(t, false, &exec, &err) != KD_OK)
 		elog(DEBUG1, "kdgpu: index tree not uploaded: %s", err.message);
-	return &t->view->tree;
+	return &t->ranked->tree;
 }
 
 /*
@@ -183,12 +183,12 @@ kdg_index_tree_load(const KdSource *src, Oid *indexoid)
 	kdg_exec_prepare(&exec);
 	if (exec.device == KD_DEVICE_CPU ||
 		(exec.device == KD_DEVICE_AUTO && !kd_gpu_available(NULL, NULL, 0)))
-		return &t->view->tree;
+		return &t->ranked->tree;
 	st = kdam_cache_keep_on_gpu(t, true, &exec, &err);
 	if (st != KD_OK && exec.device == KD_DEVICE_GPU)
 		kdg_check_status(st, &err, &exec, "index tree upload");
 	if (st != KD_OK)
 		ereport(NOTICE,
 				(errmsg("kdgpu: the tree stays on the CPU: %s", err.message)));
-	return &t->view->tree;
+	return &t->ranked->tree;
 }

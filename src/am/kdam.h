@@ -336,14 +336,15 @@ typedef KdamMetaPageData *KdamMetaPage;
 	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(KdamPageOpaqueData)))
 
 /*
- * The ordinal view of a tree, for the kd_* functions (kdam_view.c): the
- * tree's arrays, with references replaced by their ranks in ctid order.
+ * A tree whose references are ranks, for the kd_* functions
+ * (kdam_ranked.c): the tree's arrays, with references replaced by their
+ * ranks in ctid order.
  */
-typedef struct KdamView
+typedef struct KdamRankedTree
 {
 	KdTree		tree;			/* tree.gpu: device copy kept by kd_load */
 	uint64	   *tids;			/* the tree's TIDs in rank order */
-} KdamView;
+} KdamRankedTree;
 
 /* A tree loaded into memory, as the cache holds it. */
 typedef struct KdamTree
@@ -353,7 +354,7 @@ typedef struct KdamTree
 	int			words;			/* payload words per point */
 	char	   *data;			/* the byte stream */
 	Size		size;
-	KdamView   *view;			/* made on first use by a kd_* function */
+	KdamRankedTree *ranked;		/* made on first use by a kd_* function */
 } KdamTree;
 
 /* Where the arrays lie in a tree stream, and its size (end). */
@@ -380,15 +381,19 @@ typedef struct KdamCensus
 	BlockNumber norphan;
 } KdamCensus;
 
-/* Pending records read for one scan. */
-typedef struct KdamPending
+/*
+ * Records of a chain read into memory: pending rows, NULL rows (no
+ * coordinates) or rows outside the tree (their box as coordinates,
+ * kdam_outside.c).
+ */
+typedef struct KdamRecords
 {
 	int64		n;
 	int64		cap;			/* room for this many */
 	double	   *coords;
 	uint64	   *refs;
 	uint64	   *payload;		/* n * meta->payload_words */
-} KdamPending;
+} KdamRecords;
 
 /*
  * A chain of new pages, written one after the other (kdam_pages.c): with
@@ -468,23 +473,23 @@ extern void kdam_chain_append(Relation index, GenericXLogState *state,
 							  uint16 flags, const char *rec, Size recsize,
 							  Buffer *tailbuf, Buffer *newbuf);
 extern void kdam_read_records(Relation index, BlockNumber head, int dim,
-							  int words, int64 count, KdamPending *out);
-extern void kdam_records_reserve(KdamPending *out, int dim, int words,
+							  int words, int64 count, KdamRecords *out);
+extern void kdam_records_reserve(KdamRecords *out, int dim, int words,
 								 int64 more);
 extern void kdam_read_chain(Relation index, BlockNumber head, int dim,
-							int words, KdamPending *out);
+							int words, KdamRecords *out);
 extern int64 kdam_chain_delete(Relation index, BlockNumber head, Size recsize,
 							   IndexBulkDeleteCallback callback,
 							   void *callback_state);
 extern void kdam_read_nulls(Relation index, const KdamMetaPageData *meta,
-							KdamPending *nulls);
+							KdamRecords *nulls);
 extern BlockNumber kdam_write_records(Relation index, const char *recs,
 									  int64 n, Size recsize, uint16 flags,
 									  BlockNumber *tail);
 extern void kdam_read_outside(Relation index, const KdamMetaPageData *meta,
-							  KdamPending *outside);
+							  KdamRecords *outside);
 extern int64 kdam_read_pending(Relation index, const KdamMetaPageData *meta,
-							  KdamPending *pending);
+							  KdamRecords *pending);
 extern void kdam_stream_to_tree(KdamTree *t, const KdamMetaPageData *meta,
 								const KdamTreeEntry *entry);
 extern void kdam_page_census(Relation index, const KdamMetaPageData *meta,
@@ -543,7 +548,7 @@ extern bool kdam_lane_insert(Relation index, const char *rec, Size recsize,
 extern int64 kdam_lanes_count(Relation index);
 extern int64 kdam_index_rows(Relation index, const KdamMetaPageData *meta);
 extern int64 kdam_lanes_read(Relation index, uint32 used, int dim,
-							 int words, KdamPending *out);
+							 int words, KdamRecords *out);
 extern void kdam_lanes_seal(Relation index, Buffer metabuf);
 extern int64 kdam_lanes_delete(Relation index, Size recsize,
 							   IndexBulkDeleteCallback callback,
@@ -575,9 +580,9 @@ extern KdStatus kdam_cache_keep_on_gpu(KdamTree *tree, bool keep,
 extern bool kdam_cache_gpu_forget(Oid indexrelid);
 extern void kdam_cache_usage(int *trees, int *on_gpu, Size *gpu_bytes);
 
-/* kdam_view.c */
-extern KdamView *kdam_view_get(KdamTree *t);
-extern Size kdam_view_gpu_bytes(const KdamView *view);
+/* kdam_ranked.c */
+extern KdamRankedTree *kdam_ranked_get(KdamTree *t);
+extern Size kdam_ranked_gpu_bytes(const KdamRankedTree *ranked);
 
 /* kdam_postgis.c */
 extern KdPointType kdam_postgis_index_type(Relation index, KdPointType type);

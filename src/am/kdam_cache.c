@@ -20,11 +20,11 @@
  * The caller holds a pin on the metapage, which keeps VACUUM from changing
  * the tree pages while they are read.
  *
- * The kd_* functions search a tree through its ordinal view (kdam_view.c),
- * kept in the same entry.  kd_load asks for the view's device copy to be
- * kept: the entry is marked, and so is the entry of each later version of
- * the index, whose view is uploaded when a function first uses it.  Device
- * copies are dropped least recently used first when kdgpu.gpu_memory_limit
+ * The kd_* functions search a tree through a copy whose references are
+ * ranks (kdam_ranked.c), kept in the same entry.  kd_load asks for that
+ * copy's device copy to be kept: the entry is marked, and so is the entry
+ * of each later version of the index, whose ranked tree is uploaded when a
+ * function first uses it.  Device copies are dropped least recently used first when kdgpu.gpu_memory_limit
  * would be exceeded, and with their entry.
  *
  * A search touches a few dozen nodes spread over the whole tree, so the
@@ -54,7 +54,7 @@ typedef struct KdamCacheEntry
 	uint64		last_use;
 	int			pins;			/* scans using the tree */
 	bool		stale;			/* superseded: free when unpinned */
-	bool		keep_on_gpu;	/* kd_load: keep the view's device copy */
+	bool		keep_on_gpu;	/* kd_load: keep the ranked tree's device copy */
 	uint64		gpu_use;		/* last use of the device copy */
 	MemoryContext cxt;			/* holds tree; deleting it unmaps the data */
 	KdamTree   *tree;
@@ -337,14 +337,14 @@ gpu_bytes_held(KdamCacheEntry *except)
 	{
 		KdamCacheEntry *e = &cache[i];
 
-		if (e != except && e->tree && e->tree->view && e->tree->view->tree.gpu)
-			held += kdam_view_gpu_bytes(e->tree->view);
+		if (e != except && e->tree && e->tree->ranked && e->tree->ranked->tree.gpu)
+			held += kdam_ranked_gpu_bytes(e->tree->ranked);
 	}
 	return held;
 }
 
 /*
- * Give a tree's ordinal view (made already) a device copy when kd_load has
+ * Give a tree's ranked tree (made already) a device copy when kd_load has
  * asked for one to be kept, or keep is true (kd_load itself).  Other views'
  * copies are dropped, least recently used first, until all fit in
  * exec->gpu_memory_limit (when set).
@@ -353,14 +353,14 @@ KdStatus
 kdam_cache_keep_on_gpu(KdamTree *tree, bool keep, KdExec *exec, KdError *err)
 {
 	KdamCacheEntry *e = cache_entry_of(tree);
-	KdamView   *view = tree->view;
-	Size		need = kdam_view_gpu_bytes(view);
+	KdamRankedTree   *ranked = tree->ranked;
+	Size		need = kdam_ranked_gpu_bytes(ranked);
 
 	e->keep_on_gpu |= keep;
 	if (!e->keep_on_gpu)
 		return KD_OK;
 	e->gpu_use = ++cache_clock;
-	if (view->tree.gpu)
+	if (ranked->tree.gpu)
 		return KD_OK;
 	if (exec->gpu_memory_limit > 0 && need > (Size) exec->gpu_memory_limit)
 		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
@@ -375,13 +375,13 @@ kdam_cache_keep_on_gpu(KdamTree *tree, bool keep, KdExec *exec, KdError *err)
 		{
 			KdamCacheEntry *o = &cache[i];
 
-			if (o != e && o->tree && o->tree->view && o->tree->view->tree.gpu &&
+			if (o != e && o->tree && o->tree->ranked && o->tree->ranked->tree.gpu &&
 				(lru == NULL || o->gpu_use < lru->gpu_use))
 				lru = o;
 		}
-		kd_gpu_release(&lru->tree->view->tree);
+		kd_gpu_release(&lru->tree->ranked->tree);
 	}
-	return kd_gpu_upload(&view->tree, exec, err);
+	return kd_gpu_upload(&ranked->tree, exec, err);
 }
 
 /* kd_unload: stop keeping an index's trees on the GPU; whether one was. */
@@ -398,8 +398,8 @@ kdam_cache_gpu_forget(Oid indexrelid)
 			continue;
 		found |= e->keep_on_gpu;
 		e->keep_on_gpu = false;
-		if (e->tree->view)
-			kd_gpu_release(&e->tree->view->tree);
+		if (e->tree->ranked)
+			kd_gpu_release(&e->tree->ranked->tree);
 	}
 	return found;
 }
@@ -418,7 +418,7 @@ kdam_cache_usage(int *trees, int *on_gpu, Size *gpu_bytes)
 		if (e->indexrelid == InvalidOid)
 			continue;
 		(*trees)++;
-		if (e->tree->view && e->tree->view->tree.gpu)
+		if (e->tree->ranked && e->tree->ranked->tree.gpu)
 			(*on_gpu)++;
 	}
 }

@@ -220,9 +220,9 @@ kd_index_check(PG_FUNCTION_ARGS)
 	Buffer		metabuf;
 	KdamMetaPageData meta;
 	KdamForest	forest;
-	KdamPending pending;
-	KdamPending nulls;
-	KdamPending outside;
+	KdamRecords pending;
+	KdamRecords nulls;
+	KdamRecords outside;
 	int64		npending;
 	CheckState	cs;
 	IndexInfo  *info;

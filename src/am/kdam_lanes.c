@@ -202,7 +202,7 @@ kdam_index_rows(Relation index, const KdamMetaPageData *meta)
  */
 int64
 kdam_lanes_read(Relation index, uint32 used, int dim, int words,
-				KdamPending *out)
+				KdamRecords *out)
 {
 	int64		counted = 0;
 

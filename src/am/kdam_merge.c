@@ -245,7 +245,7 @@ flush_once(Relation index)
 	KdamMetaPage meta;
 	KdamMetaPageData m;
 	GenericXLogState *state;
-	KdamPending recs;
+	KdamRecords recs;
 	uint64		tree_id;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);

@@ -400,7 +400,7 @@ kdam_pending_record_size(int dim, int words)
 
 /* Room in out for cap records of dim coordinates and words payload words. */
 static void
-records_alloc(KdamPending *out, int dim, int words, int64 cap)
+records_alloc(KdamRecords *out, int dim, int words, int64 cap)
 {
 	cap = Max(cap, 1);
 	out->n = 0;
@@ -414,7 +414,7 @@ records_alloc(KdamPending *out, int dim, int words, int64 cap)
 
 /* Room in out (made by records_alloc) for more records. */
 void
-kdam_records_reserve(KdamPending *out, int dim, int words, int64 more)
+kdam_records_reserve(KdamRecords *out, int dim, int words, int64 more)
 {
 	int64		cap = out->n + more;
 
@@ -434,7 +434,7 @@ kdam_records_reserve(KdamPending *out, int dim, int words, int64 more)
  */
 void
 kdam_read_chain(Relation index, BlockNumber head, int dim, int words,
-				KdamPending *out)
+				KdamRecords *out)
 {
 	Size		recsize = kdam_pending_record_size(dim, words);
 	BlockNumber blkno = head;
@@ -534,7 +534,7 @@ kdam_chain_delete(Relation index, BlockNumber head, Size recsize,
  */
 void
 kdam_read_records(Relation index, BlockNumber head, int dim, int words,
-				  int64 count, KdamPending *out)
+				  int64 count, KdamRecords *out)
 {
 	records_alloc(out, dim, words, count);
 	kdam_read_chain(index, head, dim, words, out);
@@ -548,7 +548,7 @@ kdam_read_records(Relation index, BlockNumber head, int dim, int words,
  */
 int64
 kdam_read_pending(Relation index, const KdamMetaPageData *meta,
-				  KdamPending *pending)
+				  KdamRecords *pending)
 {
 	kdam_read_records(index, meta->flush_head, meta->dim, meta->payload_words,
 					  meta->nflush, pending);
@@ -560,7 +560,7 @@ kdam_read_pending(Relation index, const KdamMetaPageData *meta,
 /* Read the records of rows with no point; see kdam_read_records. */
 void
 kdam_read_nulls(Relation index, const KdamMetaPageData *meta,
-				KdamPending *nulls)
+				KdamRecords *nulls)
 {
 	kdam_read_records(index, meta->null_head, 0, meta->payload_words,
 					  meta->nnull, nulls);
@@ -569,7 +569,7 @@ kdam_read_nulls(Relation index, const KdamMetaPageData *meta,
 /* Read the records of rows outside the tree; see kdam_read_records. */
 void
 kdam_read_outside(Relation index, const KdamMetaPageData *meta,
-				  KdamPending *outside)
+				  KdamRecords *outside)
 {
 	kdam_read_records(index, meta->outside_head, KDAM_OUTSIDE_COORDS,
 					  meta->payload_words, meta->noutside, outside);

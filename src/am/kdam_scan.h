@@ -92,8 +92,8 @@ typedef struct KdamScanOpaqueData
 	int			ntrees;			/* live trees */
 	KdamScanTree *trees;
 	int64		ntree;			/* their points */
-	KdamPending pending;
-	KdamPending outside;		/* rows outside the tree */
+	KdamRecords pending;
+	KdamRecords outside;		/* rows outside the tree */
 	KdPointType type;
 	int			nquals;
 	KdamQual   *quals;
@@ -111,7 +111,7 @@ typedef struct KdamScanOpaqueData
 	int64		nheap;
 	int64		capheap;
 	MemoryContext tupcxt;		/* index-only scans: the tuple returned */
-	KdamPending nulls;			/* NULL rows, read when reached */
+	KdamRecords nulls;			/* NULL rows, read when reached */
 	int64	   *nullorder;		/* locations of rows with no distance */
 	int64		nnullorder;
 	bool		nulls_read;

@@ -1,20 +1,21 @@
 /*
- * kdam_view.c
- *	  The ordinal view of an index tree, through which the kd_* functions
- *	  search a kdgpu index's tree instead of building one.
+ * kdam_ranked.c
+ *	  An index tree with ranks for references, through which the kd_*
+ *	  functions search a kdgpu index's tree instead of building one.
  *
  * The functions give the engine each row's ordinal (its rank in ctid order
  * among the rows they read) as its reference, so that ties break by ctid
  * and an answer leads straight to the row (search.c).  An index tree's
- * references are packed heap TIDs instead.  The view shares the tree's
- * coordinates, split dimensions and bounds, and replaces its references by
- * their ranks; tids lists the tree's TIDs in rank order, so that a function
- * can check in one pass that the tree holds exactly the rows it read, in
- * which case ranks and ordinals coincide.
+ * references are packed heap TIDs instead.  The ranked tree shares the
+ * tree's coordinates, split dimensions and bounds, and replaces its
+ * references by their ranks; tids lists the tree's TIDs in rank order, so
+ * that a function can check in one pass that the tree holds exactly the
+ * rows it read, in which case ranks and ordinals coincide.
  *
  * Ranks come from an LSD radix sort of (TID, node) pairs on the 48 bits of
- * a packed TID.  The view lives in the cache entry of its tree (it goes with
- * it), and so does its device copy once kd_load has put one there.
+ * a packed TID.  The ranked tree lives in the cache entry of its tree (it
+ * goes with it), and so does its device copy once kd_load has put one
+ * there.
  */
 #include "postgres.h"
 
@@ -63,40 +64,40 @@ radix_sort(TidNode *a, TidNode *tmp, int64 n)
 	pfree(count);
 }
 
-/* Reset callback: free a view's device copy. */
+/* Reset callback: free a ranked tree's device copy. */
 static void
 release_view_gpu(void *arg)
 {
-	kd_gpu_release(&((KdamView *) arg)->tree);
+	kd_gpu_release(&((KdamRankedTree *) arg)->tree);
 }
 
 /*
- * The ordinal view of a cached tree, made on first use; NULL when the tree
+ * The ranked tree of a cached tree, made on first use; NULL when the tree
  * holds dead references (VACUUM has marked rows it must skip), which the
- * view cannot express.
+ * ranked tree cannot express.
  */
-KdamView *
-kdam_view_get(KdamTree *t)
+KdamRankedTree *
+kdam_ranked_get(KdamTree *t)
 {
 	MemoryContext cxt = GetMemoryChunkContext(t);
 	const KdTree *tree = &t->tree;
-	KdamView   *view;
+	KdamRankedTree *ranked;
 	TidNode    *pairs;
 	TidNode    *tmp;
 	MemoryContextCallback *cb;
 
-	if (t->view)
-		return t->view;
+	if (t->ranked)
+		return t->ranked;
 	for (int64 i = 0; i < tree->n; i++)
 		if (tree->refs[i] == KDAM_DEAD_REF)
 			return NULL;
 
-	view = MemoryContextAllocZero(cxt, sizeof(KdamView));
-	view->tree = *tree;
-	view->tree.owned = false;
-	view->tree.gpu = NULL;
-	view->tree.refs = MemoryContextAllocHuge(cxt, sizeof(uint64) * Max(tree->n, 1));
-	view->tids = MemoryContextAllocHuge(cxt, sizeof(uint64) * Max(tree->n, 1));
+	ranked = MemoryContextAllocZero(cxt, sizeof(KdamRankedTree));
+	ranked->tree = *tree;
+	ranked->tree.owned = false;
+	ranked->tree.gpu = NULL;
+	ranked->tree.refs = MemoryContextAllocHuge(cxt, sizeof(uint64) * Max(tree->n, 1));
+	ranked->tids = MemoryContextAllocHuge(cxt, sizeof(uint64) * Max(tree->n, 1));
 	pairs = palloc_extended(sizeof(TidNode) * Max(tree->n, 1), MCXT_ALLOC_HUGE);
 	tmp = palloc_extended(sizeof(TidNode) * Max(tree->n, 1), MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < tree->n; i++)
@@ -107,25 +108,25 @@ kdam_view_get(KdamTree *t)
 	radix_sort(pairs, tmp, tree->n);
 	for (int64 i = 0; i < tree->n; i++)
 	{
-		view->tids[i] = pairs[i].tid;
-		view->tree.refs[pairs[i].node] = i;
+		ranked->tids[i] = pairs[i].tid;
+		ranked->tree.refs[pairs[i].node] = i;
 	}
 	pfree(tmp);
 	pfree(pairs);
 
 	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
 	cb->func = release_view_gpu;
-	cb->arg = view;
+	cb->arg = ranked;
 	MemoryContextRegisterResetCallback(cxt, cb);
-	t->view = view;
-	return view;
+	t->ranked = ranked;
+	return ranked;
 }
 
-/* Bytes of device memory a view's tree takes. */
+/* Bytes of device memory a ranked tree's tree takes. */
 Size
-kdam_view_gpu_bytes(const KdamView *view)
+kdam_ranked_gpu_bytes(const KdamRankedTree *ranked)
 {
-	const KdTree *t = &view->tree;
+	const KdTree *t = &ranked->tree;
 
 	return (Size) t->n * (t->dim * sizeof(double) + sizeof(uint64) + 1) +
 		(Size) t->nbounds * 2 * t->dim * sizeof(double);
