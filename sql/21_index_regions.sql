@@ -7,6 +7,17 @@ CREATE EXTENSION IF NOT EXISTS kdgpu;
 RESET client_min_messages;
 SELECT setseed(0.25);
 
+-- kd_ball() and kd_rect() make the rows that ROW(...)::kd_ball and
+-- ROW(...)::kd_rect make, NULL arguments included
+SELECT kd_ball(point(1, 2), 3) IS NOT DISTINCT FROM ROW(ARRAY[1, 2]::float8[], 3)::kd_ball AS ball_point,
+       kd_ball(NULL::point, 1) IS NOT DISTINCT FROM ROW(ARRAY[NULL, NULL]::float8[], 1)::kd_ball AS ball_null_point,
+       kd_ball(point(1, 2), NULL) IS NOT DISTINCT FROM ROW(ARRAY[1, 2]::float8[], NULL)::kd_ball AS ball_null_radius,
+       kd_ball(ARRAY[1, 2, 3]::float8[], 0.5) IS NOT DISTINCT FROM ROW(ARRAY[1, 2, 3]::float8[], 0.5)::kd_ball AS ball_array,
+       kd_ball(NULL::float8[], 2) IS NOT DISTINCT FROM ROW(NULL::float8[], 2)::kd_ball AS ball_null_array,
+       kd_rect(ARRAY[0, 0]::float8[], ARRAY[1, 1]::float8[]) IS NOT DISTINCT FROM ROW(ARRAY[0, 0]::float8[], ARRAY[1, 1]::float8[])::kd_rect AS rect,
+       kd_rect(NULL, ARRAY[1]::float8[]) IS NOT DISTINCT FROM ROW(NULL::float8[], ARRAY[1]::float8[])::kd_rect AS rect_null,
+       kd_ball(point(1, 2), 3)::text AS ball_text, kd_ball(NULL::point, 1)::text AS ball_null_text;
+
 CREATE TABLE rg_pts (id int, p point, a float8[]) WITH (autovacuum_enabled = false);
 INSERT INTO rg_pts SELECT i, point(random() * 100, random() * 100),
     ARRAY[random() * 100, random() * 100, random() * 10]
