@@ -331,6 +331,7 @@ extern char *kdg_where_text(const KdWhere *where);
 
 /* refs.c */
 extern uint64 kdg_tid_to_ref(ItemPointer tid);
+extern BlockNumber kdg_ref_block(uint64 ref);
 extern void kdg_ref_to_tid(uint64 ref, ItemPointer tid);
 extern uint64 kdg_key_to_ref(Oid keytype, Datum key);
 extern int64 kdg_ref_to_key(uint64 ref);

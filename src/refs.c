@@ -23,11 +23,18 @@ kdg_tid_to_ref(ItemPointer tid)
 		ItemPointerGetOffsetNumberNoCheck(tid);
 }
 
+/* The heap block of a row reference. */
+BlockNumber
+kdg_ref_block(uint64 ref)
+{
+	return (BlockNumber) (ref >> 16);
+}
+
 /* Unpack a row reference into a heap TID. */
 void
 kdg_ref_to_tid(uint64 ref, ItemPointer tid)
 {
-	ItemPointerSet(tid, (BlockNumber) (ref >> 16), (OffsetNumber) (ref & 0xFFFF));
+	ItemPointerSet(tid, kdg_ref_block(ref), (OffsetNumber) (ref & 0xFFFF));
 }
 
 /*

@@ -715,6 +715,13 @@ tree_collect(KdamScanOpaque so, Relation index, int t, int64 *cap)
 #define KDAM_HEAP_BLOCKS_PER_VM_PAGE \
 	((BLCKSZ - MAXALIGN(SizeOfPageHeaderData)) * (BITS_PER_BYTE / 2))
 
+/* The visibility map page holding the bits of a hit's heap block. */
+static inline int64
+hit_vm_page(const KdamHit *hit)
+{
+	return kdg_ref_block(hit->ref) / KDAM_HEAP_BLOCKS_PER_VM_PAGE;
+}
+
 /*
  * Order an index-only scan's hits by the visibility map page of their heap
  * block, keeping the walk's order within each (which keeps the tree pages
@@ -731,20 +738,18 @@ group_hits_by_vm_page(KdamScanOpaque so)
 	KdamHit    *sorted;
 
 	for (int64 i = 0; i < so->nhits; i++)
-		npages = Max(npages, (int64) (so->hits[i].ref >> 16) /
-					 KDAM_HEAP_BLOCKS_PER_VM_PAGE + 1);
+		npages = Max(npages, hit_vm_page(&so->hits[i]) + 1);
 	if (npages <= 1)
 		return;
 	start = MemoryContextAllocZero(so->cxt, sizeof(int64) * (npages + 1));
 	for (int64 i = 0; i < so->nhits; i++)
-		start[(so->hits[i].ref >> 16) / KDAM_HEAP_BLOCKS_PER_VM_PAGE + 1]++;
+		start[hit_vm_page(&so->hits[i]) + 1]++;
 	for (int64 p = 0; p < npages; p++)
 		start[p + 1] += start[p];
 	sorted = MemoryContextAllocExtended(so->cxt, sizeof(KdamHit) * so->nhits,
 										MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < so->nhits; i++)
-		sorted[start[(so->hits[i].ref >> 16) / KDAM_HEAP_BLOCKS_PER_VM_PAGE]++] =
-			so->hits[i];
+		sorted[start[hit_vm_page(&so->hits[i])]++] = so->hits[i];
 	pfree(so->hits);
 	pfree(start);
 	so->hits = sorted;
