@@ -639,8 +639,8 @@ make_set(const BenchSet *set, const Options &o)
 static void
 usage()
 {
-	fprintf(stderr, "usage: cukd-compare-bin [--sets %s] [--n 10M] [--reps 3] [--check 2000]\n",
-			bench_set_names());
+	fprintf(stderr, "usage: cukd-compare-bin [--sets %s] [--n 10M] [--reps 3] [--check 2000] "
+			"[--only kdgpu|cudaKDTree]\n", bench_set_names());
 	exit(2);
 }
 
@@ -654,6 +654,7 @@ main(int argc, char **argv)
 	KdGpuInfo	info;
 	char		why[256];
 	std::string list = "u2,u3,c3,d2,c3u,c2u";
+	std::string only;
 
 	for (int i = 1; i < argc; i++)
 	{
@@ -674,6 +675,8 @@ main(int argc, char **argv)
 			o.reps = std::max(1, atoi(argv[++i]));
 		else if (a == "--check")
 			o.check = std::max(1, atoi(argv[++i]));
+		else if (a == "--only")
+			only = argv[++i];
 		else
 			usage();
 	}
@@ -687,7 +690,8 @@ main(int argc, char **argv)
 	for (const std::string &name : o.sets)
 		if (!bench_set_find(name.c_str()))
 			usage();
-	if (o.n < 2 || o.n > INT32_MAX)
+	if (o.n < 2 || o.n > INT32_MAX ||
+		(!only.empty() && only != "kdgpu" && only != "cudaKDTree"))
 		usage();
 
 	if (e != cudaSuccess || ndev == 0)
@@ -711,11 +715,12 @@ main(int argc, char **argv)
 		SetData		s = make_set(set, o);
 
 		printf("\n# %s: %s, n = %lld\n", set->name, set->desc, (long long) s.n);
-		if (set->dim == 2)
+		if (only != "kdgpu" && set->dim == 2)
 			run_peer<2>(s, o);
-		else
+		else if (only != "kdgpu")
 			run_peer<3>(s, o);
-		run_kdgpu(s, o);
+		if (only != "cudaKDTree")
+			run_kdgpu(s, o);
 	}
 	printf("\n%s\n", failures ? "FAILED: some checks failed" : "every check passed");
 	return failures ? 1 : 0;

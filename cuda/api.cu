@@ -521,6 +521,7 @@ kdc_release(KdGpuTree *gtree)
 	if (gtree == NULL)
 		return;
 	cudaFree(gtree->coords);
+	cudaFree(gtree->coords_f);
 	cudaFree(gtree->refs);
 	cudaFree(gtree->split);
 	cudaFree(gtree->bounds);
@@ -533,6 +534,14 @@ kdc_tree_bytes(int64_t n, int dim, int64_t nbounds)
 {
 	return (size_t) n * (sizeof(double) * dim + sizeof(uint64_t) + 1) +
 		(size_t) nbounds * 2 * dim * sizeof(double);
+}
+
+/* Device bytes that a tree holds, its float copy included. */
+size_t
+kdc_tree_size(const KdGpuTree *gtree)
+{
+	return kdc_tree_bytes(gtree->n, gtree->dim, gtree->nbounds) +
+		(gtree->coords_f ? sizeof(float) * gtree->dim * (size_t) gtree->n : 0);
 }
 
 /*
@@ -608,6 +617,11 @@ kdc_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 	{
 		kdc_release(g);
 		return kdc_cuda_error(err, e, "uploading a tree");
+	}
+	if ((st = kdc_tree_compact(g, exec, err)) != KD_OK)
+	{
+		kdc_release(g);
+		return st;
 	}
 	*out = g;
 	return KD_OK;

@@ -33,6 +33,8 @@ struct KdGpuTree
 	int			dim;
 	int64_t		nbounds;
 	double	   *coords;			/* n * dim, node order */
+	float	   *coords_f;		/* the same as float, where that is exact
+								 * (compact.cu), else NULL */
 	uint64_t   *refs;			/* n */
 	uint8_t    *split;			/* n */
 	double	   *bounds;			/* nbounds * 2 * dim */
@@ -71,6 +73,7 @@ extern KdStatus kdc_spatial_order(const double *d_pts, int64_t n, int dim,
 								  KdcAllocs *a, KdError *err);
 extern KdStatus kdc_check_k(int k, KdError *err);
 extern size_t kdc_tree_bytes(int64_t n, int dim, int64_t nbounds);
+extern size_t kdc_tree_size(const KdGpuTree *gtree);
 
 /* transfer.cu: copies between the device and pageable host memory */
 extern cudaError_t kdc_to_host(void *dst, const void *d_src, size_t bytes,
@@ -84,6 +87,10 @@ extern KdStatus kdc_tree_create(int64_t n, int dim, int64_t nbounds,
 								const KdExec *exec, KdGpuTree **out,
 								KdError *err);
 extern void kdc_release(KdGpuTree *gtree);
+
+/* compact.cu: a float copy of the coordinates where it is exact */
+extern KdStatus kdc_tree_compact(KdGpuTree *gtree, const KdExec *exec,
+								 KdError *err);
 
 /* the entry points, one file each */
 extern KdStatus kdc_build(const double *points, const uint64_t *refs,
@@ -225,14 +232,14 @@ kdc_from_ordered_bits(uint64_t b)
  * checks against dim vanish.
  */
 
-/* Load a point into registers. */
-template <int D = KD_MAX_DIM>
+/* Load a point into registers, from float8 or float coordinates. */
+template <int D = KD_MAX_DIM, typename C = double>
 static __device__ __forceinline__ void
-kdc_load_point(double *q, const double *src, int dim)
+kdc_load_point(double *q, const C *src, int dim)
 {
 #pragma unroll
 	for (int j = 0; j < D; j++)
-		q[j] = j < dim ? src[j] : 0.0;
+		q[j] = j < dim ? (double) src[j] : 0.0;
 }
 
 /* Coordinate s of a register-resident point, without dynamic indexing. */

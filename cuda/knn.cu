@@ -19,9 +19,20 @@
  * and per list capacity K: the query, the point and the k best live in
  * registers, the best as a sorted list of (d2, node) that an insertion
  * updates without indexing, node numbers are 32-bit, and a point's row
- * reference is read only to break a tie in distance and at the end.  A
- * capacity above k is padded with entries that sort before every real one,
- * so the list's last entry is always the k-th best.  Measured on an H100
+ * reference is read only to break a tie in distance and at the end: a
+ * candidate whose distance equals none in the list is placed by distance
+ * alone.  A capacity above k is padded with entries that sort before every
+ * real one, so the list's last entry is always the k-th best; k = 10, the
+ * usual k, has a capacity of its own.  The walk reads the tree's float copy
+ * of its coordinates where that is exact (compact.cu).  Measured on an H200
+ * with 10M points rounded to float, k = 10 (bench/results/h200-engine, the
+ * kernels alone): All-kNN of uniform 2-D points took 17.2 ms with every
+ * tie compared by reference, 14.5 ms with the tie-free placement, 12.6 ms
+ * also with the capacity of 10 and boxes tested only where a subtree is
+ * entered (knn_walk), 11.5 ms with float stack bounds and the float
+ * copy; uniform 3-D 51.6, 46.9, 33.4, 30.1 ms; clustered 3-D 45.0, 40.4,
+ * 30.9, 28.1 ms; 10M uniform queries against clustered 3-D data 398, 313,
+ * 318, 327 ms.  Measured on an H100
  * with 10M points, k = 10 (bench/README.md, `make cukd-bench`), this list
  * and the copies below took All-kNN of uniform 2-D points from 201 ms to
  * 54 ms end to end, and 10M uniform queries against clustered 3-D data from
@@ -98,17 +109,33 @@ struct KdcList
 		return __ldg(refs + nd) < __ldg(refs + node[i]);
 	}
 
-	/* insert (d2, nd) if it beats the k-th best */
+	/*
+	 * Insert (d2, nd) if it beats the k-th best.  A distance equal to none
+	 * in the list (the usual case) is placed by distance alone; only an
+	 * equal one compares row references.
+	 */
 	__device__ __forceinline__ void offer(double d2, int32_t nd)
 	{
 		bool		b[K];
+		bool		tie = false;
 
-		if (!before(d2, nd, K - 1))
+		if (d2 > d[K - 1])
 			return;
 #pragma unroll
-		for (int i = 0; i < K - 1; i++)
-			b[i] = before(d2, nd, i);
-		b[K - 1] = true;
+		for (int i = 0; i < K; i++)
+		{
+			b[i] = d2 < d[i];
+			tie |= d2 == d[i];
+		}
+		if (tie)
+		{
+			if (!before(d2, nd, K - 1))
+				return;
+#pragma unroll
+			for (int i = 0; i < K - 1; i++)
+				b[i] = before(d2, nd, i);
+			b[K - 1] = true;
+		}
 #pragma unroll
 		for (int i = K - 1; i > 0; i--)
 		{
@@ -131,13 +158,25 @@ struct KdcList
 	}
 };
 
+/* The vector type of two coordinates of type C. */
+template <typename C> struct KdcPair;
+template <> struct KdcPair<double>
+{
+	using T = double2;
+};
+template <> struct KdcPair<float>
+{
+	using T = float2;
+};
+
 /*
- * Load a point into registers: DIM coordinates, in pairs where DIM is even,
- * or with FIXED false the first dim of up to DIM.
+ * Load a point of coordinates of type C (float8, or float where the tree's
+ * float copy is exact) into float8 registers: DIM coordinates, in pairs
+ * where DIM is even, or with FIXED false the first dim of up to DIM.
  */
-template <int DIM, bool FIXED>
+template <int DIM, bool FIXED, typename C>
 static __device__ __forceinline__ void
-knn_load(double *dst, const double *src, int dim)
+knn_load(double *dst, const C *src, int dim)
 {
 	if (!FIXED)
 		kdc_load_point<DIM>(dst, src, dim);
@@ -146,7 +185,7 @@ knn_load(double *dst, const double *src, int dim)
 #pragma unroll
 		for (int j = 0; j < DIM; j += 2)
 		{
-			double2		v = __ldg((const double2 *) (src + j));
+			typename KdcPair<C>::T v = __ldg((const typename KdcPair<C>::T *) (src + j));
 
 			dst[j] = v.x;
 			dst[j + 1] = v.y;
@@ -181,15 +220,24 @@ struct KdcHeapVisit
  * Offer every point of the tree that can beat best's k-th neighbour, except
  * node exclude: the walk of both kernels.  The register arrays hold DIM
  * coordinates (FIXED: the tree's dimension is DIM; else it is t.dim <=
- * DIM), Index numbers the nodes, STACK bounds the depth, and Best says
- * what a visit does (worst(), offer(d2, node)).
+ * DIM), read from coords (t.coords, or its exact float copy); Index numbers
+ * the nodes, STACK bounds the depth, and Best says what a visit does
+ * (worst(), offer(d2, node)).
+ *
+ * A node's box is tested only where the walk enters a subtree, at the root
+ * and at a subtree taken from the stack: on the way down to the near
+ * child the query is mostly inside the child's box, and the test's loads
+ * cost more than the little it prunes.  The stack keeps a bound as a float
+ * rounded down, still a lower bound, in half the bytes.
  */
-template <int DIM, bool FIXED, typename Index, int STACK, typename Best>
+template <int DIM, bool FIXED, typename Index, int STACK, typename C, typename Best>
 static __device__ __forceinline__ void
-knn_walk(const KdGpuTree &t, const double *q, Index exclude, Best &best)
+knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
+		 Best &best)
 {
 	Index		stack_node[STACK];
-	double		stack_lb[STACK];
+	float		stack_lb[STACK];
+	bool		entering = true;
 	Index		n = (Index) t.n;
 	Index		nbounds = (Index) t.nbounds;
 	Index		node = 0;
@@ -212,7 +260,7 @@ knn_walk(const KdGpuTree &t, const double *q, Index exclude, Best &best)
 
 			if (lb > worst)
 				break;
-			if (node < nbounds)
+			if (entering && node < nbounds)
 			{
 				double		bd = kdc_box_dist2<DIM>(q, t.bounds + (int64_t) node * 2 * dim, dim);
 
@@ -221,7 +269,7 @@ knn_walk(const KdGpuTree &t, const double *q, Index exclude, Best &best)
 				lb = bd > lb ? bd : lb;
 			}
 			s = __ldg(t.split + node);
-			knn_load<DIM, FIXED>(p, t.coords + (int64_t) node * dim, dim);
+			knn_load<DIM, FIXED>(p, coords + (int64_t) node * dim, dim);
 			d2 = kdc_dist2<DIM>(q, p, dim);
 			if (d2 <= worst && node != exclude)
 				best.offer(d2, node);
@@ -233,10 +281,11 @@ knn_walk(const KdGpuTree &t, const double *q, Index exclude, Best &best)
 			if (far < n && far_lb <= best.worst())
 			{
 				stack_node[sp] = far;
-				stack_lb[sp] = far_lb;
+				stack_lb[sp] = __double2float_rd(far_lb);
 				sp++;
 			}
 			node = near;
+			entering = false;
 		}
 		/* resume at the deepest pending subtree that can still win */
 		for (;;)
@@ -248,6 +297,7 @@ knn_walk(const KdGpuTree &t, const double *q, Index exclude, Best &best)
 			{
 				node = stack_node[sp];
 				lb = stack_lb[sp];
+				entering = true;
 				break;
 			}
 		}
@@ -282,7 +332,8 @@ knn_heap_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 	h.size = 0;
 	visit.h = &h;
 	visit.refs = t.refs;
-	knn_walk<KD_MAX_DIM, false, int64_t, KDC_STACK>(t, q, self_base >= 0 ? self_base + qi : -1,
+	knn_walk<KD_MAX_DIM, false, int64_t, KDC_STACK>(t, t.coords, q,
+												   self_base >= 0 ? self_base + qi : -1,
 												   visit);
 	h.sort();
 	if (K > 0)
@@ -292,13 +343,14 @@ knn_heap_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 
 /*
  * knn_heap_kernel's contract for trees of fewer than 2^30 points and
- * k <= K, with the dimension DIM and the list capacity K fixed.
+ * k <= K, with the dimension DIM and the list capacity K fixed, the tree's
+ * coordinates read from coords (of type C).
  */
-template <int DIM, int K>
+template <int DIM, int K, typename C>
 static __global__ void __launch_bounds__(KDC_BLOCK)
-knn_list_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
-				int64_t start, int64_t count, int k, int64_t self_base,
-				KdNeighbor *res)
+knn_list_kernel(KdGpuTree t, const C *coords, const double *queries,
+				const uint32_t *order, int64_t start, int64_t count, int k,
+				int64_t self_base, KdNeighbor *res)
 {
 	int64_t		pos = start + blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
 	double		q[DIM];
@@ -313,7 +365,7 @@ knn_list_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 		exclude = (int32_t) (self_base + qi);
 	knn_load<DIM, true>(q, queries + qi * DIM, DIM);
 	best.init(k, t.refs);
-	knn_walk<DIM, true, int32_t, 32>(t, q, exclude, best);
+	knn_walk<DIM, true, int32_t, 32>(t, coords, q, exclude, best);
 #pragma unroll
 	for (int c = 0; c < K; c++)
 	{
@@ -327,29 +379,35 @@ knn_list_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 	}
 }
 
-/* The list kernels of one dimension, by capacity; false if k is above. */
-template <int DIM>
+/*
+ * The list kernel of one dimension and coordinate type for k; false if k
+ * is above every capacity.
+ */
+template <int DIM, typename C>
 static bool
-knn_launch_list(const KdGpuTree &t, const double *queries,
+knn_launch_list(const KdGpuTree &t, const C *coords, const double *queries,
 				const uint32_t *order, int64_t start, int64_t count, int k,
 				int64_t self_base, KdNeighbor *res)
 {
 	unsigned int nb = kdc_blocks(count);
 
+#define KNN_LIST(K) knn_list_kernel<DIM, K, C> <<< nb, KDC_BLOCK >>> \
+		(t, coords, queries, order, start, count, k, self_base, res)
 	if (k <= 1)
-		knn_list_kernel<DIM, 1> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
+		KNN_LIST(1);
 	else if (k <= 4)
-		knn_list_kernel<DIM, 4> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
+		KNN_LIST(4);
 	else if (k <= 8)
-		knn_list_kernel<DIM, 8> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
-	else if (k <= 12)
-		knn_list_kernel<DIM, 12> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
+		KNN_LIST(8);
+	else if (k <= 10)
+		KNN_LIST(10);
 	else if (k <= 16)
-		knn_list_kernel<DIM, 16> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
+		KNN_LIST(16);
 	else if (k <= 32)
-		knn_list_kernel<DIM, 32> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
+		KNN_LIST(32);
 	else
 		return false;
+#undef KNN_LIST
 	return true;
 }
 
@@ -360,8 +418,12 @@ knn_launch_dim(const KdGpuTree &t, const double *queries, const uint32_t *order,
 			   int64_t start, int64_t count, int k, int64_t self_base,
 			   KdNeighbor *res)
 {
+	if (t.dim == DIM && t.coords_f)
+		return knn_launch_list<DIM>(t, (const float *) t.coords_f, queries, order, start,
+									count, k, self_base, res);
 	if (t.dim == DIM)
-		return knn_launch_list<DIM>(t, queries, order, start, count, k, self_base, res);
+		return knn_launch_list<DIM>(t, (const double *) t.coords, queries, order, start,
+									count, k, self_base, res);
 	if constexpr (DIM < KD_MAX_DIM)
 		return knn_launch_dim<DIM + 1>(t, queries, order, start, count, k, self_base, res);
 	return false;
@@ -411,7 +473,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	cnt = candidates < k ? (int) (candidates > 0 ? candidates : 0) : k;
 	if ((st = kdc_begin(err)) != KD_OK)
 		return st;
-	if ((st = kdc_budget(exec, kdc_tree_bytes(g->n, g->dim, g->nbounds),
+	if ((st = kdc_budget(exec, kdc_tree_size(g),
 						 &budget, err)) != KD_OK)
 		return st;
 	per_query = (queries ? sizeof(double) * g->dim : 0) + sizeof(uint32_t) +

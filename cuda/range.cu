@@ -463,7 +463,7 @@ range_run(RangeCall *rc, int64_t nq, KdRangeResult *res)
 	if (res->offsets == NULL)
 		return kd_set_error(rc->err, KD_ERR_NOMEM, -1, "out of host memory");
 	if ((st = kdc_begin(rc->err)) != KD_OK ||
-		(st = kdc_budget(rc->exec, kdc_tree_bytes(g->n, g->dim, g->nbounds),
+		(st = kdc_budget(rc->exec, kdc_tree_size(g),
 						 &budget, rc->err)) != KD_OK)
 		goto fail;
 

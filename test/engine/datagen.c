@@ -16,7 +16,7 @@ const char *
 data_kind_name(DataKind kind)
 {
 	static const char *const names[] = {
-		"uniform", "clustered", "grid", "equal", "line", "offset"
+		"uniform", "clustered", "grid", "equal", "line", "offset", "float"
 	};
 
 	return names[kind];
@@ -93,6 +93,9 @@ data_generate(DataKind kind, int64_t n, int dim, uint64_t seed, double *out)
 					break;
 				case DATA_OFFSET:
 					p[j] = offset[j] + 1.0e-3 * (double) (rng_next(&rng) % 100000);
+					break;
+				case DATA_FLOAT:
+					p[j] = (double) (float) rng_uniform(&rng);
 					break;
 				default:
 					p[j] = 0.0;

@@ -18,6 +18,7 @@ typedef enum DataKind
 	DATA_EQUAL,					/* every point the same */
 	DATA_LINE,					/* collinear, on a diagonal */
 	DATA_OFFSET,				/* UTM-like: ~10^6 with 10^-3 spacing */
+	DATA_FLOAT,					/* uniform, each coordinate a float4 value */
 	DATA_NKINDS
 } DataKind;
 

@@ -178,7 +178,7 @@ static void
 test_knn(const Case *c, const KdTree *tree, KdExec *exec, const char *how)
 {
 	/* each side of every capacity the GPU's kNN kernels are built for */
-	static const int ks[] = {1, 2, 4, 5, 10, 12, 13, 16, 17, 32, 33, 64, 100, 1024};
+	static const int ks[] = {1, 2, 4, 5, 8, 9, 10, 11, 16, 17, 32, 33, 64, 100, 1024};
 
 	for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
 	{
@@ -679,7 +679,8 @@ int
 main(int argc, char **argv)
 {
 	static const DataKind kinds[] = {
-		DATA_UNIFORM, DATA_CLUSTERED, DATA_GRID, DATA_EQUAL, DATA_LINE, DATA_OFFSET
+		DATA_UNIFORM, DATA_CLUSTERED, DATA_GRID, DATA_EQUAL, DATA_LINE, DATA_OFFSET,
+		DATA_FLOAT
 	};
 	static const int64_t sizes[] = {0, 1, 2, 3, 17, 300, 2500};
 	static const int dims[] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -724,6 +725,7 @@ main(int argc, char **argv)
 		test_gpu_large(DATA_CLUSTERED, 1000000, 3, 10);
 		test_gpu_large(DATA_CLUSTERED, 300000, 2, 100);
 		test_gpu_large(DATA_GRID, 500000, 2, 16);
+		test_gpu_large(DATA_FLOAT, 1000000, 2, 10);
 	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
