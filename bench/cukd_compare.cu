@@ -715,10 +715,13 @@ main(int argc, char **argv)
 		SetData		s = make_set(set, o);
 
 		printf("\n# %s: %s, n = %lld\n", set->name, set->desc, (long long) s.n);
-		if (only != "kdgpu" && set->dim == 2)
-			run_peer<2>(s, o);
-		else if (only != "kdgpu")
-			run_peer<3>(s, o);
+		if (only != "kdgpu")
+		{
+			if (set->dim == 2)
+				run_peer<2>(s, o);
+			else
+				run_peer<3>(s, o);
+		}
 		if (only != "cudaKDTree")
 			run_kdgpu(s, o);
 	}

@@ -59,7 +59,7 @@ kdc_tree_compact(KdGpuTree *gtree, const KdExec *exec, KdError *err)
 	KdStatus	st;
 	cudaError_t e;
 
-	if (gtree->coords_f != NULL || m == 0 || getenv("KDGPU_NO_FLOAT_COPY"))
+	if (m == 0 || getenv("KDGPU_NO_FLOAT_COPY"))
 		return KD_OK;
 	if ((st = kdc_budget(exec, kdc_tree_size(gtree), &budget, err)) != KD_OK)
 		return st;
