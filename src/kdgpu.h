@@ -258,6 +258,7 @@ typedef struct KdRows
 	bool		arrays;			/* one row per query */
 	int64		i;				/* the current query, in output order */
 	int64		j;				/* pairs: its next hit */
+	int64		end;			/* the rows stop before this query */
 	MemoryContext rowcxt;		/* arrays of the current row */
 	ItemPointerData qtid;		/* TIDs of the current row */
 	ItemPointerData tid;
@@ -432,7 +433,11 @@ extern int	kdg_ident_datums(const KdTable *t, uint64 ref, Datum *values,
 extern KdRows *kdg_rows_pairs(const KdTable *t, const KdAnswer *ans,
 							  KdQueryKey key, const KdTable *query_t);
 extern KdRows *kdg_rows_arrays(const KdTable *t, const KdAnswer *ans);
+extern KdRows *kdg_rows_make(const KdTable *t, const KdAnswer *ans,
+							 KdQueryKey key, const KdTable *query_t,
+							 uint64 *qrefs, bool arrays);
 extern void kdg_rows_rewind(KdRows *rows);
+extern void kdg_rows_seek(KdRows *rows, int64 from, int64 to);
 extern bool kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed,
 						  Datum *values, bool *nulls);
 extern void kdg_rows_materialize(FunctionCallInfo fcinfo, KdRows *rows);
@@ -453,8 +458,20 @@ extern KdRows *kdg_box_rows(FunctionCallInfo fcinfo);
 
 /* rows_funcs.c */
 extern KdRowsFn kdg_rows_function(Oid funcoid);
+struct FuncExpr;
+extern double kdg_rows_hits(struct FuncExpr *call, double rows);
 
 /* stream_scan.c */
 extern void kdg_stream_scan_install(void);
+
+/* stream_parallel.c */
+typedef struct KdStreamShared KdStreamShared;
+struct dsm_segment;
+extern Size kdg_stream_shared_size(void);
+extern KdRows *kdg_stream_share(KdStreamShared *sh, const KdRows *rows,
+								struct dsm_segment **segp);
+extern KdRows *kdg_stream_attach(KdStreamShared *sh, struct dsm_segment **segp);
+extern bool kdg_stream_claim(KdStreamShared *sh, KdRows *rows);
+extern void kdg_stream_restart(KdStreamShared *sh);
 
 #endif							/* KDGPU_H */

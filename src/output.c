@@ -58,10 +58,14 @@ kdg_ident_datums(const KdTable *t, uint64 ref, Datum *values, ItemPointer tid)
 	return 1;
 }
 
-/* A row producer over ans; the table and answer must outlive it. */
-static KdRows *
-kdg_rows_new(const KdTable *t, const KdAnswer *ans, KdQueryKey key,
-			 const KdTable *query_t, bool arrays)
+/*
+ * A row producer over ans, for queries identified as key says; for
+ * KD_KEY_ROW, qrefs are the query rows' refs in output order.  The tables,
+ * the answer and qrefs must outlive it.
+ */
+KdRows *
+kdg_rows_make(const KdTable *t, const KdAnswer *ans, KdQueryKey key,
+			  const KdTable *query_t, uint64 *qrefs, bool arrays)
 {
 	KdRows	   *rows = palloc0(sizeof(KdRows));
 
@@ -69,7 +73,7 @@ kdg_rows_new(const KdTable *t, const KdAnswer *ans, KdQueryKey key,
 	rows->ans = ans;
 	rows->key = key;
 	rows->query_t = query_t;
-	rows->qrefs = key == KD_KEY_ROW ? kdg_table_refs(query_t) : NULL;
+	rows->qrefs = qrefs;
 	rows->arrays = arrays;
 	rows->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu row",
 										 ALLOCSET_SMALL_SIZES);
@@ -85,7 +89,8 @@ KdRows *
 kdg_rows_pairs(const KdTable *t, const KdAnswer *ans, KdQueryKey key,
 			   const KdTable *query_t)
 {
-	return kdg_rows_new(t, ans, key, query_t, false);
+	return kdg_rows_make(t, ans, key, query_t,
+						 key == KD_KEY_ROW ? kdg_table_refs(query_t) : NULL, false);
 }
 
 /*
@@ -95,15 +100,28 @@ kdg_rows_pairs(const KdTable *t, const KdAnswer *ans, KdQueryKey key,
 KdRows *
 kdg_rows_arrays(const KdTable *t, const KdAnswer *ans)
 {
-	return kdg_rows_new(t, ans, KD_KEY_ROW, t, true);
+	return kdg_rows_make(t, ans, KD_KEY_ROW, t, kdg_table_refs(t), true);
 }
 
 /* Start again from the first row. */
 void
 kdg_rows_rewind(KdRows *rows)
 {
-	rows->i = 0;
-	rows->j = rows->ans->nq > 0 ? rows->ans->offsets[rows->ans->order ? rows->ans->order[0] : 0] : 0;
+	kdg_rows_seek(rows, 0, rows->ans->nq);
+}
+
+/*
+ * Make the rows those of the queries from, ..., to - 1 (in output order),
+ * starting with the first of them.
+ */
+void
+kdg_rows_seek(KdRows *rows, int64 from, int64 to)
+{
+	const KdAnswer *ans = rows->ans;
+
+	rows->i = from;
+	rows->end = Min(to, ans->nq);
+	rows->j = from < rows->end ? ans->offsets[ans->order ? ans->order[from] : from] : 0;
 }
 
 /* The answer number of the row's i-th query. */
@@ -127,54 +145,75 @@ kdg_rows_prefetch(const KdRows *rows, int64 i)
 }
 
 /*
+ * A one-dimensional array of n elements of elemtype, each elemlen bytes
+ * (a fixed length whose alignment adds no padding between elements), with
+ * its elements left to fill at ARR_DATA_PTR.
+ */
+static ArrayType *
+kdg_array_new(Oid elemtype, int elemlen, int n)
+{
+	Size		size = ARR_OVERHEAD_NONULLS(1) + (Size) elemlen * n;
+	ArrayType  *arr = palloc(size);
+
+	SET_VARSIZE(arr, size);
+	arr->ndim = 1;
+	arr->dataoffset = 0;
+	arr->elemtype = elemtype;
+	ARR_DIMS(arr)[0] = n;
+	ARR_LBOUND(arr)[0] = 1;
+	return arr;
+}
+
+/*
  * The identities of n neighbours as arrays at values (one, or for
  * partitions two: regclass[] and tid[]); returns how many arrays.
  */
 static int
 kdg_ident_arrays(const KdTable *t, const KdHit *hits, int n, Datum *values)
 {
-	ItemPointer tids = palloc(sizeof(ItemPointerData) * Max(n, 1));
-	Datum	   *first = palloc(sizeof(Datum) * Max(n, 1));
-	Datum	   *second = palloc(sizeof(Datum) * Max(n, 1));
-	Datum		cols[2];
+	int			col = 0;
+	uint64		mask = ~UINT64CONST(0);
+	ArrayType  *tids;
+	ItemPointer tid;
 
+	if (t->ident == KD_IDENT_KEY)
+	{
+		ArrayType  *keys = kdg_array_new(INT8OID, sizeof(int64), n);
+		int64	   *key = (int64 *) ARR_DATA_PTR(keys);
+
+		for (int j = 0; j < n; j++)
+			key[j] = kdg_ref_to_key(hits[j].ref);
+		values[0] = PointerGetDatum(keys);
+		return 1;
+	}
+	if (t->ident == KD_IDENT_PART)
+	{
+		ArrayType  *rels = kdg_array_new(REGCLASSOID, sizeof(Oid), n);
+		Oid		   *rel = (Oid *) ARR_DATA_PTR(rels);
+
+		for (int j = 0; j < n; j++)
+			rel[j] = t->partoids[hits[j].ref >> KD_PART_SHIFT];
+		values[col++] = PointerGetDatum(rels);
+		mask = (UINT64CONST(1) << KD_PART_SHIFT) - 1;
+	}
+	tids = kdg_array_new(TIDOID, sizeof(ItemPointerData), n);
+	tid = (ItemPointer) ARR_DATA_PTR(tids);
 	for (int j = 0; j < n; j++)
-	{
-		kdg_ident_datums(t, hits[j].ref, cols, &tids[j]);
-		first[j] = cols[0];
-		second[j] = cols[1];
-	}
-	switch (t->ident)
-	{
-		case KD_IDENT_KEY:
-			values[0] = PointerGetDatum(construct_array(first, n, INT8OID, sizeof(int64),
-														FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-			return 1;
-		case KD_IDENT_PART:
-			values[0] = PointerGetDatum(construct_array(first, n, REGCLASSOID, sizeof(Oid),
-														true, TYPALIGN_INT));
-			values[1] = PointerGetDatum(construct_array(second, n, TIDOID,
-														sizeof(ItemPointerData), false,
-														TYPALIGN_SHORT));
-			return 2;
-		case KD_IDENT_CTID:
-			break;
-	}
-	values[0] = PointerGetDatum(construct_array(first, n, TIDOID, sizeof(ItemPointerData),
-												false, TYPALIGN_SHORT));
-	return 1;
+		kdg_ref_to_tid(hits[j].ref & mask, &tid[j]);
+	values[col++] = PointerGetDatum(tids);
+	return col;
 }
 
 /* The distances of n hits as a float8[]. */
 static Datum
 kdg_distance_array(const KdHit *hits, int n)
 {
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	ArrayType  *arr = kdg_array_new(FLOAT8OID, sizeof(float8), n);
+	float8	   *d = (float8 *) ARR_DATA_PTR(arr);
 
 	for (int j = 0; j < n; j++)
-		d[j] = Float8GetDatum(hits[j].dist);
-	return PointerGetDatum(construct_array(d, n, FLOAT8OID, sizeof(float8),
-										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		d[j] = hits[j].dist;
+	return PointerGetDatum(arr);
 }
 
 /*
@@ -231,7 +270,7 @@ kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed, Datum *values,
 	memset(nulls, 0, sizeof(bool) * desc->natts);
 	if (rows->arrays)
 	{
-		if (rows->i >= ans->nq)
+		if (rows->i >= rows->end)
 			return false;
 		kdg_rows_array_row(rows, rows->i, desc, needed, values, nulls);
 		rows->i++;
@@ -239,17 +278,17 @@ kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed, Datum *values,
 	}
 
 	/* pairs: skip queries with no hits left */
-	while (rows->i < ans->nq &&
+	while (rows->i < rows->end &&
 		   rows->j >= ans->offsets[kdg_rows_query(rows, rows->i) + 1])
 	{
 		rows->i++;
-		if (rows->i < ans->nq)
+		if (rows->i < rows->end)
 		{
 			kdg_rows_prefetch(rows, rows->i);
 			rows->j = ans->offsets[kdg_rows_query(rows, rows->i)];
 		}
 	}
-	if (rows->i >= ans->nq)
+	if (rows->i >= rows->end)
 		return false;
 	q = kdg_rows_query(rows, rows->i);
 	hit = &ans->hits[rows->j];

@@ -130,6 +130,21 @@ kdg_const_int(Node *arg)
 }
 
 /*
+ * The planner's count of the hits in rows rows of call: one per row, or
+ * for kd_all_knn_arrays k per row (one, for a k that is not a constant).
+ */
+double
+kdg_rows_hits(struct FuncExpr *call, double rows)
+{
+	double		k;
+
+	if (kdg_rows_function(call->funcid) != kdg_all_knn_arrays_rows)
+		return rows;
+	k = kdg_const_int(kdg_call_arg(call, "k"));
+	return k > 0 ? rows * k : rows;
+}
+
+/*
  * kdgpu_rows_support(internal): planner support of the functions above.
  * It gives the planner their row counts where the arguments tell them (k
  * per query, the query table's and the table's row counts from the last

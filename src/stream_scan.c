@@ -18,9 +18,19 @@
  * WITH ORDINALITY, no LATERAL reference to another FROM item (outer
  * parameters are fine: a rescan with changed parameters answers again, one
  * with the same parameters rewinds), no whole-row reference to the
- * function's result, and never in a parallel worker (each would answer the
- * whole call).  kdgpu.stream_rows = off gives the Function Scan back.
+ * function's result.  kdgpu.stream_rows = off gives the Function Scan back.
  * A function returning one column (kd_box) has a one-column scan tuple.
+ *
+ * Where a call's arguments are constants, the scan is also offered as a
+ * partial path for a parallel plan: the leader answers the call once as
+ * the parallel query starts, and every participant returns the rows of the
+ * queries it claims from the shared answer (stream_parallel.c), so that a
+ * count, an aggregate or a join above runs on all of them.  The functions
+ * stay parallel restricted: a worker never runs one, it reads its answer.
+ * Workers are planned as for a table scan of the answer's size (its hits,
+ * against min_parallel_table_scan_size), and copying the answer into
+ * shared memory is costed at cpu_operator_cost / 2 per hit; either path
+ * costs cpu_operator_cost per hit put in an array that is read.
  */
 #include "postgres.h"
 
@@ -31,8 +41,11 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
+#include "storage/dsm.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
@@ -57,8 +70,15 @@ typedef struct KdStreamState
 	MemoryContext cxt;			/* the answer and its rows */
 	KdRows	   *rows;			/* NULL until the call has run */
 	bool		ran;			/* the call has run (rows may be NULL) */
+	KdStreamShared *shared;		/* parallel: the claims of the shared answer */
+	dsm_segment *seg;			/* parallel: the shared answer's segment */
 } KdStreamState;
 
+static CustomPath *kdg_stream_path(RelOptInfo *rel, Cost startup, Cost run);
+static bool kdg_reads_arrays(RelOptInfo *rel);
+static void kdg_stream_add_partial(PlannerInfo *root, RelOptInfo *rel,
+								   FuncExpr *fexpr, double hits,
+								   const CustomPath *serial);
 static Plan *kdg_stream_plan(PlannerInfo *root, RelOptInfo *rel,
 							 CustomPath *best_path, List *tlist,
 							 List *clauses, List *custom_plans);
@@ -69,6 +89,14 @@ static void kdg_stream_end(CustomScanState *node);
 static void kdg_stream_rescan(CustomScanState *node);
 static void kdg_stream_explain(CustomScanState *node, List *ancestors,
 							   ExplainState *es);
+static Size kdg_stream_estimate_dsm(CustomScanState *node,
+									ParallelContext *pcxt);
+static void kdg_stream_init_dsm(CustomScanState *node, ParallelContext *pcxt,
+								void *coordinate);
+static void kdg_stream_reinit_dsm(CustomScanState *node, ParallelContext *pcxt,
+								  void *coordinate);
+static void kdg_stream_init_worker(CustomScanState *node, shm_toc *toc,
+								   void *coordinate);
 
 static const CustomPathMethods kdg_stream_path_methods = {
 	.CustomName = KDG_STREAM_NAME,
@@ -87,6 +115,10 @@ static const CustomExecMethods kdg_stream_exec_methods = {
 	.EndCustomScan = kdg_stream_end,
 	.ReScanCustomScan = kdg_stream_rescan,
 	.ExplainCustomScan = kdg_stream_explain,
+	.EstimateDSMCustomScan = kdg_stream_estimate_dsm,
+	.InitializeDSMCustomScan = kdg_stream_init_dsm,
+	.ReInitializeDSMCustomScan = kdg_stream_reinit_dsm,
+	.InitializeWorkerCustomScan = kdg_stream_init_worker,
 };
 
 /*
@@ -135,6 +167,7 @@ kdg_stream_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	FuncExpr   *fexpr;
 	Path	   *cheapest;
 	CustomPath *cpath;
+	double		hits;
 	ListCell   *lc;
 
 	if (kdg_prev_pathlist_hook)
@@ -159,9 +192,41 @@ kdg_stream_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		if (kdg_reads_whole_row((Node *) ((RestrictInfo *) lfirst(lc))->clause, rti))
 			return;
 
-	/* the Function Scan's costs, less its tuplestore's writes and reads */
+	/*
+	 * The scan takes the Function Scan's place, at its costs less its
+	 * tuplestore's writes and reads, plus the arrays made of hits where
+	 * they are read.
+	 */
+	hits = kdg_rows_hits(fexpr, rel->rows);
 	cheapest = linitial(rel->pathlist);
-	cpath = makeNode(CustomPath);
+	cpath = kdg_stream_path(rel, cheapest->startup_cost,
+							(cheapest->total_cost - cheapest->startup_cost) / 2 +
+							(kdg_reads_arrays(rel) ? hits * cpu_operator_cost : 0));
+	rel->pathlist = NIL;
+	add_path(rel, &cpath->path);
+	kdg_stream_add_partial(root, rel, fexpr, hits, cpath);
+}
+
+/* Whether the plan reads an array column of rel's rows, above or in its filter. */
+static bool
+kdg_reads_arrays(RelOptInfo *rel)
+{
+	List	   *vars = list_concat(pull_var_clause((Node *) rel->reltarget->exprs, 0),
+								   pull_var_clause((Node *) extract_actual_clauses(rel->baserestrictinfo, false), 0));
+	ListCell   *lc;
+
+	foreach(lc, vars)
+		if (IsA(lfirst(lc), Var) && type_is_array(((Var *) lfirst(lc))->vartype))
+			return true;
+	return false;
+}
+
+/* A streaming scan path of rel with the given costs, not parallel. */
+static CustomPath *
+kdg_stream_path(RelOptInfo *rel, Cost startup, Cost run)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = rel;
 	cpath->path.pathtarget = rel->reltarget;
@@ -170,15 +235,58 @@ kdg_stream_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	cpath->path.parallel_safe = false;
 	cpath->path.parallel_workers = 0;
 	cpath->path.rows = rel->rows;
-	cpath->path.startup_cost = cheapest->startup_cost;
-	cpath->path.total_cost = cheapest->startup_cost +
-		(cheapest->total_cost - cheapest->startup_cost) / 2;
+	cpath->path.startup_cost = startup;
+	cpath->path.total_cost = startup + run;
 	cpath->path.pathkeys = NIL;
 	cpath->flags = 0;
 	cpath->custom_paths = NIL;
 	cpath->custom_private = NIL;
 	cpath->methods = &kdg_stream_path_methods;
-	add_path(rel, &cpath->path);
+	return cpath;
+}
+
+/*
+ * Offer the parallel streaming scan of fexpr, whose answer holds about
+ * hits hits, beside serial, where the plan may be parallel, the call's
+ * arguments are constants (the leader answers it once, whatever the
+ * rescans), what is read of its rows is safe in a worker, and the answer
+ * is large enough for a worker.
+ */
+static void
+kdg_stream_add_partial(PlannerInfo *root, RelOptInfo *rel, FuncExpr *fexpr,
+					   double hits, const CustomPath *serial)
+{
+	CustomPath *ppath;
+	int			workers;
+	double		divisor;
+	ListCell   *lc;
+
+	if (!root->glob->parallelModeOK || max_parallel_workers_per_gather <= 0)
+		return;
+	foreach(lc, fexpr->args)
+		if (!IsA(lfirst(lc), Const))
+			return;
+	if (!is_parallel_safe(root, (Node *) rel->reltarget->exprs) ||
+		!is_parallel_safe(root, (Node *) rel->baserestrictinfo))
+		return;
+	workers = compute_parallel_worker(rel, hits * sizeof(KdHit) / BLCKSZ, -1,
+									  max_parallel_workers_per_gather);
+	if (workers < 1)
+		return;
+
+	/* the leader's share, as the planner counts it for other scans */
+	divisor = workers;
+	if (parallel_leader_participation && workers < 4)
+		divisor += 1.0 - 0.3 * workers;
+
+	ppath = kdg_stream_path(rel, serial->path.startup_cost + hits * cpu_operator_cost / 2,
+							(serial->path.total_cost - serial->path.startup_cost) / divisor);
+	ppath->path.parallel_aware = true;
+	ppath->path.parallel_safe = true;
+	ppath->path.parallel_workers = workers;
+	ppath->path.rows = clamp_row_est(rel->rows / divisor);
+	rel->consider_parallel = true;
+	add_partial_path(rel, &ppath->path);
 }
 
 /*
@@ -298,10 +406,15 @@ kdg_stream_next(ScanState *node)
 	if (!st->ran)
 		kdg_stream_run(st);
 	ExecClearTuple(slot);
-	if (st->rows &&
-		kdg_rows_next(st->rows, slot->tts_tupleDescriptor, st->needed,
-					  slot->tts_values, slot->tts_isnull))
-		ExecStoreVirtualTuple(slot);
+	while (st->rows != NULL)
+	{
+		if (kdg_rows_next(st->rows, slot->tts_tupleDescriptor, st->needed,
+						  slot->tts_values, slot->tts_isnull))
+			return ExecStoreVirtualTuple(slot);
+		/* in a parallel query, the rows of the next queries claimed */
+		if (st->shared == NULL || !kdg_stream_claim(st->shared, st->rows))
+			break;
+	}
 	return slot;
 }
 
@@ -319,13 +432,18 @@ kdg_stream_exec(CustomScanState *node)
 	return ExecScan(&node->ss, kdg_stream_next, kdg_stream_recheck);
 }
 
-/* EndCustomScan: free the answer now rather than at the query's end. */
+/*
+ * EndCustomScan: free the answer, or unmap the shared one, now rather than
+ * at the query's end.
+ */
 static void
 kdg_stream_end(CustomScanState *node)
 {
 	KdStreamState *st = (KdStreamState *) node;
 
 	MemoryContextDelete(st->cxt);
+	if (st->seg)
+		dsm_detach(st->seg);
 }
 
 /*
@@ -337,7 +455,13 @@ kdg_stream_rescan(CustomScanState *node)
 {
 	KdStreamState *st = (KdStreamState *) node;
 
-	if (node->ss.ps.chgParam != NULL)
+	/* parallel: the shared answer stays; kdg_stream_reinit_dsm unclaims it */
+	if (st->shared != NULL)
+	{
+		if (st->rows)
+			kdg_rows_seek(st->rows, 0, 0);
+	}
+	else if (node->ss.ps.chgParam != NULL)
 	{
 		MemoryContextReset(st->cxt);
 		st->rows = NULL;
@@ -354,6 +478,53 @@ kdg_stream_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	KdStreamState *st = (KdStreamState *) node;
 
 	ExplainPropertyText("Function", get_func_name(st->fexpr->funcid), es);
+}
+
+/* EstimateDSMCustomScan: the claims' shared state. */
+static Size
+kdg_stream_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return kdg_stream_shared_size();
+}
+
+/*
+ * InitializeDSMCustomScan, in the leader as the parallel query starts:
+ * answer the call and share the answer; the private one is freed.
+ */
+static void
+kdg_stream_init_dsm(CustomScanState *node, ParallelContext *pcxt,
+					void *coordinate)
+{
+	KdStreamState *st = (KdStreamState *) node;
+	MemoryContext oldcxt;
+
+	kdg_stream_run(st);
+	oldcxt = MemoryContextSwitchTo(node->ss.ps.state->es_query_cxt);
+	st->shared = coordinate;
+	st->rows = kdg_stream_share(st->shared, st->rows, &st->seg);
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(st->cxt);
+}
+
+/* ReInitializeDSMCustomScan: before a rescan's workers start. */
+static void
+kdg_stream_reinit_dsm(CustomScanState *node, ParallelContext *pcxt,
+					  void *coordinate)
+{
+	kdg_stream_restart(coordinate);
+}
+
+/* InitializeWorkerCustomScan: read the leader's answer. */
+static void
+kdg_stream_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	KdStreamState *st = (KdStreamState *) node;
+	MemoryContext oldcxt = MemoryContextSwitchTo(st->cxt);
+
+	st->shared = coordinate;
+	st->rows = kdg_stream_attach(st->shared, &st->seg);
+	st->ran = true;
+	MemoryContextSwitchTo(oldcxt);
 }
 
 /* Install the planner hook that offers the scan; from _PG_init. */
