@@ -605,6 +605,7 @@ kdc_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 		return kd_set_error(err, KD_ERR_ARG, -1, "malformed tree");
 	if ((st = kdc_tree_create(n, dim, tree->nbounds, exec, &g, err)) != KD_OK)
 		return st;
+	g->ref_order = tree->ref_order;
 	e = kdc_to_device(g->coords, tree->coords, sizeof(double) * dim * n, exec);
 	if (e == cudaSuccess)
 		e = kdc_to_device(g->refs, tree->refs, sizeof(uint64_t) * n, exec);

@@ -442,6 +442,7 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 
 done:
 	kdc_free_all(&a);
+	g->ref_order = true;
 	if (st == KD_OK && out)
 		st = kdc_tree_compact(g, exec, err);
 	if (st == KD_OK && out)

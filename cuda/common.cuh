@@ -38,6 +38,7 @@ struct KdGpuTree
 	uint64_t   *refs;			/* n */
 	uint8_t    *split;			/* n */
 	double	   *bounds;			/* nbounds * 2 * dim */
+	bool		ref_order;		/* as KdTree.ref_order */
 };
 
 /* The most stack entries a traversal needs: one per level. */

@@ -32,7 +32,12 @@
  * entered (knn_walk), 11.5 ms with float stack bounds and the float
  * copy; uniform 3-D 51.6, 46.9, 33.4, 30.1 ms; clustered 3-D 45.0, 40.4,
  * 30.9, 28.1 ms; 10M uniform queries against clustered 3-D data 398, 313,
- * 318, 327 ms.  Measured on an H100
+ * 318, 327 ms.  Skipping the subtrees that can hold only later ties at
+ * distance 0 (knn_walk) took duplicate-heavy 2-D data (100 copies of each
+ * place) from 27.6 to 9.6 ms, and cost uniform 2-D 11.5 -> 11.9 ms,
+ * uniform 3-D 30.1 -> 31.4 ms, clustered 3-D 28.1 -> 29.2 ms, the uniform
+ * queries against clustered 3-D data 328 -> 365 ms (moving the checks off
+ * the push, to the rare skip, gained nothing).  Measured on an H100
  * with 10M points, k = 10 (bench/README.md, `make cukd-bench`), this list
  * and the copies below took All-kNN of uniform 2-D points from 201 ms to
  * 54 ms end to end, and 10M uniform queries against clustered 3-D data from
@@ -97,6 +102,12 @@ struct KdcList
 	__device__ __forceinline__ double worst() const
 	{
 		return d[K - 1];
+	}
+
+	/* the k-th best's row reference, once k were found */
+	__device__ __forceinline__ uint64_t kth_ref() const
+	{
+		return __ldg(refs + node[K - 1]);
 	}
 
 	/* (d2, nd) sorts before entry i */
@@ -210,6 +221,12 @@ struct KdcHeapVisit
 		return h->worst();
 	}
 
+	/* the k-th best's row reference, once k were found */
+	__device__ __forceinline__ uint64_t kth_ref() const
+	{
+		return h->h[0].ref;
+	}
+
 	__device__ __forceinline__ void offer(double d2, int64_t node)
 	{
 		h->push(d2, refs[node]);
@@ -229,6 +246,17 @@ struct KdcHeapVisit
  * child the query is mostly inside the child's box, and the test's loads
  * cost more than the little it prunes.  The stack keeps a bound as a float
  * rounded down, still a lower bound, in half the bytes.
+ *
+ * Many points at the query's exact place all tie at distance 0, and a
+ * subtree whose bound equals the k-th distance must be entered in case one
+ * of them wins on its reference.  Where the tree keeps (split coordinate,
+ * ref) order (KdTree.ref_order), the walk goes left first where the query
+ * lies on a split at v, and marks the right child it pushes with bound 0 by
+ * storing -0.0.  Once the k-th distance is 0, a point of that subtree at
+ * distance 0 has coordinate v too (another one differs from v by so much,
+ * with |v| >= 2^-400, that its square is not 0), so it follows the parent
+ * in ref order; when the parent does not precede the k-th neighbour, the
+ * subtree is skipped.
  */
 template <int DIM, bool FIXED, typename Index, int STACK, typename C, typename Best>
 static __device__ __forceinline__ void
@@ -274,7 +302,7 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 			if (d2 <= worst && node != exclude)
 				best.offer(d2, node);
 			diff = __dadd_rn(kdc_coord<DIM>(q, s), -kdc_coord<DIM>(p, s));
-			near = 2 * node + (diff >= 0 ? 2 : 1);
+			near = 2 * node + (diff > 0 ? 2 : 1);
 			far = (near & 1) ? near + 1 : near - 1;
 			far_lb = __dmul_rn(diff, diff);
 			far_lb = far_lb > lb ? far_lb : lb;
@@ -282,6 +310,9 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 			{
 				stack_node[sp] = far;
 				stack_lb[sp] = __double2float_rd(far_lb);
+				if (t.ref_order && diff == 0 && far_lb == 0 &&
+					fabs(kdc_coord<DIM>(p, s)) >= 0x1p-400)
+					stack_lb[sp] = -0.0f;
 				sp++;
 			}
 			node = near;
@@ -293,10 +324,12 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 			if (sp == 0)
 				return;
 			sp--;
-			if (stack_lb[sp] <= best.worst())
+			if (stack_lb[sp] <= best.worst() &&
+				!(signbit(stack_lb[sp]) && best.worst() == 0.0 &&
+				  __ldg(t.refs + (stack_node[sp] >> 1) - 1) >= best.kth_ref()))
 			{
 				node = stack_node[sp];
-				lb = stack_lb[sp];
+				lb = fabsf(stack_lb[sp]);
 				entering = true;
 				break;
 			}

@@ -372,6 +372,9 @@ kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
 	kd_gpu_release(tree);
 	node_payload = palloc_extended(sizeof(uint64) * Max(words, 1) * n,
 								   MCXT_ALLOC_HUGE);
+	/* the tree keeps its (coordinate, ref) order where refs rise with ord */
+	for (int64 i = 1; i < n && tree->ref_order; i++)
+		tree->ref_order = refs[i - 1] < refs[i];
 	for (int64 node = 0; node < n; node++)
 	{
 		uint64		ord = tree->refs[node];

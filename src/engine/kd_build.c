@@ -267,6 +267,8 @@ kd_build_cpu(const double *points, const uint64_t *refs, int64_t n, int dim,
 	free(c.task_begin);
 	if (st != KD_OK)
 		kd_tree_free(tree);
+	else
+		tree->ref_order = true;
 	return st;
 }
 
@@ -289,7 +291,10 @@ kd_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 			return st;
 		st = kd_gpu_build(points, refs, n, dim, tree, &tree->gpu, exec, err);
 		if (st == KD_OK)
+		{
+			tree->ref_order = true;
 			return KD_OK;
+		}
 		kd_tree_free(tree);
 		if (!kd_gpu_fallback(exec, st, err))
 			return st;

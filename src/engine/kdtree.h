@@ -88,6 +88,9 @@ typedef struct KdTree
 	uint8_t    *split;			/* n split dimensions */
 	double	   *bounds;			/* nbounds * 2 * dim: lo[dim] then hi[dim] */
 	bool		owned;			/* arrays were allocated by kd_tree_alloc */
+	bool		ref_order;		/* as kd_build made it: each node's right
+								 * subtree holds only points after it in
+								 * (split coordinate, ref) order */
 	KdGpuTree  *gpu;			/* resident device copy, or NULL */
 } KdTree;
 
