@@ -165,7 +165,7 @@ kdg_stream_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 {
 	RangeTblFunction *rtfunc;
 	FuncExpr   *fexpr;
-	Path	   *cheapest;
+	Path	   *fscan = NULL;
 	CustomPath *cpath;
 	double		hits;
 	ListCell   *lc;
@@ -174,8 +174,7 @@ kdg_stream_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		kdg_prev_pathlist_hook(root, rel, rti, rte);
 	if (!kdgpu_stream_rows || rte->rtekind != RTE_FUNCTION ||
 		rel->reloptkind != RELOPT_BASEREL || rte->funcordinality ||
-		list_length(rte->functions) != 1 || !bms_is_empty(rel->lateral_relids) ||
-		rel->pathlist == NIL)
+		list_length(rte->functions) != 1 || !bms_is_empty(rel->lateral_relids))
 		return;
 	rtfunc = linitial_node(RangeTblFunction, rte->functions);
 	if (!IsA(rtfunc->funcexpr, FuncExpr))
@@ -197,12 +196,19 @@ kdg_stream_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	 * tuplestore's writes and reads, plus the arrays made of hits where
 	 * they are read.
 	 */
+	foreach(lc, rel->pathlist)
+		if (((Path *) lfirst(lc))->pathtype == T_FunctionScan)
+		{
+			fscan = lfirst(lc);
+			rel->pathlist = foreach_delete_current(rel->pathlist, lc);
+			break;
+		}
+	if (fscan == NULL)
+		return;
 	hits = kdg_rows_hits(fexpr, rel->rows);
-	cheapest = linitial(rel->pathlist);
-	cpath = kdg_stream_path(rel, cheapest->startup_cost,
-							(cheapest->total_cost - cheapest->startup_cost) / 2 +
+	cpath = kdg_stream_path(rel, fscan->startup_cost,
+							(fscan->total_cost - fscan->startup_cost) / 2 +
 							(kdg_reads_arrays(rel) ? hits * cpu_operator_cost : 0));
-	rel->pathlist = NIL;
 	add_path(rel, &cpath->path);
 	kdg_stream_add_partial(root, rel, fexpr, hits, cpath);
 }
