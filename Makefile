@@ -20,13 +20,13 @@
 EXTENSION = kdgpu kdgpu_postgis
 MODULE_big = kdgpu
 DATA = kdgpu--0.1.sql kdgpu--0.2.sql kdgpu--0.1--0.2.sql kdgpu--0.2--0.3.sql \
-	kdgpu--0.3--0.4.sql \
+	kdgpu--0.3--0.4.sql kdgpu--0.4--0.5.sql \
 	kdgpu_postgis--0.1.sql kdgpu_postgis--0.2.sql kdgpu_postgis--0.1--0.2.sql \
 	kdgpu_postgis--0.2--0.3.sql
 PGFILEDESC = "kdgpu - exact kd-tree neighbour search on GPU and CPU"
 
 ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
-EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c src/geo/*.c))
+EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c src/geo/*.c src/service/*.c))
 OBJS = $(EXT_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
 PROVE_TESTS = test/tap/*.pl
@@ -137,7 +137,7 @@ tap-check:
 .PHONY: engine-check engine-bench ckdtree-bench cukd-bench geo-check install-cuda tap-check
 
 # PGXS does not track headers: rebuild the objects when they change
-$(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h src/geo/*.h) $(ENGINE_HDRS)
+$(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h src/geo/*.h src/service/*.h) $(ENGINE_HDRS)
 $(ENGINE_SRCS:.c=.o): $(ENGINE_HDRS)
 
 # ---- fuzzing (test/fuzz/README.md) ------------------------------------------
@@ -190,6 +190,12 @@ fuzz-check: $(FUZZ_HARNESSES:%=test-bin/replay-%)
 test-bin/fake_cuda.so: test/fault/fake_cuda.c $(ENGINE_HDRS)
 	@mkdir -p test-bin
 	$(CC) -O1 -g -std=gnu99 -Wall -shared -fPIC -o $@ test/fault/fake_cuda.c
+# emulated_cuda.so: a GPU library that works (the CPU engine behind the GPU
+# table), for the GPU service's TAP suite (test/tap/009_service.pl)
+test-bin/emulated_cuda.so: test/fault/emulated_cuda.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+	@mkdir -p test-bin
+	$(CC) $(ENGINE_CFLAGS) -g -Wall -shared -fPIC -fvisibility=hidden -Wl,-Bsymbolic \
+		-Isrc/engine -o $@ test/fault/emulated_cuda.c $(ENGINE_SRCS) -ldl -lm
 test-bin/fault-test: test/fault/fault_test.c $(ENGINE_SRCS) $(ENGINE_HDRS)
 	@mkdir -p test-bin
 	$(CC) $(ENGINE_CFLAGS) -g -fsanitize=address,undefined -Wall -Isrc/engine \

@@ -23,6 +23,7 @@
 #include "utils/memutils.h"
 
 #include "kdgpu.h"
+#include "service/service.h"
 
 /* Nonzero when a pending interrupt would cancel or terminate the query. */
 static int
@@ -31,6 +32,9 @@ kdg_interrupt(void *arg)
 	return InterruptPending && (QueryCancelPending || ProcDiePending) &&
 		INTERRUPTS_CAN_BE_PROCESSED();
 }
+
+/* Where the last batched work of this backend ran, and why (kd_status). */
+char		kdg_last_run[512] = "";
 
 /* Fill exec from the kdgpu.* settings. */
 void
@@ -66,9 +70,15 @@ kdg_check_status(KdStatus status, const KdError *err, const KdExec *exec,
 	{
 		case KD_OK:
 			if (exec)
-				elog(DEBUG1, "kdgpu: %s ran on the %s%s%s", what,
-					 exec->used_gpu ? "GPU" : "CPU",
-					 exec->note[0] ? ": " : "", exec->note);
+			{
+				snprintf(kdg_last_run, sizeof(kdg_last_run), "%s ran on the %s%s%s",
+						 what,
+						 !exec->used_gpu ? "CPU" :
+						 kdg_service_in_use() ? "GPU, through the GPU service" :
+						 "GPU, from this backend",
+						 exec->note[0] ? ": " : "", exec->note);
+				elog(DEBUG1, "kdgpu: %s", kdg_last_run);
+			}
 			return;
 		case KD_ERR_CANCELED:
 			CHECK_FOR_INTERRUPTS();

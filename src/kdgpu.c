@@ -2,9 +2,10 @@
  * kdgpu.c
  *	  Module entry point and the kdgpu.* settings.
  *
- * _PG_init defines GUCs, records where the GPU object lives and installs
+ * _PG_init defines GUCs, records where the GPU object lives, installs
  * the executor hook of orderby_hook.c and the planner hook of
- * stream_scan.c; it never touches a GPU, because the library may be preloaded into the
+ * stream_scan.c, and, when preloaded, registers the GPU service
+ * (src/service/); it never touches a GPU, because the library may be preloaded into the
  * postmaster and CUDA state does not survive fork().  The GPU object is
  * opened by the engine on first use in a backend.
  */
@@ -17,6 +18,7 @@
 #include "utils/guc.h"
 
 #include "kdgpu.h"
+#include "service/service.h"
 
 PG_MODULE_MAGIC;
 
@@ -90,11 +92,24 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("kdgpu.service",
+							 "Starts the GPU service that runs every session's GPU work, "
+							 "when kdgpu is in shared_preload_libraries.",
+							 "Off: each backend opens the GPU itself.",
+							 &kdgpu_service_enabled,
+							 true,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("kdgpu");
 
 	snprintf(kdgpu_gpu_library, sizeof(kdgpu_gpu_library), "%s/kdgpu_cuda.so",
 			 pkglib_path);
 	kd_gpu_set_library(kdgpu_gpu_library);
+	if (process_shared_preload_libraries_in_progress)
+		kdg_service_register();
+	kdg_service_client_install();
 	kdg_orderby_hook_install();
 	kdg_stream_scan_install();
 }

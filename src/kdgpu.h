@@ -353,6 +353,7 @@ extern void kdg_source_check_dims(const KdSource *src, const KdSource *other);
 extern double *kdg_source_coords(const KdSource *src);
 
 /* exec.c */
+extern char kdg_last_run[512];
 extern void kdg_exec_prepare(KdExec *exec);
 extern void kdg_check_status(KdStatus status, const KdError *err,
 							const KdExec *exec, const char *what);

@@ -28,6 +28,7 @@
 
 #include "am/kdam.h"
 #include "kdgpu.h"
+#include "service/service.h"
 
 PG_FUNCTION_INFO_V1(kdgpu_status);
 PG_FUNCTION_INFO_V1(kdgpu_devices);
@@ -49,7 +50,8 @@ kdg_row(FunctionCallInfo fcinfo, Datum *values, bool *nulls)
 
 /*
  * kd_status(): the device setting, whether a GPU is usable (and why not),
- * the settings in force and the trees held in memory.
+ * the settings in force, the trees held in memory, the GPU service, and
+ * where this backend's last batched work ran and why.
  */
 Datum
 kdgpu_status(PG_FUNCTION_ARGS)
@@ -58,8 +60,8 @@ kdgpu_status(PG_FUNCTION_ARGS)
 	char		why[256] = "";
 	bool		usable = kd_gpu_available(&info, why, sizeof(why));
 	KdExec		exec;
-	Datum		values[8];
-	bool		nulls[8] = {false};
+	Datum		values[10];
+	bool		nulls[10] = {false};
 	const char *runs_on;
 	int			trees;
 	int			on_gpu;
@@ -91,6 +93,11 @@ kdgpu_status(PG_FUNCTION_ARGS)
 											 "the rows they read, and build one otherwise",
 											 trees, trees == 1 ? "" : "s", on_gpu,
 											 (gpu_bytes + (1 << 20) - 1) >> 20));
+	values[8] = CStringGetTextDatum(kdg_service_describe());
+	if (kdg_last_run[0])
+		values[9] = CStringGetTextDatum(kdg_last_run);
+	else
+		nulls[9] = true;
 	PG_RETURN_DATUM(kdg_row(fcinfo, values, nulls));
 }
 
@@ -196,7 +203,10 @@ kdgpu_unload(PG_FUNCTION_ARGS)
 	indexes = RelationGetIndexList(heap);
 
 	foreach(lc, indexes)
+	{
 		found |= kdam_cache_gpu_forget(lfirst_oid(lc));
+		kdg_service_forget_index(lfirst_oid(lc));
+	}
 	list_free(indexes);
 	table_close(heap, AccessShareLock);
 	PG_RETURN_BOOL(found);

@@ -42,6 +42,7 @@
 #include "utils/rel.h"
 
 #include "kdam.h"
+#include "service/service.h"
 #include "engine/kd_error.h"
 
 #define KDAM_CACHE_KEEP 8
@@ -263,6 +264,8 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta,
 		if (entry->n > 0)
 			kdam_read_tree(index, meta, entry, t->data);
 		kdam_stream_to_tree(t, meta, entry);
+		kdg_key_of_index(t->tree.key, RelationGetRelid(index),
+						 index->rd_node.relNode, meta->generation, KDG_KEY_TREE);
 		if (RecoveryInProgress())
 			check_unchanged(index, meta);
 	}

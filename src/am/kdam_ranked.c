@@ -22,6 +22,7 @@
 #include "utils/memutils.h"
 
 #include "kdam.h"
+#include "service/service.h"
 
 #define RADIX_BITS	16
 #define RADIX_SIZE	(1 << RADIX_BITS)
@@ -94,6 +95,7 @@ kdam_ranked_get(KdamTree *t)
 
 	ranked = MemoryContextAllocZero(cxt, sizeof(KdamRankedTree));
 	ranked->tree = *tree;
+	kdg_key_set_flavour(ranked->tree.key, KDG_KEY_RANKED);
 	ranked->tree.owned = false;
 	ranked->tree.gpu = NULL;
 	ranked->tree.refs = MemoryContextAllocHuge(cxt, sizeof(uint64) * Max(tree->n, 1));
@@ -128,6 +130,5 @@ kdam_ranked_gpu_bytes(const KdamRankedTree *ranked)
 {
 	const KdTree *t = &ranked->tree;
 
-	return (Size) t->n * (t->dim * sizeof(double) + sizeof(uint64) + 1) +
-		(Size) t->nbounds * 2 * t->dim * sizeof(double);
+	return (Size) kd_tree_bytes(t->n, t->dim, t->nbounds);
 }

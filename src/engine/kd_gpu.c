@@ -15,6 +15,12 @@
  * of at least gpu_min_work items and falls back to the CPU when the GPU
  * fails for want of memory or with a CUDA error.
  *
+ * A provider (kd_gpu_set_provider) stands in for the library: when it
+ * returns a function table at the first use, that table serves the process
+ * for its life and the library is never opened.  The extension's GPU
+ * service client is one: its table forwards every call to the service
+ * process, so a backend never creates a CUDA context of its own.
+ *
  * Test-only fault injection: KDGPU_FAULT=absent makes the library count as
  * not loadable, as on a server without a GPU; the other KDGPU_FAULT values
  * are read by the GPU object itself (cuda/api.cu).
@@ -28,6 +34,7 @@
 #include "kd_gpu_abi.h"
 
 static char gpu_library[1024] = "";
+static KdGpuProvider gpu_provider = NULL;
 static bool gpu_loaded = false;
 static const KdCudaApi *gpu_api = NULL;
 static KdGpuInfo gpu_info;
@@ -35,7 +42,8 @@ static char gpu_why[256] = "";
 
 /*
  * Set the path of kdgpu_cuda.so; takes effect if the library has not been
- * opened yet.  Without it, $KDGPU_CUDA_LIB or the dynamic linker's search.
+ * opened yet.  $KDGPU_CUDA_LIB, when set, names another object instead (a
+ * test's stand-in); with neither, the dynamic linker searches.
  */
 void
 kd_gpu_set_library(const char *path)
@@ -43,26 +51,50 @@ kd_gpu_set_library(const char *path)
 	snprintf(gpu_library, sizeof(gpu_library), "%s", path ? path : "");
 }
 
-/* Open the library and probe for a device, once per process. */
+/*
+ * Set the provider consulted before the library; takes effect if the GPU
+ * has not been wanted yet.
+ */
+void
+kd_gpu_set_provider(KdGpuProvider provider)
+{
+	gpu_provider = provider;
+}
+
+/*
+ * Open the library (or take the provider's table) and probe for a device,
+ * once per process.
+ */
 static void
 gpu_load(void)
 {
 	const char *path = gpu_library;
 	void	   *handle;
 	const KdCudaApi *(*entry) (void);
-	const KdCudaApi *api;
+	const KdCudaApi *api = NULL;
 	KdError		err;
 
 	if (gpu_loaded)
 		return;
 	gpu_loaded = true;
+	if (gpu_provider)
+		api = gpu_provider();
+	if (api)
+	{
+		memset(&err, 0, sizeof(err));
+		if (api->probe(&gpu_info, &err) != KD_OK)
+			snprintf(gpu_why, sizeof(gpu_why), "%s", err.message);
+		else
+			gpu_api = api;
+		return;
+	}
 	if (getenv("KDGPU_FAULT") && strcmp(getenv("KDGPU_FAULT"), "absent") == 0)
 	{
 		snprintf(gpu_why, sizeof(gpu_why),
 				 "GPU library not loaded: KDGPU_FAULT=absent (fault injection)");
 		return;
 	}
-	if (path[0] == '\0')
+	if (getenv("KDGPU_CUDA_LIB") && getenv("KDGPU_CUDA_LIB")[0] != '\0')
 		path = getenv("KDGPU_CUDA_LIB");
 	if (path == NULL || path[0] == '\0')
 		path = "kdgpu_cuda.so";
@@ -98,6 +130,13 @@ kd_gpu_api(void)
 {
 	gpu_load();
 	return gpu_api;
+}
+
+/* See kdtree.h. */
+const KdCudaApi *
+kd_gpu_table(void)
+{
+	return kd_gpu_api();
 }
 
 /*

@@ -84,6 +84,17 @@ kd_tree_nbounds(int64_t n)
 	return kd_tree_nbounds_min(n, KD_BOUNDS_MIN_SUBTREE);
 }
 
+/*
+ * Bytes of a tree's arrays (coordinates, references, split dimensions and
+ * bounds), in memory and in a device copy alike.
+ */
+KD_SHARED int64_t
+kd_tree_bytes(int64_t n, int dim, int64_t nbounds)
+{
+	return n * (dim * (int64_t) sizeof(double) + (int64_t) sizeof(uint64_t) + 1) +
+		nbounds * 2 * dim * (int64_t) sizeof(double);
+}
+
 /* Squared distance, summed in dimension order. */
 KD_SHARED double
 kd_dist2(const double *a, const double *b, int dim)

@@ -91,6 +91,9 @@ typedef struct KdTree
 	bool		ref_order;		/* as kd_build made it: each node's right
 								 * subtree holds only points after it in
 								 * (split coordinate, ref) order */
+	uint64_t	key[4];			/* names the contents, for a device copy
+								 * shared between processes (the GPU
+								 * service); all zero: unnamed */
 	KdGpuTree  *gpu;			/* resident device copy, or NULL */
 } KdTree;
 
@@ -213,6 +216,19 @@ extern KdStatus kd_box_cpu(const KdTree *tree, const double *lows,
  * kd_gpu_set_library (default: "kdgpu_cuda.so" found by the dynamic linker).
  */
 extern void kd_gpu_set_library(const char *path);
+
+/*
+ * A stand-in for the GPU object, such as the client of a GPU service in
+ * another process: consulted once, when the GPU is first wanted; if it
+ * returns a function table (kd_gpu_abi.h), that table serves this process
+ * instead of the library.
+ */
+struct KdCudaApi;
+typedef const struct KdCudaApi *(*KdGpuProvider) (void);
+extern void kd_gpu_set_provider(KdGpuProvider provider);
+
+/* The GPU object's function table, opened if need be; NULL without a GPU. */
+extern const struct KdCudaApi *kd_gpu_table(void);
 extern bool kd_gpu_available(KdGpuInfo *info, char *why, size_t whylen);
 extern KdStatus kd_gpu_upload(KdTree *tree, KdExec *exec, KdError *err);
 extern void kd_gpu_release(KdTree *tree);

@@ -1,0 +1,196 @@
+/*
+ * service.h
+ *	  The GPU service: one background worker that owns the GPU for the whole
+ *	  server, and the shared memory through which backends hand it work.
+ *
+ * With kdgpu in shared_preload_libraries (and kdgpu.service on), the
+ * postmaster starts the service (service_main.c).  It opens the GPU object
+ * once, keeps device copies of trees for all sessions, and runs every GPU
+ * call that backends would otherwise make themselves.  A backend reaches it
+ * through the engine's GPU provider hook (service_client.c): the engine sees
+ * an ordinary GPU function table, whose entries copy their arguments into a
+ * dynamic shared memory segment, queue it in a slot of the shared state and
+ * wait on the backend's latch for the reply.  Without the preload, the
+ * provider finds no service and the engine opens the GPU in the backend.
+ *
+ * The shared state (KdgService) is protected by its spinlock; no section
+ * under it allocates, waits or calls out.  Slots are the queue: one per
+ * backend with a call in flight.  Resident entries describe the device
+ * copies the service holds; their device pointers live only in the
+ * service's own memory.
+ *
+ * A device copy is shared when its tree is named (KdTree.key: an index's
+ * database, OID, relfilenode and generation): any session's call with the
+ * same name finds it, and it stays until the index changes (a newer name of
+ * the same index replaces it), kd_unload, or eviction, least recently used
+ * first, under the service's kdgpu.gpu_memory_limit.  An unnamed tree's copy
+ * (a tree built for one query) is owned by the backend that uploaded it and
+ * dropped when it releases it or exits.
+ */
+#ifndef KDG_SERVICE_H
+#define KDG_SERVICE_H
+
+#include "postgres.h"
+
+#include "storage/dsm.h"
+#include "storage/spin.h"
+#include "utils/timestamp.h"
+
+#include "engine/kdtree.h"
+
+/* device copies the service can hold at once */
+#define KDG_RESIDENT_MAX 64
+
+/* queries of a kNN call served before the service turns to other calls */
+#define KDG_SLICE_QUERIES (1 << 20)
+
+typedef enum KdgServiceState
+{
+	KDG_SERVICE_STOPPED = 0,	/* not running (yet, or restarting) */
+	KDG_SERVICE_STARTING,		/* running, opening the GPU */
+	KDG_SERVICE_READY,			/* serving calls */
+	KDG_SERVICE_IDLE			/* running, but no GPU is usable: why says */
+} KdgServiceState;
+
+typedef enum KdgSlotState
+{
+	KDG_SLOT_FREE = 0,
+	KDG_SLOT_QUEUED,			/* a call waits for the service */
+	KDG_SLOT_RUNNING,			/* the service has begun it */
+	KDG_SLOT_DONE,				/* the reply is in the segment */
+	KDG_SLOT_ABANDONED			/* the caller stopped waiting: the service
+								 * frees the slot when it lets go */
+} KdgSlotState;
+
+/* A backend's call in flight. */
+typedef struct KdgSlot
+{
+	KdgSlotState state;
+	int			pid;			/* the caller */
+	int			procno;			/* its PGPROC, whose latch is set on reply */
+	dsm_handle	handle;			/* the call's segment (KdgCall) */
+	uint64		turn;			/* served in increasing turn order */
+	uint64		epoch;			/* the service run it was queued for */
+	dsm_handle	range;			/* DONE: the call's pinned result segment */
+} KdgSlot;
+
+/* A device copy the service holds. */
+typedef struct KdgResident
+{
+	bool		used;
+	bool		shared;			/* named: for every session */
+	bool		drop;			/* asked to go: the service frees it */
+	uint64		key[4];			/* the tree's name (shared) */
+	uint64		version;		/* changes whenever the entry is reused */
+	int			owner_pid;		/* unnamed: the backend that owns it */
+	int			device;
+	int64		n;
+	int			dim;
+	int64		bytes;
+	int64		hits;			/* calls that used it */
+	TimestampTz loaded_at;
+	TimestampTz last_use;
+} KdgResident;
+
+/* The service's shared state. */
+typedef struct KdgService
+{
+	slock_t		mutex;
+	KdgServiceState state;
+	int			pid;
+	int			procno;			/* the service's PGPROC, to wake it */
+	uint64		epoch;			/* bumped at every start of the service */
+	char		why[256];		/* IDLE: why no GPU is usable */
+	KdGpuInfo	info;			/* READY: the device */
+	uint64		next_turn;
+	int64		calls;			/* calls served since the service started */
+	int64		memory_limit;	/* bytes the copies may take; 0: free memory */
+	int64		memory_used;
+	KdgResident resident[KDG_RESIDENT_MAX];
+	int			nslots;
+	KdgSlot		slots[FLEXIBLE_ARRAY_MEMBER];
+} KdgService;
+
+/* What a call asks for. */
+typedef enum KdgOp
+{
+	KDG_OP_ACQUIRE,				/* find the shared copy named key */
+	KDG_OP_UPLOAD,				/* copy the shipped tree to the device */
+	KDG_OP_BUILD,				/* build a tree from shipped points */
+	KDG_OP_KNN,
+	KDG_OP_ALL_KNN,
+	KDG_OP_RADIUS,
+	KDG_OP_BOX
+} KdgOp;
+
+/*
+ * A call, at the start of its segment; the arrays follow at the offsets
+ * given (0: absent).  The caller fills the arguments, the service the reply.
+ */
+typedef struct KdgCall
+{
+	KdgOp		op;
+	/* arguments */
+	int			resident;		/* the tree's entry, for the queries */
+	uint64		version;		/* and its version then */
+	uint64		key[4];			/* ACQUIRE, UPLOAD: the tree's name */
+	bool		keep;			/* BUILD: keep the device copy (owned) */
+	int64		n;				/* the tree: points, dimension, bounds */
+	int			dim;
+	int64		nbounds;
+	bool		ref_order;
+	int			k;
+	bool		include_self;
+	int64		nq;
+	int64		nradii;
+	Size		coords;			/* UPLOAD: input; BUILD: output */
+	Size		refs;
+	Size		split;
+	Size		bounds;
+	Size		points;			/* BUILD: the points and their references */
+	Size		point_refs;
+	Size		in1;			/* queries, centres or lows */
+	Size		in2;			/* radii or highs */
+	Size		out;			/* KNN, ALL_KNN: the neighbours, */
+	Size		count;			/* and their counts */
+	Size		size;			/* of the whole segment */
+	/* progress, kept by the service between slices */
+	int64		done;
+	/* reply */
+	KdStatus	status;
+	KdError		err;
+	bool		missing;		/* the entry is gone: upload again */
+	int			resident_out;	/* ACQUIRE, UPLOAD, BUILD with keep */
+	uint64		version_out;
+	bool		ref_order_out;	/* BUILD */
+	double		kernel_ms;
+	dsm_handle	range;			/* RADIUS, BOX: a pinned segment holding
+								 * offsets[nq + 1] then the hits, which the
+								 * caller unpins */
+} KdgCall;
+
+/* flavours of an index tree's copies (kdg_key_of_index) */
+#define KDG_KEY_TREE	0
+#define KDG_KEY_RANKED	1
+
+/* service_shmem.c */
+extern KdgService *kdg_service;
+extern bool kdgpu_service_enabled;
+extern void kdg_service_register(void);
+extern void kdg_service_attach(void);
+extern void kdg_key_of_index(uint64 *key, Oid indexrelid, Oid relnode,
+							 uint64 generation, int flavour);
+extern void kdg_key_set_flavour(uint64 *key, int flavour);
+extern bool kdg_key_index(const uint64 *key, Oid *dboid, Oid *indexrelid);
+
+/* service_client.c */
+extern void kdg_service_client_install(void);
+extern bool kdg_service_in_use(void);
+extern void kdg_service_forget_index(Oid indexrelid);
+extern char *kdg_service_describe(void);
+
+/* service_main.c */
+extern bool kdg_am_service;
+extern PGDLLEXPORT void kdg_service_main(Datum arg);
+
+#endif							/* KDG_SERVICE_H */

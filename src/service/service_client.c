@@ -1,0 +1,699 @@
+/*
+ * service_client.c
+ *	  The backend's side of the GPU service: a GPU function table
+ *	  (kd_gpu_abi.h) whose entries forward each call to the service.
+ *
+ * The engine consults its provider (kd_gpu_set_provider) the first time a
+ * backend wants the GPU.  When the service is running, the provider returns
+ * this table and the backend uses it for its life, so it never opens the
+ * GPU object or creates a CUDA context itself.  When the service is not
+ * running (no preload, kdgpu.service off, or a restart under way at that
+ * moment), the provider returns NULL and the engine opens the GPU object
+ * in the backend, as without the service.
+ *
+ * A call copies its arguments into a new dynamic shared memory segment
+ * (KdgCall and the arrays after it), takes a free slot, wakes the service
+ * and waits on the backend's latch until the slot says DONE, then copies
+ * the results out.  While it waits it polls the engine's interrupt
+ * callback (cancel, statement_timeout, termination): the call is then
+ * abandoned and returns KD_ERR_CANCELED, which the caller raises as the
+ * usual error.  If the service stops while a call waits, or is idle, the
+ * call fails with KD_ERR_GPU_UNAVAILABLE, after which kdgpu.device = 'auto'
+ * runs the work on the CPU in the backend, with the same answer.
+ *
+ * A device copy is a KdGpuTree here: the service's entry, its version and
+ * the host tree it came from.  A named tree (an index's, KdTree.key) is
+ * first looked up by name, so a session finds the copy another session
+ * uploaded and ships nothing; when the service has evicted it or restarted,
+ * the call uploads it again from the host tree.  Releasing a named copy
+ * leaves it resident for other sessions; releasing an unnamed one asks the
+ * service to free it, without waiting.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+#include "utils/wait_event.h"
+
+#include "engine/kd_error.h"
+#include "engine/kd_gpu_abi.h"
+#include "service.h"
+
+/* A device copy held by the service, as the backend names it. */
+struct KdGpuTree
+{
+	int			resident;
+	uint64		version;
+	uint64		epoch;			/* the service run that holds it */
+	bool		shared;
+	int64		n;				/* the tree's points and dimension */
+	int			dim;
+	const KdTree *host;			/* to upload again (named trees only: an
+								 * index's tree, which outlives its copy) */
+};
+
+static bool client_in_use = false;
+static bool exit_callback_registered = false;
+
+/* Bytes rounded up to keep the arrays of a segment aligned. */
+static Size
+aligned(Size bytes)
+{
+	return MAXALIGN(bytes);
+}
+
+/* The service's state, read under its lock. */
+static KdgServiceState
+service_state(uint64 *epoch)
+{
+	KdgServiceState state;
+
+	SpinLockAcquire(&kdg_service->mutex);
+	state = kdg_service->state;
+	if (epoch)
+		*epoch = kdg_service->epoch;
+	SpinLockRelease(&kdg_service->mutex);
+	return state;
+}
+
+/* Give up the call in slot i: the service frees what it still holds. */
+static void
+slot_abandon(int i)
+{
+	KdgSlot    *slot = &kdg_service->slots[i];
+	dsm_handle	range = DSM_HANDLE_INVALID;
+
+	SpinLockAcquire(&kdg_service->mutex);
+	if (slot->state == KDG_SLOT_DONE)
+	{
+		range = slot->range;
+		slot->state = KDG_SLOT_FREE;
+	}
+	else if (slot->state != KDG_SLOT_FREE)
+		slot->state = KDG_SLOT_ABANDONED;
+	SpinLockRelease(&kdg_service->mutex);
+	if (range != DSM_HANDLE_INVALID)
+		dsm_unpin_segment(range);
+}
+
+/* Exit callback: abandon a call this backend left in flight. */
+static void
+client_exit(int code, Datum arg)
+{
+	for (int i = 0; i < kdg_service->nslots; i++)
+		if (kdg_service->slots[i].pid == MyProcPid &&
+			kdg_service->slots[i].state != KDG_SLOT_FREE)
+			slot_abandon(i);
+}
+
+/* A new call's segment of size bytes, its header zeroed; NULL if none. */
+static dsm_segment *
+call_begin(Size size, KdgOp op, KdgCall **call, KdError *err)
+{
+	dsm_segment *seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+
+	if (seg == NULL)
+	{
+		kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+					 "no free shared memory segment for a kdgpu GPU service call");
+		return NULL;
+	}
+	*call = dsm_segment_address(seg);
+	memset(*call, 0, sizeof(KdgCall));
+	(*call)->op = op;
+	(*call)->size = size;
+	(*call)->resident = -1;
+	(*call)->resident_out = -1;
+	return seg;
+}
+
+/*
+ * Queue the call, wait for its reply and return its status (the error is
+ * copied to err).  The caller detaches the segment.
+ */
+static KdStatus
+call_run(dsm_segment *seg, KdgCall *call, const KdExec *exec, KdError *err)
+{
+	int			i = -1;
+	int			procno;
+	uint64		epoch;
+
+	if (!exit_callback_registered)
+	{
+		before_shmem_exit(client_exit, 0);
+		exit_callback_registered = true;
+	}
+	SpinLockAcquire(&kdg_service->mutex);
+	for (int s = 0; s < kdg_service->nslots && i < 0; s++)
+		if (kdg_service->slots[s].state == KDG_SLOT_FREE)
+			i = s;
+	if (i >= 0)
+	{
+		KdgSlot    *slot = &kdg_service->slots[i];
+
+		slot->state = KDG_SLOT_QUEUED;
+		slot->pid = MyProcPid;
+		slot->procno = MyProc->pgprocno;
+		slot->handle = dsm_segment_handle(seg);
+		slot->turn = kdg_service->next_turn++;
+		slot->epoch = kdg_service->epoch;
+		slot->range = DSM_HANDLE_INVALID;
+	}
+	procno = kdg_service->procno;
+	epoch = kdg_service->epoch;
+	SpinLockRelease(&kdg_service->mutex);
+	if (i < 0)
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+							"the kdgpu GPU service has no free call slot");
+	if (procno >= 0)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+
+	for (;;)
+	{
+		KdgSlotState state;
+		uint64		now_epoch;
+		KdgServiceState sstate;
+
+		SpinLockAcquire(&kdg_service->mutex);
+		state = kdg_service->slots[i].state;
+		SpinLockRelease(&kdg_service->mutex);
+		if (state == KDG_SLOT_DONE)
+			break;
+		sstate = service_state(&now_epoch);
+		if (sstate != KDG_SERVICE_READY || now_epoch != epoch)
+		{
+			slot_abandon(i);
+			return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+								"the kdgpu GPU service stopped while serving this call");
+		}
+		if (exec && exec->interrupt && exec->interrupt(exec->interrupt_arg))
+		{
+			slot_abandon(i);
+			return kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 100L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	SpinLockAcquire(&kdg_service->mutex);
+	kdg_service->slots[i].state = KDG_SLOT_FREE;
+	SpinLockRelease(&kdg_service->mutex);
+	if (exec && exec->times)
+		exec->times->kernel_ms += call->kernel_ms;
+	if (call->status != KD_OK)
+		*err = call->err;
+	return call->status;
+}
+
+/* Copy a tree's arrays into a call's segment, after the header. */
+static void
+ship_tree(KdgCall *call, const KdTree *t, Size at, bool copy)
+{
+	char	   *base = (char *) call;
+
+	call->n = t->n;
+	call->dim = t->dim;
+	call->nbounds = t->nbounds;
+	call->ref_order = t->ref_order;
+	call->coords = at;
+	call->refs = call->coords + aligned(sizeof(double) * t->n * t->dim);
+	call->split = call->refs + aligned(sizeof(uint64) * t->n);
+	call->bounds = call->split + aligned(t->n);
+	if (!copy)
+		return;
+	memcpy(base + call->coords, t->coords, sizeof(double) * t->n * t->dim);
+	memcpy(base + call->refs, t->refs, sizeof(uint64) * t->n);
+	memcpy(base + call->split, t->split, t->n);
+	memcpy(base + call->bounds, t->bounds, sizeof(double) * 2 * t->dim * t->nbounds);
+}
+
+/* Bytes ship_tree puts after the header. */
+static Size
+tree_shipped_size(int64 n, int dim, int64 nbounds)
+{
+	return aligned(sizeof(double) * n * dim) + aligned(sizeof(uint64) * n) +
+		aligned(n) + aligned(sizeof(double) * 2 * dim * nbounds);
+}
+
+/* A new handle for the service's entry named in a reply. */
+static KdGpuTree *
+handle_new(const KdgCall *call, const KdTree *host, bool shared)
+{
+	KdGpuTree  *g = MemoryContextAlloc(TopMemoryContext, sizeof(KdGpuTree));
+
+	g->resident = call->resident_out;
+	g->version = call->version_out;
+	g->shared = shared;
+	g->n = host->n;
+	g->dim = host->dim;
+	g->host = host;
+	service_state(&g->epoch);
+	return g;
+}
+
+/* Look the named tree up, or ship it; *found tells which. */
+static KdStatus
+acquire_or_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
+				  KdError *err)
+{
+	bool		named = tree->key[3] != 0;
+	dsm_segment *seg;
+	KdgCall    *call;
+	KdStatus	st;
+
+	if (named)
+	{
+		if ((seg = call_begin(sizeof(KdgCall), KDG_OP_ACQUIRE, &call, err)) == NULL)
+			return err->code;
+		memcpy(call->key, tree->key, sizeof(call->key));
+		st = call_run(seg, call, exec, err);
+		if (st == KD_OK && !call->missing)
+			*out = handle_new(call, tree, true);
+		dsm_detach(seg);
+		if (st != KD_OK || *out)
+			return st;
+	}
+	seg = call_begin(aligned(sizeof(KdgCall)) +
+					 tree_shipped_size(tree->n, tree->dim, tree->nbounds),
+					 KDG_OP_UPLOAD, &call, err);
+	if (seg == NULL)
+		return err->code;
+	memcpy(call->key, tree->key, sizeof(call->key));
+	ship_tree(call, tree, aligned(sizeof(KdgCall)), true);
+	st = call_run(seg, call, exec, err);
+	if (st == KD_OK)
+		*out = handle_new(call, tree, named);
+	dsm_detach(seg);
+	return st;
+}
+
+/* probe(): the service's device, or why it has none. */
+static KdStatus
+client_probe(KdGpuInfo *info, KdError *err)
+{
+	KdStatus	st = KD_OK;
+
+	SpinLockAcquire(&kdg_service->mutex);
+	if (kdg_service->state == KDG_SERVICE_READY)
+		*info = kdg_service->info;
+	else if (kdg_service->state == KDG_SERVICE_IDLE)
+		st = kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+						  "kdgpu GPU service: %s", kdg_service->why);
+	else
+		st = kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+						  "the kdgpu GPU service is not running");
+	SpinLockRelease(&kdg_service->mutex);
+	return st;
+}
+
+/* upload(): find or make the service's copy of tree. */
+static KdStatus
+client_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
+			  KdError *err)
+{
+	*out = NULL;
+	return acquire_or_upload(tree, out, exec, err);
+}
+
+/* release(): let go of a copy; an unnamed one is freed by the service. */
+static void
+client_release(KdGpuTree *g)
+{
+	int			procno = -1;
+
+	if (g == NULL)
+		return;
+	if (!g->shared && kdg_service)
+	{
+		SpinLockAcquire(&kdg_service->mutex);
+		if (g->epoch == kdg_service->epoch &&
+			kdg_service->resident[g->resident].version == g->version)
+		{
+			kdg_service->resident[g->resident].drop = true;
+			procno = kdg_service->procno;
+		}
+		SpinLockRelease(&kdg_service->mutex);
+		if (procno >= 0)
+			SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+	}
+	pfree(g);
+}
+
+/*
+ * Point call at g's entry; when the service restarted since g was made, a
+ * named tree is found or uploaded again first.
+ */
+static KdStatus
+call_target(KdgCall *call, KdGpuTree *g, const KdExec *exec, KdError *err)
+{
+	uint64		epoch;
+
+	service_state(&epoch);
+	if (epoch != g->epoch)
+	{
+		KdGpuTree  *fresh = NULL;
+		KdStatus	st;
+
+		if (!g->shared)
+			return kd_set_error(err, KD_ERR_GPU, -1,
+								"the kdgpu GPU service restarted and lost this device copy");
+		st = acquire_or_upload(g->host, &fresh, exec, err);
+		if (st != KD_OK)
+			return st;
+		g->resident = fresh->resident;
+		g->version = fresh->version;
+		g->epoch = fresh->epoch;
+		pfree(fresh);
+	}
+	call->resident = g->resident;
+	call->version = g->version;
+	return KD_OK;
+}
+
+/*
+ * Run a query call on g's copy; when the service no longer holds it, a
+ * named tree is uploaded again and the call run once more.
+ */
+static KdStatus
+call_on_copy(dsm_segment *seg, KdgCall *call, KdGpuTree *g,
+			 const KdExec *exec, KdError *err)
+{
+	for (int attempt = 0;; attempt++)
+	{
+		KdStatus	st = call_target(call, g, exec, err);
+
+		if (st == KD_OK)
+			st = call_run(seg, call, exec, err);
+		if (st != KD_OK || !call->missing)
+			return st;
+		if (attempt > 0 || !g->shared)
+			return kd_set_error(err, KD_ERR_GPU, -1,
+								"the kdgpu GPU service no longer holds this device copy");
+		g->epoch = 0;			/* look it up or upload it again */
+		call->missing = false;
+		call->done = 0;
+	}
+}
+
+/* build(): ship the points, take the tree back, keep the copy if asked. */
+static KdStatus
+client_build(const double *points, const uint64_t *refs, int64_t n, int dim,
+			 KdTree *tree, KdGpuTree **out, const KdExec *exec, KdError *err)
+{
+	Size		head = aligned(sizeof(KdgCall));
+	Size		pts = aligned(sizeof(double) * n * dim);
+	Size		prefs = aligned(sizeof(uint64) * n);
+	dsm_segment *seg;
+	KdgCall    *call;
+	KdStatus	st;
+	char	   *base;
+
+	seg = call_begin(head + pts + prefs + tree_shipped_size(n, dim, tree->nbounds),
+					 KDG_OP_BUILD, &call, err);
+	if (seg == NULL)
+		return err->code;
+	base = (char *) call;
+	call->points = head;
+	call->point_refs = head + pts;
+	memcpy(base + call->points, points, sizeof(double) * n * dim);
+	memcpy(base + call->point_refs, refs, sizeof(uint64) * n);
+	ship_tree(call, tree, head + pts + prefs, false);
+	call->keep = out != NULL;
+	st = call_run(seg, call, exec, err);
+	if (st == KD_OK)
+	{
+		memcpy(tree->coords, base + call->coords, sizeof(double) * n * dim);
+		memcpy(tree->refs, base + call->refs, sizeof(uint64) * n);
+		memcpy(tree->split, base + call->split, n);
+		memcpy(tree->bounds, base + call->bounds,
+			   sizeof(double) * 2 * dim * tree->nbounds);
+		tree->ref_order = call->ref_order_out;
+		if (out)
+			*out = call->resident_out >= 0 ? handle_new(call, tree, false) : NULL;
+	}
+	dsm_detach(seg);
+	return st;
+}
+
+/* knn(): ship the queries, take the neighbours back. */
+static KdStatus
+client_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
+		   KdNeighbor *out, int32_t *count, const KdExec *exec, KdError *err)
+{
+	KdGpuTree  *g = (KdGpuTree *) gtree;
+	Size		head = aligned(sizeof(KdgCall));
+	Size		qbytes = sizeof(double) * nq * g->dim;
+	Size		obytes = sizeof(KdNeighbor) * nq * k;
+	dsm_segment *seg;
+	KdgCall    *call;
+	KdStatus	st;
+	char	   *base;
+
+	seg = call_begin(head + aligned(qbytes) + aligned(obytes) + sizeof(int32) * nq,
+					 KDG_OP_KNN, &call, err);
+	if (seg == NULL)
+		return err->code;
+	base = (char *) call;
+	call->dim = g->dim;
+	call->nq = nq;
+	call->k = k;
+	call->in1 = head;
+	call->out = head + aligned(qbytes);
+	call->count = call->out + aligned(obytes);
+	memcpy(base + call->in1, queries, qbytes);
+	st = call_on_copy(seg, call, g, exec, err);
+	if (st == KD_OK)
+	{
+		memcpy(out, base + call->out, obytes);
+		memcpy(count, base + call->count, sizeof(int32) * nq);
+	}
+	dsm_detach(seg);
+	return st;
+}
+
+/* all_knn(): take every point's neighbours back. */
+static KdStatus
+client_all_knn(const KdGpuTree *gtree, int k, bool include_self,
+			   KdNeighbor *out, int32_t *count, const KdExec *exec,
+			   KdError *err)
+{
+	KdGpuTree  *g = (KdGpuTree *) gtree;
+	int64		n = g->n;
+	Size		head = aligned(sizeof(KdgCall));
+	Size		obytes = sizeof(KdNeighbor) * n * k;
+	dsm_segment *seg;
+	KdgCall    *call;
+	KdStatus	st;
+	char	   *base;
+
+	seg = call_begin(head + aligned(obytes) + sizeof(int32) * n,
+					 KDG_OP_ALL_KNN, &call, err);
+	if (seg == NULL)
+		return err->code;
+	base = (char *) call;
+	call->k = k;
+	call->include_self = include_self;
+	call->out = head;
+	call->count = head + aligned(obytes);
+	st = call_on_copy(seg, call, g, exec, err);
+	if (st == KD_OK)
+	{
+		memcpy(out, base + call->out, obytes);
+		memcpy(count, base + call->count, sizeof(int32) * n);
+	}
+	dsm_detach(seg);
+	return st;
+}
+
+/* Take a range result from the pinned segment the service made. */
+static KdStatus
+take_range(const KdgCall *call, int64 nq, KdRangeResult *res, KdError *err)
+{
+	dsm_segment *rseg = dsm_attach(call->range);
+	const char *p;
+	Size		offsets = sizeof(int64) * (nq + 1);
+	int64		nhits;
+
+	dsm_unpin_segment(call->range);
+	if (rseg == NULL)
+		return kd_set_error(err, KD_ERR_GPU, -1,
+							"the kdgpu GPU service's result segment is gone");
+	p = dsm_segment_address(rseg);
+	nhits = ((const int64 *) p)[nq];
+	res->nq = nq;
+	res->offsets = malloc(offsets);
+	res->hits = malloc(sizeof(KdNeighbor) * nhits + 1);
+	if (res->offsets == NULL || res->hits == NULL)
+	{
+		kd_range_result_free(res);
+		dsm_detach(rseg);
+		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	}
+	memcpy(res->offsets, p, offsets);
+	memcpy(res->hits, p + offsets, sizeof(KdNeighbor) * nhits);
+	dsm_detach(rseg);
+	return KD_OK;
+}
+
+/* radius() and box(): ship the queries, take the hits back. */
+static KdStatus
+client_range(KdgOp op, KdGpuTree *g, const double *in1, Size bytes1,
+			 const double *in2, Size bytes2, int64 nq, int64 nradii,
+			 KdRangeResult *res, const KdExec *exec, KdError *err)
+{
+	Size		head = aligned(sizeof(KdgCall));
+	dsm_segment *seg;
+	KdgCall    *call;
+	KdStatus	st;
+	char	   *base;
+
+	seg = call_begin(head + aligned(bytes1) + aligned(bytes2), op, &call, err);
+	if (seg == NULL)
+		return err->code;
+	base = (char *) call;
+	call->dim = g->dim;
+	call->nq = nq;
+	call->nradii = nradii;
+	call->in1 = head;
+	call->in2 = head + aligned(bytes1);
+	memcpy(base + call->in1, in1, bytes1);
+	memcpy(base + call->in2, in2, bytes2);
+	st = call_on_copy(seg, call, g, exec, err);
+	if (st == KD_OK)
+		st = take_range(call, nq, res, err);
+	dsm_detach(seg);
+	return st;
+}
+
+/* radius(): see client_range. */
+static KdStatus
+client_radius(const KdGpuTree *gtree, const double *centers, int64_t nq,
+			  const double *radii, int64_t nradii, KdRangeResult *res,
+			  const KdExec *exec, KdError *err)
+{
+	KdGpuTree  *g = (KdGpuTree *) gtree;
+
+	return client_range(KDG_OP_RADIUS, g, centers,
+						sizeof(double) * nq * g->dim, radii,
+						sizeof(double) * nradii, nq, nradii, res, exec, err);
+}
+
+/* box(): see client_range. */
+static KdStatus
+client_box(const KdGpuTree *gtree, const double *lows, const double *highs,
+		   int64_t nq, KdRangeResult *res, const KdExec *exec, KdError *err)
+{
+	KdGpuTree  *g = (KdGpuTree *) gtree;
+	Size		bytes = sizeof(double) * nq * g->dim;
+
+	return client_range(KDG_OP_BOX, g, lows, bytes, highs, bytes, nq, 0,
+						res, exec, err);
+}
+
+static const KdCudaApi client_api = {
+	KDGPU_CUDA_ABI_VERSION,
+	client_probe,
+	client_upload,
+	client_release,
+	client_build,
+	client_knn,
+	client_all_knn,
+	client_radius,
+	client_box
+};
+
+/*
+ * The engine's GPU provider: this table when the service runs (waiting a
+ * little for one that is starting), else NULL.  The service itself opens
+ * the GPU object.
+ */
+static const KdCudaApi *
+client_provider(void)
+{
+	if (kdg_service == NULL || kdg_am_service)
+		return NULL;
+	for (int waited = 0; waited < 1000; waited++)
+	{
+		if (service_state(NULL) != KDG_SERVICE_STARTING)
+			break;
+		pg_usleep(10000L);
+	}
+	if (service_state(NULL) == KDG_SERVICE_STOPPED)
+		return NULL;
+	client_in_use = true;
+	return &client_api;
+}
+
+/* From _PG_init: make the service the engine's GPU when it runs. */
+void
+kdg_service_client_install(void)
+{
+	kd_gpu_set_provider(client_provider);
+}
+
+/* Whether this backend's GPU work goes through the service. */
+bool
+kdg_service_in_use(void)
+{
+	return client_in_use;
+}
+
+/* kd_unload: the service drops the copies of an index. */
+void
+kdg_service_forget_index(Oid indexrelid)
+{
+	uint64		head = ((uint64) MyDatabaseId << 32) | indexrelid;
+	int			procno;
+
+	if (kdg_service == NULL)
+		return;
+	SpinLockAcquire(&kdg_service->mutex);
+	for (int i = 0; i < KDG_RESIDENT_MAX; i++)
+	{
+		KdgResident *e = &kdg_service->resident[i];
+
+		if (e->used && e->shared && e->key[0] == head)
+			e->drop = true;
+	}
+	procno = kdg_service->procno;
+	SpinLockRelease(&kdg_service->mutex);
+	if (procno >= 0)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+/* One line on the service for kd_status(). */
+char *
+kdg_service_describe(void)
+{
+	KdgService	copy;
+	int			copies = 0;
+
+	if (kdg_service == NULL)
+		return pstrdup("not running: kdgpu is not in shared_preload_libraries");
+	SpinLockAcquire(&kdg_service->mutex);
+	memcpy(&copy, kdg_service, offsetof(KdgService, slots));
+	SpinLockRelease(&kdg_service->mutex);
+	for (int i = 0; i < KDG_RESIDENT_MAX; i++)
+		copies += copy.resident[i].used;
+	switch (copy.state)
+	{
+		case KDG_SERVICE_STOPPED:
+			return pstrdup(kdgpu_service_enabled ? "not running (starting or restarting)" :
+						   "not running: kdgpu.service is off");
+		case KDG_SERVICE_STARTING:
+			return psprintf("starting (pid %d)", copy.pid);
+		case KDG_SERVICE_IDLE:
+			return psprintf("idle (pid %d): %s", copy.pid, copy.why);
+		case KDG_SERVICE_READY:
+			break;
+	}
+	return psprintf("running (pid %d) on %s: %d device cop%s, %lld MB, %lld calls served; "
+					"this backend's GPU work %s",
+					copy.pid, copy.info.name, copies, copies == 1 ? "y" : "ies",
+					(long long) ((copy.memory_used + (1 << 20) - 1) >> 20),
+					(long long) copy.calls,
+					client_in_use ? "goes through it" : "has not gone through it");
+}

@@ -1,0 +1,605 @@
+/*
+ * service_main.c
+ *	  The GPU service's background worker: it opens the GPU once, holds the
+ *	  device copies of trees, and runs the calls backends queue.
+ *
+ * The loop: drop the copies asked to go (and those of backends that have
+ * exited), pick the queued call with the lowest turn, serve it, reply, and
+ * wait on the latch when nothing is queued.  A kNN call of many queries is
+ * served a slice (KDG_SLICE_QUERIES) at a time and goes back in line after
+ * each slice, so a 10M-query join does not hold back a 1k-query one; other
+ * calls run whole.  The engine polls the call's interrupt callback during
+ * long work, which stops it when its caller has given up or exited.
+ *
+ * Faults: when a GPU call fails with a CUDA error, the service replies and
+ * then exits with status 1, so that the postmaster starts it again with a
+ * fresh CUDA context (a sticky error poisons the context for good).  Every
+ * start bumps the epoch: callers waiting on the old run see it and stop
+ * waiting, and their copies' names are uploaded again on next use.  The
+ * service holds no locks and writes no data, so its exit never loses any.
+ */
+#include "postgres.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/wait_event.h"
+
+#include "engine/kd_error.h"
+#include "engine/kd_gpu_abi.h"
+#include "kdgpu.h"
+#include "service.h"
+
+bool		kdg_am_service = false;	/* this process is the service */
+
+static const KdCudaApi *api;	/* the GPU object's table */
+static dsm_segment **segs;		/* per slot: the call's segment, attached */
+static KdGpuTree *copies[KDG_RESIDENT_MAX]; /* per entry: the device copy */
+
+/* Whether the process pid is gone. */
+static bool
+gone(int pid)
+{
+	return pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH);
+}
+
+/* Wake the backend waiting on slot i. */
+static void
+wake_caller(int procno)
+{
+	if (procno >= 0)
+		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+/* Free entry i's device copy and the entry. */
+static void
+entry_free(int i)
+{
+	KdgResident *e = &kdg_service->resident[i];
+
+	if (copies[i])
+		api->release(copies[i]);
+	copies[i] = NULL;
+	SpinLockAcquire(&kdg_service->mutex);
+	kdg_service->memory_used -= e->bytes;
+	e->used = false;
+	e->drop = false;
+	e->version++;
+	SpinLockRelease(&kdg_service->mutex);
+}
+
+/* The least recently used shared entry other than except, or -1. */
+static int
+entry_lru(int except)
+{
+	int			lru = -1;
+
+	for (int i = 0; i < KDG_RESIDENT_MAX; i++)
+	{
+		KdgResident *e = &kdg_service->resident[i];
+
+		if (i != except && e->used && e->shared &&
+			(lru < 0 || e->last_use < kdg_service->resident[lru].last_use))
+			lru = i;
+	}
+	return lru;
+}
+
+/* The shared entry named key, or -1. */
+static int
+entry_named(const uint64 *key)
+{
+	for (int i = 0; i < KDG_RESIDENT_MAX; i++)
+	{
+		KdgResident *e = &kdg_service->resident[i];
+
+		if (e->used && e->shared && !e->drop &&
+			memcmp(e->key, key, sizeof(e->key)) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Make room for a copy of bytes: drop older versions of the same index,
+ * then shared copies least recently used first while the limit would be
+ * passed or no entry is free.  Returns a free entry, or -1.
+ */
+static int
+entry_make_room(const uint64 *key, int64 bytes)
+{
+	int			freeslot = -1;
+
+	for (int i = 0; key && i < KDG_RESIDENT_MAX; i++)
+	{
+		KdgResident *e = &kdg_service->resident[i];
+
+		if (e->used && e->shared && e->key[0] == key[0] && e->key[3] == key[3])
+			entry_free(i);
+	}
+	while (kdg_service->memory_limit > 0 &&
+		   kdg_service->memory_used + bytes > kdg_service->memory_limit)
+	{
+		int			lru = entry_lru(-1);
+
+		if (lru < 0)
+			break;
+		entry_free(lru);
+	}
+	for (int i = 0; i < KDG_RESIDENT_MAX && freeslot < 0; i++)
+		if (!kdg_service->resident[i].used)
+			freeslot = i;
+	if (freeslot < 0 && (freeslot = entry_lru(-1)) >= 0)
+		entry_free(freeslot);
+	return freeslot;
+}
+
+/* Record a new device copy in entry i; the call's reply names it. */
+static void
+entry_record(int i, KdGpuTree *copy, const KdTree *t, bool shared,
+			 int owner_pid, KdgCall *call)
+{
+	KdgResident *e = &kdg_service->resident[i];
+	TimestampTz now = GetCurrentTimestamp();
+
+	copies[i] = copy;
+	SpinLockAcquire(&kdg_service->mutex);
+	e->used = true;
+	e->shared = shared;
+	e->drop = false;
+	memcpy(e->key, t->key, sizeof(e->key));
+	e->owner_pid = shared ? 0 : owner_pid;
+	e->device = kdg_service->info.device;
+	e->n = t->n;
+	e->dim = t->dim;
+	e->bytes = kd_tree_bytes(t->n, t->dim, t->nbounds);
+	e->hits = 0;
+	e->loaded_at = now;
+	e->last_use = now;
+	kdg_service->memory_used += e->bytes;
+	SpinLockRelease(&kdg_service->mutex);
+	call->resident_out = i;
+	call->version_out = e->version;
+}
+
+/* The device copy a call names, counted as used; NULL when it is gone. */
+static KdGpuTree *
+entry_use(KdgCall *call)
+{
+	KdgResident *e;
+
+	if (call->resident < 0 || call->resident >= KDG_RESIDENT_MAX)
+		return NULL;
+	e = &kdg_service->resident[call->resident];
+	if (!e->used || e->drop || e->version != call->version)
+		return NULL;
+	if (call->done == 0)
+	{
+		SpinLockAcquire(&kdg_service->mutex);
+		e->hits++;
+		e->last_use = GetCurrentTimestamp();
+		SpinLockRelease(&kdg_service->mutex);
+	}
+	return copies[call->resident];
+}
+
+/* The call's tree, whose arrays lie in its segment. */
+static KdTree
+call_tree(KdgCall *call)
+{
+	char	   *base = (char *) call;
+	KdTree		t;
+
+	memset(&t, 0, sizeof(t));
+	t.n = call->n;
+	t.dim = call->dim;
+	t.nbounds = call->nbounds;
+	t.coords = (double *) (base + call->coords);
+	t.refs = (uint64_t *) (base + call->refs);
+	t.split = (uint8_t *) (base + call->split);
+	t.bounds = (double *) (base + call->bounds);
+	t.ref_order = call->ref_order;
+	memcpy(t.key, call->key, sizeof(t.key));
+	return t;
+}
+
+/* Engine interrupt callback: stop when the caller gave up or the service must. */
+static int
+call_interrupted(void *arg)
+{
+	KdgSlot    *slot = &kdg_service->slots[(int) (intptr_t) arg];
+
+	return slot->state == KDG_SLOT_ABANDONED || gone(slot->pid) ||
+		ProcDiePending;
+}
+
+/* Upload, retrying after evicting shared copies while the device is full. */
+static KdStatus
+upload_evicting(const KdTree *t, KdGpuTree **copy, int keep_entry,
+				const KdExec *exec, KdError *err)
+{
+	for (;;)
+	{
+		KdStatus	st = api->upload(t, copy, exec, err);
+		int			lru;
+
+		if (st != KD_ERR_GPU_NOMEM || (lru = entry_lru(keep_entry)) < 0)
+			return st;
+		entry_free(lru);
+	}
+}
+
+/* Put a range result in a pinned segment of its own, named in the reply. */
+static KdStatus
+reply_range(KdgCall *call, KdRangeResult *res, KdError *err)
+{
+	Size		offsets = sizeof(int64) * (res->nq + 1);
+	Size		hits = sizeof(KdNeighbor) * res->offsets[res->nq];
+	dsm_segment *seg = dsm_create(offsets + hits + 1,
+								  DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	char	   *p;
+
+	if (seg == NULL)
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+							"the kdgpu GPU service found no free shared memory segment for a result");
+	p = dsm_segment_address(seg);
+	memcpy(p, res->offsets, offsets);
+	memcpy(p + offsets, res->hits, hits);
+	dsm_pin_segment(seg);
+	call->range = dsm_segment_handle(seg);
+	dsm_detach(seg);
+	return KD_OK;
+}
+
+/*
+ * Serve (a slice of) call, from slot i; true when it is done.  The reply's
+ * status and error are set when it is.
+ */
+static bool
+serve(KdgCall *call, int i)
+{
+	char	   *base = (char *) call;
+	KdExec		exec;
+	KdGpuTree  *copy = NULL;
+	KdStatus	st = KD_OK;
+	KdError    *err = &call->err;
+	KdTree		t;
+	KdGpuTimes	times = {0};
+	int			e;
+
+	kd_exec_init(&exec);
+	exec.device = KD_DEVICE_GPU;
+	exec.threads = 1;
+	exec.interrupt = call_interrupted;
+	exec.interrupt_arg = (void *) (intptr_t) i;
+	exec.times = &times;
+
+	switch (call->op)
+	{
+		case KDG_OP_ACQUIRE:
+			e = entry_named(call->key);
+			call->missing = e < 0;
+			if (e >= 0)
+			{
+				SpinLockAcquire(&kdg_service->mutex);
+				kdg_service->resident[e].last_use = GetCurrentTimestamp();
+				SpinLockRelease(&kdg_service->mutex);
+				call->resident_out = e;
+				call->version_out = kdg_service->resident[e].version;
+			}
+			break;
+		case KDG_OP_UPLOAD:
+			t = call_tree(call);
+			if ((e = entry_named(call->key)) >= 0)
+			{
+				call->resident_out = e;
+				call->version_out = kdg_service->resident[e].version;
+				break;
+			}
+			e = entry_make_room(call->key[3] ? call->key : NULL,
+								kd_tree_bytes(t.n, t.dim, t.nbounds));
+			if (e < 0)
+			{
+				st = kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
+								  "the kdgpu GPU service holds as many device copies as it can");
+				break;
+			}
+			st = upload_evicting(&t, &copy, e, &exec, err);
+			if (st == KD_OK)
+				entry_record(e, copy, &t, call->key[3] != 0,
+							 kdg_service->slots[i].pid, call);
+			break;
+		case KDG_OP_BUILD:
+			t = call_tree(call);
+			memset(t.key, 0, sizeof(t.key));
+			e = call->keep ? entry_make_room(NULL, kd_tree_bytes(t.n, t.dim, t.nbounds)) : -1;
+			st = api->build((double *) (base + call->points),
+							(uint64_t *) (base + call->point_refs), t.n, t.dim,
+							&t, e >= 0 ? &copy : NULL, &exec, err);
+			call->ref_order_out = t.ref_order;
+			if (st == KD_OK && copy)
+				entry_record(e, copy, &t, false, kdg_service->slots[i].pid, call);
+			else
+				call->resident_out = -1;
+			break;
+		case KDG_OP_KNN:
+			if ((copy = entry_use(call)) != NULL)
+			{
+				int64		from = call->done;
+				int64		to = Min(call->nq, from + KDG_SLICE_QUERIES);
+
+				st = api->knn(copy, (double *) (base + call->in1) + from * call->dim,
+							  to - from, call->k,
+							  (KdNeighbor *) (base + call->out) + from * call->k,
+							  (int32_t *) (base + call->count) + from, &exec, err);
+				call->done = to;
+				if (st == KD_OK && to < call->nq)
+				{
+					call->kernel_ms += times.kernel_ms;
+					return false;
+				}
+			}
+			break;
+		case KDG_OP_ALL_KNN:
+			if ((copy = entry_use(call)) != NULL)
+				st = api->all_knn(copy, call->k, call->include_self,
+								  (KdNeighbor *) (base + call->out),
+								  (int32_t *) (base + call->count), &exec, err);
+			break;
+		case KDG_OP_RADIUS:
+		case KDG_OP_BOX:
+			if ((copy = entry_use(call)) != NULL)
+			{
+				KdRangeResult res = {0};
+
+				if (call->op == KDG_OP_RADIUS)
+					st = api->radius(copy, (double *) (base + call->in1), call->nq,
+									 (double *) (base + call->in2), call->nradii,
+									 &res, &exec, err);
+				else
+					st = api->box(copy, (double *) (base + call->in1),
+								  (double *) (base + call->in2), call->nq,
+								  &res, &exec, err);
+				if (st == KD_OK)
+					st = reply_range(call, &res, err);
+				kd_range_result_free(&res);
+			}
+			break;
+	}
+	if (call->op >= KDG_OP_KNN && copy == NULL)
+		call->missing = true;
+	call->kernel_ms += times.kernel_ms;
+	call->status = st;
+	return true;
+}
+
+/* Free slot i, letting go of its call's result segment if nobody took it. */
+static void
+slot_free(int i, dsm_handle range)
+{
+	if (range != DSM_HANDLE_INVALID)
+		dsm_unpin_segment(range);
+	SpinLockAcquire(&kdg_service->mutex);
+	kdg_service->slots[i].state = KDG_SLOT_FREE;
+	SpinLockRelease(&kdg_service->mutex);
+}
+
+/*
+ * Serve one slice of the call in slot i.  Returns the status of a finished
+ * GPU call (KD_OK while it goes on).
+ */
+static KdStatus
+serve_slot(int i)
+{
+	KdgSlot    *slot = &kdg_service->slots[i];
+	KdgCall    *call;
+	bool		finished;
+	bool		abandoned;
+	KdStatus	st;
+	int			procno;
+
+	if (segs[i] == NULL)
+	{
+		segs[i] = dsm_attach(slot->handle);
+		if (segs[i] == NULL)
+		{
+			/* the caller gave up before the call began, and detached */
+			slot_free(i, DSM_HANDLE_INVALID);
+			return KD_OK;
+		}
+		SpinLockAcquire(&kdg_service->mutex);
+		if (slot->state == KDG_SLOT_QUEUED)
+			slot->state = KDG_SLOT_RUNNING;
+		SpinLockRelease(&kdg_service->mutex);
+	}
+	call = dsm_segment_address(segs[i]);
+	finished = slot->state == KDG_SLOT_ABANDONED || serve(call, i);
+	SpinLockAcquire(&kdg_service->mutex);
+	abandoned = slot->state == KDG_SLOT_ABANDONED;
+	if (!finished && !abandoned)
+		slot->turn = kdg_service->next_turn++;
+	SpinLockRelease(&kdg_service->mutex);
+	if (!finished && !abandoned)
+		return KD_OK;
+
+	st = call->status;
+	kdg_service->calls++;
+	if (abandoned || gone(slot->pid))
+		slot_free(i, call->range);
+	else
+	{
+		SpinLockAcquire(&kdg_service->mutex);
+		slot->state = KDG_SLOT_DONE;
+		slot->range = call->range;
+		procno = slot->procno;
+		SpinLockRelease(&kdg_service->mutex);
+		wake_caller(procno);
+	}
+	dsm_detach(segs[i]);
+	segs[i] = NULL;
+	return st;
+}
+
+/*
+ * Drop the copies asked to go or whose owner has exited, and free the
+ * slots of callers that are gone.
+ */
+static void
+sweep(void)
+{
+	for (int i = 0; i < KDG_RESIDENT_MAX; i++)
+	{
+		KdgResident *e = &kdg_service->resident[i];
+
+		if (e->used && (e->drop || (!e->shared && gone(e->owner_pid))))
+			entry_free(i);
+	}
+	for (int i = 0; i < kdg_service->nslots; i++)
+	{
+		KdgSlot    *slot = &kdg_service->slots[i];
+
+		if (segs[i] != NULL || slot->state == KDG_SLOT_FREE)
+			continue;
+		if (slot->state == KDG_SLOT_ABANDONED || gone(slot->pid))
+			slot_free(i, slot->state == KDG_SLOT_DONE ? slot->range : DSM_HANDLE_INVALID);
+	}
+}
+
+/* The slot whose call is served next (lowest turn), or -1. */
+static int
+next_slot(void)
+{
+	int			best = -1;
+
+	SpinLockAcquire(&kdg_service->mutex);
+	for (int i = 0; i < kdg_service->nslots; i++)
+	{
+		KdgSlot    *slot = &kdg_service->slots[i];
+
+		if ((slot->state == KDG_SLOT_QUEUED || slot->state == KDG_SLOT_RUNNING ||
+			 (slot->state == KDG_SLOT_ABANDONED && segs[i] != NULL)) &&
+			slot->epoch == kdg_service->epoch &&
+			(best < 0 || slot->turn < kdg_service->slots[best].turn))
+			best = i;
+	}
+	SpinLockRelease(&kdg_service->mutex);
+	return best;
+}
+
+/* Take kdgpu.gpu_memory_limit from the configuration. */
+static void
+read_settings(void)
+{
+	SpinLockAcquire(&kdg_service->mutex);
+	kdg_service->memory_limit = (int64) kdgpu_gpu_memory_limit * 1024 * 1024;
+	SpinLockRelease(&kdg_service->mutex);
+}
+
+/* Open the GPU object and say whether the service is ready or idle. */
+static void
+open_gpu(void)
+{
+	KdGpuInfo	info;
+	char		why[256] = "";
+	bool		usable = kd_gpu_available(&info, why, sizeof(why));
+
+	api = usable ? kd_gpu_table() : NULL;
+	SpinLockAcquire(&kdg_service->mutex);
+	if (api)
+	{
+		kdg_service->info = info;
+		kdg_service->state = KDG_SERVICE_READY;
+	}
+	else
+	{
+		snprintf(kdg_service->why, sizeof(kdg_service->why), "%s", why);
+		kdg_service->state = KDG_SERVICE_IDLE;
+	}
+	SpinLockRelease(&kdg_service->mutex);
+	if (api)
+		ereport(LOG,
+				(errmsg("kdgpu GPU service ready on %s", info.name)));
+	else
+		ereport(LOG,
+				(errmsg("kdgpu GPU service idle: %s", why)));
+}
+
+/* Mark the service stopped, as it exits. */
+static void
+service_exit(int code, Datum arg)
+{
+	SpinLockAcquire(&kdg_service->mutex);
+	kdg_service->state = KDG_SERVICE_STOPPED;
+	kdg_service->pid = 0;
+	kdg_service->procno = -1;
+	kdg_service->memory_used = 0;
+	for (int i = 0; i < KDG_RESIDENT_MAX; i++)
+		if (kdg_service->resident[i].used)
+		{
+			kdg_service->resident[i].used = false;
+			kdg_service->resident[i].version++;
+		}
+	SpinLockRelease(&kdg_service->mutex);
+}
+
+/* The background worker's entry point. */
+void
+kdg_service_main(Datum arg)
+{
+	kdg_am_service = true;
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	segs = MemoryContextAllocZero(TopMemoryContext,
+								  sizeof(dsm_segment *) * kdg_service->nslots);
+	/* a restart after a crash finds the entries of the run before */
+	service_exit(0, 0);
+	SpinLockAcquire(&kdg_service->mutex);
+	kdg_service->epoch++;
+	kdg_service->pid = MyProcPid;
+	kdg_service->procno = MyProc->pgprocno;
+	kdg_service->state = KDG_SERVICE_STARTING;
+	kdg_service->calls = 0;
+	SpinLockRelease(&kdg_service->mutex);
+	before_shmem_exit(service_exit, 0);
+	read_settings();
+	open_gpu();
+
+	for (;;)
+	{
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			read_settings();
+		}
+		sweep();
+		i = api ? next_slot() : -1;
+		if (i < 0)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 1000L, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			continue;
+		}
+		if (serve_slot(i) == KD_ERR_GPU)
+		{
+			ereport(LOG,
+					(errmsg("kdgpu GPU service restarting after a GPU error, for a fresh CUDA context")));
+			proc_exit(1);
+		}
+	}
+}

@@ -1,0 +1,240 @@
+/*
+ * emulated_cuda.c
+ *	  A stand-in for kdgpu_cuda.so that works, by running the CPU engine
+ *	  behind the GPU object's table, so that the GPU service (src/service/)
+ *	  is tested end to end on machines without a GPU.  Test-only: it is
+ *	  built into test-bin/ and never installed.
+ *
+ * It exports the same entry table as the real object (kd_gpu_abi.h).  Its
+ * "device" holds copies of trees in host memory and answers with the CPU
+ * engine, so answers are those of the CPU path.  Settings, read from the
+ * environment:
+ *   KDGPU_FAKE_MEMORY_MB  the device's memory (default 1024); an upload
+ *                         past it fails with KD_ERR_GPU_NOMEM, as on a
+ *                         full GPU
+ *   KDGPU_FAKE_TRAP_FILE  when this file exists, the next kNN call removes
+ *                         it and fails with KD_ERR_GPU, as a kernel that
+ *                         traps does
+ *   KDGPU_FAKE_DELAY_MS   each kNN and All-kNN call sleeps this long first,
+ *                         polling the caller's interrupt callback, as long
+ *                         GPU work does
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../src/engine/kd_error.h"
+#include "../../src/engine/kd_gpu_abi.h"
+
+struct KdGpuTree
+{
+	KdTree		tree;
+	int64_t		bytes;
+};
+
+static int64_t live_bytes = 0;
+
+/* An integer setting from the environment, or dflt. */
+static int64_t
+setting(const char *var, int64_t dflt)
+{
+	const char *v = getenv(var);
+
+	return v && v[0] ? atoll(v) : dflt;
+}
+
+/* Bytes of the emulated device's memory. */
+static int64_t
+memory_bytes(void)
+{
+	return setting("KDGPU_FAKE_MEMORY_MB", 1024) * 1024 * 1024;
+}
+
+/* A modifiable copy of the caller's plan, for the CPU engine. */
+static KdExec
+plan(const KdExec *exec)
+{
+	KdExec		e;
+
+	kd_exec_init(&e);
+	if (exec)
+	{
+		e.threads = exec->threads;
+		e.interrupt = exec->interrupt;
+		e.interrupt_arg = exec->interrupt_arg;
+	}
+	e.device = KD_DEVICE_CPU;
+	return e;
+}
+
+/* Sleep KDGPU_FAKE_DELAY_MS, polling the interrupt; KD_ERR_CANCELED if asked. */
+static KdStatus
+delay(const KdExec *exec, KdError *err)
+{
+	int64_t		ms = setting("KDGPU_FAKE_DELAY_MS", 0);
+
+	for (int64_t t = 0; t < ms; t += 10)
+	{
+		if (exec && exec->interrupt && exec->interrupt(exec->interrupt_arg))
+			return kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
+		usleep(10000);
+	}
+	return KD_OK;
+}
+
+/* probe(): one emulated device. */
+static KdStatus
+emu_probe(KdGpuInfo *info, KdError *err)
+{
+	memset(info, 0, sizeof(*info));
+	info->device_count = 1;
+	info->device = 0;
+	snprintf(info->name, sizeof(info->name), "emulated GPU (CPU engine, tests only)");
+	info->cc_major = 9;
+	info->total_memory = memory_bytes();
+	info->free_memory = memory_bytes() - live_bytes;
+	info->multiprocessors = 1;
+	info->driver_version = 13000;
+	info->runtime_version = 13000;
+	return KD_OK;
+}
+
+/* upload(): copy the tree, within the emulated memory. */
+static KdStatus
+emu_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
+		   KdError *err)
+{
+	int64_t		bytes = kd_tree_bytes(tree->n, tree->dim, tree->nbounds);
+	KdGpuTree  *g;
+	KdStatus	st;
+
+	if (live_bytes + bytes > memory_bytes())
+		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
+							"out of emulated device memory");
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	st = kd_tree_alloc(&g->tree, tree->n, tree->dim, err);
+	if (st != KD_OK)
+	{
+		free(g);
+		return st;
+	}
+	memcpy(g->tree.coords, tree->coords, sizeof(double) * tree->n * tree->dim);
+	memcpy(g->tree.refs, tree->refs, sizeof(uint64_t) * tree->n);
+	memcpy(g->tree.split, tree->split, tree->n);
+	memcpy(g->tree.bounds, tree->bounds,
+		   sizeof(double) * 2 * tree->dim * tree->nbounds);
+	g->tree.ref_order = tree->ref_order;
+	g->bytes = bytes;
+	live_bytes += bytes;
+	*out = g;
+	return KD_OK;
+}
+
+/* release(): free a copy. */
+static void
+emu_release(KdGpuTree *g)
+{
+	if (g == NULL)
+		return;
+	live_bytes -= g->bytes;
+	kd_tree_free(&g->tree);
+	free(g);
+}
+
+/* build(): the CPU build, into the caller's arrays. */
+static KdStatus
+emu_build(const double *points, const uint64_t *refs, int64_t n, int dim,
+		  KdTree *tree, KdGpuTree **out, const KdExec *exec, KdError *err)
+{
+	KdExec		e = plan(exec);
+	KdTree		built;
+	KdStatus	st = kd_build_cpu(points, refs, n, dim, &built, &e, err);
+
+	if (st != KD_OK)
+		return st;
+	memcpy(tree->coords, built.coords, sizeof(double) * n * dim);
+	memcpy(tree->refs, built.refs, sizeof(uint64_t) * n);
+	memcpy(tree->split, built.split, n);
+	memcpy(tree->bounds, built.bounds, sizeof(double) * 2 * dim * built.nbounds);
+	tree->ref_order = built.ref_order;
+	kd_tree_free(&built);
+	if (out)
+		return emu_upload(tree, out, exec, err);
+	return KD_OK;
+}
+
+/* knn(): the CPU search, after the trap and the delay. */
+static KdStatus
+emu_knn(const KdGpuTree *g, const double *queries, int64_t nq, int k,
+		KdNeighbor *out, int32_t *count, const KdExec *exec, KdError *err)
+{
+	const char *trap = getenv("KDGPU_FAKE_TRAP_FILE");
+	KdExec		e = plan(exec);
+	KdStatus	st;
+
+	if (trap && trap[0] && access(trap, F_OK) == 0)
+	{
+		unlink(trap);
+		return kd_set_error(err, KD_ERR_GPU, -1,
+							"emulated kernel trap (KDGPU_FAKE_TRAP_FILE)");
+	}
+	if ((st = delay(exec, err)) != KD_OK)
+		return st;
+	return kd_knn_cpu(&g->tree, queries, nq, k, out, count, &e, err);
+}
+
+/* all_knn(): the CPU search, after the delay. */
+static KdStatus
+emu_all_knn(const KdGpuTree *g, int k, bool include_self, KdNeighbor *out,
+			int32_t *count, const KdExec *exec, KdError *err)
+{
+	KdExec		e = plan(exec);
+	KdStatus	st;
+
+	if ((st = delay(exec, err)) != KD_OK)
+		return st;
+	return kd_all_knn_cpu(&g->tree, k, include_self, out, count, &e, err);
+}
+
+/* radius(): the CPU search. */
+static KdStatus
+emu_radius(const KdGpuTree *g, const double *centers, int64_t nq,
+		   const double *radii, int64_t nradii, KdRangeResult *res,
+		   const KdExec *exec, KdError *err)
+{
+	KdExec		e = plan(exec);
+
+	return kd_radius_cpu(&g->tree, centers, nq, radii, nradii, res, &e, err);
+}
+
+/* box(): the CPU search. */
+static KdStatus
+emu_box(const KdGpuTree *g, const double *lows, const double *highs,
+		int64_t nq, KdRangeResult *res, const KdExec *exec, KdError *err)
+{
+	KdExec		e = plan(exec);
+
+	return kd_box_cpu(&g->tree, lows, highs, nq, res, &e, err);
+}
+
+static const KdCudaApi emulated_api = {
+	KDGPU_CUDA_ABI_VERSION,
+	emu_probe,
+	emu_upload,
+	emu_release,
+	emu_build,
+	emu_knn,
+	emu_all_knn,
+	emu_radius,
+	emu_box
+};
+
+__attribute__((visibility("default"))) const KdCudaApi *
+kdgpu_cuda_api(void)
+{
+	return &emulated_api;
+}
