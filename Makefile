@@ -131,7 +131,7 @@ geo-check: geo-test
 	./geo-test
 
 # PostgreSQL::Test::Cluster suites: servers of their own, in tmp_check/
-tap-check:
+tap-check: test-bin/emulated_cuda.so
 	$(prove_installcheck)
 
 .PHONY: engine-check engine-bench ckdtree-bench cukd-bench geo-check install-cuda tap-check

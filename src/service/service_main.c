@@ -110,6 +110,24 @@ entry_named(const uint64 *key)
 }
 
 /*
+ * Evict shared copies, least recently used first, until bytes more fit
+ * under the memory limit (or none is left to evict).
+ */
+static void
+entries_trim(int64 bytes)
+{
+	while (kdg_service->memory_limit > 0 &&
+		   kdg_service->memory_used + bytes > kdg_service->memory_limit)
+	{
+		int			lru = entry_lru(-1);
+
+		if (lru < 0)
+			break;
+		entry_free(lru);
+	}
+}
+
+/*
  * Make room for a copy of bytes: drop older versions of the same index,
  * then shared copies least recently used first while the limit would be
  * passed or no entry is free.  Returns a free entry, or -1.
@@ -126,15 +144,7 @@ entry_make_room(const uint64 *key, int64 bytes)
 		if (e->used && e->shared && e->key[0] == key[0] && e->key[3] == key[3])
 			entry_free(i);
 	}
-	while (kdg_service->memory_limit > 0 &&
-		   kdg_service->memory_used + bytes > kdg_service->memory_limit)
-	{
-		int			lru = entry_lru(-1);
-
-		if (lru < 0)
-			break;
-		entry_free(lru);
-	}
+	entries_trim(bytes);
 	for (int i = 0; i < KDG_RESIDENT_MAX && freeslot < 0; i++)
 		if (!kdg_service->resident[i].used)
 			freeslot = i;
@@ -495,13 +505,17 @@ next_slot(void)
 	return best;
 }
 
-/* Take kdgpu.gpu_memory_limit from the configuration. */
+/*
+ * Take kdgpu.gpu_memory_limit from the configuration, and evict what no
+ * longer fits under it.
+ */
 static void
 read_settings(void)
 {
 	SpinLockAcquire(&kdg_service->mutex);
 	kdg_service->memory_limit = (int64) kdgpu_gpu_memory_limit * 1024 * 1024;
 	SpinLockRelease(&kdg_service->mutex);
+	entries_trim(0);
 }
 
 /* Open the GPU object and say whether the service is ready or idle. */

@@ -1,0 +1,274 @@
+# The GPU service (src/service/): with kdgpu preloaded, a background worker
+# runs every backend's GPU calls and keeps one device copy of an index's
+# tree for all sessions.  Without a GPU here, the service opens
+# test-bin/emulated_cuda.so, a GPU object that answers with the CPU engine,
+# so everything but the kernels is the code a GPU host runs.  Answers are
+# checked against sequential scans (ORDER BY <->, ctid) in SQL, never
+# against the service's own output.  Covered: many sessions at once
+# (pgbench), one shared copy, eviction under kdgpu.gpu_memory_limit,
+# kd_unload, a GPU error (the service restarts with a fresh context and the
+# call falls back to the CPU), cancel and statement_timeout while waiting,
+# the service killed with SIGKILL under load, no GPU, and kdgpu.service off.
+use strict;
+use warnings;
+use Cwd qw(abs_path);
+use Time::HiRes qw(time sleep);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use IPC::Run;
+use Test::More;
+
+my $emulated = abs_path('test-bin/emulated_cuda.so');
+ok(-f $emulated, 'the emulated GPU object is built');
+my $trap = "${PostgreSQL::Test::Utils::tmp_check}/kdgpu-trap";
+
+$ENV{KDGPU_CUDA_LIB} = $emulated;
+$ENV{KDGPU_FAKE_TRAP_FILE} = $trap;
+my $node = PostgreSQL::Test::Cluster->new('service');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'kdgpu'
+kdgpu.gpu_min_points = 0
+restart_after_crash = on
+max_connections = 40
+});
+$node->start;
+
+# the service's pid from kd_status(), once it is ready or idle ('' if none)
+sub service_pid
+{
+	my $pid = '';
+	for (1 .. 100)
+	{
+		my ($rc, $status) = $node->psql('postgres', 'SELECT service FROM kd_status()');
+		if ($rc == 0 && $status =~ /^(?:running|idle) \(pid (\d+)\)/)
+		{
+			$pid = $1;
+			last;
+		}
+		sleep 0.1;
+	}
+	return $pid;
+}
+
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION kdgpu;
+	CREATE TABLE pts (id serial PRIMARY KEY, p point);
+	INSERT INTO pts (p) SELECT point(random() * 100, random() * 100) FROM generate_series(1, 6000);
+	-- duplicates: ties broken by ctid
+	INSERT INTO pts (p) SELECT point(floor(random() * 8) * 10, floor(random() * 8) * 10) FROM generate_series(1, 600);
+	CREATE INDEX pts_p ON pts USING kdgpu (p);
+	CREATE TABLE q (p point);
+	INSERT INTO q SELECT point(random() * 110 - 5, random() * 110 - 5) FROM generate_series(1, 250);
+	INSERT INTO q SELECT point(x * 10, 30) FROM generate_series(0, 7) x;
+	-- a tree of about 0.95 MB: beside pts's (0.18 MB), more than a 1 MB limit holds
+	CREATE TABLE other (p point);
+	INSERT INTO other SELECT point(random() * 50, random() * 50) FROM generate_series(1, 34000);
+	CREATE INDEX other_p ON other USING kdgpu (p);
+
+	-- rows of kd_knn_join(rel, 'q', k) that a sequential scan's
+	-- ORDER BY <->, ctid does not give, and the other way round
+	CREATE FUNCTION join_mismatches(rel regclass, k int) RETURNS bigint LANGUAGE plpgsql AS $$
+	DECLARE n bigint;
+	BEGIN
+		PERFORM set_config('enable_indexscan', 'off', true);
+		PERFORM set_config('enable_bitmapscan', 'off', true);
+		EXECUTE format($q$
+			WITH kd AS (SELECT query_ctid, nn_ctid, distance, rank FROM kd_knn_join(%1$L, 'q', %2$s)),
+			     bf AS (SELECT q.ctid AS query_ctid, s.c AS nn_ctid, s.d AS distance,
+			                   s.r::int AS rank
+			              FROM q, LATERAL (SELECT t.ctid c, t.p <-> q.p d,
+			                                      row_number() OVER (ORDER BY t.p <-> q.p, t.ctid) r
+			                                 FROM %1$s t ORDER BY t.p <-> q.p, t.ctid LIMIT %2$s) s)
+			SELECT (SELECT count(*) FROM (SELECT * FROM kd EXCEPT ALL SELECT * FROM bf) a) +
+			       (SELECT count(*) FROM (SELECT * FROM bf EXCEPT ALL SELECT * FROM kd) b)$q$,
+			rel, k) INTO n;
+		RETURN n;
+	END $$;
+
+	-- the same for kd_all_knn over the first 300 rows' neighbours, and for
+	-- kd_range around each query point
+	CREATE FUNCTION all_knn_mismatches(k int) RETURNS bigint LANGUAGE plpgsql AS $$
+	DECLARE n bigint;
+	BEGIN
+		PERFORM set_config('enable_indexscan', 'off', true);
+		PERFORM set_config('enable_bitmapscan', 'off', true);
+		WITH kd AS (SELECT query_ctid, nn_ctid, distance, rank FROM kd_all_knn('pts', k)
+		             WHERE query_ctid IN (SELECT ctid FROM pts ORDER BY ctid LIMIT 300)),
+		     bf AS (SELECT a.ctid AS query_ctid, s.c, s.d, s.r::int
+		              FROM (SELECT ctid, p FROM pts ORDER BY ctid LIMIT 300) a,
+		                   LATERAL (SELECT t.ctid c, t.p <-> a.p d,
+		                                   row_number() OVER (ORDER BY t.p <-> a.p, t.ctid) r
+		                              FROM pts t WHERE t.ctid <> a.ctid
+		                             ORDER BY t.p <-> a.p, t.ctid LIMIT k) s)
+		SELECT (SELECT count(*) FROM (SELECT * FROM kd EXCEPT ALL SELECT * FROM bf) x) +
+		       (SELECT count(*) FROM (SELECT * FROM bf EXCEPT ALL SELECT * FROM kd) y) INTO n;
+		RETURN n;
+	END $$;
+
+	CREATE FUNCTION range_mismatches(r float8) RETURNS bigint LANGUAGE plpgsql AS $$
+	DECLARE n bigint;
+	BEGIN
+		PERFORM set_config('enable_indexscan', 'off', true);
+		PERFORM set_config('enable_bitmapscan', 'off', true);
+		WITH kd AS (SELECT q.ctid qc, k.nn_ctid, k.distance FROM q, LATERAL kd_range('pts', q.p, r) k),
+		     bf AS (SELECT q.ctid qc, t.ctid, t.p <-> q.p FROM q, pts t WHERE t.p <-> q.p <= r)
+		SELECT (SELECT count(*) FROM (SELECT * FROM kd EXCEPT ALL SELECT * FROM bf) x) +
+		       (SELECT count(*) FROM (SELECT * FROM bf EXCEPT ALL SELECT * FROM kd) y) INTO n;
+		RETURN n;
+	END $$;
+});
+
+my $pid = service_pid();
+like($pid, qr/^\d+$/, 'the service runs as a background worker');
+like($node->safe_psql('postgres', 'SELECT service FROM kd_status()'),
+	qr/^running \(pid $pid\) on emulated GPU/, 'kd_status names the service and its device');
+
+# answers through the service equal sequential scans
+is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 7)"), '0',
+	'kd_knn_join through the service equals a sequential scan');
+like($node->safe_psql('postgres', "SELECT count(*) FROM kd_knn_join('pts', 'q', 3); SELECT last_run FROM kd_status()"),
+	qr/through the GPU service/, 'kd_status says the work went through the service');
+is($node->safe_psql('postgres', 'SELECT all_knn_mismatches(5)'), '0',
+	'kd_all_knn through the service equals a sequential scan');
+is($node->safe_psql('postgres', 'SELECT range_mismatches(4.5)'), '0',
+	'kd_range through the service equals a sequential scan');
+
+# one device copy of the index for every session, uploaded once
+my $copies = q{SELECT count(*), min(loaded_at), sum(hits) FROM kd_resident WHERE index = 'pts_p'::regclass};
+my ($n1, $loaded1, $hits1) = split /\|/, $node->safe_psql('postgres', $copies);
+is($n1, '1', 'one shared copy of the index tree');
+$node->safe_psql('postgres', "SELECT count(*) FROM kd_knn_join('pts', 'q', 4)") for 1 .. 3;
+my ($n2, $loaded2, $hits2) = split /\|/, $node->safe_psql('postgres', $copies);
+is("$n2|$loaded2", "1|$loaded1", 'new sessions use the same copy, not a new upload');
+cmp_ok($hits2, '>=', $hits1 + 3, 'the copy counts the calls of every session');
+is($node->safe_psql('postgres', "SELECT count(*) FROM kd_resident WHERE owner_pid IS NOT NULL"), '0',
+	'trees built for one query are freed after it');
+
+# many sessions at once, each checking its answers
+$node->pgbench(
+	'--no-vacuum --client=12 --jobs=4 --transactions=15',
+	0,
+	[qr{processed: 180/180}],
+	[qr{^$}],
+	'twelve sessions at once through the service',
+	{
+		'join' => q{
+SELECT 1 / (join_mismatches('pts', 3) = 0)::int;
+},
+		'other' => q{
+\set x random(0, 50)
+SELECT 1 / ((SELECT count(*) FROM kd_knn_join('other', ARRAY[point(:x, :x), point(:x, 0)], 5)) = 10)::int;
+SELECT 1 / (range_mismatches(2.0) = 0)::int;
+},
+	});
+is($node->safe_psql('postgres', 'SELECT count(*) FROM kd_resident WHERE owner_pid IS NULL'), '2',
+	'one copy per index after the concurrent run');
+
+# eviction under kdgpu.gpu_memory_limit: room for one of the two trees
+$node->safe_psql('postgres', q{ALTER SYSTEM SET kdgpu.gpu_memory_limit = 1; SELECT pg_reload_conf()});
+sleep 1.5;
+$node->safe_psql('postgres', "SELECT count(*) FROM kd_knn_join('pts', 'q', 2)");
+$node->safe_psql('postgres', "SELECT count(*) FROM kd_knn_join('other', 'q', 2)");
+is($node->safe_psql('postgres', q{SELECT string_agg(index::text, ',') FROM kd_resident}), 'other_p',
+	'under a 1 MB limit the least recently used copy is evicted');
+is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 4) + join_mismatches('other', 4)"), '0',
+	'answers stay exact while copies are evicted and uploaded again');
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET kdgpu.gpu_memory_limit; SELECT pg_reload_conf()});
+
+# kd_unload drops the index's copy for all sessions
+$node->safe_psql('postgres', "SELECT kd_unload('other')");
+my $left = '';
+for (1 .. 50)
+{
+	$left = $node->safe_psql('postgres', q{SELECT count(*) FROM kd_resident WHERE index = 'other_p'::regclass});
+	last if $left eq '0';
+	sleep 0.1;
+}
+is($left, '0', 'kd_unload drops the copy');
+
+# a new version of the index replaces the old copy
+$node->safe_psql('postgres', "INSERT INTO pts (p) VALUES (point(1, 1)); VACUUM pts");
+$node->safe_psql('postgres', 'REINDEX INDEX pts_p');
+is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 5)"), '0',
+	'after REINDEX the answers follow the new tree');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM kd_resident WHERE index = 'pts_p'::regclass}), '1',
+	'the new version replaced the old copy');
+
+# a GPU error: the call falls back to the CPU and the service restarts
+open(my $fh, '>', $trap) or die;
+close($fh);
+is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 6)"), '0',
+	'a call that meets a GPU error still answers exactly (CPU fallback)');
+ok(!-e $trap, 'the emulated trap fired');
+my $pid2 = service_pid();
+isnt($pid2, $pid, 'the service restarted for a fresh context');
+is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 6); SELECT last_run ~ 'through the GPU service' FROM kd_status()"),
+	"0\nt", 'the restarted service serves calls again, exactly');
+like($node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_activity'), qr/^\d+$/,
+	'the server stayed up (no crash restart)');
+
+# cancel and statement_timeout while a call waits on the service
+$node->stop;
+$ENV{KDGPU_FAKE_DELAY_MS} = 3000;
+$node->start;
+service_pid();
+my $t0 = time();
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SET statement_timeout = '400ms'; SELECT count(*) FROM kd_knn_join('pts', 'q', 3)");
+my $elapsed = time() - $t0;
+like($stderr, qr/canceling statement due to statement timeout/, 'statement_timeout stops a waiting call');
+cmp_ok($elapsed, '<', 2.5, 'without waiting for the service to finish');
+is($node->safe_psql('postgres', "SELECT count(*) FROM kd_knn_join('pts', 'q', 3)"), '774',
+	'the service serves the next call after an abandoned one');
+$node->stop;
+delete $ENV{KDGPU_FAKE_DELAY_MS};
+
+# the service killed with SIGKILL under load: the postmaster restarts the
+# server, no data is lost, and the service comes back
+$node->start;
+$pid = service_pid();
+my ($out, $err) = ('', '');
+my $load = IPC::Run::start(
+	[ 'psql', '-X', '-d', $node->connstr('postgres'), '-c',
+	  "SELECT count(*) FROM kd_knn_join('pts', 'q', 5), generate_series(1, 200)" ],
+	'>', \$out, '2>', \$err);
+sleep 0.5;
+kill 'KILL', $pid;
+$load->finish;
+my $back = '';
+for (1 .. 100)
+{
+	my ($rc, $out) = $node->psql('postgres', 'SELECT count(*) FROM pts');
+	$back = $out if $rc == 0;
+	last if $back ne '';
+	sleep 0.2;
+}
+is($back, '6601', 'after the kill the server answers, with every row');
+my $pid3 = service_pid();
+ok($pid3 ne '' && $pid3 ne $pid, 'the service was started again');
+is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 5)"), '0',
+	'answers through the new service equal a sequential scan');
+$node->stop;
+
+# no GPU: the service is idle and every query runs on the CPU
+$ENV{KDGPU_CUDA_LIB} = "$emulated.absent";
+$node->start;
+service_pid();
+like($node->safe_psql('postgres', 'SELECT service FROM kd_status()'), qr/^idle \(pid \d+\): GPU library not loaded/,
+	'without a GPU the service says it is idle, and why');
+is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 5); SELECT gpu_usable, last_run ~ 'on the CPU' FROM kd_status()"),
+	"0\nf|t", 'and queries run on the CPU, exactly');
+$node->stop;
+
+# kdgpu.service off: each backend opens the GPU object itself
+$ENV{KDGPU_CUDA_LIB} = $emulated;
+$node->append_conf('postgresql.conf', 'kdgpu.service = off');
+$node->start;
+like($node->safe_psql('postgres', 'SELECT service FROM kd_status()'), qr/kdgpu.service is off/,
+	'kdgpu.service = off starts no service');
+is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 5); SELECT last_run ~ 'from this backend' FROM kd_status()"),
+	"0\nt", 'the backend runs its GPU work itself, exactly');
+$node->stop;
+
+done_testing();
