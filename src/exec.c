@@ -169,3 +169,43 @@ kdg_range_result_new(void)
 {
 	return kdg_guarded_alloc(sizeof(KdRangeResult), range_free_callback);
 }
+
+/* bytes of a parallel copy per task */
+#define KD_COPY_CHUNK (4 * 1024 * 1024)
+
+/* One range of a parallel copy: bytes [begin, end) of src to dst. */
+typedef struct KdCopy
+{
+	char	   *dst;
+	const char *src;
+} KdCopy;
+
+/* kd_parallel_for body of kdg_parallel_copy. */
+static void
+kdg_copy_range(void *arg, int64_t begin, int64_t end)
+{
+	KdCopy	   *c = arg;
+
+	memcpy(c->dst + begin, c->src + begin, end - begin);
+}
+
+/*
+ * Copy bytes from src to dst on the engine's threads: a large copy into
+ * memory just mapped is bound by mapping its pages, which the threads do at
+ * once.  Not interruptible, and it cannot fail (without threads the caller
+ * copies alone), so the engine's callbacks may use it too.
+ */
+void
+kdg_parallel_copy(void *dst, const void *src, Size bytes)
+{
+	KdCopy		c = {dst, src};
+	KdExec		exec;
+	KdError		err;
+
+	if (bytes == 0)
+		return;
+	kdg_exec_prepare(&exec);
+	exec.interrupt = NULL;
+	(void) kd_parallel_for(&exec, (int64) bytes, KD_COPY_CHUNK, kdg_copy_range,
+						   &c, &err);
+}

@@ -355,6 +355,7 @@ extern double *kdg_source_coords(const KdSource *src);
 /* exec.c */
 extern char kdg_last_run[512];
 extern void kdg_exec_prepare(KdExec *exec);
+extern void kdg_parallel_copy(void *dst, const void *src, Size bytes);
 extern void kdg_check_status(KdStatus status, const KdError *err,
 							const KdExec *exec, const char *what);
 extern KdTree *kdg_tree_new(void);

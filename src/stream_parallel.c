@@ -36,9 +36,6 @@
 /* queries handed out at a time: at most this, and at most 1/64 of them */
 #define KD_STREAM_CHUNK 2048
 
-/* bytes of a parallel copy per task */
-#define KD_COPY_CHUNK (4 * 1024 * 1024)
-
 /* The scan's fixed shared state. */
 struct KdStreamShared
 {
@@ -101,41 +98,6 @@ kdg_shared_layout(char *base, const KdSharedRows *head, int64 **offsets,
 	KDG_PLACE(qpartoids, Oid, head->qnparts);
 #undef KDG_PLACE
 	return at;
-}
-
-/* One range of a parallel copy: bytes [begin, end) of src to dst. */
-typedef struct KdCopy
-{
-	char	   *dst;
-	const char *src;
-} KdCopy;
-
-/* kd_parallel_for body of kdg_parallel_copy. */
-static void
-kdg_copy_range(void *arg, int64_t begin, int64_t end)
-{
-	KdCopy	   *c = arg;
-
-	memcpy(c->dst + begin, c->src + begin, end - begin);
-}
-
-/*
- * Copy bytes from src to dst on the engine's threads: the copy into a new
- * segment is bound by mapping its pages, which the threads do at once.
- */
-static void
-kdg_parallel_copy(void *dst, const void *src, Size bytes)
-{
-	KdCopy		c = {dst, src};
-	KdExec		exec;
-	KdError		err;
-
-	if (bytes == 0)
-		return;
-	kdg_exec_prepare(&exec);
-	kdg_check_status(kd_parallel_for(&exec, (int64) bytes, KD_COPY_CHUNK, kdg_copy_range,
-									 &c, &err),
-					 &err, NULL, "sharing an answer");
 }
 
 /* Rows over the answer in the segment at base, in CurrentMemoryContext. */

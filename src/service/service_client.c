@@ -40,6 +40,7 @@
 
 #include "engine/kd_error.h"
 #include "engine/kd_gpu_abi.h"
+#include "kdgpu.h"
 #include "service.h"
 
 /* A device copy held by the service, as the backend names it. */
@@ -224,8 +225,8 @@ ship_tree(KdgCall *call, const KdTree *t, Size at, bool copy)
 	call->bounds = call->split + aligned(t->n);
 	if (!copy)
 		return;
-	memcpy(base + call->coords, t->coords, sizeof(double) * t->n * t->dim);
-	memcpy(base + call->refs, t->refs, sizeof(uint64) * t->n);
+	kdg_parallel_copy(base + call->coords, t->coords, sizeof(double) * t->n * t->dim);
+	kdg_parallel_copy(base + call->refs, t->refs, sizeof(uint64) * t->n);
 	memcpy(base + call->split, t->split, t->n);
 	memcpy(base + call->bounds, t->bounds, sizeof(double) * 2 * t->dim * t->nbounds);
 }
@@ -418,15 +419,15 @@ client_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	base = (char *) call;
 	call->points = head;
 	call->point_refs = head + pts;
-	memcpy(base + call->points, points, sizeof(double) * n * dim);
-	memcpy(base + call->point_refs, refs, sizeof(uint64) * n);
+	kdg_parallel_copy(base + call->points, points, sizeof(double) * n * dim);
+	kdg_parallel_copy(base + call->point_refs, refs, sizeof(uint64) * n);
 	ship_tree(call, tree, head + pts + prefs, false);
 	call->keep = out != NULL;
 	st = call_run(seg, call, exec, err);
 	if (st == KD_OK)
 	{
-		memcpy(tree->coords, base + call->coords, sizeof(double) * n * dim);
-		memcpy(tree->refs, base + call->refs, sizeof(uint64) * n);
+		kdg_parallel_copy(tree->coords, base + call->coords, sizeof(double) * n * dim);
+		kdg_parallel_copy(tree->refs, base + call->refs, sizeof(uint64) * n);
 		memcpy(tree->split, base + call->split, n);
 		memcpy(tree->bounds, base + call->bounds,
 			   sizeof(double) * 2 * dim * tree->nbounds);
@@ -463,11 +464,11 @@ client_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
 	call->in1 = head;
 	call->out = head + aligned(qbytes);
 	call->count = call->out + aligned(obytes);
-	memcpy(base + call->in1, queries, qbytes);
+	kdg_parallel_copy(base + call->in1, queries, qbytes);
 	st = call_on_copy(seg, call, g, exec, err);
 	if (st == KD_OK)
 	{
-		memcpy(out, base + call->out, obytes);
+		kdg_parallel_copy(out, base + call->out, obytes);
 		memcpy(count, base + call->count, sizeof(int32) * nq);
 	}
 	dsm_detach(seg);
@@ -501,7 +502,7 @@ client_all_knn(const KdGpuTree *gtree, int k, bool include_self,
 	st = call_on_copy(seg, call, g, exec, err);
 	if (st == KD_OK)
 	{
-		memcpy(out, base + call->out, obytes);
+		kdg_parallel_copy(out, base + call->out, obytes);
 		memcpy(count, base + call->count, sizeof(int32) * n);
 	}
 	dsm_detach(seg);
@@ -533,7 +534,7 @@ take_range(const KdgCall *call, int64 nq, KdRangeResult *res, KdError *err)
 		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	}
 	memcpy(res->offsets, p, offsets);
-	memcpy(res->hits, p + offsets, sizeof(KdNeighbor) * nhits);
+	kdg_parallel_copy(res->hits, p + offsets, sizeof(KdNeighbor) * nhits);
 	dsm_detach(rseg);
 	return KD_OK;
 }
