@@ -92,13 +92,18 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	/*
+	 * Read when the postmaster loads the library; PGC_SIGHUP rather than
+	 * PGC_POSTMASTER, which a library loaded after startup may not define.
+	 */
 	DefineCustomBoolVariable("kdgpu.service",
 							 "Starts the GPU service that runs every session's GPU work, "
 							 "when kdgpu is in shared_preload_libraries.",
-							 "Off: each backend opens the GPU itself.",
+							 "Off: each backend opens the GPU itself.  Takes effect at "
+							 "server start.",
 							 &kdgpu_service_enabled,
 							 true,
-							 PGC_POSTMASTER,
+							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
 

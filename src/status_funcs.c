@@ -205,7 +205,7 @@ kdgpu_unload(PG_FUNCTION_ARGS)
 	foreach(lc, indexes)
 	{
 		found |= kdam_cache_gpu_forget(lfirst_oid(lc));
-		kdg_service_forget_index(lfirst_oid(lc));
+		kdg_service_forget(MyDatabaseId, lfirst_oid(lc));
 	}
 	list_free(indexes);
 	table_close(heap, AccessShareLock);

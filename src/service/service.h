@@ -22,7 +22,7 @@
  * A device copy is shared when its tree is named (KdTree.key: an index's
  * database, OID, relfilenode and generation): any session's call with the
  * same name finds it, and it stays until the index changes (a newer name of
- * the same index replaces it), kd_unload, or eviction, least recently used
+ * the same index replaces it), is dropped, kd_unload, or eviction, least recently used
  * first, under the service's kdgpu.gpu_memory_limit.  An unnamed tree's copy
  * (a tree built for one query) is owned by the backend that uploaded it and
  * dropped when it releases it or exits.
@@ -186,7 +186,7 @@ extern bool kdg_key_index(const uint64 *key, Oid *dboid, Oid *indexrelid);
 /* service_client.c */
 extern void kdg_service_client_install(void);
 extern bool kdg_service_in_use(void);
-extern void kdg_service_forget_index(Oid indexrelid);
+extern void kdg_service_forget(Oid dboid, Oid indexrelid);
 extern char *kdg_service_describe(void);
 
 /* service_main.c */

@@ -31,6 +31,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -57,6 +60,7 @@ struct KdGpuTree
 };
 
 static bool client_in_use = false;
+static object_access_hook_type prev_object_access_hook = NULL;
 static bool exit_callback_registered = false;
 
 /* Bytes rounded up to keep the arrays of a segment aligned. */
@@ -628,13 +632,6 @@ client_provider(void)
 	return &client_api;
 }
 
-/* From _PG_init: make the service the engine's GPU when it runs. */
-void
-kdg_service_client_install(void)
-{
-	kd_gpu_set_provider(client_provider);
-}
-
 /* Whether this backend's GPU work goes through the service. */
 bool
 kdg_service_in_use(void)
@@ -642,11 +639,15 @@ kdg_service_in_use(void)
 	return client_in_use;
 }
 
-/* kd_unload: the service drops the copies of an index. */
+/*
+ * kd_unload, DROP INDEX, DROP TABLE, DROP DATABASE: the service drops the
+ * copies of an index of database dboid (every index when indexrelid is
+ * InvalidOid).  A drop that rolls back costs an upload on next use.
+ */
 void
-kdg_service_forget_index(Oid indexrelid)
+kdg_service_forget(Oid dboid, Oid indexrelid)
 {
-	uint64		head = ((uint64) MyDatabaseId << 32) | indexrelid;
+	uint64		head = ((uint64) dboid << 32) | indexrelid;
 	int			procno;
 
 	if (kdg_service == NULL)
@@ -656,13 +657,41 @@ kdg_service_forget_index(Oid indexrelid)
 	{
 		KdgResident *e = &kdg_service->resident[i];
 
-		if (e->used && e->shared && e->key[0] == head)
+		if (e->used && e->shared &&
+			(indexrelid == InvalidOid ? (e->key[0] >> 32) == dboid : e->key[0] == head))
 			e->drop = true;
 	}
 	procno = kdg_service->procno;
 	SpinLockRelease(&kdg_service->mutex);
 	if (procno >= 0)
 		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+}
+
+/* object_access_hook: a dropped relation or database loses its copies. */
+static void
+client_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					 int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access != OAT_DROP || kdg_service == NULL)
+		return;
+	if (classId == RelationRelationId && subId == 0)
+		kdg_service_forget(MyDatabaseId, objectId);
+	else if (classId == DatabaseRelationId)
+		kdg_service_forget(objectId, InvalidOid);
+}
+
+/*
+ * From _PG_init: make the service the engine's GPU when it runs, and tell
+ * it of dropped indexes.
+ */
+void
+kdg_service_client_install(void)
+{
+	kd_gpu_set_provider(client_provider);
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = client_object_access;
 }
 
 /* One line on the service for kd_status(). */

@@ -145,7 +145,8 @@ cmp_ok($hits2, '>=', $hits1 + 3, 'the copy counts the calls of every session');
 is($node->safe_psql('postgres', "SELECT count(*) FROM kd_resident WHERE owner_pid IS NOT NULL"), '0',
 	'trees built for one query are freed after it');
 
-# many sessions at once, each checking its answers
+# many sessions at once, each checking its answers: joins, All-kNN and
+# range queries on two indexes
 $node->pgbench(
 	'--no-vacuum --client=12 --jobs=4 --transactions=15',
 	0,
@@ -155,6 +156,9 @@ $node->pgbench(
 	{
 		'join' => q{
 SELECT 1 / (join_mismatches('pts', 3) = 0)::int;
+},
+		'allknn' => q{
+SELECT 1 / (all_knn_mismatches(3) = 0)::int;
 },
 		'other' => q{
 \set x random(0, 50)
@@ -186,6 +190,24 @@ for (1 .. 50)
 	sleep 0.1;
 }
 is($left, '0', 'kd_unload drops the copy');
+
+# a dropped index's copy goes with it
+$node->safe_psql('postgres', q{
+	CREATE TABLE gone AS SELECT point(x, x) p FROM generate_series(1, 500) x;
+	CREATE INDEX gone_p ON gone USING kdgpu (p);
+	SELECT count(*) FROM kd_knn_join('gone', 'q', 2);
+});
+is($node->safe_psql('postgres', q{SELECT count(*) FROM kd_resident WHERE index = 'gone_p'::regclass}), '1',
+	'a third index has its copy');
+$node->safe_psql('postgres', 'DROP TABLE gone');
+$left = '';
+for (1 .. 50)
+{
+	$left = $node->safe_psql('postgres', q{SELECT count(*) FROM kd_resident WHERE index IS NULL OR index::text ~ '^[0-9]+$'});
+	last if $left eq '0';
+	sleep 0.1;
+}
+is($left, '0', 'DROP TABLE drops its index\'s copy');
 
 # a new version of the index replaces the old copy
 $node->safe_psql('postgres', "INSERT INTO pts (p) VALUES (point(1, 1)); VACUUM pts");
