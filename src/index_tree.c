@@ -19,7 +19,12 @@
  * either way the answer is the same.
  *
  * kd_load keeps the ranked tree's device copy (kdam_cache.c), so that GPU
- * work on an indexed table skips both the build and the upload.
+ * work on an indexed table skips both the build and the upload.  With the
+ * GPU service, the copy is the service's, for every session, and the
+ * service also keeps the tree's TIDs in rank order: a later call whose rows
+ * are exactly those (the service compares them) searches that copy without
+ * reading the tree at all (kdg_index_device_tree).  The check is the same
+ * one pass over the same TIDs, made by the service.
  */
 #include "postgres.h"
 
@@ -28,12 +33,14 @@
 #include "access/table.h"
 #include "access/transam.h"
 #include "catalog/index.h"
+#include "miscadmin.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "am/kdam.h"
 #include "kdgpu.h"
+#include "service/service.h"
 
 /*
  * Whether index is a kdgpu index on exactly the source's column, holding
@@ -64,26 +71,46 @@ kdg_index_fits(Relation index, const KdSource *src)
 }
 
 /*
+ * Read index's metapage (left pinned in *metabuf, for the caller to
+ * release) and say whether its forest may hold exactly the source's rows:
+ * one tree of as many points and the same dimension, with no pending rows
+ * and none marked dead.  *tree is then the tree's entry.
+ */
+static bool
+kdg_index_candidate(Relation index, const KdSource *src, Buffer *metabuf,
+					KdamMetaPageData *meta, KdamTreeEntry *tree)
+{
+	KdamForest	forest;
+	bool		ok;
+
+	*metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	LockBuffer(*metabuf, BUFFER_LOCK_SHARE);
+	*meta = *kdam_metapage(index, BufferGetPage(*metabuf));
+	kdam_forest_read(index, meta, &forest);
+	LockBuffer(*metabuf, BUFFER_LOCK_UNLOCK);
+	ok = forest.n == 1 && meta->nflush == 0 && kdam_lanes_count(index) == 0 &&
+		meta->ndead == 0 && meta->ntree == src->n && meta->dim == src->dim;
+	if (ok)
+		*tree = forest.trees[0];
+	pfree(forest.trees);
+	return ok;
+}
+
+/*
  * The cached tree of index, pinned, when its rows are exactly the source's
  * rows; NULL otherwise.
  */
 static KdamTree *
 kdg_index_matching_tree(Relation index, const KdSource *src)
 {
-	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	Buffer		metabuf;
 	KdamMetaPageData meta;
-	KdamForest	forest;
+	KdamTreeEntry entry;
 	KdamTree   *t = NULL;
 	KdamRankedTree *ranked;
 
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	meta = *kdam_metapage(index, BufferGetPage(metabuf));
-	kdam_forest_read(index, &meta, &forest);
-	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-	if (forest.n == 1 && meta.nflush == 0 && kdam_lanes_count(index) == 0 &&
-		meta.ndead == 0 && meta.ntree == src->n && meta.dim == src->dim)
-		t = kdam_cache_get(index, &meta, &forest.trees[0]);
-	pfree(forest.trees);
+	if (kdg_index_candidate(index, src, &metabuf, &meta, &entry))
+		t = kdam_cache_get(index, &meta, &entry);
 	ReleaseBuffer(metabuf);
 	if (t == NULL)
 		return NULL;
@@ -100,12 +127,59 @@ kdg_index_matching_tree(Relation index, const KdSource *src)
 }
 
 /*
+ * The GPU service's copy of index's ranked tree, when the service holds one
+ * whose rows are exactly the source's (it checks them against the rows it
+ * keeps for the copy): a tree on the device only, freed with the current
+ * memory context.  NULL otherwise.
+ */
+static KdTree *
+kdg_index_device_copy(Relation index, const KdSource *src)
+{
+	Buffer		metabuf;
+	KdamMetaPageData meta;
+	KdamTreeEntry entry;
+	uint64		key[4];
+	uint64	   *rows;
+	KdGpuTree  *copy = NULL;
+	KdTree	   *tree;
+	KdError		err;
+
+	/* the metapage is let go before waiting on the service */
+	bool		candidate = kdg_index_candidate(index, src, &metabuf, &meta, &entry);
+
+	ReleaseBuffer(metabuf);
+	if (candidate)
+	{
+		kdg_key_of_index(key, RelationGetRelid(index), index->rd_node.relNode,
+						 meta.generation, KDG_KEY_RANKED);
+		rows = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < src->n; i++)
+			rows[i] = kdg_row_tid(src, i);
+		memset(&err, 0, sizeof(err));
+		copy = kdg_service_find(key, rows, src->n, src->dim, &err);
+		pfree(rows);
+		if (err.code == KD_ERR_CANCELED)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (copy == NULL)
+		return NULL;
+	tree = kdg_tree_new();
+	tree->n = src->n;
+	tree->dim = src->dim;
+	tree->gpu = copy;
+	return tree;
+}
+
+/*
  * The cached tree of a kdgpu index on the source's column that holds
  * exactly the source's rows, pinned until the end of the transaction, or
- * NULL when there is none; *indexoid is set to the index.
+ * NULL when there is none; *indexoid is set to the index.  With device_only,
+ * only the GPU service's copy of such a tree is looked for (*device_tree),
+ * and none is read.
  */
 static KdamTree *
-kdg_index_find(const KdSource *src, Oid *indexoid)
+kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
+			   KdTree **device_tree)
 {
 	Relation	heap;
 	List	   *indexes;
@@ -121,10 +195,20 @@ kdg_index_find(const KdSource *src, Oid *indexoid)
 	foreach(lc, indexes)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		bool		found = false;
 
-		if (kdg_index_fits(index, src))
+		if (kdg_index_fits(index, src) && device_only)
+		{
+			*device_tree = kdg_index_device_copy(index, src);
+			found = *device_tree != NULL;
+			if (found)
+				elog(DEBUG1, "kdgpu: searching the GPU service's copy of the tree of index \"%s\"",
+					 RelationGetRelationName(index));
+		}
+		else if (kdg_index_fits(index, src))
 		{
 			t = kdg_index_matching_tree(index, src);
+			found = t != NULL;
 			if (t)
 				elog(DEBUG1, "kdgpu: searching the tree of index \"%s\"",
 					 RelationGetRelationName(index));
@@ -132,14 +216,32 @@ kdg_index_find(const KdSource *src, Oid *indexoid)
 				elog(DEBUG1, "kdgpu: the rows of index \"%s\" differ from the table's; building a tree",
 					 RelationGetRelationName(index));
 		}
-		if (t)
+		if (found)
 			*indexoid = RelationGetRelid(index);
 		index_close(index, NoLock);
-		if (t)
+		if (found)
 			break;
 	}
 	list_free(indexes);
 	return t;
+}
+
+/*
+ * The GPU service's copy of the tree of a kdgpu index on the source's
+ * column, when its rows are exactly the source's: a tree on the device only
+ * (kdtree.h), searched without reading the index.  NULL when the service
+ * does not hold one, or does not run the GPU work of this backend.
+ */
+KdTree *
+kdg_index_device_tree(const KdSource *src)
+{
+	KdTree	   *tree = NULL;
+	Oid			indexoid;
+
+	if (kdgpu_device == KD_DEVICE_CPU || !kdg_service_serving())
+		return NULL;
+	(void) kdg_index_find(src, &indexoid, true, &tree);
+	return tree;
 }
 
 /*
@@ -151,16 +253,28 @@ KdTree *
 kdg_index_tree(const KdSource *src)
 {
 	Oid			indexoid;
-	KdamTree   *t = kdg_index_find(src, &indexoid);
+	KdamTree   *t = kdg_index_find(src, &indexoid, false, NULL);
 	KdExec		exec;
 	KdError		err;
 
 	if (t == NULL)
 		return NULL;
 	kdg_exec_prepare(&exec);
-	/* a failed upload leaves the work to the engine's usual choice */
-	if (exec.device != KD_DEVICE_CPU &&
-		kdam_cache_keep_on_gpu(t, false, &exec, &err) != KD_OK)
+
+	/*
+	 * With the GPU service, the copy is kept for every session and the
+	 * service keeps its rows, so that later calls reading the same rows
+	 * find it without reading the tree (kdg_index_device_tree).  A failed
+	 * upload leaves the work to the engine's usual choice.
+	 */
+	if (exec.device != KD_DEVICE_CPU && kdg_service_serving())
+	{
+		if (kd_gpu_upload(&t->ranked->tree, &exec, &err) == KD_OK)
+			kdg_service_give_rows(t->ranked->tree.gpu, t->ranked->tids,
+								  t->ranked->tree.n);
+	}
+	else if (exec.device != KD_DEVICE_CPU &&
+			 kdam_cache_keep_on_gpu(t, false, &exec, &err) != KD_OK)
 		elog(DEBUG1, "kdgpu: index tree not uploaded: %s", err.message);
 	return &t->ranked->tree;
 }
@@ -173,7 +287,7 @@ kdg_index_tree(const KdSource *src)
 KdTree *
 kdg_index_tree_load(const KdSource *src, Oid *indexoid)
 {
-	KdamTree   *t = kdg_index_find(src, indexoid);
+	KdamTree   *t = kdg_index_find(src, indexoid, false, NULL);
 	KdExec		exec;
 	KdError		err;
 	KdStatus	st;

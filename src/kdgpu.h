@@ -366,11 +366,12 @@ extern void kdg_orderby_hook_install(void);
 
 /* index_tree.c */
 extern KdTree *kdg_index_tree(const KdSource *src);
+extern KdTree *kdg_index_device_tree(const KdSource *src);
 extern KdTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
 
 /* search.c */
 extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
-extern KdTree *kdg_source_tree(const KdSource *src);
+extern KdTree *kdg_source_tree(const KdSource *src, bool on_host);
 extern KdAnswer *kdg_empty_answer(int64 nq);
 extern KdAnswer *kdg_search_knn(const KdSource *src, const KdTree *tree,
 							   const double *queries, int64 nq, int k);

@@ -181,15 +181,46 @@ kdg_build_tree(const KdSource *src, bool *used_gpu)
 /*
  * The tree to search over a source's points, refs being their ordinals: a
  * kdgpu index's when it holds exactly those rows (index_tree.c), or one
- * built now; NULL when there are no points.
+ * built now; NULL when there are no points.  Unless on_host (All-kNN reads
+ * the tree's points and references), it may be the GPU service's copy of
+ * the index's tree, on the device only.
  */
 KdTree *
-kdg_source_tree(const KdSource *src)
+kdg_source_tree(const KdSource *src, bool on_host)
 {
-	KdTree	   *tree = kdg_index_tree(src);
+	KdTree	   *tree = on_host ? NULL : kdg_index_device_tree(src);
 	bool		used_gpu;
 
+	if (tree == NULL)
+		tree = kdg_index_tree(src);
 	return tree ? tree : kdg_build_tree(src, &used_gpu);
+}
+
+/*
+ * Plan a search of tree: a tree only on the device is searched there
+ * whatever the work's size.
+ */
+static void
+kdg_exec_for(KdExec *exec, const KdTree *tree)
+{
+	kdg_exec_prepare(exec);
+	if (tree->coords == NULL)
+		exec->gpu_min_work = 0;
+}
+
+/*
+ * After a search of tree failed with st: the source's tree in memory, to
+ * search again, when tree was only on the device (the GPU service stopped or
+ * failed: the work goes where it would without the copy); NULL when the
+ * failure stands.
+ */
+static const KdTree *
+kdg_tree_to_retry(KdStatus st, const KdTree *tree, const KdSource *src)
+{
+	if (st == KD_OK || st == KD_ERR_CANCELED || tree->coords != NULL)
+		return NULL;
+	elog(DEBUG1, "kdgpu: the GPU service's copy failed, searching the tree in memory");
+	return kdg_source_tree(src, true);
 }
 
 /* What pass 1 of kdg_refine_knn shares with its threads. */
@@ -260,11 +291,13 @@ kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
 	int64	   *pending = NULL;
 	int64		npending = 0;
 	KdExec		exec;
+	KdExec		gexec;			/* for a tree only on the device */
 	KdError		err;
 
 	StaticAssertStmt(sizeof(KdHit) == sizeof(KdNeighbor), "KdHit overlays KdNeighbor");
 
 	kdg_exec_prepare(&exec);
+	kdg_exec_for(&gexec, tree);
 	kdg_check_status(kd_parallel_for(&exec, nq, 4096, kdg_refine_range, &r, &err),
 					&err, NULL, "kNN refinement");
 	for (int64 q = 0; q < nq; q++)
@@ -290,7 +323,9 @@ kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
 			memcpy(centers + i * dim, queries + q * full, sizeof(double) * dim);
 			radii[i] = kdg_slack(src->type, sqrt(raw[q * kk + k - 1].d2));
 		}
-		kdg_check_status(kd_radius_cpu(tree, centers, m, radii, m, res, &exec, &err),
+		kdg_check_status(tree->coords ?
+						 kd_radius_cpu(tree, centers, m, radii, m, res, &exec, &err) :
+						 kd_radius(tree, centers, m, radii, m, res, &gexec, &err),
 						&err, NULL, "kNN refinement");
 		for (int64 i = 0; i < m; i++)
 		{
@@ -354,15 +389,24 @@ kdg_search_knn(const KdSource *src, const KdTree *tree, const double *queries,
 	int32	   *count;
 	KdExec		exec;
 	KdError		err;
+	const KdTree *again;
+	KdStatus	st;
 
 	if (nq == 0 || src->n == 0)
 		return kdg_empty_answer(nq);
 	raw = palloc_extended(sizeof(KdNeighbor) * nq * kk, MCXT_ALLOC_HUGE);
 	count = palloc_extended(sizeof(int32) * nq, MCXT_ALLOC_HUGE);
-	kdg_exec_prepare(&exec);
-	kdg_check_status(kd_knn(tree, kdg_engine_points(src, queries, nq), nq, kk, raw,
-							count, &exec, &err),
-					&err, &exec, "kNN search");
+	kdg_exec_for(&exec, tree);
+	st = kd_knn(tree, kdg_engine_points(src, queries, nq), nq, kk, raw, count,
+				&exec, &err);
+	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
+	{
+		tree = again;
+		kdg_exec_for(&exec, tree);
+		st = kd_knn(tree, kdg_engine_points(src, queries, nq), nq, kk, raw, count,
+					&exec, &err);
+	}
+	kdg_check_status(st, &err, &exec, "kNN search");
 	kdg_refine_knn(src, tree, raw, count, nq, k, kk, queries, NULL, src->n);
 	return kdg_knn_answer((KdHit *) raw, count, nq, kk);
 }
@@ -473,16 +517,24 @@ kdg_search_radius(const KdSource *src, const KdTree *tree,
 	KdAnswer   *ans;
 	KdExec		exec;
 	KdError		err;
+	const KdTree *again;
+	KdStatus	st;
 
 	if (nq == 0 || src->n == 0)
 		return kdg_empty_answer(nq);
 	for (int64 i = 0; i < nradii; i++)
 		slack[i] = kdg_engine_radius(src->type, radii[i]);
 	res = kdg_range_result_new();
-	kdg_exec_prepare(&exec);
-	kdg_check_status(kd_radius(tree, kdg_engine_points(src, centers, nq), nq, slack,
-							   nradii, res, &exec, &err),
-					&err, &exec, "radius search");
+	kdg_exec_for(&exec, tree);
+	st = kd_radius(tree, kdg_engine_points(src, centers, nq), nq, slack, nradii,
+				   res, &exec, &err);
+	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
+	{
+		kdg_exec_for(&exec, again);
+		st = kd_radius(again, kdg_engine_points(src, centers, nq), nq, slack, nradii,
+					   res, &exec, &err);
+	}
+	kdg_check_status(st, &err, &exec, "radius search");
 	ans = kdg_range_answer(src, res, centers, radii, nradii);
 	kd_range_result_free(res);
 	pfree(slack);
@@ -498,13 +550,20 @@ kdg_search_box(const KdSource *src, const KdTree *tree, const double *lows,
 	KdAnswer   *ans;
 	KdExec		exec;
 	KdError		err;
+	const KdTree *again;
+	KdStatus	st;
 
 	if (nq == 0 || src->n == 0)
 		return kdg_empty_answer(nq);
 	res = kdg_range_result_new();
-	kdg_exec_prepare(&exec);
-	kdg_check_status(kd_box(tree, lows, highs, nq, res, &exec, &err),
-					&err, &exec, "box search");
+	kdg_exec_for(&exec, tree);
+	st = kd_box(tree, lows, highs, nq, res, &exec, &err);
+	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
+	{
+		kdg_exec_for(&exec, again);
+		st = kd_box(again, lows, highs, nq, res, &exec, &err);
+	}
+	kdg_check_status(st, &err, &exec, "box search");
 	ans = kdg_range_answer(src, res, NULL, NULL, 0);
 	kd_range_result_free(res);
 	return ans;

@@ -204,15 +204,24 @@ kd_gpu_fallback(KdExec *exec, KdStatus st, const KdError *err)
 	return true;
 }
 
-/* See kd_internal.h. */
+/*
+ * See kd_internal.h.  A tree only on the device (no host arrays) has no CPU
+ * path: when the GPU is not chosen or fails, the call fails.
+ */
 bool
 kd_gpu_run(const KdTree *tree, int64_t work, KdGpuFn fn, void *arg,
 		   KdExec *exec, KdError *err, KdStatus *st)
 {
 	KdGpuTree  *gtree = tree->gpu;
+	bool		on_host = tree->coords != NULL;
 
 	if (!kd_gpu_chosen(exec, work, err, st))
+	{
+		if (*st == KD_OK && !on_host)
+			*st = kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+							   "the tree is on the GPU only: %s", exec->note);
 		return *st != KD_OK;
+	}
 	if (gtree == NULL)
 		*st = gpu_api->upload(tree, &gtree, exec, err);
 	if (*st == KD_OK)
@@ -223,7 +232,7 @@ kd_gpu_run(const KdTree *tree, int64_t work, KdGpuFn fn, void *arg,
 	}
 	if (*st == KD_OK)
 		return true;
-	return !kd_gpu_fallback(exec, *st, err);
+	return !kd_gpu_fallback(exec, *st, err) || !on_host;
 }
 
 /* Keep a device copy of tree in tree->gpu for the queries that follow. */

@@ -97,6 +97,12 @@ typedef struct KdTree
 	KdGpuTree  *gpu;			/* resident device copy, or NULL */
 } KdTree;
 
+/*
+ * A tree may live on the device only: n, dim, nbounds and gpu set, the
+ * arrays NULL.  Its queries run on the GPU or fail (KD_ERR_GPU_UNAVAILABLE
+ * when the GPU is not chosen); they never fall back to the CPU.
+ */
+
 /* Batched query results of variable size (radius and box queries). */
 typedef struct KdRangeResult
 {

@@ -23,7 +23,10 @@
  * database, OID, relfilenode and generation): any session's call with the
  * same name finds it, and it stays until the index changes (a newer name of
  * the same index replaces it), is dropped, kd_unload, or eviction, least recently used
- * first, under the service's kdgpu.gpu_memory_limit.  An unnamed tree's copy
+ * first, under the service's kdgpu.gpu_memory_limit.  The service also keeps
+ * the rows of a ranked tree's copy (its TIDs in rank order, in its own
+ * memory), so that a backend whose call reads exactly those rows can search
+ * the copy without reading the tree itself (index_tree.c).  An unnamed tree's copy
  * (a tree built for one query) is owned by the backend that uploaded it and
  * dropped when it releases it or exits.
  */
@@ -114,7 +117,9 @@ typedef struct KdgService
 /* What a call asks for. */
 typedef enum KdgOp
 {
-	KDG_OP_ACQUIRE,				/* find the shared copy named key */
+	KDG_OP_ACQUIRE,				/* find the shared copy named key (and,
+								 * given rows, holding exactly those) */
+	KDG_OP_ROWS,				/* keep the rows of a shared copy's tree */
 	KDG_OP_UPLOAD,				/* copy the shipped tree to the device */
 	KDG_OP_BUILD,				/* build a tree from shipped points */
 	KDG_OP_KNN,
@@ -149,7 +154,8 @@ typedef struct KdgCall
 	Size		bounds;
 	Size		points;			/* BUILD: the points and their references */
 	Size		point_refs;
-	Size		in1;			/* queries, centres or lows */
+	Size		in1;			/* queries, centres or lows; ACQUIRE, ROWS:
+								 * rows (TIDs in rank order), n of them */
 	Size		in2;			/* radii or highs */
 	Size		out;			/* KNN, ALL_KNN: the neighbours, */
 	Size		count;			/* and their counts */
@@ -160,6 +166,7 @@ typedef struct KdgCall
 	KdStatus	status;
 	KdError		err;
 	bool		missing;		/* the entry is gone: upload again */
+	bool		has_rows;		/* ACQUIRE: the entry keeps its rows */
 	int			resident_out;	/* ACQUIRE, UPLOAD, BUILD with keep */
 	uint64		version_out;
 	bool		ref_order_out;	/* BUILD */
@@ -186,6 +193,10 @@ extern bool kdg_key_index(const uint64 *key, Oid *dboid, Oid *indexrelid);
 /* service_client.c */
 extern void kdg_service_client_install(void);
 extern bool kdg_service_in_use(void);
+extern bool kdg_service_serving(void);
+extern KdGpuTree *kdg_service_find(const uint64 *key, const uint64 *rows,
+								   int64 n, int dim, KdError *err);
+extern void kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, int64 n);
 extern void kdg_service_forget(Oid dboid, Oid indexrelid);
 extern char *kdg_service_describe(void);
 

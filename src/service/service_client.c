@@ -56,7 +56,9 @@ struct KdGpuTree
 	int64		n;				/* the tree's points and dimension */
 	int			dim;
 	const KdTree *host;			/* to upload again (named trees only: an
-								 * index's tree, which outlives its copy) */
+								 * index's tree, which outlives its copy),
+								 * or NULL (kdg_service_find) */
+	bool		has_rows;		/* the service keeps the tree's rows */
 };
 
 static bool client_in_use = false;
@@ -243,18 +245,23 @@ tree_shipped_size(int64 n, int dim, int64 nbounds)
 		aligned(n) + aligned(sizeof(double) * 2 * dim * nbounds);
 }
 
-/* A new handle for the service's entry named in a reply. */
+/*
+ * A new handle for the service's entry named in a reply, of a tree of n
+ * points of dim, from host (or NULL).
+ */
 static KdGpuTree *
-handle_new(const KdgCall *call, const KdTree *host, bool shared)
+handle_new(const KdgCall *call, const KdTree *host, int64 n, int dim,
+		   bool shared)
 {
 	KdGpuTree  *g = MemoryContextAlloc(TopMemoryContext, sizeof(KdGpuTree));
 
 	g->resident = call->resident_out;
 	g->version = call->version_out;
 	g->shared = shared;
-	g->n = host->n;
-	g->dim = host->dim;
+	g->n = n;
+	g->dim = dim;
 	g->host = host;
+	g->has_rows = call->has_rows;
 	service_state(&g->epoch);
 	return g;
 }
@@ -276,7 +283,7 @@ acquire_or_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 		memcpy(call->key, tree->key, sizeof(call->key));
 		st = call_run(seg, call, exec, err);
 		if (st == KD_OK && !call->missing)
-			*out = handle_new(call, tree, true);
+			*out = handle_new(call, tree, tree->n, tree->dim, true);
 		dsm_detach(seg);
 		if (st != KD_OK || *out)
 			return st;
@@ -290,7 +297,7 @@ acquire_or_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 	ship_tree(call, tree, aligned(sizeof(KdgCall)), true);
 	st = call_run(seg, call, exec, err);
 	if (st == KD_OK)
-		*out = handle_new(call, tree, named);
+		*out = handle_new(call, tree, tree->n, tree->dim, named);
 	dsm_detach(seg);
 	return st;
 }
@@ -362,7 +369,7 @@ call_target(KdgCall *call, KdGpuTree *g, const KdExec *exec, KdError *err)
 		KdGpuTree  *fresh = NULL;
 		KdStatus	st;
 
-		if (!g->shared)
+		if (!g->shared || g->host == NULL)
 			return kd_set_error(err, KD_ERR_GPU, -1,
 								"the kdgpu GPU service restarted and lost this device copy");
 		st = acquire_or_upload(g->host, &fresh, exec, err);
@@ -394,7 +401,7 @@ call_on_copy(dsm_segment *seg, KdgCall *call, KdGpuTree *g,
 			st = call_run(seg, call, exec, err);
 		if (st != KD_OK || !call->missing)
 			return st;
-		if (attempt > 0 || !g->shared)
+		if (attempt > 0 || !g->shared || g->host == NULL)
 			return kd_set_error(err, KD_ERR_GPU, -1,
 								"the kdgpu GPU service no longer holds this device copy");
 		g->epoch = 0;			/* look it up or upload it again */
@@ -437,7 +444,7 @@ client_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 			   sizeof(double) * 2 * dim * tree->nbounds);
 		tree->ref_order = call->ref_order_out;
 		if (out)
-			*out = call->resident_out >= 0 ? handle_new(call, tree, false) : NULL;
+			*out = call->resident_out >= 0 ? handle_new(call, tree, n, dim, false) : NULL;
 	}
 	dsm_detach(seg);
 	return st;
@@ -630,6 +637,82 @@ client_provider(void)
 		return NULL;
 	client_in_use = true;
 	return &client_api;
+}
+
+/*
+ * Whether this backend's GPU work goes through the service.  When the
+ * service is ready and the engine has not opened a GPU yet, the engine is
+ * made to choose now (its provider then returns this table), so that a
+ * copy found by kdg_service_find is used through the same table.
+ */
+bool
+kdg_service_serving(void)
+{
+	if (kdg_service == NULL || kdg_am_service)
+		return false;
+	if (!client_in_use && service_state(NULL) != KDG_SERVICE_READY)
+		return false;
+	return kd_gpu_available(NULL, NULL, 0) && client_in_use;
+}
+
+/*
+ * The service's copy of the ranked tree named key, when it holds one whose
+ * rows (TIDs in rank order, n of them) are exactly rows; NULL otherwise, or
+ * when the wait was canceled (err says so).  The copy is a tree of n points
+ * of dim that only the GPU can search (kdtree.h).
+ */
+KdGpuTree *
+kdg_service_find(const uint64 *key, const uint64 *rows, int64 n, int dim,
+				 KdError *err)
+{
+	Size		head = aligned(sizeof(KdgCall));
+	dsm_segment *seg;
+	KdgCall    *call;
+	KdExec		exec;
+	KdGpuTree  *g = NULL;
+
+	if ((seg = call_begin(head + sizeof(uint64) * n, KDG_OP_ACQUIRE, &call, err)) == NULL)
+		return NULL;
+	memcpy(call->key, key, sizeof(call->key));
+	call->n = n;
+	call->in1 = head;
+	kdg_parallel_copy((char *) call + head, rows, sizeof(uint64) * n);
+	kdg_exec_prepare(&exec);
+	if (call_run(seg, call, &exec, err) == KD_OK && !call->missing)
+		g = handle_new(call, NULL, n, dim, true);
+	dsm_detach(seg);
+	return g;
+}
+
+/*
+ * Give the service the rows of the named tree whose copy g is (TIDs in rank
+ * order), unless it keeps them already; a failure only means that later
+ * calls read the tree again.
+ */
+void
+kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, int64 n)
+{
+	Size		head = aligned(sizeof(KdgCall));
+	dsm_segment *seg;
+	KdgCall    *call;
+	KdExec		exec;
+	KdError		err;
+	uint64		epoch;
+
+	service_state(&epoch);
+	if (g == NULL || !g->shared || g->has_rows || g->epoch != epoch)
+		return;
+	if ((seg = call_begin(head + sizeof(uint64) * n, KDG_OP_ROWS, &call, &err)) == NULL)
+		return;
+	call->resident = g->resident;
+	call->version = g->version;
+	call->n = n;
+	call->in1 = head;
+	kdg_parallel_copy((char *) call + head, rows, sizeof(uint64) * n);
+	kdg_exec_prepare(&exec);
+	if (call_run(seg, call, &exec, &err) == KD_OK)
+		g->has_rows = true;
+	dsm_detach(seg);
 }
 
 /* Whether this backend's GPU work goes through the service. */

@@ -44,6 +44,7 @@ bool		kdg_am_service = false;	/* this process is the service */
 static const KdCudaApi *api;	/* the GPU object's table */
 static dsm_segment **segs;		/* per slot: the call's segment, attached */
 static KdGpuTree *copies[KDG_RESIDENT_MAX]; /* per entry: the device copy */
+static uint64 *rows[KDG_RESIDENT_MAX];	/* per entry: its rows, or NULL */
 
 /* Whether the process pid is gone. */
 static bool
@@ -69,6 +70,8 @@ entry_free(int i)
 	if (copies[i])
 		api->release(copies[i]);
 	copies[i] = NULL;
+	free(rows[i]);
+	rows[i] = NULL;
 	SpinLockAcquire(&kdg_service->mutex);
 	kdg_service->memory_used -= e->bytes;
 	e->used = false;
@@ -297,7 +300,12 @@ serve(KdgCall *call, int i)
 	{
 		case KDG_OP_ACQUIRE:
 			e = entry_named(call->key);
+			if (e >= 0 && call->in1 &&
+				(rows[e] == NULL || kdg_service->resident[e].n != call->n ||
+				 memcmp(rows[e], base + call->in1, sizeof(uint64) * call->n) != 0))
+				e = -1;
 			call->missing = e < 0;
+			call->has_rows = e >= 0 && rows[e] != NULL;
 			if (e >= 0)
 			{
 				SpinLockAcquire(&kdg_service->mutex);
@@ -306,6 +314,14 @@ serve(KdgCall *call, int i)
 				call->resident_out = e;
 				call->version_out = kdg_service->resident[e].version;
 			}
+			break;
+		case KDG_OP_ROWS:
+			e = call->resident;
+			if (e >= 0 && e < KDG_RESIDENT_MAX && kdg_service->resident[e].used &&
+				kdg_service->resident[e].version == call->version && rows[e] == NULL &&
+				kdg_service->resident[e].n == call->n &&
+				(rows[e] = malloc(sizeof(uint64) * Max(call->n, 1))) != NULL)
+				memcpy(rows[e], base + call->in1, sizeof(uint64) * call->n);
 			break;
 		case KDG_OP_UPLOAD:
 			t = call_tree(call);

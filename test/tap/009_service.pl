@@ -145,6 +145,42 @@ cmp_ok($hits2, '>=', $hits1 + 3, 'the copy counts the calls of every session');
 is($node->safe_psql('postgres', "SELECT count(*) FROM kd_resident WHERE owner_pid IS NOT NULL"), '0',
 	'trees built for one query are freed after it');
 
+# a new session whose rows are the tree's searches the service's copy
+# without reading the tree
+my ($rc, $out, $err) = $node->psql('postgres', q{
+	SET client_min_messages = debug1;
+	SELECT count(*) FROM kd_knn_join('pts', 'q', 3);
+	SET client_min_messages = notice;
+	SELECT trees_cached FROM kd_status()});
+like($err, qr/searching the GPU service's copy of the tree of index "pts_p"/,
+	'a new session searches the service\'s copy in place');
+is($out, "774\n0", 'and reads no tree of its own');
+
+# HOT updates: the rows read differ from the copy's (same points, new
+# TIDs), so the copy is not used and the answers stay exact
+$node->safe_psql('postgres', q{
+	CREATE TABLE hot (p point, tag int) WITH (fillfactor = 50);
+	INSERT INTO hot SELECT point(random() * 100, random() * 100), 0 FROM generate_series(1, 3000);
+	CREATE INDEX hot_p ON hot USING kdgpu (p);
+	SELECT count(*) FROM kd_knn_join('hot', 'q', 3);
+	UPDATE hot SET tag = 1 WHERE random() < 0.3;
+});
+my $hot = 0;
+for (1 .. 50)
+{
+	$hot = $node->safe_psql('postgres', "SELECT pg_stat_get_tuples_hot_updated('hot'::regclass)");
+	last if $hot > 0;
+	sleep 0.2;
+}
+cmp_ok($hot, '>', 0, 'the updates were HOT');
+($rc, $out, $err) = $node->psql('postgres', q{
+	SET client_min_messages = debug1;
+	SELECT join_mismatches('hot', 4)});
+is($out, '0', 'after HOT updates the answers equal a sequential scan');
+unlike($err, qr/searching the GPU service's copy of the tree of index "hot_p"/,
+	'and the stale copy was not searched');
+$node->safe_psql('postgres', 'DROP TABLE hot');
+
 # many sessions at once, each checking its answers: joins, All-kNN and
 # range queries on two indexes
 $node->pgbench(
