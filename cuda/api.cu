@@ -5,7 +5,9 @@
  *	  device allocation lists, memory budgets, synchronization with interrupt
  *	  polling, finiteness checks and the spatial ordering of query points.
  *
- * Design.  The library uses device 0 and the default stream.  Nothing here
+ * Design.  The library uses one device at a time (device 0 unless
+ * select_device() chose another; a tree's calls run on its own device) and
+ * the default stream.  Nothing here
  * prints or exits; every failure is reported through KdError.  A CUDA error
  * caused by a failed kernel is sticky for the context, which the caller will
  * see on its next call; allocation failures are not, and become
@@ -134,9 +136,16 @@ kdc_cuda_error(KdError *err, cudaError_t e, const char *what)
 					 cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
-/* Make device 0 current; KD_ERR_GPU_UNAVAILABLE if there is none. */
+/*
+ * The device new trees go to and probe() describes: 0 unless
+ * select_device() chose another (the GPU service places trees on every
+ * device of the host).
+ */
+int			kdc_device = 0;
+
+/* Make device current; KD_ERR_GPU_UNAVAILABLE if there is none. */
 KdStatus
-kdc_begin(KdError *err)
+kdc_begin(int device, KdError *err)
 {
 	int			count = 0;
 	cudaError_t e = cudaGetDeviceCount(&count);
@@ -146,7 +155,10 @@ kdc_begin(KdError *err)
 						 "no usable CUDA device: %s", cudaGetErrorString(e));
 	if (count < 1)
 		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "no CUDA device");
-	e = cudaSetDevice(0);
+	if (device < 0 || device >= count)
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+						 "no CUDA device %d (%d present)", device, count);
+	e = cudaSetDevice(device);
 	if (e != cudaSuccess)
 		return kdc_cuda_error(err, e, "cudaSetDevice");
 	return KD_OK;
@@ -457,7 +469,7 @@ kdc_check_k(int k, KdError *err)
 	return KD_OK;
 }
 
-/* Find device 0 and describe it. */
+/* Describe the device select_device() chose (device 0 unless it chose another). */
 static KdStatus
 kdc_probe(KdGpuInfo *info, KdError *err)
 {
@@ -488,11 +500,15 @@ kdc_probe(KdGpuInfo *info, KdError *err)
 		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "CUDA is not usable: %s", cudaGetErrorString(e));
 	info->device_count = count;
-	info->device = 0;
-	e = cudaGetDeviceProperties(&prop, 0);
+	info->device = kdc_device;
+	if (kdc_device >= count)
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+						 "no CUDA device %d (%d present)", kdc_device, count);
+	e = cudaGetDeviceProperties(&prop, kdc_device);
 	if (e != cudaSuccess)
 		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
-						 "cannot query CUDA device 0: %s", cudaGetErrorString(e));
+						 "cannot query CUDA device %d: %s", kdc_device,
+						 cudaGetErrorString(e));
 	snprintf(info->name, sizeof(info->name), "%s", prop.name);
 	info->cc_major = prop.major;
 	info->cc_minor = prop.minor;
@@ -500,17 +516,33 @@ kdc_probe(KdGpuInfo *info, KdError *err)
 	info->total_memory = (int64_t) prop.totalGlobalMem;
 	if (prop.major < 8)
 		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
-						 "CUDA device 0 (%s) has compute capability %d.%d; 8.0 or later is needed",
-						 prop.name, prop.major, prop.minor);
-	e = cudaSetDevice(0);
+						 "CUDA device %d (%s) has compute capability %d.%d; 8.0 or later is needed",
+						 kdc_device, prop.name, prop.major, prop.minor);
+	e = cudaSetDevice(kdc_device);
 	if (e == cudaSuccess)
 		e = cudaMemGetInfo(&freemem, &total);
 	if (e != cudaSuccess)
 		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
-						 "cannot use CUDA device 0 (%s): %s", prop.name,
-						 cudaGetErrorString(e));
+						 "cannot use CUDA device %d (%s): %s", kdc_device,
+						 prop.name, cudaGetErrorString(e));
 	info->free_memory = (int64_t) freemem;
 	info->total_memory = (int64_t) total;
+	return KD_OK;
+}
+
+/*
+ * Make device the one new trees go to and probe() describes.  Calls on a
+ * tree run on the tree's own device whatever this says.
+ */
+static KdStatus
+kdc_select_device(int device, KdError *err)
+{
+	int			count = 0;
+
+	if (cudaGetDeviceCount(&count) != cudaSuccess || device < 0 || device >= count)
+		return kd_set_error(err, KD_ERR_ARG, -1, "no CUDA device %d (%d present)",
+							device, count);
+	kdc_device = device;
 	return KD_OK;
 }
 
@@ -520,6 +552,7 @@ kdc_release(KdGpuTree *gtree)
 {
 	if (gtree == NULL)
 		return;
+	cudaSetDevice(gtree->device);
 	cudaFree(gtree->coords);
 	cudaFree(gtree->coords_f);
 	cudaFree(gtree->refs);
@@ -571,6 +604,8 @@ kdc_tree_create(int64_t n, int dim, int64_t nbounds, const KdExec *exec,
 	g->n = n;
 	g->dim = dim;
 	g->nbounds = nbounds;
+	if (cudaGetDevice(&g->device) != cudaSuccess)
+		g->device = kdc_device;
 	e = kdc_malloc((void **) &g->coords, sizeof(double) * dim * n + 1);
 	if (e == cudaSuccess)
 		e = kdc_malloc((void **) &g->refs, sizeof(uint64_t) * n + 1);
@@ -599,7 +634,7 @@ kdc_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 	cudaError_t e;
 
 	*out = NULL;
-	if ((st = kdc_begin(err)) != KD_OK)
+	if ((st = kdc_begin(kdc_device, err)) != KD_OK)
 		return st;
 	if (dim < 1 || dim > KD_MAX_DIM || n < 0 || tree->nbounds != kd_tree_nbounds(n))
 		return kd_set_error(err, KD_ERR_ARG, -1, "malformed tree");
@@ -631,6 +666,7 @@ kdc_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 static const KdCudaApi kdc_api = {
 	KDGPU_CUDA_ABI_VERSION,
 	kdc_probe,
+	kdc_select_device,
 	kdc_upload,
 	kdc_release,
 	kdc_build,

@@ -330,7 +330,7 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 		return kd_set_error(err, KD_ERR_ARG, -1,
 						 "the output tree is not allocated for %lld points of dimension %d",
 						 (long long) n, dim);
-	if ((st = kdc_begin(err)) != KD_OK)
+	if ((st = kdc_begin(kdc_device, err)) != KD_OK)
 		return st;
 
 	/* size everything before allocating anything */

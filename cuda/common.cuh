@@ -39,6 +39,7 @@ struct KdGpuTree
 	uint8_t    *split;			/* n */
 	double	   *bounds;			/* nbounds * 2 * dim */
 	bool		ref_order;		/* as KdTree.ref_order */
+	int			device;			/* the device it lives on */
 };
 
 /* The most stack entries a traversal needs: one per level. */
@@ -54,7 +55,8 @@ typedef struct KdcAllocs
 
 /* api.cu: errors, memory, pacing, query ordering */
 extern KdStatus kdc_cuda_error(KdError *err, cudaError_t e, const char *what);
-extern KdStatus kdc_begin(KdError *err);
+extern int	kdc_device;
+extern KdStatus kdc_begin(int device, KdError *err);
 extern KdStatus kdc_alloc(KdcAllocs *a, void **ptr, size_t bytes,
 						  const char *what, KdError *err);
 extern void kdc_free_all(KdcAllocs *a);

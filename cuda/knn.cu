@@ -504,7 +504,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 		return kd_set_error(err, KD_ERR_ARG, -1, "negative query count");
 	candidates = queries == NULL && !include_self ? g->n - 1 : g->n;
 	cnt = candidates < k ? (int) (candidates > 0 ? candidates : 0) : k;
-	if ((st = kdc_begin(err)) != KD_OK)
+	if ((st = kdc_begin(g->device, err)) != KD_OK)
 		return st;
 	if ((st = kdc_budget(exec, kdc_tree_size(g),
 						 &budget, err)) != KD_OK)

@@ -462,7 +462,7 @@ range_run(RangeCall *rc, int64_t nq, KdRangeResult *res)
 	res->offsets = (int64_t *) calloc((size_t) nq + 1, sizeof(int64_t));
 	if (res->offsets == NULL)
 		return kd_set_error(rc->err, KD_ERR_NOMEM, -1, "out of host memory");
-	if ((st = kdc_begin(rc->err)) != KD_OK ||
+	if ((st = kdc_begin(g->device, rc->err)) != KD_OK ||
 		(st = kdc_budget(rc->exec, kdc_tree_size(g),
 						 &budget, rc->err)) != KD_OK)
 		goto fail;

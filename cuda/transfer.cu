@@ -96,11 +96,12 @@ run_pieces(int nthreads, int64_t npieces, Piece piece)
 	int			started = 0;
 	sigset_t	all;
 	sigset_t	old;
+	int			device = 0;
 	auto		share = [&](int t, int nt)
 	{
 		cudaError_t e;
 
-		if ((e = cudaSetDevice(0)) != cudaSuccess || (e = stage_open(t)) != cudaSuccess)
+		if ((e = cudaSetDevice(device)) != cudaSuccess || (e = stage_open(t)) != cudaSuccess)
 			return e;
 		for (int64_t p = t; p < npieces; p += nt)
 			if ((e = piece(&kdc_stages[t], p)) != cudaSuccess)
@@ -111,6 +112,9 @@ run_pieces(int nthreads, int64_t npieces, Piece piece)
 	nt = nthreads < 1 ? 1 : (nthreads > KDC_COPY_THREADS ? KDC_COPY_THREADS : nthreads);
 	if (npieces < nt)
 		nt = (int) (npieces > 0 ? npieces : 1);
+	/* every thread copies to or from the caller's current device */
+	if (cudaGetDevice(&device) != cudaSuccess)
+		device = kdc_device;
 	/* the threads inherit a mask that keeps the caller's signals off them */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -304,5 +304,8 @@ kdg_index_tree_load(const KdSource *src, Oid *indexoid)
 	if (st != KD_OK)
 		ereport(NOTICE,
 				(errmsg("kdgpu: the tree stays on the CPU: %s", err.message)));
+	else if (kdg_service_in_use())
+		kdg_service_give_rows(t->ranked->tree.gpu, t->ranked->tids,
+							  t->ranked->tree.n);
 	return &t->ranked->tree;
 }

@@ -101,30 +101,40 @@ kdgpu_status(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(kdg_row(fcinfo, values, nulls));
 }
 
-/* kd_devices(): the GPU in use, one row; no rows without a usable GPU. */
+/*
+ * kd_devices(): the GPUs in use, a row each: every device the GPU service
+ * uses, or the one a backend opens itself; no rows without a usable GPU.
+ */
 Datum
 kdgpu_devices(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	KdGpuInfo	info;
+	KdGpuInfo	devices[KDG_MAX_DEVICES];
 	char		why[256];
-	Datum		values[8];
-	bool		nulls[8] = {false};
+	int			n;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (!kd_gpu_available(&info, why, sizeof(why)))
-		return (Datum) 0;
-	values[0] = Int32GetDatum(info.device);
-	values[1] = CStringGetTextDatum(info.name);
-	values[2] = CStringGetTextDatum(psprintf("%d.%d", info.cc_major, info.cc_minor));
-	values[3] = Int64GetDatum(info.total_memory / (1024 * 1024));
-	values[4] = Int64GetDatum(info.free_memory / (1024 * 1024));
-	values[5] = Int32GetDatum(info.multiprocessors);
-	values[6] = CStringGetTextDatum(psprintf("%d.%d", info.driver_version / 1000,
-											 (info.driver_version % 1000) / 10));
-	values[7] = CStringGetTextDatum(psprintf("%d.%d", info.runtime_version / 1000,
-											 (info.runtime_version % 1000) / 10));
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	n = kdg_service_devices(devices);
+	if (n == 0 && kd_gpu_available(&devices[0], why, sizeof(why)))
+		n = 1;
+	for (int d = 0; d < n; d++)
+	{
+		KdGpuInfo  *info = &devices[d];
+		Datum		values[8];
+		bool		nulls[8] = {false};
+
+		values[0] = Int32GetDatum(info->device);
+		values[1] = CStringGetTextDatum(info->name);
+		values[2] = CStringGetTextDatum(psprintf("%d.%d", info->cc_major, info->cc_minor));
+		values[3] = Int64GetDatum(info->total_memory / (1024 * 1024));
+		values[4] = Int64GetDatum(info->free_memory / (1024 * 1024));
+		values[5] = Int32GetDatum(info->multiprocessors);
+		values[6] = CStringGetTextDatum(psprintf("%d.%d", info->driver_version / 1000,
+												 (info->driver_version % 1000) / 10));
+		values[7] = CStringGetTextDatum(psprintf("%d.%d", info->runtime_version / 1000,
+												 (info->runtime_version % 1000) / 10));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
 	return (Datum) 0;
 }
 

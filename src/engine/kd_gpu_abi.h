@@ -25,14 +25,26 @@ extern "C"
 {
 #endif
 
-#define KDGPU_CUDA_ABI_VERSION 2
+#define KDGPU_CUDA_ABI_VERSION 3
 
 typedef struct KdCudaApi
 {
 	int			abi_version;
 
-	/* find a device and describe it; KD_ERR_GPU_UNAVAILABLE says why not */
+	/*
+	 * Describe the selected device (device 0 unless select_device chose
+	 * another), with the number of devices; KD_ERR_GPU_UNAVAILABLE says why
+	 * there is none.
+	 */
 	KdStatus	(*probe) (KdGpuInfo *info, KdError *err);
+
+	/*
+	 * Select the device that uploads and builds place trees on and probe
+	 * describes; a call on a tree runs on the tree's device.  Process-wide:
+	 * for a single-threaded caller (the GPU service places trees on every
+	 * device of the host this way).
+	 */
+	KdStatus	(*select_device) (int device, KdError *err);
 
 	/* copy a host tree to the device; *out is freed with release() */
 	KdStatus	(*upload) (const KdTree *tree, KdGpuTree **out,

@@ -23,7 +23,9 @@
  * database, OID, relfilenode and generation): any session's call with the
  * same name finds it, and it stays until the index changes (a newer name of
  * the same index replaces it), is dropped, kd_unload, or eviction, least recently used
- * first, under the service's kdgpu.gpu_memory_limit.  The service also keeps
+ * first, under the service's kdgpu.gpu_memory_limit (per device).  A new
+ * copy goes to the device whose copies take the least memory, so the trees
+ * of several indexes spread over every GPU of the host.  The service also keeps
  * the rows of a ranked tree's copy (its TIDs in rank order, in its own
  * memory), so that a backend whose call reads exactly those rows can search
  * the copy without reading the tree itself (index_tree.c).  An unnamed tree's copy
@@ -43,6 +45,9 @@
 
 /* device copies the service can hold at once */
 #define KDG_RESIDENT_MAX 64
+
+/* devices the service uses, at most */
+#define KDG_MAX_DEVICES 16
 
 /* queries of a kNN call served before the service turns to other calls */
 #define KDG_SLICE_QUERIES (1 << 20)
@@ -104,11 +109,15 @@ typedef struct KdgService
 	int			procno;			/* the service's PGPROC, to wake it */
 	uint64		epoch;			/* bumped at every start of the service */
 	char		why[256];		/* IDLE: why no GPU is usable */
-	KdGpuInfo	info;			/* READY: the device */
+	KdGpuInfo	info;			/* READY: device 0, and how many there are */
+	int			ndevices;		/* READY: the devices in use */
+	KdGpuInfo	devices[KDG_MAX_DEVICES];
+	int64		device_used[KDG_MAX_DEVICES];	/* bytes of copies on each */
 	uint64		next_turn;
 	int64		calls;			/* calls served since the service started */
-	int64		memory_limit;	/* bytes the copies may take; 0: free memory */
-	int64		memory_used;
+	int64		memory_limit;	/* bytes the copies may take on each device;
+								 * 0: free memory */
+	int64		memory_used;	/* on all devices */
 	KdgResident resident[KDG_RESIDENT_MAX];
 	int			nslots;
 	KdgSlot		slots[FLEXIBLE_ARRAY_MEMBER];
@@ -194,6 +203,7 @@ extern bool kdg_key_index(const uint64 *key, Oid *dboid, Oid *indexrelid);
 extern void kdg_service_client_install(void);
 extern bool kdg_service_in_use(void);
 extern bool kdg_service_serving(void);
+extern int	kdg_service_devices(KdGpuInfo *devices);
 extern KdGpuTree *kdg_service_find(const uint64 *key, const uint64 *rows,
 								   int64 n, int dim, KdError *err);
 extern void kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, int64 n);

@@ -321,6 +321,14 @@ client_probe(KdGpuInfo *info, KdError *err)
 	return st;
 }
 
+/* select_device(): the service places copies itself. */
+static KdStatus
+client_select_device(int device, KdError *err)
+{
+	return kd_set_error(err, KD_ERR_ARG, -1,
+						"the kdgpu GPU service chooses the device of each copy");
+}
+
 /* upload(): find or make the service's copy of tree. */
 static KdStatus
 client_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
@@ -608,6 +616,7 @@ client_box(const KdGpuTree *gtree, const double *lows, const double *highs,
 static const KdCudaApi client_api = {
 	KDGPU_CUDA_ABI_VERSION,
 	client_probe,
+	client_select_device,
 	client_upload,
 	client_release,
 	client_build,
@@ -715,6 +724,27 @@ kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, int64 n)
 	dsm_detach(seg);
 }
 
+/*
+ * The devices the service uses, described into devices (KDG_MAX_DEVICES of
+ * room); how many, 0 when it does not run this backend's GPU work.
+ */
+int
+kdg_service_devices(KdGpuInfo *devices)
+{
+	int			n = 0;
+
+	if (!kdg_service_serving())
+		return 0;
+	SpinLockAcquire(&kdg_service->mutex);
+	if (kdg_service->state == KDG_SERVICE_READY)
+	{
+		n = kdg_service->ndevices;
+		memcpy(devices, kdg_service->devices, sizeof(KdGpuInfo) * n);
+	}
+	SpinLockRelease(&kdg_service->mutex);
+	return n;
+}
+
 /* Whether this backend's GPU work goes through the service. */
 bool
 kdg_service_in_use(void)
@@ -803,9 +833,11 @@ kdg_service_describe(void)
 		case KDG_SERVICE_READY:
 			break;
 	}
-	return psprintf("running (pid %d) on %s: %d device cop%s, %lld MB, %lld calls served; "
+	return psprintf("running (pid %d) on %s%s: %d device cop%s, %lld MB, %lld calls served; "
 					"this backend's GPU work %s",
-					copy.pid, copy.info.name, copies, copies == 1 ? "y" : "ies",
+					copy.pid, copy.info.name,
+					copy.ndevices > 1 ? psprintf(" and %d more devices", copy.ndevices - 1) : "",
+					copies, copies == 1 ? "y" : "ies",
 					(long long) ((copy.memory_used + (1 << 20) - 1) >> 20),
 					(long long) copy.calls,
 					client_in_use ? "goes through it" : "has not gone through it");

@@ -74,15 +74,19 @@ entry_free(int i)
 	rows[i] = NULL;
 	SpinLockAcquire(&kdg_service->mutex);
 	kdg_service->memory_used -= e->bytes;
+	kdg_service->device_used[e->device] -= e->bytes;
 	e->used = false;
 	e->drop = false;
 	e->version++;
 	SpinLockRelease(&kdg_service->mutex);
 }
 
-/* The least recently used shared entry other than except, or -1. */
+/*
+ * The least recently used shared entry other than except, on device (any
+ * device when device < 0), or -1.
+ */
 static int
-entry_lru(int except)
+entry_lru(int except, int device)
 {
 	int			lru = -1;
 
@@ -91,6 +95,7 @@ entry_lru(int except)
 		KdgResident *e = &kdg_service->resident[i];
 
 		if (i != except && e->used && e->shared &&
+			(device < 0 || e->device == device) &&
 			(lru < 0 || e->last_use < kdg_service->resident[lru].last_use))
 			lru = i;
 	}
@@ -113,16 +118,16 @@ entry_named(const uint64 *key)
 }
 
 /*
- * Evict shared copies, least recently used first, until bytes more fit
- * under the memory limit (or none is left to evict).
+ * Evict shared copies on device, least recently used first, until bytes
+ * more fit under the memory limit (or none is left to evict).
  */
 static void
-entries_trim(int64 bytes)
+entries_trim(int device, int64 bytes)
 {
 	while (kdg_service->memory_limit > 0 &&
-		   kdg_service->memory_used + bytes > kdg_service->memory_limit)
+		   kdg_service->device_used[device] + bytes > kdg_service->memory_limit)
 	{
-		int			lru = entry_lru(-1);
+		int			lru = entry_lru(-1, device);
 
 		if (lru < 0)
 			break;
@@ -131,12 +136,37 @@ entries_trim(int64 bytes)
 }
 
 /*
- * Make room for a copy of bytes: drop older versions of the same index,
- * then shared copies least recently used first while the limit would be
- * passed or no entry is free.  Returns a free entry, or -1.
+ * The device for a new copy: the one whose copies take the least memory
+ * (the lowest number among equals), selected in the GPU object.
  */
 static int
-entry_make_room(const uint64 *key, int64 bytes)
+device_for_copy(void)
+{
+	int			best = 0;
+	KdError		err;
+
+	for (int d = 1; d < kdg_service->ndevices; d++)
+		if (kdg_service->device_used[d] < kdg_service->device_used[best])
+			best = d;
+	if (api->select_device(best, &err) != KD_OK)
+	{
+		ereport(LOG,
+				(errmsg("kdgpu GPU service could not select device %d: %s",
+						best, err.message)));
+		best = 0;
+		(void) api->select_device(0, &err);
+	}
+	return best;
+}
+
+/*
+ * Make room for a copy of bytes: drop older versions of the same index,
+ * choose the device (*device, selected), then evict shared copies there
+ * least recently used first while the limit would be passed, and anywhere
+ * while no entry is free.  Returns a free entry, or -1.
+ */
+static int
+entry_make_room(const uint64 *key, int64 bytes, int *device)
 {
 	int			freeslot = -1;
 
@@ -147,18 +177,19 @@ entry_make_room(const uint64 *key, int64 bytes)
 		if (e->used && e->shared && e->key[0] == key[0] && e->key[3] == key[3])
 			entry_free(i);
 	}
-	entries_trim(bytes);
+	*device = device_for_copy();
+	entries_trim(*device, bytes);
 	for (int i = 0; i < KDG_RESIDENT_MAX && freeslot < 0; i++)
 		if (!kdg_service->resident[i].used)
 			freeslot = i;
-	if (freeslot < 0 && (freeslot = entry_lru(-1)) >= 0)
+	if (freeslot < 0 && (freeslot = entry_lru(-1, -1)) >= 0)
 		entry_free(freeslot);
 	return freeslot;
 }
 
-/* Record a new device copy in entry i; the call's reply names it. */
+/* Record a new copy on device in entry i; the call's reply names it. */
 static void
-entry_record(int i, KdGpuTree *copy, const KdTree *t, bool shared,
+entry_record(int i, int device, KdGpuTree *copy, const KdTree *t, bool shared,
 			 int owner_pid, KdgCall *call)
 {
 	KdgResident *e = &kdg_service->resident[i];
@@ -171,7 +202,7 @@ entry_record(int i, KdGpuTree *copy, const KdTree *t, bool shared,
 	e->drop = false;
 	memcpy(e->key, t->key, sizeof(e->key));
 	e->owner_pid = shared ? 0 : owner_pid;
-	e->device = kdg_service->info.device;
+	e->device = device;
 	e->n = t->n;
 	e->dim = t->dim;
 	e->bytes = kd_tree_bytes(t->n, t->dim, t->nbounds);
@@ -179,6 +210,7 @@ entry_record(int i, KdGpuTree *copy, const KdTree *t, bool shared,
 	e->loaded_at = now;
 	e->last_use = now;
 	kdg_service->memory_used += e->bytes;
+	kdg_service->device_used[device] += e->bytes;
 	SpinLockRelease(&kdg_service->mutex);
 	call->resident_out = i;
 	call->version_out = e->version;
@@ -235,9 +267,12 @@ call_interrupted(void *arg)
 		ProcDiePending;
 }
 
-/* Upload, retrying after evicting shared copies while the device is full. */
+/*
+ * Upload to device (selected), retrying after evicting shared copies there
+ * while it is full.
+ */
 static KdStatus
-upload_evicting(const KdTree *t, KdGpuTree **copy, int keep_entry,
+upload_evicting(const KdTree *t, int device, KdGpuTree **copy, int keep_entry,
 				const KdExec *exec, KdError *err)
 {
 	for (;;)
@@ -245,7 +280,7 @@ upload_evicting(const KdTree *t, KdGpuTree **copy, int keep_entry,
 		KdStatus	st = api->upload(t, copy, exec, err);
 		int			lru;
 
-		if (st != KD_ERR_GPU_NOMEM || (lru = entry_lru(keep_entry)) < 0)
+		if (st != KD_ERR_GPU_NOMEM || (lru = entry_lru(keep_entry, device)) < 0)
 			return st;
 		entry_free(lru);
 	}
@@ -288,6 +323,7 @@ serve(KdgCall *call, int i)
 	KdTree		t;
 	KdGpuTimes	times = {0};
 	int			e;
+	int			device = 0;
 
 	kd_exec_init(&exec);
 	exec.device = KD_DEVICE_GPU;
@@ -332,28 +368,34 @@ serve(KdgCall *call, int i)
 				break;
 			}
 			e = entry_make_room(call->key[3] ? call->key : NULL,
-								kd_tree_bytes(t.n, t.dim, t.nbounds));
+								kd_tree_bytes(t.n, t.dim, t.nbounds), &device);
 			if (e < 0)
 			{
 				st = kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
 								  "the kdgpu GPU service holds as many device copies as it can");
 				break;
 			}
-			st = upload_evicting(&t, &copy, e, &exec, err);
+			st = upload_evicting(&t, device, &copy, e, &exec, err);
 			if (st == KD_OK)
-				entry_record(e, copy, &t, call->key[3] != 0,
+				entry_record(e, device, copy, &t, call->key[3] != 0,
 							 kdg_service->slots[i].pid, call);
 			break;
 		case KDG_OP_BUILD:
 			t = call_tree(call);
 			memset(t.key, 0, sizeof(t.key));
-			e = call->keep ? entry_make_room(NULL, kd_tree_bytes(t.n, t.dim, t.nbounds)) : -1;
+			if (call->keep)
+				e = entry_make_room(NULL, kd_tree_bytes(t.n, t.dim, t.nbounds), &device);
+			else
+			{
+				e = -1;
+				device = device_for_copy();
+			}
 			st = api->build((double *) (base + call->points),
 							(uint64_t *) (base + call->point_refs), t.n, t.dim,
 							&t, e >= 0 ? &copy : NULL, &exec, err);
 			call->ref_order_out = t.ref_order;
 			if (st == KD_OK && copy)
-				entry_record(e, copy, &t, false, kdg_service->slots[i].pid, call);
+				entry_record(e, device, copy, &t, false, kdg_service->slots[i].pid, call);
 			else
 				call->resident_out = -1;
 			break;
@@ -531,22 +573,49 @@ read_settings(void)
 	SpinLockAcquire(&kdg_service->mutex);
 	kdg_service->memory_limit = (int64) kdgpu_gpu_memory_limit * 1024 * 1024;
 	SpinLockRelease(&kdg_service->mutex);
-	entries_trim(0);
+	for (int d = 0; d < kdg_service->ndevices; d++)
+		entries_trim(d, 0);
 }
 
-/* Open the GPU object and say whether the service is ready or idle. */
+/*
+ * Open the GPU object, describe every device, and say whether the service
+ * is ready or idle.
+ */
 static void
 open_gpu(void)
 {
 	KdGpuInfo	info;
+	KdGpuInfo	devices[KDG_MAX_DEVICES];
 	char		why[256] = "";
 	bool		usable = kd_gpu_available(&info, why, sizeof(why));
+	int			ndevices = 0;
+	KdError		err;
 
 	api = usable ? kd_gpu_table() : NULL;
+	for (int d = 0; api && d < Min(info.device_count, KDG_MAX_DEVICES); d++)
+	{
+		if (api->select_device(d, &err) != KD_OK || api->probe(&devices[d], &err) != KD_OK)
+		{
+			ereport(LOG,
+					(errmsg("kdgpu GPU service leaves device %d out: %s", d, err.message)));
+			break;
+		}
+		ndevices = d + 1;
+	}
+	if (api && ndevices == 0)
+	{
+		snprintf(why, sizeof(why), "no device could be used");
+		api = NULL;
+	}
+	if (api)
+		(void) api->select_device(0, &err);
 	SpinLockAcquire(&kdg_service->mutex);
 	if (api)
 	{
 		kdg_service->info = info;
+		kdg_service->ndevices = ndevices;
+		memcpy(kdg_service->devices, devices, sizeof(KdGpuInfo) * ndevices);
+		memset(kdg_service->device_used, 0, sizeof(kdg_service->device_used));
 		kdg_service->state = KDG_SERVICE_READY;
 	}
 	else
@@ -557,7 +626,8 @@ open_gpu(void)
 	SpinLockRelease(&kdg_service->mutex);
 	if (api)
 		ereport(LOG,
-				(errmsg("kdgpu GPU service ready on %s", info.name)));
+				(errmsg("kdgpu GPU service ready on %d device%s: %s", ndevices,
+						ndevices == 1 ? "" : "s", info.name)));
 	else
 		ereport(LOG,
 				(errmsg("kdgpu GPU service idle: %s", why)));
@@ -572,6 +642,7 @@ service_exit(int code, Datum arg)
 	kdg_service->pid = 0;
 	kdg_service->procno = -1;
 	kdg_service->memory_used = 0;
+	memset(kdg_service->device_used, 0, sizeof(kdg_service->device_used));
 	for (int i = 0; i < KDG_RESIDENT_MAX; i++)
 		if (kdg_service->resident[i].used)
 		{

@@ -9,7 +9,8 @@
  * "device" holds copies of trees in host memory and answers with the CPU
  * engine, so answers are those of the CPU path.  Settings, read from the
  * environment:
- *   KDGPU_FAKE_MEMORY_MB  the device's memory (default 1024); an upload
+ *   KDGPU_FAKE_DEVICES    how many devices there are (default 1, at most 16)
+ *   KDGPU_FAKE_MEMORY_MB  each device's memory (default 1024); an upload
  *                         past it fails with KD_ERR_GPU_NOMEM, as on a
  *                         full GPU
  *   KDGPU_FAKE_TRAP_FILE  when this file exists, the next kNN call removes
@@ -28,13 +29,17 @@
 #include "../../src/engine/kd_error.h"
 #include "../../src/engine/kd_gpu_abi.h"
 
+#define EMU_MAX_DEVICES 16
+
 struct KdGpuTree
 {
 	KdTree		tree;
 	int64_t		bytes;
+	int			device;
 };
 
-static int64_t live_bytes = 0;
+static int64_t live_bytes[EMU_MAX_DEVICES];	/* per device */
+static int	current = 0;		/* select_device's */
 
 /* An integer setting from the environment, or dflt. */
 static int64_t
@@ -84,24 +89,43 @@ delay(const KdExec *exec, KdError *err)
 	return KD_OK;
 }
 
-/* probe(): one emulated device. */
+/* The number of emulated devices. */
+static int
+device_count(void)
+{
+	int64_t		n = setting("KDGPU_FAKE_DEVICES", 1);
+
+	return n < 1 ? 1 : (n > EMU_MAX_DEVICES ? EMU_MAX_DEVICES : (int) n);
+}
+
+/* probe(): the selected emulated device. */
 static KdStatus
 emu_probe(KdGpuInfo *info, KdError *err)
 {
 	memset(info, 0, sizeof(*info));
-	info->device_count = 1;
-	info->device = 0;
+	info->device_count = device_count();
+	info->device = current;
 	snprintf(info->name, sizeof(info->name), "emulated GPU (CPU engine, tests only)");
 	info->cc_major = 9;
 	info->total_memory = memory_bytes();
-	info->free_memory = memory_bytes() - live_bytes;
+	info->free_memory = memory_bytes() - live_bytes[current];
 	info->multiprocessors = 1;
 	info->driver_version = 13000;
 	info->runtime_version = 13000;
 	return KD_OK;
 }
 
-/* upload(): copy the tree, within the emulated memory. */
+/* select_device(): where uploads and builds go. */
+static KdStatus
+emu_select_device(int device, KdError *err)
+{
+	if (device < 0 || device >= device_count())
+		return kd_set_error(err, KD_ERR_ARG, -1, "no emulated device %d", device);
+	current = device;
+	return KD_OK;
+}
+
+/* upload(): copy the tree, within the selected device's memory. */
 static KdStatus
 emu_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 		   KdError *err)
@@ -110,7 +134,7 @@ emu_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 	KdGpuTree  *g;
 	KdStatus	st;
 
-	if (live_bytes + bytes > memory_bytes())
+	if (live_bytes[current] + bytes > memory_bytes())
 		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
 							"out of emulated device memory");
 	g = calloc(1, sizeof(*g));
@@ -129,7 +153,8 @@ emu_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 		   sizeof(double) * 2 * tree->dim * tree->nbounds);
 	g->tree.ref_order = tree->ref_order;
 	g->bytes = bytes;
-	live_bytes += bytes;
+	g->device = current;
+	live_bytes[current] += bytes;
 	*out = g;
 	return KD_OK;
 }
@@ -140,7 +165,7 @@ emu_release(KdGpuTree *g)
 {
 	if (g == NULL)
 		return;
-	live_bytes -= g->bytes;
+	live_bytes[g->device] -= g->bytes;
 	kd_tree_free(&g->tree);
 	free(g);
 }
@@ -224,6 +249,7 @@ emu_box(const KdGpuTree *g, const double *lows, const double *highs,
 static const KdCudaApi emulated_api = {
 	KDGPU_CUDA_ABI_VERSION,
 	emu_probe,
+	emu_select_device,
 	emu_upload,
 	emu_release,
 	emu_build,

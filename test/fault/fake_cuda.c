@@ -76,6 +76,18 @@ fake_probe(KdGpuInfo *info, KdError *err)
 	return KD_OK;
 }
 
+/* Its one device, 0. */
+static KdStatus
+fake_select_device(int device, KdError *err)
+{
+	if (device == 0)
+		return KD_OK;
+	err->code = KD_ERR_ARG;
+	err->item = -1;
+	snprintf(err->message, sizeof(err->message), "no fake device %d", device);
+	return KD_ERR_ARG;
+}
+
 static KdStatus
 fake_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 			KdError *err)
@@ -151,6 +163,7 @@ fake_box(const KdGpuTree *g, const double *lo, const double *hi, int64_t nq,
 static const KdCudaApi fake_api = {
 	KDGPU_CUDA_ABI_VERSION,
 	fake_probe,
+	fake_select_device,
 	fake_upload,
 	fake_release,
 	fake_build,

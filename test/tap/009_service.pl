@@ -309,6 +309,30 @@ is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 5)"), '0',
 	'answers through the new service equal a sequential scan');
 $node->stop;
 
+# two devices: the copies of two indexes go to different devices, each
+# device's copies evicted under the limit on their own
+$ENV{KDGPU_FAKE_DEVICES} = 2;
+$node->start;
+service_pid();
+like($node->safe_psql('postgres', 'SELECT service FROM kd_status()'), qr/ and 1 more devices/,
+	'the service uses both devices');
+is($node->safe_psql('postgres', 'SELECT string_agg(device::text, \',\' ORDER BY device) FROM kd_devices()'),
+	'0,1', 'kd_devices lists both');
+is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 5) + join_mismatches('other', 5)"), '0',
+	'answers on two devices equal a sequential scan');
+is($node->safe_psql('postgres', q{SELECT string_agg(format('%s:%s', index, device), ',' ORDER BY device)
+	FROM kd_resident WHERE index IN ('pts_p'::regclass, 'other_p'::regclass)}),
+	'pts_p:0,other_p:1', 'the second copy goes to the device with room');
+$node->safe_psql('postgres', q{ALTER SYSTEM SET kdgpu.gpu_memory_limit = 1; SELECT pg_reload_conf()});
+sleep 1.5;
+is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 3) + join_mismatches('other', 3)"), '0',
+	'under a 1 MB limit per device the answers stay exact');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM kd_resident WHERE index IN ('pts_p'::regclass, 'other_p'::regclass)}),
+	'2', 'and both copies stay, one on each device');
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET kdgpu.gpu_memory_limit; SELECT pg_reload_conf()});
+$node->stop;
+delete $ENV{KDGPU_FAKE_DEVICES};
+
 # no GPU: the service is idle and every query runs on the CPU
 $ENV{KDGPU_CUDA_LIB} = "$emulated.absent";
 $node->start;
