@@ -59,6 +59,18 @@ kdg_exec_prepare(KdExec *exec)
 }
 
 /*
+ * Whether the settings send work of that many items to the GPU (when one is
+ * usable): kdgpu.device = 'gpu', or 'auto' and at least
+ * kdgpu.gpu_min_points.
+ */
+bool
+kdg_gpu_wanted(int64 work)
+{
+	return kdgpu_device == KD_DEVICE_GPU ||
+		(kdgpu_device == KD_DEVICE_AUTO && work >= kdgpu_gpu_min_points);
+}
+
+/*
  * Raise an engine error as a PostgreSQL error; "what" names the work (e.g.
  * "tree build").  Returns only when status is KD_OK.
  */

@@ -129,17 +129,19 @@ kdg_index_matching_tree(Relation index, const KdSource *src)
 /*
  * The GPU service's copy of index's ranked tree, when the service holds one
  * whose rows are exactly the source's (it checks them against the rows it
- * keeps for the copy): a tree on the device only, freed with the current
- * memory context.  NULL otherwise.
+ * keeps for the copy): a tree on the device only, with its references in
+ * memory when with_refs, freed with the current memory context.  NULL
+ * otherwise.
  */
 static KdTree *
-kdg_index_device_copy(Relation index, const KdSource *src)
+kdg_index_device_copy(Relation index, const KdSource *src, bool with_refs)
 {
 	Buffer		metabuf;
 	KdamMetaPageData meta;
 	KdamTreeEntry entry;
 	uint64		key[4];
 	uint64	   *rows;
+	uint64	   *refs = NULL;
 	KdGpuTree  *copy = NULL;
 	KdTree	   *tree;
 	KdError		err;
@@ -155,8 +157,10 @@ kdg_index_device_copy(Relation index, const KdSource *src)
 		rows = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
 		for (int64 i = 0; i < src->n; i++)
 			rows[i] = kdg_row_tid(src, i);
+		if (with_refs)
+			refs = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
 		memset(&err, 0, sizeof(err));
-		copy = kdg_service_find(key, rows, src->n, src->dim, &err);
+		copy = kdg_service_find(key, rows, src->n, src->dim, refs, &err);
 		pfree(rows);
 		if (err.code == KD_ERR_CANCELED)
 			CHECK_FOR_INTERRUPTS();
@@ -166,6 +170,7 @@ kdg_index_device_copy(Relation index, const KdSource *src)
 	tree = kdg_tree_new();
 	tree->n = src->n;
 	tree->dim = src->dim;
+	tree->refs = refs;
 	tree->gpu = copy;
 	return tree;
 }
@@ -174,12 +179,12 @@ kdg_index_device_copy(Relation index, const KdSource *src)
  * The cached tree of a kdgpu index on the source's column that holds
  * exactly the source's rows, pinned until the end of the transaction, or
  * NULL when there is none; *indexoid is set to the index.  With device_only,
- * only the GPU service's copy of such a tree is looked for (*device_tree),
- * and none is read.
+ * only the GPU service's copy of such a tree is looked for (*device_tree,
+ * with its references in memory when with_refs), and none is read.
  */
 static KdamTree *
 kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
-			   KdTree **device_tree)
+			   bool with_refs, KdTree **device_tree)
 {
 	Relation	heap;
 	List	   *indexes;
@@ -199,7 +204,7 @@ kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
 
 		if (kdg_index_fits(index, src) && device_only)
 		{
-			*device_tree = kdg_index_device_copy(index, src);
+			*device_tree = kdg_index_device_copy(index, src, with_refs);
 			found = *device_tree != NULL;
 			if (found)
 				elog(DEBUG1, "kdgpu: searching the GPU service's copy of the tree of index \"%s\"",
@@ -229,31 +234,33 @@ kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
 /*
  * The GPU service's copy of the tree of a kdgpu index on the source's
  * column, when its rows are exactly the source's: a tree on the device only
- * (kdtree.h), searched without reading the index.  NULL when the service
- * does not hold one, or does not run the GPU work of this backend.
+ * (kdtree.h), searched without reading the index, with its references (the
+ * rows' ordinals in node order) in memory when with_refs.  NULL when the
+ * service does not hold one, or does not run the GPU work of this backend.
  */
 KdTree *
-kdg_index_device_tree(const KdSource *src)
+kdg_index_device_tree(const KdSource *src, bool with_refs)
 {
 	KdTree	   *tree = NULL;
 	Oid			indexoid;
 
 	if (kdgpu_device == KD_DEVICE_CPU || !kdg_service_serving())
 		return NULL;
-	(void) kdg_index_find(src, &indexoid, true, &tree);
+	(void) kdg_index_find(src, &indexoid, true, with_refs, &tree);
 	return tree;
 }
 
 /*
  * The tree of a kdgpu index on the source's column that holds exactly the
- * source's rows, with ordinals as references, or NULL when there is none.
+ * source's rows, with ordinals as references, or NULL when there is none;
+ * for work of that many items.
  * Its device copy is made first if kd_load asked for one to be kept.
  */
 KdTree *
-kdg_index_tree(const KdSource *src)
+kdg_index_tree(const KdSource *src, int64 work)
 {
 	Oid			indexoid;
-	KdamTree   *t = kdg_index_find(src, &indexoid, false, NULL);
+	KdamTree   *t = kdg_index_find(src, &indexoid, false, false, NULL);
 	KdExec		exec;
 	KdError		err;
 
@@ -262,16 +269,17 @@ kdg_index_tree(const KdSource *src)
 	kdg_exec_prepare(&exec);
 
 	/*
-	 * With the GPU service, the copy is kept for every session and the
-	 * service keeps its rows, so that later calls reading the same rows
-	 * find it without reading the tree (kdg_index_device_tree).  A failed
-	 * upload leaves the work to the engine's usual choice.
+	 * With the GPU service, work for the GPU keeps the copy for every
+	 * session, and the service keeps its rows, so that later calls reading
+	 * the same rows find it without reading the tree
+	 * (kdg_index_device_tree).  A failed upload leaves the work to the
+	 * engine's usual choice.
 	 */
-	if (exec.device != KD_DEVICE_CPU && kdg_service_serving())
+	if (kdg_gpu_wanted(work) && kdg_service_serving())
 	{
 		if (kd_gpu_upload(&t->ranked->tree, &exec, &err) == KD_OK)
 			kdg_service_give_rows(t->ranked->tree.gpu, t->ranked->tids,
-								  t->ranked->tree.n);
+								  t->ranked->tree.refs, t->ranked->tree.n);
 	}
 	else if (exec.device != KD_DEVICE_CPU &&
 			 kdam_cache_keep_on_gpu(t, false, &exec, &err) != KD_OK)
@@ -287,7 +295,7 @@ kdg_index_tree(const KdSource *src)
 KdTree *
 kdg_index_tree_load(const KdSource *src, Oid *indexoid)
 {
-	KdamTree   *t = kdg_index_find(src, indexoid, false, NULL);
+	KdamTree   *t = kdg_index_find(src, indexoid, false, false, NULL);
 	KdExec		exec;
 	KdError		err;
 	KdStatus	st;
@@ -306,6 +314,6 @@ kdg_index_tree_load(const KdSource *src, Oid *indexoid)
 				(errmsg("kdgpu: the tree stays on the CPU: %s", err.message)));
 	else if (kdg_service_in_use())
 		kdg_service_give_rows(t->ranked->tree.gpu, t->ranked->tids,
-							  t->ranked->tree.n);
+							  t->ranked->tree.refs, t->ranked->tree.n);
 	return &t->ranked->tree;
 }

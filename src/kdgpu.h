@@ -355,6 +355,7 @@ extern double *kdg_source_coords(const KdSource *src);
 /* exec.c */
 extern char kdg_last_run[512];
 extern void kdg_exec_prepare(KdExec *exec);
+extern bool kdg_gpu_wanted(int64 work);
 extern void kdg_parallel_copy(void *dst, const void *src, Size bytes);
 extern void kdg_check_status(KdStatus status, const KdError *err,
 							const KdExec *exec, const char *what);
@@ -365,13 +366,14 @@ extern KdRangeResult *kdg_range_result_new(void);
 extern void kdg_orderby_hook_install(void);
 
 /* index_tree.c */
-extern KdTree *kdg_index_tree(const KdSource *src);
-extern KdTree *kdg_index_device_tree(const KdSource *src);
+extern KdTree *kdg_index_tree(const KdSource *src, int64 work);
+extern KdTree *kdg_index_device_tree(const KdSource *src, bool with_refs);
 extern KdTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
 
 /* search.c */
 extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
-extern KdTree *kdg_source_tree(const KdSource *src, bool on_host);
+extern KdTree *kdg_source_tree(const KdSource *src, int64 work, bool with_refs);
+extern KdTree *kdg_source_host_tree(const KdSource *src, int64 work);
 extern KdAnswer *kdg_empty_answer(int64 nq);
 extern KdAnswer *kdg_search_knn(const KdSource *src, const KdTree *tree,
 							   const double *queries, int64 nq, int k);

@@ -179,21 +179,35 @@ kdg_build_tree(const KdSource *src, bool *used_gpu)
 }
 
 /*
- * The tree to search over a source's points, refs being their ordinals: a
- * kdgpu index's when it holds exactly those rows (index_tree.c), or one
- * built now; NULL when there are no points.  Unless on_host (All-kNN reads
- * the tree's points and references), it may be the GPU service's copy of
- * the index's tree, on the device only.
+ * The tree to search over a source's points for work of that many items, in
+ * memory, refs being their ordinals: a kdgpu index's when it holds exactly
+ * those rows (index_tree.c), or one built now; NULL when there are no
+ * points.
  */
 KdTree *
-kdg_source_tree(const KdSource *src, bool on_host)
+kdg_source_host_tree(const KdSource *src, int64 work)
 {
-	KdTree	   *tree = on_host ? NULL : kdg_index_device_tree(src);
+	KdTree	   *tree = kdg_index_tree(src, work);
 	bool		used_gpu;
 
-	if (tree == NULL)
-		tree = kdg_index_tree(src);
 	return tree ? tree : kdg_build_tree(src, &used_gpu);
+}
+
+/*
+ * The tree to search over a source's points for work of that many items
+ * (queries, or points for All-kNN): when the work goes to the GPU, the GPU
+ * service's copy of an index's tree that holds exactly those rows (on the
+ * device only, with its references in memory when with_refs: All-kNN reads
+ * them); else as kdg_source_host_tree.
+ */
+KdTree *
+kdg_source_tree(const KdSource *src, int64 work, bool with_refs)
+{
+	KdTree	   *tree = NULL;
+
+	if (kdg_gpu_wanted(work))
+		tree = kdg_index_device_tree(src, with_refs);
+	return tree ? tree : kdg_source_host_tree(src, work);
 }
 
 /*
@@ -220,7 +234,7 @@ kdg_tree_to_retry(KdStatus st, const KdTree *tree, const KdSource *src)
 	if (st == KD_OK || st == KD_ERR_CANCELED || tree->coords != NULL)
 		return NULL;
 	elog(DEBUG1, "kdgpu: the GPU service's copy failed, searching the tree in memory");
-	return kdg_source_tree(src, true);
+	return kdg_source_host_tree(src, 0);
 }
 
 /* What pass 1 of kdg_refine_knn shares with its threads. */
@@ -427,18 +441,29 @@ kdg_search_all_knn(const KdSource *src, const KdTree *tree, int k,
 	KdError		err;
 	KdAnswer   *ans;
 	const double *queries;
+	const KdTree *again;
+	KdStatus	st;
 
 	if (n == 0)
 		return kdg_empty_answer(0);
 	raw = palloc_extended(sizeof(KdNeighbor) * n * kk, MCXT_ALLOC_HUGE);
 	count = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
-	kdg_exec_prepare(&exec);
-	kdg_check_status(kd_all_knn(tree, kk, include_self, raw, count, &exec, &err),
-					&err, &exec, "All-kNN search");
-	queries = tree->coords;
-	if (src->extra > 0)
+	kdg_exec_for(&exec, tree);
+	st = kd_all_knn(tree, kk, include_self, raw, count, &exec, &err);
+	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
 	{
-		/* the points in node order, with their full coordinates */
+		tree = again;
+		kdg_exec_for(&exec, tree);
+		st = kd_all_knn(tree, kk, include_self, raw, count, &exec, &err);
+	}
+	kdg_check_status(st, &err, &exec, "All-kNN search");
+	queries = tree->coords;
+	if (src->extra > 0 || queries == NULL)
+	{
+		/*
+		 * the points in node order, with their full coordinates (a tree on
+		 * the device only has its references, not its points, in memory)
+		 */
 		int			full = src->dim + src->extra;
 		double	   *q = palloc_extended(sizeof(double) * full * n, MCXT_ALLOC_HUGE);
 

@@ -176,7 +176,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	int64		nasked = 0;
 
 	if (!t->partitioned)
-		return kdg_search_all_knn(&t->head, kdg_source_tree(&t->head, true), k, include_self);
+		return kdg_search_all_knn(&t->head, kdg_source_tree(&t->head, t->head.n, true), k, include_self);
 
 	/* each leaf's own All-kNN, the foreign leaves' on their servers */
 	for (int p = 0; p < np; p++)
@@ -185,7 +185,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	for (int p = 0; p < np; p++)
 		if (t->parts[p].remote == NULL && t->parts[p].n > 0)
 		{
-			trees[p] = kdg_source_tree(&t->parts[p], true);
+			trees[p] = kdg_source_tree(&t->parts[p], t->parts[p].n, true);
 			own[p] = kdg_search_all_knn(&t->parts[p], trees[p], k, include_self);
 		}
 	if (t->nremote > 0)

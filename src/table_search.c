@@ -147,7 +147,7 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
 		leafcxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu leaf",
 										ALLOCSET_DEFAULT_SIZES);
 		oldcxt = MemoryContextSwitchTo(leafcxt);
-		merged = search(t, p, kdg_source_tree(&t->parts[p], false), arg, acc);
+		merged = search(t, p, kdg_source_tree(&t->parts[p], nq, false), arg, acc);
 		MemoryContextSwitchTo(oldcxt);
 		/* the merged answers outlive the leaf's context */
 		acc = palloc0(sizeof(KdAnswer));
@@ -204,7 +204,7 @@ kdg_table_knn(const KdTable *t, const double *queries, int64 nq, int k)
 	KdAnswer   *ans;
 
 	if (!t->partitioned)
-		return kdg_search_knn(&t->head, kdg_source_tree(&t->head, false), queries, nq, k);
+		return kdg_search_knn(&t->head, kdg_source_tree(&t->head, nq, false), queries, nq, k);
 	ans = kdg_each_leaf(t, kdg_leaf_knn, &q, nq, k);
 	return ans ? ans : kdg_empty_answer(nq);
 }
@@ -230,7 +230,7 @@ kdg_table_radius(const KdTable *t, const double *centers, int64 nq,
 	KdAnswer   *ans;
 
 	if (!t->partitioned)
-		return kdg_search_radius(&t->head, kdg_source_tree(&t->head, false), centers, nq,
+		return kdg_search_radius(&t->head, kdg_source_tree(&t->head, nq, false), centers, nq,
 								 radii, nradii);
 	ans = kdg_each_leaf(t, kdg_leaf_radius, &q, nq, -1);
 	return ans ? ans : kdg_empty_answer(nq);
@@ -257,7 +257,7 @@ kdg_table_box(const KdTable *t, const double *lows, const double *highs,
 	KdAnswer   *ans;
 
 	if (!t->partitioned)
-		return kdg_search_box(&t->head, kdg_source_tree(&t->head, false), lows, highs, nq);
+		return kdg_search_box(&t->head, kdg_source_tree(&t->head, nq, false), lows, highs, nq);
 	ans = kdg_each_leaf(t, kdg_leaf_box, &q, nq, -1);
 	return ans ? ans : kdg_empty_answer(nq);
 }

@@ -26,9 +26,10 @@
  * first, under the service's kdgpu.gpu_memory_limit (per device).  A new
  * copy goes to the device whose copies take the least memory, so the trees
  * of several indexes spread over every GPU of the host.  The service also keeps
- * the rows of a ranked tree's copy (its TIDs in rank order, in its own
- * memory), so that a backend whose call reads exactly those rows can search
- * the copy without reading the tree itself (index_tree.c).  An unnamed tree's copy
+ * the rows of a ranked tree's copy (its TIDs in rank order) and its
+ * references (ranks in node order), in its own memory, so that a backend
+ * whose call reads exactly those rows can search the copy without reading
+ * the tree itself (index_tree.c).  An unnamed tree's copy
  * (a tree built for one query) is owned by the backend that uploaded it and
  * dropped when it releases it or exits.
  */
@@ -128,7 +129,8 @@ typedef enum KdgOp
 {
 	KDG_OP_ACQUIRE,				/* find the shared copy named key (and,
 								 * given rows, holding exactly those) */
-	KDG_OP_ROWS,				/* keep the rows of a shared copy's tree */
+	KDG_OP_ROWS,				/* keep the rows and references of a shared
+								 * copy's tree */
 	KDG_OP_UPLOAD,				/* copy the shipped tree to the device */
 	KDG_OP_BUILD,				/* build a tree from shipped points */
 	KDG_OP_KNN,
@@ -165,8 +167,10 @@ typedef struct KdgCall
 	Size		point_refs;
 	Size		in1;			/* queries, centres or lows; ACQUIRE, ROWS:
 								 * rows (TIDs in rank order), n of them */
-	Size		in2;			/* radii or highs */
-	Size		out;			/* KNN, ALL_KNN: the neighbours, */
+	Size		in2;			/* radii or highs; ROWS: the tree's
+								 * references (ranks in node order) */
+	Size		out;			/* KNN, ALL_KNN: the neighbours; ACQUIRE
+								 * given rows: room for the references */
 	Size		count;			/* and their counts */
 	Size		size;			/* of the whole segment */
 	/* progress, kept by the service between slices */
@@ -205,8 +209,10 @@ extern bool kdg_service_in_use(void);
 extern bool kdg_service_serving(void);
 extern int	kdg_service_devices(KdGpuInfo *devices);
 extern KdGpuTree *kdg_service_find(const uint64 *key, const uint64 *rows,
-								   int64 n, int dim, KdError *err);
-extern void kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, int64 n);
+								   int64 n, int dim, uint64 *refs,
+								   KdError *err);
+extern void kdg_service_give_rows(KdGpuTree *g, const uint64 *rows,
+								  const uint64 *refs, int64 n);
 extern void kdg_service_forget(Oid dboid, Oid indexrelid);
 extern char *kdg_service_describe(void);
 

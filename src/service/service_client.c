@@ -668,40 +668,51 @@ kdg_service_serving(void)
  * The service's copy of the ranked tree named key, when it holds one whose
  * rows (TIDs in rank order, n of them) are exactly rows; NULL otherwise, or
  * when the wait was canceled (err says so).  The copy is a tree of n points
- * of dim that only the GPU can search (kdtree.h).
+ * of dim that only the GPU can search (kdtree.h).  When refs is given, the
+ * tree's references (ranks in node order) are copied there.
  */
 KdGpuTree *
 kdg_service_find(const uint64 *key, const uint64 *rows, int64 n, int dim,
-				 KdError *err)
+				 uint64 *refs, KdError *err)
 {
 	Size		head = aligned(sizeof(KdgCall));
+	Size		bytes = sizeof(uint64) * n;
 	dsm_segment *seg;
 	KdgCall    *call;
 	KdExec		exec;
 	KdGpuTree  *g = NULL;
 
-	if ((seg = call_begin(head + sizeof(uint64) * n, KDG_OP_ACQUIRE, &call, err)) == NULL)
+	seg = call_begin(head + aligned(bytes) + (refs ? bytes : 0), KDG_OP_ACQUIRE,
+					 &call, err);
+	if (seg == NULL)
 		return NULL;
 	memcpy(call->key, key, sizeof(call->key));
 	call->n = n;
 	call->in1 = head;
-	kdg_parallel_copy((char *) call + head, rows, sizeof(uint64) * n);
+	call->out = refs ? head + aligned(bytes) : 0;
+	kdg_parallel_copy((char *) call + head, rows, bytes);
 	kdg_exec_prepare(&exec);
 	if (call_run(seg, call, &exec, err) == KD_OK && !call->missing)
+	{
 		g = handle_new(call, NULL, n, dim, true);
+		if (refs)
+			kdg_parallel_copy(refs, (char *) call + call->out, bytes);
+	}
 	dsm_detach(seg);
 	return g;
 }
 
 /*
- * Give the service the rows of the named tree whose copy g is (TIDs in rank
- * order), unless it keeps them already; a failure only means that later
- * calls read the tree again.
+ * Give the service the rows (TIDs in rank order) and references (ranks in
+ * node order) of the named tree whose copy g is, unless it keeps them
+ * already; a failure only means that later calls read the tree again.
  */
 void
-kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, int64 n)
+kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, const uint64 *refs,
+					  int64 n)
 {
 	Size		head = aligned(sizeof(KdgCall));
+	Size		bytes = sizeof(uint64) * n;
 	dsm_segment *seg;
 	KdgCall    *call;
 	KdExec		exec;
@@ -711,13 +722,15 @@ kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, int64 n)
 	service_state(&epoch);
 	if (g == NULL || !g->shared || g->has_rows || g->epoch != epoch)
 		return;
-	if ((seg = call_begin(head + sizeof(uint64) * n, KDG_OP_ROWS, &call, &err)) == NULL)
+	if ((seg = call_begin(head + aligned(bytes) + bytes, KDG_OP_ROWS, &call, &err)) == NULL)
 		return;
 	call->resident = g->resident;
 	call->version = g->version;
 	call->n = n;
 	call->in1 = head;
-	kdg_parallel_copy((char *) call + head, rows, sizeof(uint64) * n);
+	call->in2 = head + aligned(bytes);
+	kdg_parallel_copy((char *) call + call->in1, rows, bytes);
+	kdg_parallel_copy((char *) call + call->in2, refs, bytes);
 	kdg_exec_prepare(&exec);
 	if (call_run(seg, call, &exec, &err) == KD_OK)
 		g->has_rows = true;

@@ -44,7 +44,10 @@ bool		kdg_am_service = false;	/* this process is the service */
 static const KdCudaApi *api;	/* the GPU object's table */
 static dsm_segment **segs;		/* per slot: the call's segment, attached */
 static KdGpuTree *copies[KDG_RESIDENT_MAX]; /* per entry: the device copy */
-static uint64 *rows[KDG_RESIDENT_MAX];	/* per entry: its rows, or NULL */
+static uint64 *rows[KDG_RESIDENT_MAX];	/* per entry: its rows (TIDs in rank
+										 * order), or NULL */
+static uint64 *ranks[KDG_RESIDENT_MAX]; /* and its references (ranks in node
+										 * order), with the rows */
 
 /* Whether the process pid is gone. */
 static bool
@@ -71,7 +74,9 @@ entry_free(int i)
 		api->release(copies[i]);
 	copies[i] = NULL;
 	free(rows[i]);
+	free(ranks[i]);
 	rows[i] = NULL;
+	ranks[i] = NULL;
 	SpinLockAcquire(&kdg_service->mutex);
 	kdg_service->memory_used -= e->bytes;
 	kdg_service->device_used[e->device] -= e->bytes;
@@ -342,6 +347,8 @@ serve(KdgCall *call, int i)
 				e = -1;
 			call->missing = e < 0;
 			call->has_rows = e >= 0 && rows[e] != NULL;
+			if (e >= 0 && call->in1 && call->out)
+				memcpy(base + call->out, ranks[e], sizeof(uint64) * call->n);
 			if (e >= 0)
 			{
 				SpinLockAcquire(&kdg_service->mutex);
@@ -355,9 +362,22 @@ serve(KdgCall *call, int i)
 			e = call->resident;
 			if (e >= 0 && e < KDG_RESIDENT_MAX && kdg_service->resident[e].used &&
 				kdg_service->resident[e].version == call->version && rows[e] == NULL &&
-				kdg_service->resident[e].n == call->n &&
-				(rows[e] = malloc(sizeof(uint64) * Max(call->n, 1))) != NULL)
-				memcpy(rows[e], base + call->in1, sizeof(uint64) * call->n);
+				kdg_service->resident[e].n == call->n)
+			{
+				rows[e] = malloc(sizeof(uint64) * Max(call->n, 1));
+				ranks[e] = malloc(sizeof(uint64) * Max(call->n, 1));
+				if (rows[e] && ranks[e])
+				{
+					memcpy(rows[e], base + call->in1, sizeof(uint64) * call->n);
+					memcpy(ranks[e], base + call->in2, sizeof(uint64) * call->n);
+				}
+				else
+				{
+					free(rows[e]);
+					free(ranks[e]);
+					rows[e] = ranks[e] = NULL;
+				}
+			}
 			break;
 		case KDG_OP_UPLOAD:
 			t = call_tree(call);

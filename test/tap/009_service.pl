@@ -155,6 +155,14 @@ my ($rc, $out, $err) = $node->psql('postgres', q{
 like($err, qr/searching the GPU service's copy of the tree of index "pts_p"/,
 	'a new session searches the service\'s copy in place');
 is($out, "774\n0", 'and reads no tree of its own');
+($rc, $out, $err) = $node->psql('postgres', q{
+	SET client_min_messages = debug1;
+	SELECT all_knn_mismatches(4);
+	SET client_min_messages = notice;
+	SELECT trees_cached FROM kd_status()});
+like($err, qr/searching the GPU service's copy of the tree of index "pts_p"/,
+	'All-kNN in a new session searches the copy in place too');
+is($out, "0\n0", 'with answers equal to a sequential scan, and no tree of its own');
 
 # HOT updates: the rows read differ from the copy's (same points, new
 # TIDs), so the copy is not used and the answers stay exact
