@@ -113,9 +113,10 @@ CREATE TABLE fx_two AS SELECT id, p AS p1, p AS p2 FROM fx_pts;
 CREATE INDEX ON fx_two USING kdgpu (p1);
 SELECT (SELECT cached FROM kd_load('fx_two', 'p1')) AS p1, (SELECT cached FROM kd_load('fx_two', 'p2')) AS p2;
 
--- kd_unload says whether kd_load had kept a device copy (only with a GPU)
-SELECT kd_unload('fx_pts') = (device = 'gpu') AS unload_consistent
-  FROM kd_load('fx_pts');
+-- kd_unload says whether kd_load had kept a device copy: the loads of the
+-- index's tree above did, with a GPU
+SELECT kd_unload('fx_pts') = gpu_usable AS unload_consistent
+  FROM kd_status();
 SELECT kd_unload('fx_pts');
 
 DROP TABLE fx_pts, fx_q, fx_fresh, fx_part, fx_two;
