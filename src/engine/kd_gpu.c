@@ -19,7 +19,9 @@
  * returns a function table at the first use, that table serves the process
  * for its life and the library is never opened.  The extension's GPU
  * service client is one: its table forwards every call to the service
- * process, so a backend never creates a CUDA context of its own.
+ * process, so a backend never creates a CUDA context of its own.  Whether
+ * a provided table has a usable GPU is asked again at each use (its probe),
+ * since a service comes and goes.
  *
  * Test-only fault injection: KDGPU_FAULT=absent makes the library count as
  * not loadable, as on a server without a GPU; the other KDGPU_FAULT values
@@ -35,6 +37,7 @@
 
 static char gpu_library[1024] = "";
 static KdGpuProvider gpu_provider = NULL;
+static const KdCudaApi *provided_api = NULL;	/* the provider's table */
 static bool gpu_loaded = false;
 static const KdCudaApi *gpu_api = NULL;
 static KdGpuInfo gpu_info;
@@ -71,23 +74,16 @@ gpu_load(void)
 	const char *path = gpu_library;
 	void	   *handle;
 	const KdCudaApi *(*entry) (void);
-	const KdCudaApi *api = NULL;
+	const KdCudaApi *api;
 	KdError		err;
 
 	if (gpu_loaded)
 		return;
 	gpu_loaded = true;
 	if (gpu_provider)
-		api = gpu_provider();
-	if (api)
-	{
-		memset(&err, 0, sizeof(err));
-		if (api->probe(&gpu_info, &err) != KD_OK)
-			snprintf(gpu_why, sizeof(gpu_why), "%s", err.message);
-		else
-			gpu_api = api;
+		provided_api = gpu_provider();
+	if (provided_api)
 		return;
-	}
 	if (getenv("KDGPU_FAULT") && strcmp(getenv("KDGPU_FAULT"), "absent") == 0)
 	{
 		snprintf(gpu_why, sizeof(gpu_why),
@@ -124,11 +120,27 @@ gpu_load(void)
 	gpu_api = api;
 }
 
-/* The function table, or NULL when no GPU is usable. */
+/*
+ * The function table, or NULL when no GPU is usable (a provided table's
+ * probe says whether it is, now).
+ */
 static const KdCudaApi *
 kd_gpu_api(void)
 {
+	KdError		err;
+
 	gpu_load();
+	if (provided_api)
+	{
+		memset(&err, 0, sizeof(err));
+		if (provided_api->probe(&gpu_info, &err) == KD_OK)
+			gpu_api = provided_api;
+		else
+		{
+			snprintf(gpu_why, sizeof(gpu_why), "%s", err.message);
+			gpu_api = NULL;
+		}
+	}
 	return gpu_api;
 }
 
@@ -146,7 +158,7 @@ kd_gpu_table(void)
 bool
 kd_gpu_available(KdGpuInfo *info, char *why, size_t whylen)
 {
-	gpu_load();
+	(void) kd_gpu_api();
 	if (gpu_api && info)
 		*info = gpu_info;
 	if (!gpu_api && why && whylen > 0)
@@ -246,12 +258,25 @@ kd_gpu_upload(KdTree *tree, KdExec *exec, KdError *err)
 	return gpu_api->upload(tree, &tree->gpu, exec, err);
 }
 
-/* Free the tree's device copy, if any. */
+/*
+ * The table that made this process's device copies, and that runs its GPU
+ * calls once kd_gpu_chosen or kd_gpu_run has found a GPU usable (a
+ * provided table is not probed again between the two).
+ */
+static const KdCudaApi *
+kd_gpu_made(void)
+{
+	return provided_api ? provided_api : gpu_api;
+}
+
+/* Free the tree's device copy, if any, through the table that made it. */
 void
 kd_gpu_release(KdTree *tree)
 {
-	if (tree->gpu && gpu_api)
-		gpu_api->release(tree->gpu);
+	const KdCudaApi *api = kd_gpu_made();
+
+	if (tree->gpu && api)
+		api->release(tree->gpu);
 	tree->gpu = NULL;
 }
 
@@ -260,7 +285,7 @@ KdStatus
 kd_gpu_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 			 KdTree *tree, KdGpuTree **out, const KdExec *exec, KdError *err)
 {
-	return kd_gpu_api()->build(points, refs, n, dim, tree, out, exec, err);
+	return kd_gpu_made()->build(points, refs, n, dim, tree, out, exec, err);
 }
 
 /* The GPU object's kNN (kd_gpu_abi.h). */
@@ -268,7 +293,7 @@ KdStatus
 kd_gpu_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
 		   KdNeighbor *out, int32_t *count, const KdExec *exec, KdError *err)
 {
-	return kd_gpu_api()->knn(gtree, queries, nq, k, out, count, exec, err);
+	return kd_gpu_made()->knn(gtree, queries, nq, k, out, count, exec, err);
 }
 
 /* The GPU object's All-kNN (kd_gpu_abi.h). */
@@ -277,7 +302,7 @@ kd_gpu_all_knn(const KdGpuTree *gtree, int k, bool include_self,
 			   KdNeighbor *out, int32_t *count, const KdExec *exec,
 			   KdError *err)
 {
-	return kd_gpu_api()->all_knn(gtree, k, include_self, out, count, exec, err);
+	return kd_gpu_made()->all_knn(gtree, k, include_self, out, count, exec, err);
 }
 
 /* The GPU object's radius queries (kd_gpu_abi.h). */
@@ -286,7 +311,7 @@ kd_gpu_radius(const KdGpuTree *gtree, const double *centers, int64_t nq,
 			  const double *radii, int64_t nradii, KdRangeResult *res,
 			  const KdExec *exec, KdError *err)
 {
-	return kd_gpu_api()->radius(gtree, centers, nq, radii, nradii, res, exec, err);
+	return kd_gpu_made()->radius(gtree, centers, nq, radii, nradii, res, exec, err);
 }
 
 /* The GPU object's box queries (kd_gpu_abi.h). */
@@ -294,5 +319,5 @@ KdStatus
 kd_gpu_box(const KdGpuTree *gtree, const double *lows, const double *highs,
 		   int64_t nq, KdRangeResult *res, const KdExec *exec, KdError *err)
 {
-	return kd_gpu_api()->box(gtree, lows, highs, nq, res, exec, err);
+	return kd_gpu_made()->box(gtree, lows, highs, nq, res, exec, err);
 }

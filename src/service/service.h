@@ -105,6 +105,7 @@ typedef struct KdgResident
 typedef struct KdgService
 {
 	slock_t		mutex;
+	bool		registered;		/* the postmaster started the service */
 	KdgServiceState state;
 	int			pid;
 	int			procno;			/* the service's PGPROC, to wake it */

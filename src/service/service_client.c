@@ -4,12 +4,13 @@
  *	  (kd_gpu_abi.h) whose entries forward each call to the service.
  *
  * The engine consults its provider (kd_gpu_set_provider) the first time a
- * backend wants the GPU.  When the service is running, the provider returns
- * this table and the backend uses it for its life, so it never opens the
- * GPU object or creates a CUDA context itself.  When the service is not
- * running (no preload, kdgpu.service off, or a restart under way at that
- * moment), the provider returns NULL and the engine opens the GPU object
- * in the backend, as without the service.
+ * backend wants the GPU.  When the postmaster started the service, the
+ * provider returns this table and the backend uses it for its life, so it
+ * never opens the GPU object or creates a CUDA context itself; while the
+ * service is stopped or restarting, the table's probe says so and the
+ * engine runs the work on the CPU.  Without the service (no preload, or
+ * kdgpu.service off at server start), the provider returns NULL and the
+ * engine opens the GPU object in the backend.
  *
  * A call copies its arguments into a new dynamic shared memory segment
  * (KdgCall and the arrays after it), takes a free slot, wakes the service
@@ -627,14 +628,16 @@ static const KdCudaApi client_api = {
 };
 
 /*
- * The engine's GPU provider: this table when the service runs (waiting a
- * little for one that is starting), else NULL.  The service itself opens
- * the GPU object.
+ * The engine's GPU provider: this table when the postmaster started the
+ * service (waiting a little for one that is starting), else NULL.  The
+ * backend then never opens the GPU itself: while the service is stopped or
+ * restarting, this table's probe says so and the work runs on the CPU.
+ * The service itself opens the GPU object.
  */
 static const KdCudaApi *
 client_provider(void)
 {
-	if (kdg_service == NULL || kdg_am_service)
+	if (kdg_service == NULL || kdg_am_service || !kdg_service->registered)
 		return NULL;
 	for (int waited = 0; waited < 1000; waited++)
 	{
@@ -642,8 +645,6 @@ client_provider(void)
 			break;
 		pg_usleep(10000L);
 	}
-	if (service_state(NULL) == KDG_SERVICE_STOPPED)
-		return NULL;
 	client_in_use = true;
 	return &client_api;
 }
@@ -837,8 +838,9 @@ kdg_service_describe(void)
 	switch (copy.state)
 	{
 		case KDG_SERVICE_STOPPED:
-			return pstrdup(kdgpu_service_enabled ? "not running (starting or restarting)" :
-						   "not running: kdgpu.service is off");
+			return pstrdup(copy.registered ?
+						   "not running (starting or restarting): GPU work runs on the CPU meanwhile" :
+						   "not running: kdgpu.service was off at server start");
 		case KDG_SERVICE_STARTING:
 			return psprintf("starting (pid %d)", copy.pid);
 		case KDG_SERVICE_IDLE:

@@ -63,6 +63,7 @@ kdg_service_attach(void)
 	{
 		memset(svc, 0, service_size());
 		SpinLockInit(&svc->mutex);
+		svc->registered = kdgpu_service_enabled;
 		svc->nslots = MaxBackends;
 		svc->procno = -1;
 	}

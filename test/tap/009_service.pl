@@ -267,6 +267,13 @@ close($fh);
 is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 6)"), '0',
 	'a call that meets a GPU error still answers exactly (CPU fallback)');
 ok(!-e $trap, 'the emulated trap fired');
+my $own = 0;
+for (1 .. 5)
+{
+	$own += $node->safe_psql('postgres',
+		"SELECT count(*) FROM kd_knn_join('pts', 'q', 2); SELECT (last_run ~ 'from this backend')::int FROM kd_status()") =~ /\n1$/;
+}
+is($own, 0, 'sessions started while the service restarts never open the GPU themselves');
 my $pid2 = service_pid();
 isnt($pid2, $pid, 'the service restarted for a fresh context');
 is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 6); SELECT last_run ~ 'through the GPU service' FROM kd_status()"),
@@ -355,7 +362,7 @@ $node->stop;
 $ENV{KDGPU_CUDA_LIB} = $emulated;
 $node->append_conf('postgresql.conf', 'kdgpu.service = off');
 $node->start;
-like($node->safe_psql('postgres', 'SELECT service FROM kd_status()'), qr/kdgpu.service is off/,
+like($node->safe_psql('postgres', 'SELECT service FROM kd_status()'), qr/kdgpu.service was off at server start/,
 	'kdgpu.service = off starts no service');
 is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 5); SELECT last_run ~ 'from this backend' FROM kd_status()"),
 	"0\nt", 'the backend runs its GPU work itself, exactly');
