@@ -202,7 +202,12 @@ kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
 		bool		found = false;
 
-		if (kdg_index_fits(index, src) && device_only)
+		if (!kdg_index_fits(index, src))
+		{
+			index_close(index, NoLock);
+			continue;
+		}
+		if (device_only)
 		{
 			*device_tree = kdg_index_device_copy(index, src, with_refs);
 			found = *device_tree != NULL;
@@ -210,7 +215,7 @@ kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
 				elog(DEBUG1, "kdgpu: searching the GPU service's copy of the tree of index \"%s\"",
 					 RelationGetRelationName(index));
 		}
-		else if (kdg_index_fits(index, src))
+		else
 		{
 			t = kdg_index_matching_tree(index, src);
 			found = t != NULL;
