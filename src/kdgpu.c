@@ -27,6 +27,7 @@ int			kdgpu_gpu_min_points = 100000;
 int			kdgpu_gpu_memory_limit = 0;
 int			kdgpu_cpu_threads = 0;
 bool		kdgpu_stream_rows = true;
+int			kdgpu_service_queue_limit = 0;
 char		kdgpu_gpu_library[MAXPGPATH];
 
 static const struct config_enum_entry device_options[] = {
@@ -106,6 +107,17 @@ _PG_init(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("kdgpu.service_queue_limit",
+							"Runs GPU work on the CPU in the backend instead of queueing "
+							"it for the GPU service when this many calls are waiting or "
+							"running there; 0 means no limit.",
+							NULL,
+							&kdgpu_service_queue_limit,
+							0, 0, INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("kdgpu");
 

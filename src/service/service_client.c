@@ -140,12 +140,16 @@ call_begin(Size size, KdgOp op, KdgCall **call, KdError *err)
 
 /*
  * Queue the call, wait for its reply and return its status (the error is
- * copied to err).  The caller detaches the segment.
+ * copied to err).  The caller detaches the segment.  When
+ * kdgpu.service_queue_limit calls are in line already, the call is not
+ * queued: it fails as if no GPU were usable, and the engine runs the work
+ * on the CPU under kdgpu.device = 'auto'.
  */
 static KdStatus
 call_run(dsm_segment *seg, KdgCall *call, const KdExec *exec, KdError *err)
 {
 	int			i = -1;
+	int			queued = 0;
 	int			procno;
 	uint64		epoch;
 
@@ -155,9 +159,22 @@ call_run(dsm_segment *seg, KdgCall *call, const KdExec *exec, KdError *err)
 		exit_callback_registered = true;
 	}
 	SpinLockAcquire(&kdg_service->mutex);
-	for (int s = 0; s < kdg_service->nslots && i < 0; s++)
-		if (kdg_service->slots[s].state == KDG_SLOT_FREE)
+	for (int s = 0; s < kdg_service->nslots; s++)
+	{
+		KdgSlotState state = kdg_service->slots[s].state;
+
+		if (state == KDG_SLOT_FREE && i < 0)
 			i = s;
+		else if (state == KDG_SLOT_QUEUED || state == KDG_SLOT_RUNNING)
+			queued++;
+	}
+	if (kdgpu_service_queue_limit > 0 && queued >= kdgpu_service_queue_limit)
+	{
+		SpinLockRelease(&kdg_service->mutex);
+		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+							"the kdgpu GPU service has %d calls in line (kdgpu.service_queue_limit)",
+							queued);
+	}
 	if (i >= 0)
 	{
 		KdgSlot    *slot = &kdg_service->slots[i];

@@ -294,6 +294,23 @@ like($stderr, qr/canceling statement due to statement timeout/, 'statement_timeo
 cmp_ok($elapsed, '<', 2.5, 'without waiting for the service to finish');
 is($node->safe_psql('postgres', "SELECT count(*) FROM kd_knn_join('pts', 'q', 3)"), '774',
 	'the service serves the next call after an abandoned one');
+
+# kdgpu.service_queue_limit: with a call running in the service, another
+# session's work runs on the CPU at once instead of waiting in line
+my ($bout, $berr) = ('', '');
+my $busy = IPC::Run::start(
+	[ 'psql', '-X', '-d', $node->connstr('postgres'), '-c',
+	  "SELECT count(*) FROM kd_knn_join('pts', 'q', 3)" ],
+	'>', \$bout, '2>', \$berr);
+sleep 0.8;
+$t0 = time();
+is($node->safe_psql('postgres', q{
+	SET kdgpu.service_queue_limit = 1;
+	SELECT count(*) FROM kd_knn_join('pts', 'q', 3);
+	SELECT last_run ~ 'on the CPU.*calls in line' FROM kd_status()}), "774\nt",
+	'past kdgpu.service_queue_limit the work runs on the CPU');
+cmp_ok(time() - $t0, '<', 2.0, 'without waiting for the call in line');
+$busy->finish;
 $node->stop;
 delete $ENV{KDGPU_FAKE_DELAY_MS};
 
