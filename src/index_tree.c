@@ -162,6 +162,8 @@ kdg_index_device_copy(Relation index, const KdSource *src, bool with_refs)
 		memset(&err, 0, sizeof(err));
 		copy = kdg_service_find(key, rows, src->n, src->dim, refs, &err);
 		pfree(rows);
+		if (copy == NULL && refs)
+			pfree(refs);
 		if (err.code == KD_ERR_CANCELED)
 			CHECK_FOR_INTERRUPTS();
 	}

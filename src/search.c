@@ -404,21 +404,21 @@ kdg_search_knn(const KdSource *src, const KdTree *tree, const double *queries,
 	KdExec		exec;
 	KdError		err;
 	const KdTree *again;
+	const double *points;
 	KdStatus	st;
 
 	if (nq == 0 || src->n == 0)
 		return kdg_empty_answer(nq);
 	raw = palloc_extended(sizeof(KdNeighbor) * nq * kk, MCXT_ALLOC_HUGE);
 	count = palloc_extended(sizeof(int32) * nq, MCXT_ALLOC_HUGE);
+	points = kdg_engine_points(src, queries, nq);
 	kdg_exec_for(&exec, tree);
-	st = kd_knn(tree, kdg_engine_points(src, queries, nq), nq, kk, raw, count,
-				&exec, &err);
+	st = kd_knn(tree, points, nq, kk, raw, count, &exec, &err);
 	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
 	{
 		tree = again;
 		kdg_exec_for(&exec, tree);
-		st = kd_knn(tree, kdg_engine_points(src, queries, nq), nq, kk, raw, count,
-					&exec, &err);
+		st = kd_knn(tree, points, nq, kk, raw, count, &exec, &err);
 	}
 	kdg_check_status(st, &err, &exec, "kNN search");
 	kdg_refine_knn(src, tree, raw, count, nq, k, kk, queries, NULL, src->n);
@@ -543,6 +543,7 @@ kdg_search_radius(const KdSource *src, const KdTree *tree,
 	KdExec		exec;
 	KdError		err;
 	const KdTree *again;
+	const double *points;
 	KdStatus	st;
 
 	if (nq == 0 || src->n == 0)
@@ -550,14 +551,13 @@ kdg_search_radius(const KdSource *src, const KdTree *tree,
 	for (int64 i = 0; i < nradii; i++)
 		slack[i] = kdg_engine_radius(src->type, radii[i]);
 	res = kdg_range_result_new();
+	points = kdg_engine_points(src, centers, nq);
 	kdg_exec_for(&exec, tree);
-	st = kd_radius(tree, kdg_engine_points(src, centers, nq), nq, slack, nradii,
-				   res, &exec, &err);
+	st = kd_radius(tree, points, nq, slack, nradii, res, &exec, &err);
 	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
 	{
 		kdg_exec_for(&exec, again);
-		st = kd_radius(again, kdg_engine_points(src, centers, nq), nq, slack, nradii,
-					   res, &exec, &err);
+		st = kd_radius(again, points, nq, slack, nradii, res, &exec, &err);
 	}
 	kdg_check_status(st, &err, &exec, "radius search");
 	ans = kdg_range_answer(src, res, centers, radii, nradii);

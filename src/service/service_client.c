@@ -66,13 +66,6 @@ static bool client_in_use = false;
 static object_access_hook_type prev_object_access_hook = NULL;
 static bool exit_callback_registered = false;
 
-/* Bytes rounded up to keep the arrays of a segment aligned. */
-static Size
-aligned(Size bytes)
-{
-	return MAXALIGN(bytes);
-}
-
 /* The service's state, read under its lock. */
 static KdgServiceState
 service_state(uint64 *epoch)
@@ -244,9 +237,9 @@ ship_tree(KdgCall *call, const KdTree *t, Size at, bool copy)
 	call->nbounds = t->nbounds;
 	call->ref_order = t->ref_order;
 	call->coords = at;
-	call->refs = call->coords + aligned(sizeof(double) * t->n * t->dim);
-	call->split = call->refs + aligned(sizeof(uint64) * t->n);
-	call->bounds = call->split + aligned(t->n);
+	call->refs = call->coords + MAXALIGN(sizeof(double) * t->n * t->dim);
+	call->split = call->refs + MAXALIGN(sizeof(uint64) * t->n);
+	call->bounds = call->split + MAXALIGN(t->n);
 	if (!copy)
 		return;
 	kdg_parallel_copy(base + call->coords, t->coords, sizeof(double) * t->n * t->dim);
@@ -259,8 +252,8 @@ ship_tree(KdgCall *call, const KdTree *t, Size at, bool copy)
 static Size
 tree_shipped_size(int64 n, int dim, int64 nbounds)
 {
-	return aligned(sizeof(double) * n * dim) + aligned(sizeof(uint64) * n) +
-		aligned(n) + aligned(sizeof(double) * 2 * dim * nbounds);
+	return MAXALIGN(sizeof(double) * n * dim) + MAXALIGN(sizeof(uint64) * n) +
+		MAXALIGN(n) + MAXALIGN(sizeof(double) * 2 * dim * nbounds);
 }
 
 /*
@@ -306,13 +299,13 @@ acquire_or_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 		if (st != KD_OK || *out)
 			return st;
 	}
-	seg = call_begin(aligned(sizeof(KdgCall)) +
+	seg = call_begin(MAXALIGN(sizeof(KdgCall)) +
 					 tree_shipped_size(tree->n, tree->dim, tree->nbounds),
 					 KDG_OP_UPLOAD, &call, err);
 	if (seg == NULL)
 		return err->code;
 	memcpy(call->key, tree->key, sizeof(call->key));
-	ship_tree(call, tree, aligned(sizeof(KdgCall)), true);
+	ship_tree(call, tree, MAXALIGN(sizeof(KdgCall)), true);
 	st = call_run(seg, call, exec, err);
 	if (st == KD_OK)
 		*out = handle_new(call, tree, tree->n, tree->dim, named);
@@ -441,9 +434,9 @@ static KdStatus
 client_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 			 KdTree *tree, KdGpuTree **out, const KdExec *exec, KdError *err)
 {
-	Size		head = aligned(sizeof(KdgCall));
-	Size		pts = aligned(sizeof(double) * n * dim);
-	Size		prefs = aligned(sizeof(uint64) * n);
+	Size		head = MAXALIGN(sizeof(KdgCall));
+	Size		pts = MAXALIGN(sizeof(double) * n * dim);
+	Size		prefs = MAXALIGN(sizeof(uint64) * n);
 	dsm_segment *seg;
 	KdgCall    *call;
 	KdStatus	st;
@@ -482,7 +475,7 @@ client_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
 		   KdNeighbor *out, int32_t *count, const KdExec *exec, KdError *err)
 {
 	KdGpuTree  *g = (KdGpuTree *) gtree;
-	Size		head = aligned(sizeof(KdgCall));
+	Size		head = MAXALIGN(sizeof(KdgCall));
 	Size		qbytes = sizeof(double) * nq * g->dim;
 	Size		obytes = sizeof(KdNeighbor) * nq * k;
 	dsm_segment *seg;
@@ -490,7 +483,7 @@ client_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
 	KdStatus	st;
 	char	   *base;
 
-	seg = call_begin(head + aligned(qbytes) + aligned(obytes) + sizeof(int32) * nq,
+	seg = call_begin(head + MAXALIGN(qbytes) + MAXALIGN(obytes) + sizeof(int32) * nq,
 					 KDG_OP_KNN, &call, err);
 	if (seg == NULL)
 		return err->code;
@@ -499,8 +492,8 @@ client_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
 	call->nq = nq;
 	call->k = k;
 	call->in1 = head;
-	call->out = head + aligned(qbytes);
-	call->count = call->out + aligned(obytes);
+	call->out = head + MAXALIGN(qbytes);
+	call->count = call->out + MAXALIGN(obytes);
 	kdg_parallel_copy(base + call->in1, queries, qbytes);
 	st = call_on_copy(seg, call, g, exec, err);
 	if (st == KD_OK)
@@ -520,14 +513,14 @@ client_all_knn(const KdGpuTree *gtree, int k, bool include_self,
 {
 	KdGpuTree  *g = (KdGpuTree *) gtree;
 	int64		n = g->n;
-	Size		head = aligned(sizeof(KdgCall));
+	Size		head = MAXALIGN(sizeof(KdgCall));
 	Size		obytes = sizeof(KdNeighbor) * n * k;
 	dsm_segment *seg;
 	KdgCall    *call;
 	KdStatus	st;
 	char	   *base;
 
-	seg = call_begin(head + aligned(obytes) + sizeof(int32) * n,
+	seg = call_begin(head + MAXALIGN(obytes) + sizeof(int32) * n,
 					 KDG_OP_ALL_KNN, &call, err);
 	if (seg == NULL)
 		return err->code;
@@ -535,7 +528,7 @@ client_all_knn(const KdGpuTree *gtree, int k, bool include_self,
 	call->k = k;
 	call->include_self = include_self;
 	call->out = head;
-	call->count = head + aligned(obytes);
+	call->count = head + MAXALIGN(obytes);
 	st = call_on_copy(seg, call, g, exec, err);
 	if (st == KD_OK)
 	{
@@ -582,13 +575,13 @@ client_range(KdgOp op, KdGpuTree *g, const double *in1, Size bytes1,
 			 const double *in2, Size bytes2, int64 nq, int64 nradii,
 			 KdRangeResult *res, const KdExec *exec, KdError *err)
 {
-	Size		head = aligned(sizeof(KdgCall));
+	Size		head = MAXALIGN(sizeof(KdgCall));
 	dsm_segment *seg;
 	KdgCall    *call;
 	KdStatus	st;
 	char	   *base;
 
-	seg = call_begin(head + aligned(bytes1) + aligned(bytes2), op, &call, err);
+	seg = call_begin(head + MAXALIGN(bytes1) + MAXALIGN(bytes2), op, &call, err);
 	if (seg == NULL)
 		return err->code;
 	base = (char *) call;
@@ -596,7 +589,7 @@ client_range(KdgOp op, KdGpuTree *g, const double *in1, Size bytes1,
 	call->nq = nq;
 	call->nradii = nradii;
 	call->in1 = head;
-	call->in2 = head + aligned(bytes1);
+	call->in2 = head + MAXALIGN(bytes1);
 	memcpy(base + call->in1, in1, bytes1);
 	memcpy(base + call->in2, in2, bytes2);
 	st = call_on_copy(seg, call, g, exec, err);
@@ -693,21 +686,21 @@ KdGpuTree *
 kdg_service_find(const uint64 *key, const uint64 *rows, int64 n, int dim,
 				 uint64 *refs, KdError *err)
 {
-	Size		head = aligned(sizeof(KdgCall));
+	Size		head = MAXALIGN(sizeof(KdgCall));
 	Size		bytes = sizeof(uint64) * n;
 	dsm_segment *seg;
 	KdgCall    *call;
 	KdExec		exec;
 	KdGpuTree  *g = NULL;
 
-	seg = call_begin(head + aligned(bytes) + (refs ? bytes : 0), KDG_OP_ACQUIRE,
+	seg = call_begin(head + MAXALIGN(bytes) + (refs ? bytes : 0), KDG_OP_ACQUIRE,
 					 &call, err);
 	if (seg == NULL)
 		return NULL;
 	memcpy(call->key, key, sizeof(call->key));
 	call->n = n;
 	call->in1 = head;
-	call->out = refs ? head + aligned(bytes) : 0;
+	call->out = refs ? head + MAXALIGN(bytes) : 0;
 	kdg_parallel_copy((char *) call + head, rows, bytes);
 	kdg_exec_prepare(&exec);
 	if (call_run(seg, call, &exec, err) == KD_OK && !call->missing)
@@ -729,7 +722,7 @@ void
 kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, const uint64 *refs,
 					  int64 n)
 {
-	Size		head = aligned(sizeof(KdgCall));
+	Size		head = MAXALIGN(sizeof(KdgCall));
 	Size		bytes = sizeof(uint64) * n;
 	dsm_segment *seg;
 	KdgCall    *call;
@@ -740,13 +733,13 @@ kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, const uint64 *refs,
 	service_state(&epoch);
 	if (g == NULL || !g->shared || g->has_rows || g->epoch != epoch)
 		return;
-	if ((seg = call_begin(head + aligned(bytes) + bytes, KDG_OP_ROWS, &call, &err)) == NULL)
+	if ((seg = call_begin(head + MAXALIGN(bytes) + bytes, KDG_OP_ROWS, &call, &err)) == NULL)
 		return;
 	call->resident = g->resident;
 	call->version = g->version;
 	call->n = n;
 	call->in1 = head;
-	call->in2 = head + aligned(bytes);
+	call->in2 = head + MAXALIGN(bytes);
 	kdg_parallel_copy((char *) call + call->in1, rows, bytes);
 	kdg_parallel_copy((char *) call + call->in2, refs, bytes);
 	kdg_exec_prepare(&exec);
