@@ -161,7 +161,10 @@ typedef struct KdamMetaPageData
  * A tree of the forest, as the forest pages list it.  Its block pages are
  * chained from head; its directory chain starts with a page listing the
  * directory pages (ndir of them, which follow it in the chain), each of
- * which maps KDAM_DIR_ENTRIES block numbers to pages.  box is the
+ * which maps KDAM_DIR_ENTRIES block numbers to pages.  A tree of one
+ * directory page is written with ndir 0 and dirhead naming that page, so
+ * that a search reads one page fewer (trees written before that have the
+ * list page and ndir 1).  box is the
  * bounding box of its points, low corner then high.  A retired tree (on
  * the retired list) was replaced by a merge: no new scan reads it, and
  * VACUUM frees its pages.
@@ -174,7 +177,7 @@ typedef struct KdamTreeEntry
 	int64		ndead;
 	BlockNumber head;
 	BlockNumber dirhead;
-	int32		ndir;
+	int32		ndir;			/* 0: dirhead is the directory page */
 	BlockNumber contig;			/* block b is on page contig + b, when the
 								 * tree's pages are consecutive; else
 								 * InvalidBlockNumber and the directory says */

@@ -443,11 +443,20 @@ kdam_write_tree(Relation index, const KdTree *tree, const uint64 *payload,
 		((PageHeader) page)->pd_lower += sizeof(BlockNumber) * count;
 	}
 	first = kdam_chain_end(&dirchain);
-	list = kdam_chain_add(&listchain, KDAM_TREEDIR, &listblk);
-	KdamPageGetOpaque(list)->next = first;
-	memcpy(PageGetContents(list), dirs, sizeof(BlockNumber) * ndir);
-	((PageHeader) list)->pd_lower += sizeof(BlockNumber) * ndir;
-	entry->dirhead = kdam_chain_end(&listchain);
+	if (ndir == 1)
+	{
+		/* a reader goes to the one directory page straight from the entry */
+		entry->dirhead = first;
+		ndir = 0;
+	}
+	else
+	{
+		list = kdam_chain_add(&listchain, KDAM_TREEDIR, &listblk);
+		KdamPageGetOpaque(list)->next = first;
+		memcpy(PageGetContents(list), dirs, sizeof(BlockNumber) * ndir);
+		((PageHeader) list)->pd_lower += sizeof(BlockNumber) * ndir;
+		entry->dirhead = kdam_chain_end(&listchain);
+	}
 	pfree(dirs);
 	entry->n = tree->n;
 	entry->nbounds = tree->nbounds;
@@ -610,14 +619,27 @@ kdam_reader_init(KdamTreeReader *rd, Relation index,
 	}
 }
 
-/* Read the list of the tree's directory pages. */
+/*
+ * Read the list of the tree's directory pages: the entry's dirhead itself
+ * when the tree has one directory page and no list (ndir 0).
+ */
 static void
 reader_read_dir(KdamTreeReader *rd)
 {
-	Buffer		buf = ReadBufferExtended(rd->index, MAIN_FORKNUM, rd->dirhead,
-										 RBM_NORMAL, rd->strategy);
+	Buffer		buf;
 	Page		page;
 
+	if (rd->ndir == 0)
+	{
+		rd->ndir = 1;
+		rd->dir = MemoryContextAlloc(rd->cxt, sizeof(BlockNumber));
+		rd->dir[0] = rd->dirhead;
+		rd->dirbufs = MemoryContextAlloc(rd->cxt, sizeof(Buffer));
+		rd->dirbufs[0] = InvalidBuffer;
+		return;
+	}
+	buf = ReadBufferExtended(rd->index, MAIN_FORKNUM, rd->dirhead,
+							 RBM_NORMAL, rd->strategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	if (!(KdamPageGetOpaque(page)->flags & KDAM_TREEDIR) ||
