@@ -469,6 +469,28 @@ client_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	return st;
 }
 
+/*
+ * Run a kNN or All-kNN call on g's copy (call_on_copy), take back its
+ * nrows neighbour lists of k (at call->out) and their counts (at
+ * call->count), and detach the segment.
+ */
+static KdStatus
+call_take_neighbours(dsm_segment *seg, KdgCall *call, KdGpuTree *g,
+					 int64 nrows, int k, KdNeighbor *out, int32_t *count,
+					 const KdExec *exec, KdError *err)
+{
+	KdStatus	st = call_on_copy(seg, call, g, exec, err);
+
+	if (st == KD_OK)
+	{
+		kdg_parallel_copy(out, (char *) call + call->out,
+						  sizeof(KdNeighbor) * nrows * k);
+		memcpy(count, (char *) call + call->count, sizeof(int32) * nrows);
+	}
+	dsm_detach(seg);
+	return st;
+}
+
 /* knn(): ship the queries, take the neighbours back. */
 static KdStatus
 client_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
@@ -480,7 +502,6 @@ client_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
 	Size		obytes = sizeof(KdNeighbor) * nq * k;
 	dsm_segment *seg;
 	KdgCall    *call;
-	KdStatus	st;
 	char	   *base;
 
 	seg = call_begin(head + MAXALIGN(qbytes) + MAXALIGN(obytes) + sizeof(int32) * nq,
@@ -495,14 +516,7 @@ client_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
 	call->out = head + MAXALIGN(qbytes);
 	call->count = call->out + MAXALIGN(obytes);
 	kdg_parallel_copy(base + call->in1, queries, qbytes);
-	st = call_on_copy(seg, call, g, exec, err);
-	if (st == KD_OK)
-	{
-		kdg_parallel_copy(out, base + call->out, obytes);
-		memcpy(count, base + call->count, sizeof(int32) * nq);
-	}
-	dsm_detach(seg);
-	return st;
+	return call_take_neighbours(seg, call, g, nq, k, out, count, exec, err);
 }
 
 /* all_knn(): take every point's neighbours back. */
@@ -517,26 +531,16 @@ client_all_knn(const KdGpuTree *gtree, int k, bool include_self,
 	Size		obytes = sizeof(KdNeighbor) * n * k;
 	dsm_segment *seg;
 	KdgCall    *call;
-	KdStatus	st;
-	char	   *base;
 
 	seg = call_begin(head + MAXALIGN(obytes) + sizeof(int32) * n,
 					 KDG_OP_ALL_KNN, &call, err);
 	if (seg == NULL)
 		return err->code;
-	base = (char *) call;
 	call->k = k;
 	call->include_self = include_self;
 	call->out = head;
 	call->count = head + MAXALIGN(obytes);
-	st = call_on_copy(seg, call, g, exec, err);
-	if (st == KD_OK)
-	{
-		kdg_parallel_copy(out, base + call->out, obytes);
-		memcpy(count, base + call->count, sizeof(int32) * n);
-	}
-	dsm_detach(seg);
-	return st;
+	return call_take_neighbours(seg, call, g, n, k, out, count, exec, err);
 }
 
 /* Take a range result from the pinned segment the service made. */
