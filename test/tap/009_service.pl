@@ -34,6 +34,16 @@ max_connections = 40
 });
 $node->start;
 
+# Start psql running $sql in the background, its output going to the
+# scalars $out and $err refer to; returns the IPC::Run harness.
+sub start_psql
+{
+	my ($sql, $out, $err) = @_;
+	return IPC::Run::start(
+		[ 'psql', '-X', '-d', $node->connstr('postgres'), '-c', $sql ],
+		'>', $out, '2>', $err);
+}
+
 # the service's pid from kd_status(), once it is ready or idle ('' if none)
 sub service_pid
 {
@@ -298,10 +308,8 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM kd_knn_join('pts', 'q', 3)
 # kdgpu.service_queue_limit: with a call running in the service, another
 # session's work runs on the CPU at once instead of waiting in line
 my ($bout, $berr) = ('', '');
-my $busy = IPC::Run::start(
-	[ 'psql', '-X', '-d', $node->connstr('postgres'), '-c',
-	  "SELECT count(*) FROM kd_knn_join('pts', 'q', 3)" ],
-	'>', \$bout, '2>', \$berr);
+my $busy = start_psql("SELECT count(*) FROM kd_knn_join('pts', 'q', 3)",
+	\$bout, \$berr);
 sleep 0.8;
 $t0 = time();
 is($node->safe_psql('postgres', q{
@@ -318,11 +326,10 @@ delete $ENV{KDGPU_FAKE_DELAY_MS};
 # server, no data is lost, and the service comes back
 $node->start;
 $pid = service_pid();
-my ($out, $err) = ('', '');
-my $load = IPC::Run::start(
-	[ 'psql', '-X', '-d', $node->connstr('postgres'), '-c',
-	  "SELECT count(*) FROM kd_knn_join('pts', 'q', 5), generate_series(1, 200)" ],
-	'>', \$out, '2>', \$err);
+($out, $err) = ('', '');
+my $load = start_psql(
+	"SELECT count(*) FROM kd_knn_join('pts', 'q', 5), generate_series(1, 200)",
+	\$out, \$err);
 sleep 0.5;
 kill 'KILL', $pid;
 $load->finish;
