@@ -1,8 +1,8 @@
 /*
  * engine_bench.c
- *	  The engine benchmark: build time and kNN / All-kNN / radius throughput
- *	  on the GPU, the CPU on one thread and the CPU on all threads, over
- *	  uniform and clustered data (bench/README.md).
+ *	  The engine benchmark: build time and kNN / All-kNN / radius / box
+ *	  throughput on the GPU, the CPU on one thread and the CPU on all
+ *	  threads, over uniform and clustered data (bench/README.md).
  *
  * For each (data kind, n, dim) it generates the points and queries from a
  * fixed seed, builds the tree on each device and times each query kind,
@@ -138,6 +138,34 @@ calibrate_radius(const double *pts, const uint64_t *refs, int64_t n, int dim,
 	return r;
 }
 
+/*
+ * Boxes centred on the first nq queries with the volume of the ball of the
+ * given radius, so that they hold about as many points as the radius
+ * queries.  False when out of memory.
+ */
+static bool
+query_boxes(const double *qs, int64_t nq, int dim, double radius,
+			double **lows, double **highs)
+{
+	double		ball = pow(M_PI, dim / 2.0) / tgamma(dim / 2.0 + 1.0);
+	double		half = radius * pow(ball, 1.0 / dim) / 2.0;
+
+	*lows = malloc(sizeof(double) * (size_t) (nq * dim));
+	*highs = malloc(sizeof(double) * (size_t) (nq * dim));
+	if (*lows == NULL || *highs == NULL)
+	{
+		free(*lows);
+		free(*highs);
+		return false;
+	}
+	for (int64_t i = 0; i < nq * dim; i++)
+	{
+		(*lows)[i] = qs[i] - half;
+		(*highs)[i] = qs[i] + half;
+	}
+	return true;
+}
+
 /* Time one (kind, n, dim) on each device. */
 static void
 bench_set(const BenchOpts *o, DataKind kind, int64_t n, int dim, int ncpu)
@@ -147,6 +175,8 @@ bench_set(const BenchOpts *o, DataKind kind, int64_t n, int dim, int ncpu)
 	double	   *qs = malloc(sizeof(double) * (size_t) (n * dim));
 	double		times[16];
 	double		radius;
+	double	   *lows,
+			   *highs;
 	KdError		err;
 
 	data_generate(kind, n, dim, 42, pts);
@@ -256,6 +286,29 @@ bench_set(const BenchOpts *o, DataKind kind, int64_t n, int dim, int ncpu)
 			}
 			report("radius", dev, kind, n, dim, 0, qmax, median(times, o->reps),
 				   hits, "hits_per_query");
+		}
+		if (query_boxes(qs, qmax, dim, radius, &lows, &highs))
+		{
+			KdRangeResult res;
+			double		hits = 0;
+
+			for (int r = 0; r < o->reps; r++)
+			{
+				double		t0 = now_sec();
+
+				if (kd_box(&tree, lows, highs, qmax, &res, &exec, &err) != KD_OK)
+				{
+					printf("# box failed: %s\n", err.message);
+					break;
+				}
+				times[r] = now_sec() - t0;
+				hits = (double) res.offsets[qmax] / qmax;
+				kd_range_result_free(&res);
+			}
+			report("box", dev, kind, n, dim, 0, qmax, median(times, o->reps),
+				   hits, "hits_per_query");
+			free(lows);
+			free(highs);
 		}
 		kd_tree_free(&tree);
 next_device:;

@@ -57,7 +57,7 @@ def _engine_rows(ctx, stdout):
     """Rows of engine-bench-bin's RESULT lines."""
     rows = []
     for r in _results(stdout):
-        case = r["op"] if r["op"] in ("build", "radius") else "%s k=%d" % (r["op"], r["k"])
+        case = r["op"] if r["op"] in ("build", "radius", "box") else "%s k=%d" % (r["op"], r["k"])
         note = "%d queries" % r["queries"]
         if "hits_per_query" in r:
             note += ", %.3g hits per query" % r["hits_per_query"]

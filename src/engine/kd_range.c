@@ -2,8 +2,9 @@
  * kd_range.c
  *	  Radius and box queries on the CPU, and their dispatch to the GPU.
  *
- * Both walk the tree depth-first, skipping a subtree when its splitting
- * plane or its stored bounding box shows it cannot hold a hit.  Results are
+ * Both are one depth-first walk (range_walk) over a region, a ball or a
+ * box, skipping a subtree when its splitting plane or its stored bounding
+ * box shows it cannot hold a hit.  Results are
  * sized by a count pass and then filled, so memory is exactly what the
  * answer needs; each query's hits are then sorted: by (d2, ref) for radius
  * queries, by ref for boxes.
@@ -31,36 +32,101 @@ typedef struct RangeBatch
 	bool		fill;			/* false: count pass into offsets[q + 1] */
 } RangeBatch;
 
-/* Hits of one radius query; writes them to out unless out is NULL. */
-KD_INLINE int64_t
-radius_search(const KdTree *t, const double *q, double r, KdNeighbor *out,
+/*
+ * One radius or box query as the walk sees it: a centre a with radius r
+ * (r2max is r^2 widened, kd_radius_bound), or the box [a, b].
+ */
+typedef struct RangeRegion
+{
+	const double *a;
+	const double *b;
+	double		r;
+	double		r2max;
+} RangeRegion;
+
+/* True when no point of the stored box lo[dim], hi[dim] can be a hit. */
+KD_INLINE bool
+region_misses(const RangeRegion *g, const double *box, const bool is_box,
 			  const int dim)
+{
+	if (!is_box)
+		return kd_box_dist2(g->a, box, dim) > g->r2max;
+	for (int j = 0; j < dim; j++)
+		if (g->b[j] < box[j] || g->a[j] > box[dim + j])
+			return true;
+	return false;
+}
+
+/* True when p is a hit; *d2 is its squared distance (0 for boxes). */
+KD_INLINE bool
+region_holds(const RangeRegion *g, const double *p, double *d2,
+			 const bool is_box, const int dim)
+{
+	bool		inside = true;
+
+	if (!is_box)
+	{
+		*d2 = kd_dist2(g->a, p, dim);
+		return kd_within_radius(*d2, g->r2max, g->r);
+	}
+	for (int j = 0; j < dim; j++)
+		inside &= (p[j] >= g->a[j]) & (p[j] <= g->b[j]);
+	*d2 = 0.0;
+	return inside;
+}
+
+/*
+ * Which sides of the split plane x[s] = ps the region reaches: the left
+ * subtree holds x[s] <= ps, the right one x[s] >= ps.
+ */
+KD_INLINE void
+region_sides(const RangeRegion *g, int s, double ps, const bool is_box,
+			 bool *left, bool *right)
+{
+	if (is_box)
+	{
+		*left = g->a[s] <= ps;
+		*right = g->b[s] >= ps;
+	}
+	else
+	{
+		double		diff = g->a[s] - ps;
+		bool		both = diff * diff <= g->r2max;
+
+		*left = (diff < 0) | both;
+		*right = (diff >= 0) | both;
+	}
+}
+
+/*
+ * Hits of one query, depth-first: a node's own point, then the sides of
+ * its split that the region reaches; nodes below nbounds are skipped when
+ * their stored box shows they hold no hit.  Writes the hits to out unless
+ * out is NULL.
+ */
+KD_INLINE int64_t
+range_walk(const KdTree *t, RangeRegion g, KdNeighbor *out,
+		   const bool is_box, const int dim)
 {
 	int64_t		stack[KD_STACK_DEPTH];
 	int			sp = 0;
 	int64_t		hits = 0;
-	double		r2max = kd_radius_bound(r);
+	int64_t		node = 0;
 
-	if (t->n > 0)
-		stack[sp++] = 0;
-	while (sp > 0)
+	for (;;)
 	{
-		int64_t		node = stack[--sp];
-
-		for (;;)
+		while (node < t->n)
 		{
 			const double *p = t->coords + node * dim;
-			double		d2,
-						diff;
-			int64_t		near,
-						far;
-			int			s;
+			int			s = t->split[node];
+			double		d2;
+			bool		left,
+						right;
 
 			if (node < t->nbounds &&
-				kd_box_dist2(q, t->bounds + node * 2 * dim, dim) > r2max)
+				region_misses(&g, t->bounds + node * 2 * dim, is_box, dim))
 				break;
-			d2 = kd_dist2(q, p, dim);
-			if (kd_within_radius(d2, r2max, r))
+			if (region_holds(&g, p, &d2, is_box, dim))
 			{
 				if (out)
 				{
@@ -69,85 +135,37 @@ radius_search(const KdTree *t, const double *q, double r, KdNeighbor *out,
 				}
 				hits++;
 			}
-			s = t->split[node];
-			diff = q[s] - p[s];
-			near = 2 * node + (diff < 0 ? 1 : 2);
-			far = 2 * node + (diff < 0 ? 2 : 1);
-			if (far < t->n && diff * diff <= r2max)
-				stack[sp++] = far;
-			if (near >= t->n)
+			region_sides(&g, s, p[s], is_box, &left, &right);
+			if (!left && !right)
 				break;
-			node = near;
-		}
-	}
-	return hits;
-}
-
-/* True when the box [lo, hi] and the box stored as lo[dim], hi[dim] meet. */
-KD_INLINE bool
-boxes_meet(const double *lo, const double *hi, const double *box, int dim)
-{
-	for (int j = 0; j < dim; j++)
-		if (hi[j] < box[j] || lo[j] > box[dim + j])
-			return false;
-	return true;
-}
-
-/* Hits of one box query; writes them to out unless out is NULL. */
-KD_INLINE int64_t
-box_search(const KdTree *t, const double *lo, const double *hi,
-		   KdNeighbor *out, const int dim)
-{
-	int64_t		stack[KD_STACK_DEPTH];
-	int			sp = 0;
-	int64_t		hits = 0;
-
-	if (t->n > 0)
-		stack[sp++] = 0;
-	while (sp > 0)
-	{
-		int64_t		node = stack[--sp];
-
-		while (node < t->n)
-		{
-			const double *p = t->coords + node * dim;
-			bool		inside = true;
-			int			s = t->split[node];
-
-			if (node < t->nbounds &&
-				!boxes_meet(lo, hi, t->bounds + node * 2 * dim, dim))
-				break;
-			for (int j = 0; j < dim; j++)
-				inside &= (p[j] >= lo[j]) & (p[j] <= hi[j]);
-			if (inside)
-			{
-				if (out)
-				{
-					out[hits].d2 = 0.0;
-					out[hits].ref = t->refs[node];
-				}
-				hits++;
-			}
-			if (lo[s] <= p[s] && hi[s] >= p[s])
-			{
+			if (left && right && 2 * node + 2 < t->n)
 				stack[sp++] = 2 * node + 2;
-				node = 2 * node + 1;
-			}
-			else
-				node = 2 * node + (hi[s] < p[s] ? 1 : 2);
+			node = 2 * node + (left ? 1 : 2);
 		}
+		if (sp == 0)
+			return hits;
+		node = stack[--sp];
 	}
-	return hits;
 }
 
 /* One query of a batch, for a dimension count known at compile time. */
 KD_INLINE int64_t
 range_query(const RangeBatch *b, int64_t q, KdNeighbor *out, const int dim)
 {
+	RangeRegion g;
+
 	if (b->centers)
-		return radius_search(b->tree, b->centers + q * dim,
-							 b->radii[b->nradii == 1 ? 0 : q], out, dim);
-	return box_search(b->tree, b->lows + q * dim, b->highs + q * dim, out, dim);
+	{
+		g.a = b->centers + q * dim;
+		g.b = NULL;
+		g.r = b->radii[b->nradii == 1 ? 0 : q];
+		g.r2max = kd_radius_bound(g.r);
+		return range_walk(b->tree, g, out, false, dim);
+	}
+	g.a = b->lows + q * dim;
+	g.b = b->highs + q * dim;
+	g.r = g.r2max = 0.0;
+	return range_walk(b->tree, g, out, true, dim);
 }
 
 /* Parallel body: count or fill queries [begin, end). */
