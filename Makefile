@@ -149,8 +149,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS = -g -O1 -std=gnu99 -ffp-contract=off -pthread \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-Isrc -Isrc/engine -Itest/engine
-FUZZ_GEO_SRCS = $(wildcard src/geo/kd_gserialized.c)
-FUZZ_HARNESSES = engine $(if $(FUZZ_GEO_SRCS),gserialized)
+FUZZ_GEO_SRCS = src/geo/kd_gserialized.c
+FUZZ_HARNESSES = engine gserialized
 fuzz_engine_SRCS = test/fuzz/fuzz_engine.c test/engine/oracle.c $(ENGINE_SRCS)
 fuzz_gserialized_SRCS = test/fuzz/fuzz_gserialized.c $(FUZZ_GEO_SRCS)
 

@@ -4,7 +4,7 @@
  *
  * The extension reads points from tables and arguments (datum.c, source.c),
  * hands them to the engine (src/engine/kdtree.h) with an execution plan taken
- * from the GUCs (exec.c), turns the engine's squared distances into the
+ * from the GUCs (engine_call.c), turns the engine's squared distances into the
  * distances of the SQL operator the results stand in for (search.c), and
  * returns rows from the SQL functions (*_funcs.c).
  *
@@ -265,7 +265,7 @@ typedef struct KdRows
 	ItemPointerData tid;
 } KdRows;
 
-/* The leading arguments of a table-reading function (args.c). */
+/* The leading arguments of a table-reading function (table_args.c). */
 typedef struct KdArgs
 {
 	Oid			relid;
@@ -353,7 +353,7 @@ extern void kdg_source_check_query(const KdSource *src, KdPointType qtype,
 extern void kdg_source_check_dims(const KdSource *src, const KdSource *other);
 extern double *kdg_source_coords(const KdSource *src);
 
-/* exec.c */
+/* engine_call.c */
 extern char kdg_last_run[512];
 extern void kdg_exec_prepare(KdExec *exec);
 extern bool kdg_gpu_wanted(int64 work);
@@ -429,7 +429,7 @@ extern KdAnswer *kdg_table_radius(const KdTable *t, const double *centers,
 extern KdAnswer *kdg_table_box(const KdTable *t, const double *lows,
 							   const double *highs, int64 nq);
 
-/* args.c */
+/* table_args.c */
 extern void kdg_args(FunctionCallInfo fcinfo, KdArgs *args, KdTable *t);
 extern int	kdg_argno(const KdArgs *args, const char *name);
 

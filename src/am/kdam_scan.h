@@ -1,6 +1,9 @@
 /*
  * kdam_scan.h
- *	  The state of a kdgpu index scan, shared by kdam_scan.c (the search),
+ *	  The state of a kdgpu index scan, shared by kdam_scan.c (the scan's
+ *	  life, rows with no distance and the rows returned),
+ *	  kdam_scan_ordered.c (the best-first search of ordered scans),
+ *	  kdam_scan_range.c (the matches of range and bitmap scans),
  *	  kdam_quals.c (WHERE quals as regions) and kdam_order.c (ORDER BY
  *	  keys as distances and lower bounds).
  *
@@ -95,6 +98,8 @@ typedef struct KdamScanOpaqueData
 	KdamRecords pending;
 	KdamRecords outside;		/* rows outside the tree */
 	KdPointType type;
+	bool		lower_bounds;	/* ORDER BY values are lower bounds that the
+								 * executor rechecks (PostGIS types) */
 	int			nquals;
 	KdamQual   *quals;
 	bool		empty;			/* a qual can match nothing */
@@ -130,6 +135,58 @@ kdam_scan_outside_rec(const KdamScanOpaque so, int64 i)
 {
 	return so->outside.coords + i * KDAM_OUTSIDE_COORDS;
 }
+
+/* Locations: where the outside rows and the NULL rows start. */
+static inline int64
+kdam_loc_outside(const KdamScanOpaque so)
+{
+	return so->ntree + so->pending.n;
+}
+
+static inline int64
+kdam_loc_nulls(const KdamScanOpaque so)
+{
+	return kdam_loc_outside(so) + so->outside.n;
+}
+
+/* The outside record at a location, or NULL for any other location. */
+static inline const double *
+kdam_loc_outside_rec(const KdamScanOpaque so, int64 loc)
+{
+	if (loc < kdam_loc_outside(so) || loc >= kdam_loc_nulls(so))
+		return NULL;
+	return kdam_scan_outside_rec(so, loc - kdam_loc_outside(so));
+}
+
+/*
+ * The reference of the row at a location other than a tree node: a pending
+ * record, an outside record or a NULL row.
+ */
+static inline uint64
+kdam_loc_ref(KdamScanOpaque so, int64 loc)
+{
+	Assert(loc >= so->ntree);
+	if (loc < kdam_loc_outside(so))
+		return so->pending.refs[loc - so->ntree];
+	if (loc < kdam_loc_nulls(so))
+		return so->outside.refs[loc - kdam_loc_outside(so)];
+	return so->nulls.refs[loc - kdam_loc_nulls(so)];
+}
+
+
+/* kdam_scan.c */
+extern KdamTreeReader *kdam_scan_tree_reader(KdamScanOpaque so, Relation index,
+											 int t);
+extern bool kdam_scan_outside_ordered(const KdamScanOpaque so, int64 i);
+extern void kdam_scan_read_nulls(IndexScanDesc scan);
+
+/* kdam_scan_ordered.c */
+extern void kdam_ordered_start(IndexScanDesc scan);
+extern bool kdam_ordered_next(IndexScanDesc scan, KdamHeapItem *out);
+
+/* kdam_scan_range.c */
+extern void kdam_range_collect(IndexScanDesc scan);
+extern void kdam_range_group_by_vm_page(KdamScanOpaque so);
 
 /* kdam_quals.c */
 extern bool kdam_qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q);

@@ -1,5 +1,5 @@
 /*
- * args.c
+ * table_args.c
  *	  The leading arguments of the table-reading functions, and how their
  *	  results identify rows.
  *

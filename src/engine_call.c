@@ -1,5 +1,5 @@
 /*
- * exec.c
+ * engine_call.c
  *	  Running engine calls from a backend: the execution plan taken from the
  *	  GUCs, the interrupt callback, engine errors raised as ereport, and the
  *	  lifetime of memory the engine allocates.
