@@ -76,26 +76,29 @@ region_holds(const RangeRegion *g, const double *p, double *d2,
 }
 
 /*
- * Which sides of the split plane x[s] = ps the region reaches: the left
- * subtree holds x[s] <= ps, the right one x[s] >= ps.
+ * Which sides of the split plane x[s] = ps the region reaches (the left
+ * subtree holds x[s] <= ps, the right one x[s] >= ps): false when neither;
+ * else *left says which one to walk first (a ball's centre side) and
+ * *both whether the other one too.
  */
-KD_INLINE void
+KD_INLINE bool
 region_sides(const RangeRegion *g, int s, double ps, const bool is_box,
-			 bool *left, bool *right)
+			 bool *left, bool *both)
 {
+	double		diff;
+
 	if (is_box)
 	{
-		*left = g->a[s] <= ps;
-		*right = g->b[s] >= ps;
-	}
-	else
-	{
-		double		diff = g->a[s] - ps;
-		bool		both = diff * diff <= g->r2max;
+		bool		right = g->b[s] >= ps;
 
-		*left = (diff < 0) | both;
-		*right = (diff >= 0) | both;
+		*left = g->a[s] <= ps;
+		*both = *left & right;
+		return *left | right;
 	}
+	diff = g->a[s] - ps;
+	*left = diff < 0;
+	*both = diff * diff <= g->r2max;
+	return true;
 }
 
 /*
@@ -111,17 +114,22 @@ range_walk(const KdTree *t, RangeRegion g, KdNeighbor *out,
 	int64_t		stack[KD_STACK_DEPTH];
 	int			sp = 0;
 	int64_t		hits = 0;
-	int64_t		node = 0;
 
-	for (;;)
+	if (t->n > 0)
+		stack[sp++] = 0;
+	while (sp > 0)
 	{
-		while (node < t->n)
+		int64_t		node = stack[--sp];
+
+		for (;;)
 		{
 			const double *p = t->coords + node * dim;
-			int			s = t->split[node];
 			double		d2;
+			int64_t		near,
+						far;
+			int			s;
 			bool		left,
-						right;
+						both;
 
 			if (node < t->nbounds &&
 				region_misses(&g, t->bounds + node * 2 * dim, is_box, dim))
@@ -135,17 +143,19 @@ range_walk(const KdTree *t, RangeRegion g, KdNeighbor *out,
 				}
 				hits++;
 			}
-			region_sides(&g, s, p[s], is_box, &left, &right);
-			if (!left && !right)
+			s = t->split[node];
+			if (!region_sides(&g, s, p[s], is_box, &left, &both))
 				break;
-			if (left && right && 2 * node + 2 < t->n)
-				stack[sp++] = 2 * node + 2;
-			node = 2 * node + (left ? 1 : 2);
+			near = 2 * node + (left ? 1 : 2);
+			far = 2 * node + (left ? 2 : 1);
+			if (both && far < t->n)
+				stack[sp++] = far;
+			if (near >= t->n)
+				break;
+			node = near;
 		}
-		if (sp == 0)
-			return hits;
-		node = stack[--sp];
 	}
+	return hits;
 }
 
 /* One query of a batch, for a dimension count known at compile time. */
