@@ -166,6 +166,42 @@ query_boxes(const double *qs, int64_t nq, int dim, double radius,
 	return true;
 }
 
+/*
+ * Time nq range queries on tree and report them as op with their mean hit
+ * count: radius queries of the given radius about centers, or with centers
+ * NULL the boxes [lows, highs].
+ */
+static void
+time_range(const BenchOpts *o, const char *op, KdTree *tree,
+		   const double *centers, double radius, const double *lows,
+		   const double *highs, int64_t nq, KdExec *exec, int dev,
+		   DataKind kind, int64_t n)
+{
+	double		times[16];
+	double		hits = 0;
+	KdRangeResult res;
+	KdError		err;
+
+	for (int r = 0; r < o->reps; r++)
+	{
+		double		t0 = now_sec();
+		KdStatus	st = centers
+			? kd_radius(tree, centers, nq, &radius, 1, &res, exec, &err)
+			: kd_box(tree, lows, highs, nq, &res, exec, &err);
+
+		if (st != KD_OK)
+		{
+			printf("# %s failed: %s\n", op, err.message);
+			return;
+		}
+		times[r] = now_sec() - t0;
+		hits = (double) res.offsets[nq] / nq;
+		kd_range_result_free(&res);
+	}
+	report(op, dev, kind, n, tree->dim, 0, nq, median(times, o->reps), hits,
+		   "hits_per_query");
+}
+
 /* Time one (kind, n, dim) on each device. */
 static void
 bench_set(const BenchOpts *o, DataKind kind, int64_t n, int dim, int ncpu)
@@ -267,46 +303,12 @@ bench_set(const BenchOpts *o, DataKind kind, int64_t n, int dim, int ncpu)
 			free(count);
 		}
 
-		{
-			KdRangeResult res;
-			double		hits = 0;
-
-			for (int r = 0; r < o->reps; r++)
-			{
-				double		t0 = now_sec();
-
-				if (kd_radius(&tree, qs, qmax, &radius, 1, &res, &exec, &err) != KD_OK)
-				{
-					printf("# radius failed: %s\n", err.message);
-					break;
-				}
-				times[r] = now_sec() - t0;
-				hits = (double) res.offsets[qmax] / qmax;
-				kd_range_result_free(&res);
-			}
-			report("radius", dev, kind, n, dim, 0, qmax, median(times, o->reps),
-				   hits, "hits_per_query");
-		}
+		time_range(o, "radius", &tree, qs, radius, NULL, NULL, qmax, &exec,
+				   dev, kind, n);
 		if (query_boxes(qs, qmax, dim, radius, &lows, &highs))
 		{
-			KdRangeResult res;
-			double		hits = 0;
-
-			for (int r = 0; r < o->reps; r++)
-			{
-				double		t0 = now_sec();
-
-				if (kd_box(&tree, lows, highs, qmax, &res, &exec, &err) != KD_OK)
-				{
-					printf("# box failed: %s\n", err.message);
-					break;
-				}
-				times[r] = now_sec() - t0;
-				hits = (double) res.offsets[qmax] / qmax;
-				kd_range_result_free(&res);
-			}
-			report("box", dev, kind, n, dim, 0, qmax, median(times, o->reps),
-				   hits, "hits_per_query");
+			time_range(o, "box", &tree, NULL, 0.0, lows, highs, qmax, &exec,
+					   dev, kind, n);
 			free(lows);
 			free(highs);
 		}
