@@ -574,7 +574,7 @@ size_t
 kdc_tree_size(const KdGpuTree *gtree)
 {
 	return kdc_tree_bytes(gtree->n, gtree->dim, gtree->nbounds) +
-		(gtree->coords_f ? sizeof(float) * gtree->dim * (size_t) gtree->n : 0);
+		(gtree->coords_f ? sizeof(float) * kdc_float_stride(gtree->dim) * (size_t) gtree->n : 0);
 }
 
 /*

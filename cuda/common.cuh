@@ -34,13 +34,25 @@ struct KdGpuTree
 	int64_t		nbounds;
 	double	   *coords;			/* n * dim, node order */
 	float	   *coords_f;		/* the same as float, where that is exact
-								 * (compact.cu), else NULL */
+								 * (compact.cu), else NULL; for 3-D trees
+								 * a record of 4 floats per node, the
+								 * split dimension's bits last */
 	uint64_t   *refs;			/* n */
 	uint8_t    *split;			/* n */
 	double	   *bounds;			/* nbounds * 2 * dim */
 	bool		ref_order;		/* as KdTree.ref_order */
 	int			device;			/* the device it lives on */
 };
+
+/*
+ * Floats per node of a tree's float copy: 3-D trees keep (x, y, z, split)
+ * records, the others their coordinates alone (compact.cu).
+ */
+static inline __host__ __device__ int
+kdc_float_stride(int dim)
+{
+	return dim == 3 ? 4 : dim;
+}
 
 /* The most stack entries a traversal needs: one per level. */
 #define KDC_STACK 64

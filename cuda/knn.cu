@@ -210,6 +210,31 @@ knn_load(double *dst, const C *src, int dim)
 	}
 }
 
+/*
+ * Load node's point into p (as knn_load) and return its split dimension,
+ * from the tree's coordinates of type C and its split array.
+ */
+template <int DIM, bool FIXED, typename C>
+static __device__ __forceinline__ int
+knn_node(const KdGpuTree &t, const C *coords, int64_t node, int dim, double *p)
+{
+	knn_load<DIM, FIXED>(p, coords + node * dim, dim);
+	return __ldg(t.split + node);
+}
+
+/* knn_node from a 3-D float copy's (x, y, z, split) records: one load. */
+template <int DIM, bool FIXED>
+static __device__ __forceinline__ int
+knn_node(const KdGpuTree &t, const float4 *recs, int64_t node, int dim, double *p)
+{
+	float4		v = __ldg(recs + node);
+
+	p[0] = v.x;
+	p[1] = v.y;
+	p[2] = v.z;
+	return __float_as_int(v.w);
+}
+
 /* What a visit does in knn_heap_kernel: the heap of (d2, ref). */
 struct KdcHeapVisit
 {
@@ -296,8 +321,7 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 					break;
 				lb = bd > lb ? bd : lb;
 			}
-			s = __ldg(t.split + node);
-			knn_load<DIM, FIXED>(p, coords + (int64_t) node * dim, dim);
+			s = knn_node<DIM, FIXED>(t, coords, (int64_t) node, dim, p);
 			d2 = kdc_dist2<DIM>(q, p, dim);
 			if (d2 <= worst && node != exclude)
 				best.offer(d2, node);
@@ -451,7 +475,13 @@ knn_launch_dim(const KdGpuTree &t, const double *queries, const uint32_t *order,
 			   int64_t start, int64_t count, int k, int64_t self_base,
 			   KdNeighbor *res)
 {
-	if (t.dim == DIM && t.coords_f)
+	if constexpr (DIM == 3)
+	{
+		if (t.dim == DIM && t.coords_f)
+			return knn_launch_list<DIM>(t, (const float4 *) t.coords_f, queries,
+										order, start, count, k, self_base, res);
+	}
+	else if (t.dim == DIM && t.coords_f)
 		return knn_launch_list<DIM>(t, (const float *) t.coords_f, queries, order, start,
 									count, k, self_base, res);
 	if (t.dim == DIM)
