@@ -58,6 +58,16 @@
 #define KD_REGION_ABS	1e-9
 
 /*
+ * The box of a PostGIS `&&` qual (kdam_postgis.c), widened past the
+ * float4 rounding of PostGIS's boxes; a geography box also by
+ * KD_SPHERE_BOX_ABS, since PostGIS's unit vector of a point at longitude
+ * -180 has y = -1.2e-16 cos(lat) where kdgpu's has +1.2e-16 cos(lat).
+ */
+#define KD_FLOAT4_BOX_REL	1e-6
+#define KD_FLOAT4_BOX_ABS	1e-30
+#define KD_SPHERE_BOX_ABS	1e-15
+
+/*
  * The test whether a point's ball reaches a partition's bounding box
  * (table_allknn.c), loosened so that a partition that may hold a
  * neighbour is never skipped.

@@ -522,8 +522,6 @@ extern void kdam_read_tree(Relation index, const KdamMetaPageData *meta,
 						   const KdamTreeEntry *entry, char *data);
 extern void kdam_load_tree(Relation index, const KdamMetaPageData *meta,
 						   const KdamTreeEntry *entry, KdamTree *t);
-extern void kdam_check_block(Relation index, Page page, uint64 tree_id,
-							 int64 b);
 extern int64 kdam_block_delete(Relation index, Buffer buf,
 							   const KdamTreeShape *shape,
 							   IndexBulkDeleteCallback callback,
@@ -593,7 +591,8 @@ extern void kdam_postgis_check_query(Relation index,
 									 const KdamMetaPageData *meta,
 									 const KdPointInfo *info,
 									 const char *opname);
-extern double kdam_postgis_lower_bound(KdPointType type, double d2);
+extern double kdam_geometry_lower_bound(double d2);
+extern double kdam_geography_lower_bound(double d2);
 extern int	kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo,
 								  double *hi);
 

@@ -8,8 +8,8 @@
  *	point	  values are the operator's own for point (pg_hypot) and
  *			  float8[] (sqrt of the sum of squares), exact; for PostGIS
  *			  types lower bounds of PostGIS's value from the engine's
- *			  squared distance (kdam_postgis_lower_bound), which the
- *			  executor rechecks;
+ *			  squared distance (kdam_postgis.c), which the executor
+ *			  rechecks;
  *	box		  a PostGIS argument that is not a point of the index's kind (a
  *			  line, a polygon, a point with other Z/M): PostGIS's distance
  *			  to it is at least the distance to its bounding box, in x and
@@ -17,8 +17,9 @@
  *			  bound of that distance is the key, rechecked;
  *	null	  a NULL or empty argument: every row's value is NULL.
  *
- * Subtree bounds come from squared distances to split planes and stored
- * boxes, per key.  A row outside the tree is bounded by its box
+ * Which of these a scan computes is chosen once, when it begins, by the
+ * index's point type (kdam_order_metric).  Subtree bounds come from squared
+ * distances to split planes and stored boxes, per key.  A row outside the tree is bounded by its box
  * (KDAM_OUT_BOX), valued exactly (KDAM_OUT_EXACT), or bounded by -inf
  * (anything else), and rechecked unless exact.
  */
@@ -113,6 +114,70 @@ kdam_order_key_init(IndexScanDesc scan, ScanKey sk, KdamOrderKey *key)
 	}
 }
 
+/* point's <-> (pg_hypot), exact */
+static double
+point_value(const double *p, const double *q, int dim)
+{
+	return pg_hypot(p[0] - q[0], p[1] - q[1]);
+}
+
+/* A bound under point's <->; none when lb2 overflows (pg_hypot may not). */
+static double
+point_bound(double lb2)
+{
+	return isinf(lb2) ? 0.0 : kdam_sqrt_below(lb2);
+}
+
+/* float8[]'s <-> (the square root of the sum of squares), exact */
+static double
+array_value(const double *p, const double *q, int dim)
+{
+	return sqrt(kd_dist2(p, q, dim));
+}
+
+/* float8[]'s <-> of points at squared distance lb2 */
+static double
+array_bound(double lb2)
+{
+	return sqrt(lb2);
+}
+
+/* A lower bound of geometry's <-> or <<->> */
+static double
+geometry_value(const double *p, const double *q, int dim)
+{
+	return kdam_geometry_lower_bound(kd_dist2(p, q, dim));
+}
+
+/* A lower bound of geography's <-> (unit vectors) */
+static double
+geography_value(const double *p, const double *q, int dim)
+{
+	return kdam_geography_lower_bound(kd_dist2(p, q, dim));
+}
+
+static const KdamMetric point_metric = {point_value, point_bound, false};
+static const KdamMetric array_metric = {array_value, array_bound, false};
+static const KdamMetric geometry_metric =
+{geometry_value, kdam_geometry_lower_bound, true};
+static const KdamMetric geography_metric =
+{geography_value, kdam_geography_lower_bound, true};
+
+/* The ORDER BY values of an index's point type. */
+const KdamMetric *
+kdam_order_metric(KdPointType type)
+{
+	switch (type)
+	{
+		case KD_TYPE_POINT:
+			return &point_metric;
+		case KD_TYPE_GEOGRAPHY:
+			return &geography_metric;
+		default:
+			return kdg_type_is_postgis(type) ? &geometry_metric : &array_metric;
+	}
+}
+
 /*
  * The key's value for a tree or pending point p (engine coordinates):
  * the operator's value, or for PostGIS types a lower bound of it.
@@ -124,18 +189,13 @@ kdam_order_point(const KdamScanOpaque so, const KdamOrderKey *key,
 	if (key->null)
 		return 0.0;
 	if (key->box)
-		return kdam_postgis_lower_bound(so->type, kdam_order_box2(key, p, 0));
-	if (so->type == KD_TYPE_POINT)
-		return pg_hypot(p[0] - key->q[0], p[1] - key->q[1]);
-	if (kdg_type_is_postgis(so->type))
-		return kdam_postgis_lower_bound(so->type, kd_dist2(p, key->q, dim));
-	return sqrt(kd_dist2(p, key->q, dim));
+		return so->metric->bound(kdam_order_box2(key, p, 0));
+	return so->metric->value(p, key->q, dim);
 }
 
 /*
  * A lower bound of the key's value for points whose squared distance to
- * the key's argument is at least lb2.  When lb2 overflows, pg_hypot may
- * still be finite, so no bound is known.
+ * the key's argument is at least lb2.
  */
 double
 kdam_order_bound(const KdamScanOpaque so, const KdamOrderKey *key, double lb2)
@@ -143,11 +203,7 @@ kdam_order_bound(const KdamScanOpaque so, const KdamOrderKey *key, double lb2)
 	/* a NaN query coordinate bounds nothing */
 	if (key->null || isnan(lb2))
 		return 0.0;
-	if (so->type == KD_TYPE_POINT)
-		return isinf(lb2) ? 0.0 : kdam_sqrt_below(lb2);
-	if (kdg_type_is_postgis(so->type))
-		return kdam_postgis_lower_bound(so->type, lb2);
-	return sqrt(lb2);
+	return so->metric->bound(lb2);
 }
 
 /*
@@ -226,6 +282,6 @@ kdam_order_outside(const KdamScanOpaque so, const KdamOrderKey *key,
 
 		d2 += g * g;
 	}
-	v = kdam_postgis_lower_bound(so->type, d2);
+	v = so->metric->bound(d2);
 	return isnan(v) ? -get_float8_infinity() : v;
 }

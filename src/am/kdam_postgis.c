@@ -24,8 +24,8 @@
  * xs_recheckorderby: the executor computes the operator on each row and
  * re-sorts, so rows come out exactly as PostGIS orders them.  `&&` is
  * tested by PostGIS on float4 boxes, so the index returns the points in
- * the argument's box widened past float4 rounding, and the executor
- * rechecks them.
+ * the argument's box widened past float4 rounding (KD_FLOAT4_BOX_* in
+ * exactness.h), and the executor rechecks them.
  */
 #include "postgres.h"
 
@@ -37,36 +37,23 @@
 
 #include "kdam.h"
 
-/* relative and absolute widening of a box past float4 rounding */
-#define KDAM_FLOAT4_REL 1e-6
-#define KDAM_FLOAT4_ABS 1e-30
-/*
- * absolute widening of a geography box: PostGIS's unit vector of a point
- * at longitude -180 has y = -1.2e-16 cos(lat), kdgpu's +1.2e-16 cos(lat)
- */
-#define KDAM_SPHERE_ABS 1e-15
-
 /*
  * The point type of an index over a PostGIS type: the opclass decides
- * how a geometry is read, by the operators it has: every coordinate when
- * it orders by PostGIS's n-D distance `<<->>` or has an n-D box operator
- * (`&&&`, `~~`, `@@`, `~~=`), as kd_geometry_nd_ops does, else x and y.
+ * how a geometry is read, by its members: every coordinate when it has the
+ * n-D box operators (`&&&`, `~~`, `@@`, `~~=`, strategies 20-23), as
+ * kd_geometry_nd_ops has in every version, else x and y.
  */
 KdPointType
 kdam_postgis_index_type(Relation index, KdPointType type)
 {
 	Oid			family = index->rd_opfamily[0];
 	Oid			col = index->rd_opcintype[0];
-	Oid			dist;
 
 	if (type != KD_TYPE_GEOMETRY)
 		return type;
 	for (int s = KDAM_STRATEGY_ND_OVERLAP; s <= KDAM_STRATEGY_ND_SAME; s++)
 		if (OidIsValid(get_opfamily_member(family, col, col, s)))
 			return KD_TYPE_GEOMETRY;
-	dist = get_opfamily_member(family, col, col, KDAM_STRATEGY_DISTANCE);
-	if (OidIsValid(dist) && strcmp(get_opname(dist), "<<->>") == 0)
-		return KD_TYPE_GEOMETRY;
 	return KD_TYPE_GEOMETRY_2D;
 }
 
@@ -87,18 +74,24 @@ kdam_postgis_check_query(Relation index, const KdamMetaPageData *meta,
 }
 
 /*
- * A lower bound of the ORDER BY operator's value for points whose squared
- * engine distance to the query is at least d2.
+ * A lower bound of geometry's <-> and <<->> for points whose squared engine
+ * distance to the query is at least d2.
  */
 double
-kdam_postgis_lower_bound(KdPointType type, double d2)
+kdam_geometry_lower_bound(double d2)
 {
 	/* an overflowing d2 means a distance past sqrt(DBL_MAX): stay monotone */
-	if (isinf(d2))
-		d2 = DBL_MAX;
-	if (type == KD_TYPE_GEOGRAPHY)
-		return kdg_geography_lower_bound(sqrt(d2));
-	return kdam_sqrt_below(d2);
+	return kdam_sqrt_below(isinf(d2) ? DBL_MAX : d2);
+}
+
+/*
+ * A lower bound of geography's <-> (metres on the sphere) for unit vectors
+ * whose squared distance to the query's is at least d2.
+ */
+double
+kdam_geography_lower_bound(double d2)
+{
+	return kdg_geography_lower_bound(sqrt(isinf(d2) ? DBL_MAX : d2));
 }
 
 /*
@@ -116,10 +109,10 @@ kdam_postgis_box_qual(KdPointType type, Datum arg, double *lo, double *hi)
 		return 0;
 	for (int j = 0; j < dim; j++)
 	{
-		double		abs = type == KD_TYPE_GEOGRAPHY ? KDAM_SPHERE_ABS : KDAM_FLOAT4_ABS;
+		double		abs = type == KD_TYPE_GEOGRAPHY ? KD_SPHERE_BOX_ABS : KD_FLOAT4_BOX_ABS;
 
-		lo[j] -= fabs(lo[j]) * KDAM_FLOAT4_REL + abs;
-		hi[j] += fabs(hi[j]) * KDAM_FLOAT4_REL + abs;
+		lo[j] -= fabs(lo[j]) * KD_FLOAT4_BOX_REL + abs;
+		hi[j] += fabs(hi[j]) * KD_FLOAT4_BOX_REL + abs;
 	}
 	return dim;
 }

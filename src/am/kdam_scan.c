@@ -19,7 +19,7 @@
  * Keys are the ORDER BY operator's own values for point and float8[], so
  * rows come out exactly as a sort on `col <-> query, ctid` puts them, with
  * no recheck.  PostGIS types return lower bounds and the executor rechecks
- * the order (so->lower_bounds, decided when the scan begins); so do rows
+ * the order (so->metric, chosen when the scan begins); so do rows
  * outside the tree whose value is not known exactly.
  *
  * Rows with no distance (NULL rows, and for point and float8[] the empty
@@ -97,7 +97,7 @@ kdam_beginscan(Relation index, int nkeys, int norderbys)
 									ALLOCSET_DEFAULT_SIZES);
 	so->metabuf = InvalidBuffer;
 	so->type = kdam_index_type(index);
-	so->lower_bounds = kdg_type_is_postgis(so->type);
+	so->metric = kdam_order_metric(so->type);
 	if (norderbys > 0)
 	{
 		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
@@ -216,7 +216,7 @@ scan_start(IndexScanDesc scan)
 bool
 kdam_scan_outside_ordered(const KdamScanOpaque so, int64 i)
 {
-	return so->lower_bounds ||
+	return so->metric->lower_bounds ||
 		KdamOutsideKind(kdam_scan_outside_rec(so, i)) != KDAM_OUT_EMPTY;
 }
 
@@ -348,7 +348,7 @@ static bool
 ordered_gettuple(IndexScanDesc scan)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
-	bool		postgis = so->lower_bounds;
+	bool		postgis = so->metric->lower_bounds;
 	KdamHeapItem it;
 	int64		loc;
 	uint64		ref;

@@ -79,6 +79,20 @@ typedef struct KdamHit
 	int64		loc;
 } KdamHit;
 
+/*
+ * How a scan turns engine distances into ORDER BY values: chosen once, when
+ * the scan begins, by the index's point type (kdam_order_metric).
+ */
+typedef struct KdamMetric
+{
+	/* a point's value for a point argument: the operator's, or a bound */
+	double		(*value) (const double *p, const double *q, int dim);
+	/* a lower bound of the value of points at squared distance >= lb2 */
+	double		(*bound) (double lb2);
+	bool		lower_bounds;	/* values are lower bounds that the executor
+								 * rechecks (PostGIS types) */
+} KdamMetric;
+
 /* A live tree of the forest, as a scan reads it. */
 typedef struct KdamScanTree
 {
@@ -98,8 +112,7 @@ typedef struct KdamScanOpaqueData
 	KdamRecords pending;
 	KdamRecords outside;		/* rows outside the tree */
 	KdPointType type;
-	bool		lower_bounds;	/* ORDER BY values are lower bounds that the
-								 * executor rechecks (PostGIS types) */
+	const KdamMetric *metric;	/* ORDER BY values of the point type */
 	int			nquals;
 	KdamQual   *quals;
 	bool		empty;			/* a qual can match nothing */
@@ -199,6 +212,7 @@ extern bool kdam_quals_take_outside(const KdamScanOpaque so, const double *rec);
 extern bool kdam_quals_take_null(const KdamScanOpaque so);
 
 /* kdam_order.c */
+extern const KdamMetric *kdam_order_metric(KdPointType type);
 extern void kdam_order_key_init(IndexScanDesc scan, ScanKey sk,
 								KdamOrderKey *key);
 extern double kdam_order_point(const KdamScanOpaque so, const KdamOrderKey *key,

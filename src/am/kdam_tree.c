@@ -527,8 +527,8 @@ kdam_load_tree(Relation index, const KdamMetaPageData *meta,
  * recovery may free a retired tree under a running scan, which should then
  * be retried.
  */
-void
-kdam_check_block(Relation index, Page page, uint64 tree_id, int64 b)
+static void
+check_block(Relation index, Page page, uint64 tree_id, int64 b)
 {
 	KdamBlockHeader *hdr = (KdamBlockHeader *) PageGetContents(page);
 
@@ -704,7 +704,7 @@ reader_pin(KdamTreeReader *rd, int64 b)
 	rd->pages_read++;
 	LockBuffer(rd->pinned[victim], BUFFER_LOCK_SHARE);
 	page = BufferGetPage(rd->pinned[victim]);
-	kdam_check_block(rd->index, page, rd->tree_id, b);
+	check_block(rd->index, page, rd->tree_id, b);
 	LockBuffer(rd->pinned[victim], BUFFER_LOCK_UNLOCK);
 found:
 	rd->pinuse[victim] = ++rd->clock;
