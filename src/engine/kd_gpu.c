@@ -23,6 +23,12 @@
  * a provided table has a usable GPU is asked again at each use (its probe),
  * since a service comes and goes.
  *
+ * Only this file reads the function table: the engine's build and queries
+ * and the GPU service alike call the wrappers at its end (kd_gpu_probe,
+ * kd_gpu_upload_copy, kd_gpu_knn and the others of kdtree.h), which go to
+ * the table that made the process's device copies.  The service runs the
+ * library itself: its process has no provided table.
+ *
  * Test-only fault injection: KDGPU_FAULT=absent makes the library count as
  * not loadable, as on a server without a GPU; the other KDGPU_FAULT values
  * are read by the GPU object itself (cuda/api.cu).
@@ -144,13 +150,6 @@ kd_gpu_api(void)
 	return gpu_api;
 }
 
-/* See kdtree.h. */
-const KdCudaApi *
-kd_gpu_table(void)
-{
-	return kd_gpu_api();
-}
-
 /*
  * Whether a GPU is usable; fills info (if given) or, when there is none,
  * the reason (if why is given).
@@ -235,12 +234,12 @@ kd_gpu_run(const KdTree *tree, int64_t work, KdGpuFn fn, void *arg,
 		return *st != KD_OK;
 	}
 	if (gtree == NULL)
-		*st = gpu_api->upload(tree, &gtree, exec, err);
+		*st = kd_gpu_upload_copy(tree, &gtree, exec, err);
 	if (*st == KD_OK)
 	{
 		*st = fn(gtree, arg, exec, err);
 		if (gtree != tree->gpu)
-			gpu_api->release(gtree);
+			kd_gpu_release_copy(gtree);
 	}
 	if (*st == KD_OK)
 		return true;
@@ -255,7 +254,7 @@ kd_gpu_upload(KdTree *tree, KdExec *exec, KdError *err)
 		return KD_OK;
 	if (kd_gpu_api() == NULL)
 		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "%s", gpu_why);
-	return gpu_api->upload(tree, &tree->gpu, exec, err);
+	return kd_gpu_upload_copy(tree, &tree->gpu, exec, err);
 }
 
 /*
@@ -273,11 +272,43 @@ kd_gpu_made(void)
 void
 kd_gpu_release(KdTree *tree)
 {
+	kd_gpu_release_copy(tree->gpu);
+	tree->gpu = NULL;
+}
+
+/* The GPU object's probe of the selected device (kd_gpu_abi.h). */
+KdStatus
+kd_gpu_probe(KdGpuInfo *info, KdError *err)
+{
+	return kd_gpu_made()->probe(info, err);
+}
+
+/* The GPU object's device selection (kd_gpu_abi.h). */
+KdStatus
+kd_gpu_select_device(int device, KdError *err)
+{
+	return kd_gpu_made()->select_device(device, err);
+}
+
+/* The GPU object's upload of a host tree into *out (kd_gpu_abi.h). */
+KdStatus
+kd_gpu_upload_copy(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
+				   KdError *err)
+{
+	return kd_gpu_made()->upload(tree, out, exec, err);
+}
+
+/*
+ * Free a device copy, if any, through the table that made it (none when no
+ * table was ever usable, and then there is no copy).
+ */
+void
+kd_gpu_release_copy(KdGpuTree *gtree)
+{
 	const KdCudaApi *api = kd_gpu_made();
 
-	if (tree->gpu && api)
-		api->release(tree->gpu);
-	tree->gpu = NULL;
+	if (gtree && api)
+		api->release(gtree);
 }
 
 /* The GPU object's build (kd_gpu_abi.h). */

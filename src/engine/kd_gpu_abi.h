@@ -2,9 +2,10 @@
  * kd_gpu_abi.h
  *	  The plain C ABI of kdgpu_cuda.so, the GPU side of the kd-tree engine.
  *
- * The engine owns this interface: cuda/ implements it, and within the
- * engine only kd_gpu.c reads the table (through kd_gpu_build, kd_gpu_knn
- * and the other wrappers of kd_internal.h).
+ * The engine owns this interface: cuda/ implements it (and the GPU
+ * service's client table stands in for it in backends), and only kd_gpu.c
+ * reads the table, behind the wrappers that kdtree.h declares (kd_gpu_build,
+ * kd_gpu_knn, ...), which the engine's searches and the GPU service call.
  *
  * kdgpu_cuda.so is linked with the static CUDA runtime and opened by the
  * engine (src/engine/kd_gpu.c) with dlopen(RTLD_NOW | RTLD_LOCAL).  Its one

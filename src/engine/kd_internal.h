@@ -1,8 +1,8 @@
 /*
  * kd_internal.h
  *	  Helpers shared by the engine's C files and not part of its API:
- *	  squared distances, the sorted candidate list of a kNN search, the
- *	  thread pool's parallel loop and the GPU dispatch hooks.
+ *	  squared distances, the (d2, ref) order of results, the thread pool's
+ *	  parallel loop and the GPU dispatch hooks.
  *
  * Distances come from kd_shape.h, so that every query kind rounds
  * identically; the GPU kernels reproduce the same sum, term by term.
@@ -26,34 +26,6 @@ KD_INLINE bool
 kd_neighbor_less(double d2a, uint64_t refa, double d2b, uint64_t refb)
 {
 	return d2a < d2b || (d2a == d2b && refa < refb);
-}
-
-/*
- * Offer a candidate to a sorted list of at most k neighbours; *count grows
- * until it reaches k.  Callers check against the worst entry first.
- */
-KD_INLINE void
-kd_candidate_insert(KdNeighbor *list, int *count, int k, double d2,
-					uint64_t ref)
-{
-	int			i = (*count < k) ? (*count)++ : k - 1;
-
-	while (i > 0 && kd_neighbor_less(d2, ref, list[i - 1].d2, list[i - 1].ref))
-	{
-		list[i] = list[i - 1];
-		i--;
-	}
-	list[i].d2 = d2;
-	list[i].ref = ref;
-}
-
-/* true when (d2, ref) would enter a full or partial list of k */
-KD_INLINE bool
-kd_candidate_wanted(const KdNeighbor *list, int count, int k, double d2,
-					uint64_t ref)
-{
-	return count < k ||
-		kd_neighbor_less(d2, ref, list[k - 1].d2, list[k - 1].ref);
 }
 
 /* Widen box (lo[dim] then hi[dim]) to take in point p. */
@@ -107,26 +79,5 @@ extern bool kd_gpu_chosen(KdExec *exec, int64_t work, KdError *err,
 extern bool kd_gpu_fallback(KdExec *exec, KdStatus st, const KdError *err);
 extern bool kd_gpu_run(const KdTree *tree, int64_t work, KdGpuFn fn,
 					   void *arg, KdExec *exec, KdError *err, KdStatus *st);
-
-/*
- * kd_gpu.c: the GPU object's entry points (kd_gpu_abi.h), callable once
- * kd_gpu_chosen or kd_gpu_run has found it usable.
- */
-extern KdStatus kd_gpu_build(const double *points, const uint64_t *refs,
-							 int64_t n, int dim, KdTree *tree, KdGpuTree **out,
-							 const KdExec *exec, KdError *err);
-extern KdStatus kd_gpu_knn(const KdGpuTree *gtree, const double *queries,
-						   int64_t nq, int k, KdNeighbor *out, int32_t *count,
-						   const KdExec *exec, KdError *err);
-extern KdStatus kd_gpu_all_knn(const KdGpuTree *gtree, int k, bool include_self,
-							   KdNeighbor *out, int32_t *count,
-							   const KdExec *exec, KdError *err);
-extern KdStatus kd_gpu_radius(const KdGpuTree *gtree, const double *centers,
-							  int64_t nq, const double *radii, int64_t nradii,
-							  KdRangeResult *res, const KdExec *exec,
-							  KdError *err);
-extern KdStatus kd_gpu_box(const KdGpuTree *gtree, const double *lows,
-						   const double *highs, int64_t nq, KdRangeResult *res,
-						   const KdExec *exec, KdError *err);
 
 #endif							/* KD_INTERNAL_H */

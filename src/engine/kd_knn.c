@@ -219,7 +219,12 @@ knn_search(const KdTree *t, const double *q, int k, int64_t exclude,
 	}
 }
 
-/* knn_search for the tree's dimension count (see kd_knn_one). */
+/*
+ * The k nearest tree points to query, skipping node exclude (-1: none),
+ * into out[0..count); returns count = min(k, points searched).  Runs
+ * knn_search for the tree's dimension count, with no argument checks (k
+ * must be 1..KD_MAX_K): the lean path of batches.
+ */
 static int
 knn_dispatch(const KdTree *tree, const double *query, int k,
 			 int64_t exclude_node, KdNeighbor *out)
@@ -243,18 +248,6 @@ knn_dispatch(const KdTree *tree, const double *query, int k,
 		default:
 			return knn_search(tree, query, k, exclude_node, out, 8);
 	}
-}
-
-/*
- * The k nearest tree points to query, skipping node exclude (-1: none),
- * into out[0..count); returns count = min(k, points searched).  No argument
- * checks (k must be 1..KD_MAX_K): the lean path of batches.
- */
-int
-kd_knn_one(const KdTree *tree, const double *query, int k,
-		   int64_t exclude_node, KdNeighbor *out)
-{
-	return knn_dispatch(tree, query, k, exclude_node, out);
 }
 
 typedef struct KnnBatch
@@ -298,7 +291,7 @@ knn_batch_range(void *arg, int64_t begin, int64_t end)
 				__builtin_prefetch(slots + at, 1);
 			__builtin_prefetch(b->count + later, 1);
 		}
-		b->count[q] = kd_knn_one(b->tree, query, b->k, exclude, b->out + q * b->k);
+		b->count[q] = knn_dispatch(b->tree, query, b->k, exclude, b->out + q * b->k);
 	}
 }
 

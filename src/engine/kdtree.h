@@ -178,8 +178,6 @@ extern KdStatus kd_build_cpu(const double *points, const uint64_t *refs,
  * kd_knn.c: k nearest neighbours.  Outputs are nq * k KdNeighbors, query q's
  * at [q * k, q * k + count[q]), sorted by (d2, ref); count[q] = min(k, n).
  */
-extern int	kd_knn_one(const KdTree *tree, const double *query, int k,
-					   int64_t exclude_node, KdNeighbor *out);
 extern KdStatus kd_knn(const KdTree *tree, const double *queries, int64_t nq,
 					   int k, KdNeighbor *out, int32_t *count,
 					   KdExec *exec, KdError *err);
@@ -233,11 +231,42 @@ struct KdCudaApi;
 typedef const struct KdCudaApi *(*KdGpuProvider) (void);
 extern void kd_gpu_set_provider(KdGpuProvider provider);
 
-/* The GPU object's function table, opened if need be; NULL without a GPU. */
-extern const struct KdCudaApi *kd_gpu_table(void);
 extern bool kd_gpu_available(KdGpuInfo *info, char *why, size_t whylen);
 extern KdStatus kd_gpu_upload(KdTree *tree, KdExec *exec, KdError *err);
 extern void kd_gpu_release(KdTree *tree);
+
+/*
+ * The GPU object's entry points (kd_gpu_abi.h), through the table that made
+ * this process's device copies; callable once kd_gpu_available has found a
+ * GPU usable (within the engine, kd_gpu_chosen or kd_gpu_run).  Each has the
+ * contract of its entry: kd_gpu_probe describes the selected device,
+ * kd_gpu_select_device selects the one that later uploads and builds use,
+ * kd_gpu_upload_copy and kd_gpu_release_copy make and free a device copy
+ * held by the caller, and the queries are those of kd_knn, kd_all_knn,
+ * kd_radius and kd_box on a device copy.  The GPU service calls them
+ * directly; the rest of the engine through kd_build, kd_knn and the others.
+ */
+extern KdStatus kd_gpu_probe(KdGpuInfo *info, KdError *err);
+extern KdStatus kd_gpu_select_device(int device, KdError *err);
+extern KdStatus kd_gpu_upload_copy(const KdTree *tree, KdGpuTree **out,
+								   const KdExec *exec, KdError *err);
+extern void kd_gpu_release_copy(KdGpuTree *gtree);
+extern KdStatus kd_gpu_build(const double *points, const uint64_t *refs,
+							 int64_t n, int dim, KdTree *tree, KdGpuTree **out,
+							 const KdExec *exec, KdError *err);
+extern KdStatus kd_gpu_knn(const KdGpuTree *gtree, const double *queries,
+						   int64_t nq, int k, KdNeighbor *out, int32_t *count,
+						   const KdExec *exec, KdError *err);
+extern KdStatus kd_gpu_all_knn(const KdGpuTree *gtree, int k, bool include_self,
+							   KdNeighbor *out, int32_t *count,
+							   const KdExec *exec, KdError *err);
+extern KdStatus kd_gpu_radius(const KdGpuTree *gtree, const double *centers,
+							  int64_t nq, const double *radii, int64_t nradii,
+							  KdRangeResult *res, const KdExec *exec,
+							  KdError *err);
+extern KdStatus kd_gpu_box(const KdGpuTree *gtree, const double *lows,
+						   const double *highs, int64_t nq, KdRangeResult *res,
+						   const KdExec *exec, KdError *err);
 
 /*
  * kd_parallel.c: fn over [0, nitems) in chunks, on exec->threads threads

@@ -3,6 +3,11 @@
  *	  The GPU service's background worker: it opens the GPU once, holds the
  *	  device copies of trees, and runs the calls backends queue.
  *
+ * The service reaches the GPU object only through the engine's API
+ * (kdtree.h): kd_gpu_available opens it in this process, which has no
+ * provided table, and kd_gpu_select_device, kd_gpu_upload_copy, kd_gpu_knn
+ * and the other entry wrappers run the calls on the device copies it keeps.
+ *
  * The loop: drop the copies asked to go (and those of backends that have
  * exited), pick the queued call with the lowest turn, serve it, reply, and
  * wait on the latch when nothing is queued.  A kNN call of many queries is
@@ -35,13 +40,12 @@
 #include "utils/wait_event.h"
 
 #include "engine/kd_error.h"
-#include "engine/kd_gpu_abi.h"
 #include "kdgpu.h"
 #include "service.h"
 
 bool		kdg_am_service = false;	/* this process is the service */
 
-static const KdCudaApi *api;	/* the GPU object's table */
+static bool gpu_ready;			/* the GPU object is open, with a device */
 static dsm_segment **segs;		/* per slot: the call's segment, attached */
 static KdGpuTree *copies[KDG_RESIDENT_MAX]; /* per entry: the device copy */
 static uint64 *rows[KDG_RESIDENT_MAX];	/* per entry: its rows (TIDs in rank
@@ -70,8 +74,7 @@ entry_free(int i)
 {
 	KdgResident *e = &kdg_service->resident[i];
 
-	if (copies[i])
-		api->release(copies[i]);
+	kd_gpu_release_copy(copies[i]);
 	copies[i] = NULL;
 	free(rows[i]);
 	free(ranks[i]);
@@ -153,13 +156,13 @@ device_for_copy(void)
 	for (int d = 1; d < kdg_service->ndevices; d++)
 		if (kdg_service->device_used[d] < kdg_service->device_used[best])
 			best = d;
-	if (api->select_device(best, &err) != KD_OK)
+	if (kd_gpu_select_device(best, &err) != KD_OK)
 	{
 		ereport(LOG,
 				(errmsg("kdgpu GPU service could not select device %d: %s",
 						best, err.message)));
 		best = 0;
-		(void) api->select_device(0, &err);
+		(void) kd_gpu_select_device(0, &err);
 	}
 	return best;
 }
@@ -282,7 +285,7 @@ upload_evicting(const KdTree *t, int device, KdGpuTree **copy, int keep_entry,
 {
 	for (;;)
 	{
-		KdStatus	st = api->upload(t, copy, exec, err);
+		KdStatus	st = kd_gpu_upload_copy(t, copy, exec, err);
 		int			lru;
 
 		if (st != KD_ERR_GPU_NOMEM || (lru = entry_lru(keep_entry, device)) < 0)
@@ -410,9 +413,9 @@ serve(KdgCall *call, int i)
 				e = -1;
 				device = device_for_copy();
 			}
-			st = api->build((double *) (base + call->points),
-							(uint64_t *) (base + call->point_refs), t.n, t.dim,
-							&t, e >= 0 ? &copy : NULL, &exec, err);
+			st = kd_gpu_build((double *) (base + call->points),
+							  (uint64_t *) (base + call->point_refs), t.n, t.dim,
+							  &t, e >= 0 ? &copy : NULL, &exec, err);
 			call->ref_order_out = t.ref_order;
 			if (st == KD_OK && copy)
 				entry_record(e, device, copy, &t, false, kdg_service->slots[i].pid, call);
@@ -425,10 +428,10 @@ serve(KdgCall *call, int i)
 				int64		from = call->done;
 				int64		to = Min(call->nq, from + KDG_SLICE_QUERIES);
 
-				st = api->knn(copy, (double *) (base + call->in1) + from * call->dim,
-							  to - from, call->k,
-							  (KdNeighbor *) (base + call->out) + from * call->k,
-							  (int32_t *) (base + call->count) + from, &exec, err);
+				st = kd_gpu_knn(copy, (double *) (base + call->in1) + from * call->dim,
+								to - from, call->k,
+								(KdNeighbor *) (base + call->out) + from * call->k,
+								(int32_t *) (base + call->count) + from, &exec, err);
 				call->done = to;
 				if (st == KD_OK && to < call->nq)
 				{
@@ -439,9 +442,9 @@ serve(KdgCall *call, int i)
 			break;
 		case KDG_OP_ALL_KNN:
 			if ((copy = entry_use(call)) != NULL)
-				st = api->all_knn(copy, call->k, call->include_self,
-								  (KdNeighbor *) (base + call->out),
-								  (int32_t *) (base + call->count), &exec, err);
+				st = kd_gpu_all_knn(copy, call->k, call->include_self,
+									(KdNeighbor *) (base + call->out),
+									(int32_t *) (base + call->count), &exec, err);
 			break;
 		case KDG_OP_RADIUS:
 		case KDG_OP_BOX:
@@ -450,13 +453,13 @@ serve(KdgCall *call, int i)
 				KdRangeResult res = {0};
 
 				if (call->op == KDG_OP_RADIUS)
-					st = api->radius(copy, (double *) (base + call->in1), call->nq,
-									 (double *) (base + call->in2), call->nradii,
-									 &res, &exec, err);
+					st = kd_gpu_radius(copy, (double *) (base + call->in1), call->nq,
+									   (double *) (base + call->in2), call->nradii,
+									   &res, &exec, err);
 				else
-					st = api->box(copy, (double *) (base + call->in1),
-								  (double *) (base + call->in2), call->nq,
-								  &res, &exec, err);
+					st = kd_gpu_box(copy, (double *) (base + call->in1),
+									(double *) (base + call->in2), call->nq,
+									&res, &exec, err);
 				if (st == KD_OK)
 					st = reply_range(call, &res, err);
 				kd_range_result_free(&res);
@@ -611,10 +614,11 @@ open_gpu(void)
 	int			ndevices = 0;
 	KdError		err;
 
-	api = usable ? kd_gpu_table() : NULL;
-	for (int d = 0; api && d < Min(info.device_count, KDG_MAX_DEVICES); d++)
+	gpu_ready = usable;
+	for (int d = 0; gpu_ready && d < Min(info.device_count, KDG_MAX_DEVICES); d++)
 	{
-		if (api->select_device(d, &err) != KD_OK || api->probe(&devices[d], &err) != KD_OK)
+		if (kd_gpu_select_device(d, &err) != KD_OK ||
+			kd_gpu_probe(&devices[d], &err) != KD_OK)
 		{
 			ereport(LOG,
 					(errmsg("kdgpu GPU service leaves device %d out: %s", d, err.message)));
@@ -622,15 +626,15 @@ open_gpu(void)
 		}
 		ndevices = d + 1;
 	}
-	if (api && ndevices == 0)
+	if (gpu_ready && ndevices == 0)
 	{
 		snprintf(why, sizeof(why), "no device could be used");
-		api = NULL;
+		gpu_ready = false;
 	}
-	if (api)
-		(void) api->select_device(0, &err);
+	if (gpu_ready)
+		(void) kd_gpu_select_device(0, &err);
 	SpinLockAcquire(&kdg_service->mutex);
-	if (api)
+	if (gpu_ready)
 	{
 		kdg_service->info = info;
 		kdg_service->ndevices = ndevices;
@@ -644,7 +648,7 @@ open_gpu(void)
 		kdg_service->state = KDG_SERVICE_IDLE;
 	}
 	SpinLockRelease(&kdg_service->mutex);
-	if (api)
+	if (gpu_ready)
 		ereport(LOG,
 				(errmsg("kdgpu GPU service ready on %d device%s: %s", ndevices,
 						ndevices == 1 ? "" : "s", info.name)));
@@ -708,7 +712,7 @@ kdg_service_main(Datum arg)
 			read_settings();
 		}
 		sweep();
-		i = api ? next_slot() : -1;
+		i = gpu_ready ? next_slot() : -1;
 		if (i < 0)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
