@@ -76,6 +76,7 @@ kdc_fault_init(void)
 		kdc_fault = KDC_FAULT_TRAP;
 }
 
+/* A kernel that traps: the sticky error of KDGPU_FAULT=trap. */
 static __global__ void
 kdc_trap_kernel(void)
 {

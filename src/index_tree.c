@@ -152,8 +152,9 @@ kdg_index_device_copy(Relation index, const KdSource *src, bool with_refs)
 	ReleaseBuffer(metabuf);
 	if (candidate)
 	{
-		kdg_key_of_index(key, RelationGetRelid(index), index->rd_node.relNode,
-						 meta.generation, KDG_KEY_RANKED);
+		kdg_service_key_of_index(key, RelationGetRelid(index),
+								 index->rd_node.relNode, meta.generation,
+								 KDG_KEY_RANKED);
 		rows = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
 		for (int64 i = 0; i < src->n; i++)
 			rows[i] = kdg_row_tid(src, i);

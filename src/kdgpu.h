@@ -374,7 +374,6 @@ extern KdTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
 /* search.c */
 extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
 extern KdTree *kdg_source_tree(const KdSource *src, int64 work, bool with_refs);
-extern KdTree *kdg_source_host_tree(const KdSource *src, int64 work);
 extern KdAnswer *kdg_empty_answer(int64 nq);
 extern KdAnswer *kdg_search_knn(const KdSource *src, const KdTree *tree,
 							   const double *queries, int64 nq, int k);
@@ -416,8 +415,6 @@ extern KdAnswer *kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k);
 /* table_search.c */
 extern KdAnswer *kdg_table_knn(const KdTable *t, const double *queries,
 							   int64 nq, int k);
-extern KdAnswer *kdg_answer_merge(const KdAnswer *acc, const KdAnswer *part,
-								  int64 first, int64 nq, int limit);
 extern const KdHit *kdg_answer_hits(const KdAnswer *ans, int64 i, int64 *n);
 extern int64 kdg_hits_merge(const KdHit *a, int64 na, const KdHit *b, int64 nb,
 							KdHit *out, int limit);
@@ -434,8 +431,6 @@ extern void kdg_args(FunctionCallInfo fcinfo, KdArgs *args, KdTable *t);
 extern int	kdg_argno(const KdArgs *args, const char *name);
 
 /* output.c */
-extern int	kdg_ident_datums(const KdTable *t, uint64 ref, Datum *values,
-							 ItemPointer tid);
 extern KdRows *kdg_rows_pairs(const KdTable *t, const KdAnswer *ans,
 							  KdQueryKey key, const KdTable *query_t);
 extern KdRows *kdg_rows_arrays(const KdTable *t, const KdAnswer *ans);

@@ -37,8 +37,8 @@
  * Set the identity columns of the row of t whose ref is ref at values; tid
  * is room for its TID.  Returns the number of columns set.
  */
-int
-kdg_ident_datums(const KdTable *t, uint64 ref, Datum *values, ItemPointer tid)
+static int
+ident_datums(const KdTable *t, uint64 ref, Datum *values, ItemPointer tid)
 {
 	switch (t->ident)
 	{
@@ -225,7 +225,7 @@ kdg_rows_array_row(KdRows *rows, int64 i, TupleDesc desc, const bool *needed,
 				   Datum *values, bool *nulls)
 {
 	const KdAnswer *ans = rows->ans;
-	int			col = kdg_ident_datums(rows->t, rows->qrefs[i], values, &rows->qtid);
+	int			col = ident_datums(rows->t, rows->qrefs[i], values, &rows->qtid);
 	bool		want = false;
 	int64		q;
 	int64		off;
@@ -298,8 +298,8 @@ kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed, Datum *values,
 		first = 1;
 	}
 	else if (rows->key == KD_KEY_ROW)
-		first = kdg_ident_datums(rows->query_t, rows->qrefs[rows->i], values, &rows->qtid);
-	col = first + kdg_ident_datums(rows->t, hit->ref, values + first, &rows->tid);
+		first = ident_datums(rows->query_t, rows->qrefs[rows->i], values, &rows->qtid);
+	col = first + ident_datums(rows->t, hit->ref, values + first, &rows->tid);
 	if (desc->natts > col)
 	{
 		values[col] = Float8GetDatum(hit->dist);

@@ -134,6 +134,7 @@ kdg_lon_radians(double lon)
 	return lon;
 }
 
+/* A latitude in degrees as radians, wrapped as PostGIS wraps it. */
 static double
 kdg_lat_radians(double lat)
 {

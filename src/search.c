@@ -184,8 +184,8 @@ kdg_build_tree(const KdSource *src, bool *used_gpu)
  * those rows (index_tree.c), or one built now; NULL when there are no
  * points.
  */
-KdTree *
-kdg_source_host_tree(const KdSource *src, int64 work)
+static KdTree *
+source_host_tree(const KdSource *src, int64 work)
 {
 	KdTree	   *tree = kdg_index_tree(src, work);
 	bool		used_gpu;
@@ -198,7 +198,7 @@ kdg_source_host_tree(const KdSource *src, int64 work)
  * (queries, or points for All-kNN): when the work goes to the GPU, the GPU
  * service's copy of an index's tree that holds exactly those rows (on the
  * device only, with its references in memory when with_refs: All-kNN reads
- * them); else as kdg_source_host_tree.
+ * them); else as source_host_tree.
  */
 KdTree *
 kdg_source_tree(const KdSource *src, int64 work, bool with_refs)
@@ -207,7 +207,7 @@ kdg_source_tree(const KdSource *src, int64 work, bool with_refs)
 
 	if (kdg_gpu_wanted(work))
 		tree = kdg_index_device_tree(src, with_refs);
-	return tree ? tree : kdg_source_host_tree(src, work);
+	return tree ? tree : source_host_tree(src, work);
 }
 
 /*
@@ -234,7 +234,7 @@ kdg_tree_to_retry(KdStatus st, const KdTree *tree, const KdSource *src)
 	if (st == KD_OK || st == KD_ERR_CANCELED || tree->coords != NULL)
 		return NULL;
 	elog(DEBUG1, "kdgpu: the GPU service's copy failed, searching the tree in memory");
-	return kdg_source_host_tree(src, 0);
+	return source_host_tree(src, 0);
 }
 
 /* What pass 1 of kdg_refine_knn shares with its threads. */

@@ -72,9 +72,9 @@ kdg_hits_merge(const KdHit *a, int64 na, const KdHit *b, int64 nb,
  * hits per query (no limit when limit < 0).  Returns a new answer in the
  * current memory context.
  */
-KdAnswer *
-kdg_answer_merge(const KdAnswer *acc, const KdAnswer *part, int64 first,
-				 int64 nq, int limit)
+static KdAnswer *
+answer_merge(const KdAnswer *acc, const KdAnswer *part, int64 first,
+			 int64 nq, int limit)
 {
 	KdAnswer   *out = palloc0(sizeof(KdAnswer));
 	int64		total = 0;
@@ -168,7 +168,7 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
 		/* a partition whose server was busy with an earlier one's call */
 		if (!kdg_remote_in_flight(&t->parts[p]))
 			kdg_remote_send(t, p, t->rfn, t->rargs, &t->rparams, t->rbatched, t->rdistance);
-		acc = kdg_answer_merge(acc, kdg_remote_answer(t, p, nq, t->rbatched, t->rdistance),
+		acc = answer_merge(acc, kdg_remote_answer(t, p, nq, t->rbatched, t->rdistance),
 							   0, nq, limit);
 	}
 	return acc;
@@ -192,7 +192,7 @@ kdg_leaf_knn(const KdTable *t, int leaf, const KdTree *tree, void *arg,
 {
 	KdQueries  *q = arg;
 
-	return kdg_answer_merge(acc, kdg_search_knn(&t->parts[leaf], tree, q->points, q->nq, q->k),
+	return answer_merge(acc, kdg_search_knn(&t->parts[leaf], tree, q->points, q->nq, q->k),
 							0, q->nq, q->k);
 }
 
@@ -216,7 +216,7 @@ kdg_leaf_radius(const KdTable *t, int leaf, const KdTree *tree, void *arg,
 {
 	KdQueries  *q = arg;
 
-	return kdg_answer_merge(acc, kdg_search_radius(&t->parts[leaf], tree, q->points, q->nq,
+	return answer_merge(acc, kdg_search_radius(&t->parts[leaf], tree, q->points, q->nq,
 												   q->radii, q->nradii),
 							0, q->nq, -1);
 }
@@ -243,7 +243,7 @@ kdg_leaf_box(const KdTable *t, int leaf, const KdTree *tree, void *arg,
 {
 	KdQueries  *q = arg;
 
-	return kdg_answer_merge(acc, kdg_search_box(&t->parts[leaf], tree, q->points, q->highs,
+	return answer_merge(acc, kdg_search_box(&t->parts[leaf], tree, q->points, q->highs,
 												q->nq),
 							0, q->nq, -1);
 }

@@ -264,8 +264,9 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta,
 		if (entry->n > 0)
 			kdam_read_tree(index, meta, entry, t->data);
 		kdam_stream_to_tree(t, meta, entry);
-		kdg_key_of_index(t->tree.key, RelationGetRelid(index),
-						 index->rd_node.relNode, meta->generation, KDG_KEY_TREE);
+		kdg_service_key_of_index(t->tree.key, RelationGetRelid(index),
+								 index->rd_node.relNode, meta->generation,
+								 KDG_KEY_TREE);
 		if (RecoveryInProgress())
 			check_unchanged(index, meta);
 	}

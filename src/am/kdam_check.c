@@ -60,6 +60,7 @@ typedef struct CheckState
 	int64		rows;
 } CheckState;
 
+/* qsort comparator of entries by reference */
 static int
 cmp_entry(const void *a, const void *b)
 {
@@ -69,6 +70,7 @@ cmp_entry(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Report corruption of the index: fmt names it, with detail and a hint. */
 static void
 check_fail(Relation index, const char *fmt, const char *detail)
 {

@@ -87,6 +87,7 @@ typedef struct MergeInput
 	uint64	   *payload;
 } MergeInput;
 
+/* Make room in an empty input for cap points. */
 static void
 input_alloc(MergeInput *in, int64 cap, int dim, int words)
 {

@@ -95,7 +95,7 @@ kdam_ranked_get(KdamTree *t)
 
 	ranked = MemoryContextAllocZero(cxt, sizeof(KdamRankedTree));
 	ranked->tree = *tree;
-	kdg_key_set_flavour(ranked->tree.key, KDG_KEY_RANKED);
+	kdg_service_key_set_flavour(ranked->tree.key, KDG_KEY_RANKED);
 	ranked->tree.owned = false;
 	ranked->tree.gpu = NULL;
 	ranked->tree.refs = MemoryContextAllocHuge(cxt, sizeof(uint64) * Max(tree->n, 1));

@@ -190,7 +190,7 @@ typedef struct KdgCall
 								 * caller unpins */
 } KdgCall;
 
-/* flavours of an index tree's copies (kdg_key_of_index) */
+/* flavours of an index tree's copies (kdg_service_key_of_index) */
 #define KDG_KEY_TREE	0
 #define KDG_KEY_RANKED	1
 
@@ -198,11 +198,12 @@ typedef struct KdgCall
 extern KdgService *kdg_service;
 extern bool kdgpu_service_enabled;
 extern void kdg_service_register(void);
-extern void kdg_service_attach(void);
-extern void kdg_key_of_index(uint64 *key, Oid indexrelid, Oid relnode,
-							 uint64 generation, int flavour);
-extern void kdg_key_set_flavour(uint64 *key, int flavour);
-extern bool kdg_key_index(const uint64 *key, Oid *dboid, Oid *indexrelid);
+extern void kdg_service_key_of_index(uint64 *key, Oid indexrelid,
+									 Oid relnode, uint64 generation,
+									 int flavour);
+extern void kdg_service_key_set_flavour(uint64 *key, int flavour);
+extern bool kdg_service_key_index(const uint64 *key, Oid *dboid,
+								  Oid *indexrelid);
 
 /* service_client.c */
 extern void kdg_service_client_install(void);

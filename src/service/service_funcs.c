@@ -46,7 +46,7 @@ kdgpu_resident_copies(PG_FUNCTION_ARGS)
 		if (!e->used)
 			continue;
 		values[0] = Int32GetDatum(e->device);
-		if (e->shared && kdg_key_index(e->key, &dboid, &indexrelid))
+		if (e->shared && kdg_service_key_index(e->key, &dboid, &indexrelid))
 		{
 			values[1] = ObjectIdGetDatum(dboid);
 			values[2] = ObjectIdGetDatum(indexrelid);

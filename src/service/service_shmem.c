@@ -24,6 +24,8 @@ bool		kdgpu_service_enabled = true;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
+static void service_attach(void);
+
 /* Bytes of the shared state, one slot per backend. */
 static Size
 service_size(void)
@@ -47,12 +49,12 @@ service_shmem_startup(void)
 {
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
-	kdg_service_attach();
+	service_attach();
 }
 
 /* Find (or, the first time, create) the shared state. */
-void
-kdg_service_attach(void)
+static void
+service_attach(void)
 {
 	bool		found;
 	KdgService *svc;
@@ -105,8 +107,8 @@ kdg_service_register(void)
  * version apart (the ranked tree's references differ from the tree's).
  */
 void
-kdg_key_of_index(uint64 *key, Oid indexrelid, Oid relnode, uint64 generation,
-				 int flavour)
+kdg_service_key_of_index(uint64 *key, Oid indexrelid, Oid relnode,
+						 uint64 generation, int flavour)
 {
 	key[0] = ((uint64) MyDatabaseId << 32) | indexrelid;
 	key[1] = relnode;
@@ -116,7 +118,7 @@ kdg_key_of_index(uint64 *key, Oid indexrelid, Oid relnode, uint64 generation,
 
 /* The name of another flavour of the same version, if key names one. */
 void
-kdg_key_set_flavour(uint64 *key, int flavour)
+kdg_service_key_set_flavour(uint64 *key, int flavour)
 {
 	if (key[3] != 0)
 		key[3] = (uint64) flavour + 1;
@@ -124,7 +126,7 @@ kdg_key_set_flavour(uint64 *key, int flavour)
 
 /* The database and index a tree's name gives; false for an unnamed tree. */
 bool
-kdg_key_index(const uint64 *key, Oid *dboid, Oid *indexrelid)
+kdg_service_key_index(const uint64 *key, Oid *dboid, Oid *indexrelid)
 {
 	if (key[3] == 0)
 		return false;
