@@ -10,7 +10,9 @@
  * snapshot as the foreign scans of the same query), with the remote role's
  * rights, and postgres_fdw's abort handling cancels what is in flight.
  * postgres_fdw is loaded when the first foreign leaf is met; a server that
- * is down raises its error naming the server.
+ * is down raises its error naming the server, a connection lost during a
+ * call names its server, and a cancel or statement_timeout while results
+ * are awaited names, in its context, the servers that had not answered.
  *
  * The remote call is the function called here, in its plain-table form on
  * the remote table and column (the foreign table's table_name, schema_name
@@ -251,6 +253,36 @@ kdg_remote_points(KdParams *params, const KdSource *src, const double *coords,
 					point ? "pg_catalog.point[]" : "pg_catalog.float8[]");
 }
 
+/* Error context of a call to a remote leaf (arg is its KdRemote). */
+static void
+remote_call_context(void *arg)
+{
+	const KdRemote *r = arg;
+
+	errcontext("call to server \"%s\"", r->server);
+}
+
+/*
+ * The result of the call in flight on r's connection; postgres_fdw's error,
+ * naming the server in its context, unless it is rows.
+ */
+static PGresult *
+remote_result(KdRemote *r)
+{
+	ErrorContextCallback context;
+	PGresult   *res;
+
+	context.callback = remote_call_context;
+	context.arg = r;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+	res = fdw_get_result(r->conn, r->sql);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		fdw_report_error(ERROR, res, r->conn, true, r->sql);
+	error_context_stack = context.previous;
+	return res;
+}
+
 /*
  * Send r->sql with params (NULL: none) on r's connection, its result asked
  * for in binary.
@@ -266,6 +298,30 @@ kdg_remote_exec(KdRemote *r, const KdParams *params)
 }
 
 /*
+ * Error context while waiting for foreign leaves (arg is the KdTable): the
+ * servers whose results are not complete yet, so that a statement_timeout
+ * or a cancel names the shards it was waiting for.
+ */
+static void
+remote_wait_context(void *arg)
+{
+	const KdTable *t = arg;
+	StringInfoData names;
+
+	initStringInfo(&names);
+	for (int p = 0; p < t->nparts; p++)
+	{
+		KdRemote   *r = t->parts[p].remote;
+
+		if (r && r->sql && PQisBusy(r->conn))
+			appendStringInfo(&names, "%s\"%s\"", names.len ? ", " : "", r->server);
+	}
+	if (names.len)
+		errcontext("waiting for the answer of server %s", names.data);
+	pfree(names.data);
+}
+
+/*
  * Read what the servers of t's foreign leaves send for the calls in flight,
  * from all of them at once, until every one of those results is complete
  * in libpq's buffers (where kdg_remote_answer and kdg_remote_all_knn_answer
@@ -276,6 +332,12 @@ kdg_remote_exec(KdRemote *r, const KdParams *params)
 void
 kdg_remote_drain(const KdTable *t)
 {
+	ErrorContextCallback context;
+
+	context.callback = remote_wait_context;
+	context.arg = (void *) t;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
 	for (;;)
 	{
 		WaitEventSet *set;
@@ -296,7 +358,7 @@ kdg_remote_drain(const KdTable *t)
 			nbusy += PQisBusy(r->conn);
 		}
 		if (nbusy == 0)
-			return;
+			break;
 		set = CreateWaitEventSet(CurrentMemoryContext, nbusy + 1);
 		AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 		for (int p = 0; p < t->nparts; p++)
@@ -311,6 +373,7 @@ kdg_remote_drain(const KdTable *t)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+	error_context_stack = context.previous;
 }
 
 /* Raise the error of a result from r's server that is not of its query's shape. */
@@ -476,14 +539,12 @@ kdg_remote_answer(const KdTable *t, int leaf, int64 nq, bool batched,
 {
 	const KdSource *src = &t->parts[leaf];
 	KdRemote   *r = src->remote;
-	PGresult   *res = fdw_get_result(r->conn, r->sql);
+	PGresult   *res = remote_result(r);
 	KdAnswer   *ans;
 	int			nrows;
 	int			col = batched ? 1 : 0;
 	int			refsize = r->keyname ? sizeof(int64) : KD_BIN_TID;
 
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		fdw_report_error(ERROR, res, r->conn, true, r->sql);
 	nrows = PQntuples(res);
 	ans = kdg_empty_answer(nq);
 	ans->hits = palloc_extended(sizeof(KdHit) * Max(nrows, 1), MCXT_ALLOC_HUGE);
@@ -556,7 +617,7 @@ kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k)
 {
 	KdSource   *src = &t->parts[leaf];
 	KdRemote   *r = src->remote;
-	PGresult   *res = fdw_get_result(r->conn, r->sql);
+	PGresult   *res = remote_result(r);
 	KdAnswer   *ans;
 	int			nrows;
 	Oid			recv;
@@ -566,8 +627,6 @@ kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k)
 	FmgrInfo	pointrecv;
 	MemoryContext rowcxt;
 
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		fdw_report_error(ERROR, res, r->conn, true, r->sql);
 	nrows = PQntuples(res);
 	getTypeBinaryInputInfo(get_atttype(t->head.relid, t->head.attnum), &recv, &ioparam);
 	fmgr_info(recv, &pointrecv);

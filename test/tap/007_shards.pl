@@ -7,11 +7,13 @@
 # one table holding every row; kdgpu's own float8[] <-> is shipped only
 # with the server option extensions 'kdgpu'.  The kd_* functions run on
 # every shard and merge; their answers equal those of one table.  A
-# stopped shard gives an error naming its server.
+# shard lost during a call, one the call times out waiting for, and a
+# stopped shard give errors naming their server, and no rows.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use IPC::Run;
 use Test::More;
 
 my @shards;
@@ -251,6 +253,49 @@ same_rows("SELECT * FROM kd_all_knn('pts', 3, 'id') ORDER BY query_key, rank",
 	       ORDER BY a.p <-> o.p, o.id LIMIT 3) b WHERE a.x BETWEEN 45 AND 55 ORDER BY 1, 4",
 	'kd_all_knn over a shard with row-level security', 'WHERE query_key IN (SELECT id FROM pts WHERE x BETWEEN 45 AND 55)');
 $coord->safe_psql('postgres', q{ALTER USER MAPPING FOR CURRENT_USER SERVER s1 OPTIONS (DROP user)});
+
+# a shard lost or slow in the middle of a call: its table is locked there,
+# so the coordinator's call waits on it
+my ($lockout, $lockerr) = ('', '');
+my $locker = IPC::Run::start(
+	[ 'psql', '-X', '-d', $shards[1]->connstr('postgres'), '-c',
+	  'BEGIN; LOCK TABLE pts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60)' ],
+	'>', \$lockout, '2>', \$lockerr);
+$shards[1]->poll_query_until('postgres', q{
+	SELECT count(*) > 0 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+	 WHERE c.relname = 'pts' AND l.mode = 'AccessExclusiveLock' AND l.granted});
+my $waiting = q{SELECT count(*) > 0 FROM pg_stat_activity
+	 WHERE wait_event_type = 'Lock' AND backend_type = 'client backend'};
+
+# the shard's backend ends during the call: the error names the server
+my ($qout, $qerr) = ('', '');
+my $query = IPC::Run::start(
+	[ 'psql', '-X', '-d', $coord->connstr('postgres'), '-c',
+	  q{SELECT * FROM kd_knn('pts', point(50, 40), 10, 'id')} ],
+	'>', \$qout, '2>', \$qerr);
+$shards[1]->poll_query_until('postgres', $waiting);
+$shards[1]->safe_psql('postgres', q{
+	SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	 WHERE wait_event_type = 'Lock' AND backend_type = 'client backend'});
+$query->finish;
+like($qerr, qr/terminating connection.*call to server "s2"/s,
+	'a shard lost during kd_knn is named');
+is($qout, '', 'kd_knn returns no rows when a shard is lost');
+
+# the coordinator's statement_timeout while a shard has not answered: the
+# error says which shard it was waiting for, and returns nothing
+($ret, $stdout, $stderr) = $coord->psql('postgres', q{
+	SET statement_timeout = '1s';
+	SELECT * FROM kd_all_knn('pts', 3, 'id')});
+isnt($ret, 0, 'a call waiting on a locked shard times out');
+like($stderr, qr/statement timeout.*waiting for the answer of server "s2"/s,
+	'the timeout names the shard not yet answered');
+is($stdout, '', 'nothing partial comes back after the timeout');
+$shards[1]->poll_query_until('postgres', $waiting, 'f');
+$shards[1]->safe_psql('postgres', q{
+	SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	 WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()});
+$locker->finish;
 
 # a shard that is down: an error naming its server, nothing partial
 $shards[1]->stop;
