@@ -46,20 +46,22 @@
 #include <float.h>
 
 #include "access/tableam.h"
+#include "access/tupdesc.h"
 #include "access/xloginsert.h"
 #include "catalog/index.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type_d.h"
 #include "commands/progress.h"
+#include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/pg_bitutils.h"
-#include "port/pg_bswap.h"
 #include "utils/backend_progress.h"
 #include "utils/float.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/typcache.h"
 
 #include "kdam_build.h"
 
@@ -143,23 +145,39 @@ zorder_key(const KdamBuildState *bs, const double *p)
 	return key;
 }
 
+/* The sort's int8 key for a curve key: int8 order is the curve's. */
+static inline int64
+sort_key(uint64 key)
+{
+	return (int64) (key ^ ((uint64) 1 << 63));
+}
+
 /*
- * Put a row's record into the sort as a bytea: its tag, its key
- * (big-endian, 0 for rows not on the curve), then the record.
+ * Put a row's record into the sort: its key (the largest for rows not on
+ * the curve) and an item of its tag and record.
  */
 static void
 sort_put(KdamBuildState *bs, int tag, uint64 key, const void *rec, Size size)
 {
-	bytea	   *v = palloc(VARHDRSZ + 1 + sizeof(uint64) + size);
-	char	   *d = VARDATA(v);
+	/* ref, kind and box, payload: the largest record (outrec) */
+	union
+	{
+		char		data[VARHDRSZ + 1 +
+						 sizeof(uint64) * (2 + KDAM_OUTSIDE_COORDS + INDEX_MAX_KEYS)];
+		int32		align;
+	}			item;
 
-	SET_VARSIZE(v, VARHDRSZ + 1 + sizeof(uint64) + size);
-	d[0] = (char) tag;
-	key = pg_hton64(key);
-	memcpy(d + 1, &key, sizeof(uint64));
-	memcpy(d + 1 + sizeof(uint64), rec, size);
-	tuplesort_putdatum(bs->sort, PointerGetDatum(v), false);
-	pfree(v);
+	Assert(size <= sizeof(item.data) - VARHDRSZ - 1);
+	SET_VARSIZE(item.data, VARHDRSZ + 1 + size);
+	VARDATA(item.data)[0] = (char) tag;
+	memcpy(VARDATA(item.data) + 1, rec, size);
+	ExecClearTuple(bs->putslot);
+	bs->putslot->tts_values[0] = Int64GetDatum(sort_key(key));
+	bs->putslot->tts_values[1] = PointerGetDatum(item.data);
+	bs->putslot->tts_isnull[0] = false;
+	bs->putslot->tts_isnull[1] = false;
+	ExecStoreVirtualTuple(bs->putslot);
+	tuplesort_puttupleslot(bs->sort, bs->putslot);
 }
 
 /* Put a point into the sort: its key, then (ref, coords, payload). */
@@ -185,7 +203,7 @@ static void
 keep_record(KdamBuildState *bs, int tag, const void *rec, Size size)
 {
 	if (bs->sort_all)
-		sort_put(bs, tag, 0, rec, size);
+		sort_put(bs, tag, PG_UINT64_MAX, rec, size);
 	else
 		appendBinaryStringInfo(tag == KDAM_SORT_NULL ? &bs->nulls : &bs->outside,
 							   rec, size);
@@ -193,16 +211,25 @@ keep_record(KdamBuildState *bs, int tag, const void *rec, Size size)
 
 /*
  * Start the build's sort, of workmem kilobytes, as a participant of a
- * parallel sort when coordinate is set.
+ * parallel sort when coordinate is set: tuples (key int8, item bytea)
+ * ordered by key.
  */
 void
 kdam_build_sort_begin(KdamBuildState *bs, int workmem, SortCoordinate coordinate)
 {
-	TypeCacheEntry *tc = lookup_type_cache(BYTEAOID, TYPECACHE_LT_OPR);
+	TupleDesc	desc = CreateTemplateTupleDesc(2);
+	AttrNumber	keycol = 1;
+	Oid			lt = Int8LessOperator;
+	Oid			collation = InvalidOid;
+	bool		nulls_first = false;
 
-	bs->sort = tuplesort_begin_datum(BYTEAOID, tc->lt_opr, InvalidOid, false,
-									 Max(64, workmem), coordinate,
-									 TUPLESORT_NONE);
+	TupleDescInitEntry(desc, 1, "key", INT8OID, -1, 0);
+	TupleDescInitEntry(desc, 2, "item", BYTEAOID, -1, 0);
+	bs->putslot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	bs->getslot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	bs->sort = tuplesort_begin_heap(desc, 1, &keycol, &lt, &collation,
+									&nulls_first, Max(64, workmem), coordinate,
+									TUPLESORT_NONE);
 }
 
 /*
@@ -503,31 +530,29 @@ build_sorted_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
 	{
 		KdamTreeEntry entry;
 		int64		cut;
-		Datum		v;
 		bool		isnull;
 
 		while (have < run && more &&
-			   (more = tuplesort_getdatum(bs->sort, true, &v, &isnull, NULL)))
+			   (more = tuplesort_gettupleslot(bs->sort, true, false,
+											  bs->getslot, NULL)))
 		{
-			const char *d = VARDATA_ANY(DatumGetPointer(v));
-			const char *rec = d + 1 + sizeof(uint64);
+			Datum		item = slot_getattr(bs->getslot, 2, &isnull);
+			const char *d = VARDATA_ANY(DatumGetPointer(item));
+			const char *rec = d + 1;
 
 			if (d[0] != KDAM_SORT_POINT)
 			{
-				/* the NULL and outside rows of a parallel build, last */
+				/* the NULL and outside rows of a parallel build */
 				keep_sorted_record(bs, d[0], rec,
-								   VARSIZE_ANY_EXHDR(DatumGetPointer(v)) -
-								   (rec - d));
-				pfree(DatumGetPointer(v));
+								   VARSIZE_ANY_EXHDR(DatumGetPointer(item)) - 1);
 				continue;
 			}
-			memcpy(keys + have, d + 1, sizeof(uint64));
-			keys[have] = pg_ntoh64(keys[have]);
+			keys[have] = (uint64) DatumGetInt64(slot_getattr(bs->getslot, 1, &isnull)) ^
+				((uint64) 1 << 63);
 			memcpy(refs + have, rec, sizeof(uint64));
 			memcpy(coords + have * bs->dim, rec + 8, sizeof(double) * bs->dim);
 			memcpy(payload + have * bs->words, rec + 8 + sizeof(double) * bs->dim,
 				   sizeof(uint64) * bs->words);
-			pfree(DatumGetPointer(v));
 			have++;
 		}
 		if (have == 0)
@@ -545,6 +570,8 @@ build_sorted_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
 	}
 	tuplesort_end(bs->sort);
+	ExecDropSingleTupleTableSlot(bs->putslot);
+	ExecDropSingleTupleTableSlot(bs->getslot);
 	pfree(coords);
 	pfree(refs);
 	pfree(payload);

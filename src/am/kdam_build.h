@@ -5,11 +5,14 @@
  *
  * A build keeps the points in arrays while they fit in
  * maintenance_work_mem, else in a tuplesort keyed by their place on a
- * Z-order curve.  Each sorted item is a bytea: a tag byte (a point, a NULL
- * row or a row outside the trees), the key big-endian, then the row's
- * record.  The serial build sorts only points; the participants of a
- * parallel build sort every row, so that the leader gets the NULL and
- * outside rows back from the merged sort after the points.
+ * Z-order curve.  Each sorted item is a tuple (key int8, item bytea): the
+ * key with its top bit flipped, so that int8's own comparison, which
+ * tuplesort makes without a function call, orders it as the unsigned key;
+ * the item a tag byte (a point, a NULL row or a row outside the trees) and
+ * the row's record.  The serial build sorts only points; the participants
+ * of a parallel build sort every row, the NULL and outside rows with the
+ * largest key, and the leader keeps them apart as the merged sort returns
+ * them.
  */
 #ifndef KDAM_BUILD_H
 #define KDAM_BUILD_H
@@ -20,7 +23,7 @@
 
 #include "kdam.h"
 
-/* tags of sorted items, in the order the merged sort returns them */
+/* tags of sorted items */
 #define KDAM_SORT_POINT		0
 #define KDAM_SORT_NULL		1
 #define KDAM_SORT_OUTSIDE	2
@@ -45,6 +48,8 @@ typedef struct KdamBuildState
 	int32		srid;			/* PostGIS types: of the first point */
 	int32		zm;
 	Tuplesortstate *sort;		/* the points, once they outgrow memory */
+	TupleTableSlot *putslot;	/* a sort item being put (virtual) */
+	TupleTableSlot *getslot;	/* a sort item read back */
 	bool		sort_all;		/* a parallel participant: every row */
 	int64		nsorted;		/* points put in the sort */
 	double		lo[KD_MAX_DIM]; /* the curve's box */
