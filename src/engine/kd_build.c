@@ -40,23 +40,23 @@ typedef struct BuildCtx
 
 /* (coordinate in dimension s, ref) order of scratch entries a and b */
 KD_INLINE bool
-entry_less(const BuildCtx *c, int64_t a, int64_t b, int s)
+entry_less(const BuildCtx *c, int64_t a, int64_t b, int s, const int dim)
 {
-	double		x = c->pts[a * c->dim + s];
-	double		y = c->pts[b * c->dim + s];
+	double		x = c->pts[a * dim + s];
+	double		y = c->pts[b * dim + s];
 
 	return x < y || (x == y && c->refs[a] < c->refs[b]);
 }
 
 /* Swap scratch entries a and b. */
 KD_INLINE void
-entry_swap(BuildCtx *c, int64_t a, int64_t b)
+entry_swap(BuildCtx *c, int64_t a, int64_t b, const int dim)
 {
-	double	   *pa = c->pts + a * c->dim;
-	double	   *pb = c->pts + b * c->dim;
+	double	   *pa = c->pts + a * dim;
+	double	   *pb = c->pts + b * dim;
 	uint64_t	r = c->refs[a];
 
-	for (int j = 0; j < c->dim; j++)
+	for (int j = 0; j < dim; j++)
 	{
 		double		t = pa[j];
 
@@ -67,40 +67,50 @@ entry_swap(BuildCtx *c, int64_t a, int64_t b)
 	c->refs[b] = r;
 }
 
-/* Partially sort [lo, hi] so that rank target sits at its sorted place. */
-static void
-select_rank(BuildCtx *c, int64_t lo, int64_t hi, int64_t target, int s)
+/*
+ * Partially sort [lo, hi] so that rank target sits at its sorted place.
+ * Hoare's partition around the median of three, whose (coordinate, ref)
+ * is held in registers; refs are unique, so the order is total and the
+ * points on each side of the rank, the sets a subtree is built of, are the
+ * same whatever the partitioning did.
+ */
+KD_INLINE void
+select_rank(BuildCtx *c, int64_t lo, int64_t hi, int64_t target, int s,
+			const int dim)
 {
+	const double *pts = c->pts;
+	const uint64_t *refs = c->refs;
+
 	while (hi - lo > 16)
 	{
 		int64_t		mid = lo + (hi - lo) / 2;
 		int64_t		i = lo,
 					j = hi;
+		double		pv;
+		uint64_t	pr;
 
-		/* median of three moved to mid, used as the pivot */
-		if (entry_less(c, mid, lo, s))
-			entry_swap(c, mid, lo);
-		if (entry_less(c, hi, mid, s))
+		/* median of three at mid, with lo and hi as sentinels around it */
+		if (entry_less(c, mid, lo, s, dim))
+			entry_swap(c, mid, lo, dim);
+		if (entry_less(c, hi, mid, s, dim))
 		{
-			entry_swap(c, hi, mid);
-			if (entry_less(c, mid, lo, s))
-				entry_swap(c, mid, lo);
+			entry_swap(c, hi, mid, dim);
+			if (entry_less(c, mid, lo, s, dim))
+				entry_swap(c, mid, lo, dim);
 		}
-		/* keep the pivot in place at mid while partitioning around it */
+		pv = pts[mid * dim + s];
+		pr = refs[mid];
 		while (i <= j)
 		{
-			while (entry_less(c, i, mid, s))
+			while (pts[i * dim + s] < pv ||
+				   (pts[i * dim + s] == pv && refs[i] < pr))
 				i++;
-			while (entry_less(c, mid, j, s))
+			while (pv < pts[j * dim + s] ||
+				   (pts[j * dim + s] == pv && pr < refs[j]))
 				j--;
 			if (i <= j)
 			{
-				/* track the pivot if it moves */
-				if (i == mid)
-					mid = j;
-				else if (j == mid)
-					mid = i;
-				entry_swap(c, i, j);
+				entry_swap(c, i, j, dim);
 				i++;
 				j--;
 			}
@@ -114,8 +124,8 @@ select_rank(BuildCtx *c, int64_t lo, int64_t hi, int64_t target, int s)
 	}
 	/* insertion sort of a short range */
 	for (int64_t a = lo + 1; a <= hi; a++)
-		for (int64_t b = a; b > lo && entry_less(c, b, b - 1, s); b--)
-			entry_swap(c, b, b - 1);
+		for (int64_t b = a; b > lo && entry_less(c, b, b - 1, s, dim); b--)
+			entry_swap(c, b, b - 1, dim);
 }
 
 /*
@@ -123,11 +133,11 @@ select_rank(BuildCtx *c, int64_t lo, int64_t hi, int64_t target, int s)
  * its point and, when it has one, store its bounding box.  Returns the size
  * of its left subtree.
  */
-static int64_t
-build_node(BuildCtx *c, int64_t node, int64_t begin, int64_t end)
+KD_INLINE int64_t
+build_node(BuildCtx *c, int64_t node, int64_t begin, int64_t end,
+		   const int dim)
 {
 	KdTree	   *t = c->tree;
-	int			dim = c->dim;
 	double		box[2 * KD_MAX_DIM];
 	int64_t		left = kd_subtree_size(2 * node + 1, t->n);
 	int			s = 0;
@@ -141,7 +151,7 @@ build_node(BuildCtx *c, int64_t node, int64_t begin, int64_t end)
 			s = j;
 
 	if (end - begin > 1)
-		select_rank(c, begin, end - 1, begin + left, s);
+		select_rank(c, begin, end - 1, begin + left, s, dim);
 
 	memcpy(t->coords + node * dim, c->pts + (begin + left) * dim,
 		   sizeof(double) * dim);
@@ -152,18 +162,80 @@ build_node(BuildCtx *c, int64_t node, int64_t begin, int64_t end)
 	return left;
 }
 
-/* Build the whole subtree of node over [begin, end). */
-static void
-build_subtree(BuildCtx *c, int64_t node, int64_t begin, int64_t end)
+/*
+ * Build the whole subtree of node over [begin, end), depth first with a
+ * stack of right subtrees, for a dimension count known at compile time.
+ */
+KD_INLINE void
+build_subtree(BuildCtx *c, int64_t node, int64_t begin, int64_t end,
+			  const int dim)
 {
-	while (end > begin)
-	{
-		int64_t		left = build_node(c, node, begin, end);
+	int64_t		stack[KD_STACK_DEPTH][3];
+	int			sp = 0;
 
-		build_subtree(c, 2 * node + 1, begin, begin + left);
-		/* the right subtree by iteration */
-		node = 2 * node + 2;
-		begin = begin + left + 1;
+	for (;;)
+	{
+		while (end > begin)
+		{
+			int64_t		left = build_node(c, node, begin, end, dim);
+
+			/* the right subtree later, the left one now */
+			stack[sp][0] = 2 * node + 2;
+			stack[sp][1] = begin + left + 1;
+			stack[sp][2] = end;
+			sp++;
+			node = 2 * node + 1;
+			end = begin + left;
+		}
+		if (sp == 0)
+			return;
+		sp--;
+		node = stack[sp][0];
+		begin = stack[sp][1];
+		end = stack[sp][2];
+	}
+}
+
+/* build_node for the tree's dimension count. */
+static int64_t
+build_node_dispatch(BuildCtx *c, int64_t node, int64_t begin, int64_t end)
+{
+	switch (c->dim)
+	{
+		case 1:
+			return build_node(c, node, begin, end, 1);
+		case 2:
+			return build_node(c, node, begin, end, 2);
+		case 3:
+			return build_node(c, node, begin, end, 3);
+		case 4:
+			return build_node(c, node, begin, end, 4);
+		default:
+			return build_node(c, node, begin, end, c->dim);
+	}
+}
+
+/* build_subtree for the tree's dimension count. */
+static void
+build_subtree_dispatch(BuildCtx *c, int64_t node, int64_t begin, int64_t end)
+{
+	switch (c->dim)
+	{
+		case 1:
+			build_subtree(c, node, begin, end, 1);
+			break;
+		case 2:
+			build_subtree(c, node, begin, end, 2);
+			break;
+		case 3:
+			build_subtree(c, node, begin, end, 3);
+			break;
+		case 4:
+			build_subtree(c, node, begin, end, 4);
+			break;
+		default:
+			build_subtree(c, node, begin, end, c->dim);
+			break;
 	}
 }
 
@@ -191,7 +263,7 @@ build_top(BuildCtx *c, int64_t node, int64_t begin, int64_t end,
 		c->ntasks++;
 		return;
 	}
-	left = build_node(c, node, begin, end);
+	left = build_node_dispatch(c, node, begin, end);
 	build_top(c, 2 * node + 1, begin, begin + left, level + 1, task_level);
 	build_top(c, 2 * node + 2, begin + left + 1, end, level + 1, task_level);
 }
@@ -207,7 +279,8 @@ build_tasks(void *arg, int64_t first, int64_t last)
 		int64_t		node = c->task_node[i];
 		int64_t		begin = c->task_begin[i];
 
-		build_subtree(c, node, begin, begin + kd_subtree_size(node, c->tree->n));
+		build_subtree_dispatch(c, node, begin,
+							   begin + kd_subtree_size(node, c->tree->n));
 	}
 }
 
