@@ -261,9 +261,10 @@ my $locker = IPC::Run::start(
 	[ 'psql', '-X', '-d', $shards[1]->connstr('postgres'), '-c',
 	  'BEGIN; LOCK TABLE pts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60)' ],
 	'>', \$lockout, '2>', \$lockerr);
-$shards[1]->poll_query_until('postgres', q{
+ok($shards[1]->poll_query_until('postgres', q{
 	SELECT count(*) > 0 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-	 WHERE c.relname = 'pts' AND l.mode = 'AccessExclusiveLock' AND l.granted});
+	 WHERE c.relname = 'pts' AND l.mode = 'AccessExclusiveLock' AND l.granted}),
+	"a session on the shard holds its table locked");
 my $waiting = q{SELECT count(*) > 0 FROM pg_stat_activity
 	 WHERE wait_event_type = 'Lock' AND backend_type = 'client backend'};
 
@@ -273,7 +274,8 @@ my $query = IPC::Run::start(
 	[ 'psql', '-X', '-d', $coord->connstr('postgres'), '-c',
 	  q{SELECT * FROM kd_knn('pts', point(50, 40), 10, 'id')} ],
 	'>', \$qout, '2>', \$qerr);
-$shards[1]->poll_query_until('postgres', $waiting);
+ok($shards[1]->poll_query_until('postgres', $waiting),
+	"the coordinator's call waits on the shard's lock");
 $shards[1]->safe_psql('postgres', q{
 	SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 	 WHERE wait_event_type = 'Lock' AND backend_type = 'client backend'});
@@ -291,7 +293,8 @@ isnt($ret, 0, 'a call waiting on a locked shard times out');
 like($stderr, qr/statement timeout.*waiting for the answer of server "s2"/s,
 	'the timeout names the shard not yet answered');
 is($stdout, '', 'nothing partial comes back after the timeout');
-$shards[1]->poll_query_until('postgres', $waiting, 'f');
+ok($shards[1]->poll_query_until('postgres', $waiting, 'f'),
+	"the timed-out call's statement on the shard is cancelled");
 $shards[1]->safe_psql('postgres', q{
 	SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 	 WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()});
