@@ -25,7 +25,9 @@
  * result is read, so the shards work at once (table_search.c), except that
  * partitions on one server share its connection and so take turns.  Query
  * points made here (a query table's rows, All-kNN's cross-leaf queries) go
- * as one binary array parameter, and results come back in binary (the
+ * as one array parameter, in binary for point and float8[] and as hex EWKB
+ * text for PostGIS points, every coordinate's bits kept either way, and
+ * results come back in binary (the
  * types' send formats: float8 bit for bit, points read with their type's
  * receive function, arrays walked in place), so neither side prints or
  * parses numbers.
@@ -191,11 +193,92 @@ kdg_remote_param(KdParams *params, Datum value, Oid type)
 	return psprintf("$%d::%s", params->n, format_type_be_qualified(type));
 }
 
+/* Append v's bytes, little end first, as hex digits. */
+static void
+append_hex_le(StringInfo buf, uint64 v, int bytes)
+{
+	static const char digits[] = "0123456789ABCDEF";
+
+	for (int i = 0; i < bytes; i++, v >>= 8)
+	{
+		appendStringInfoChar(buf, digits[(v >> 4) & 0xF]);
+		appendStringInfoChar(buf, digits[v & 0xF]);
+	}
+}
+
 /*
- * Add nq points, given by their full coordinates, to params as a binary
- * array of src's column's point array type (point[], or a float8[] with a
- * row per point), every coordinate's bits kept; return how the call names
- * it.
+ * Add nq PostGIS points, given by their full coordinates, to params as the
+ * text of an array of src's column type (its elements separated by the
+ * type's delimiter), each point in hex EWKB (the form
+ * PostGIS reads back bit for bit): x and y, and z and m where the source's
+ * points have them, for geometry; longitude and latitude (the extra
+ * coordinates) for geography; with the source's SRID.  Returns how the
+ * call names it.
+ */
+static char *
+remote_postgis_points(KdParams *params, const KdSource *src,
+					  const double *coords, int64 nq)
+{
+	StringInfoData buf;
+	int			full = src->dim + src->extra;
+	bool		geography = src->type == KD_TYPE_GEOGRAPHY;
+	int			zm = src->type == KD_TYPE_GEOMETRY ? src->info.zm : 0;
+	int			first = geography ? src->dim : 0;
+	int			ncoords = geography ? 2 : src->dim;
+	/* EWKB's point type with its Z, M and SRID flags */
+	uint32		wkbtype = 1 |
+		((zm & KD_HAS_Z) ? 0x80000000 : 0) |
+		((zm & KD_HAS_M) ? 0x40000000 : 0) |
+		(src->info.srid != 0 ? 0x20000000 : 0);
+	Oid			type = get_atttype(src->relid, src->attnum);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	char		delim;			/* geometry's is ':', not ',' */
+	Oid			typioparam;
+	Oid			typinput;
+
+	get_type_io_data(type, IOFunc_input, &typlen, &typbyval, &typalign,
+					 &delim, &typioparam, &typinput);
+	if ((Size) (2 * (9 + 8 * ncoords) + 1) * nq >= MaxAllocSize - 64)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many query points for one call of a foreign partition: %lld",
+						(long long) nq)));
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int64 i = 0; i < nq; i++)
+	{
+		const double *c = coords + i * full + first;
+
+		if (i > 0)
+			appendStringInfoChar(&buf, delim);
+		append_hex_le(&buf, 1, 1);	/* little-endian */
+		append_hex_le(&buf, wkbtype, 4);
+		if (src->info.srid != 0)
+			append_hex_le(&buf, (uint32) src->info.srid, 4);
+		for (int d = 0; d < ncoords; d++)
+		{
+			uint64		bits;
+
+			memcpy(&bits, &c[d], sizeof(bits));
+			append_hex_le(&buf, bits, 8);
+		}
+	}
+	appendStringInfoChar(&buf, '}');
+	params->values[params->n] = buf.data;
+	params->lengths[params->n] = buf.len;
+	params->formats[params->n] = 0;
+	params->n++;
+	return psprintf("$%d::%s", params->n,
+					format_type_be_qualified(get_array_type(type)));
+}
+
+/*
+ * Add nq points, given by their full coordinates, to params as an array of
+ * src's column's point array type, every coordinate's bits kept: point[],
+ * or a float8[] with a row per point, in binary; PostGIS points as text
+ * (remote_postgis_points).  Returns how the call names it.
  */
 char *
 kdg_remote_points(KdParams *params, const KdSource *src, const double *coords,
@@ -205,13 +288,10 @@ kdg_remote_points(KdParams *params, const KdSource *src, const double *coords,
 	int			full = src->dim + src->extra;
 	bool		point = src->type == KD_TYPE_POINT;
 
-	if (src->type != KD_TYPE_POINT && src->type != KD_TYPE_ARRAY)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("query points from a table are sent to foreign partitions as point or float8[] only"),
-				 errhint("Give the query points as an array.")));
 	if (params->n >= KD_MAX_PARAMS)
 		elog(ERROR, "too many parameters for a remote call");
+	if (kdg_type_is_postgis(src->type))
+		return remote_postgis_points(params, src, coords, nq);
 	if ((point ? 20 : 12 * src->dim) * nq >= MaxAllocSize - 64)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

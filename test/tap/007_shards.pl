@@ -179,6 +179,46 @@ same_rows("SELECT * FROM kd_all_knn('vecs', 4, 'id') ORDER BY query_key, rank",
 	"SELECT * FROM kd_all_knn('allvecs', 4, 'id') ORDER BY query_key, rank",
 	'kd_all_knn over float8[] shards, columns named otherwise there');
 
+# PostGIS points over shards: geometry with an SRID and geography, split by
+# x.  All-kNN's points near the boundary, and query points from a table, go
+# to the shards as hex EWKB; the answers equal one table's
+$_->safe_psql('postgres', q{
+	CREATE EXTENSION postgis;
+	CREATE EXTENSION kdgpu_postgis;
+	CREATE TABLE gpts (id int PRIMARY KEY, x float8, g geometry(Point, 3857),
+	                   gg geography(Point, 4326));
+}) for @shards;
+$coord->safe_psql('postgres', q{
+	CREATE EXTENSION postgis;
+	CREATE EXTENSION kdgpu_postgis;
+	CREATE TABLE allg AS SELECT id, x,
+	    ST_SetSRID(ST_MakePoint(p[0] * 1.25, p[1] / 3), 3857)::geometry(Point, 3857) AS g,
+	    ST_SetSRID(ST_MakePoint(p[0] * 3.6 - 179.5, p[1] * 1.8 - 80), 4326)::geography(Point, 4326) AS gg
+	  FROM allpts;
+	CREATE TABLE gpts (id int, x float8, g geometry(Point, 3857), gg geography(Point, 4326))
+	  PARTITION BY RANGE (x);
+	CREATE FOREIGN TABLE gpts_s1 PARTITION OF gpts FOR VALUES FROM (MINVALUE) TO (50) SERVER s1 OPTIONS (table_name 'gpts');
+	CREATE FOREIGN TABLE gpts_s2 PARTITION OF gpts FOR VALUES FROM (50) TO (MAXVALUE) SERVER s2 OPTIONS (table_name 'gpts');
+	INSERT INTO gpts SELECT * FROM allg;
+	CREATE TABLE gq AS SELECT id AS qid, g AS q, gg AS qg FROM allg WHERE id % 53 = 0;
+});
+$_->safe_psql('postgres', 'CREATE INDEX ON gpts USING kdgpu (g); CREATE INDEX ON gpts USING kdgpu (gg)')
+  for @shards;
+for my $col ('g', 'gg')
+{
+	same_rows("SELECT * FROM kd_all_knn('gpts', '$col', 4, 'id') ORDER BY query_key, rank",
+		"SELECT * FROM kd_all_knn('allg', '$col', 4, 'id') ORDER BY query_key, rank",
+		"kd_all_knn over PostGIS shards, column $col");
+	my $qcol = $col eq 'g' ? 'q' : 'qg';
+	same_rows("SELECT * FROM kd_knn_join('gpts', '$col', 'gq'::regclass, '$qcol', 6, 'id', 'qid') ORDER BY query_key, rank",
+		"SELECT * FROM kd_knn_join('allg', '$col', 'gq'::regclass, '$qcol', 6, 'id', 'qid') ORDER BY query_key, rank",
+		"kd_knn_join of a query table over PostGIS shards, column $col");
+}
+my ($gret, $gout, $gerr) = $coord->psql('postgres',
+	"SET client_min_messages = debug1; SELECT count(*) FROM kd_all_knn('gpts', 'g', 4, 'id')");
+like($gerr, qr/All-kNN over 2 partitions: [1-9]\d* of 3309 points queried other partitions/,
+	'PostGIS points near the boundary were sent to the other shard');
+
 # All-kNN over shards split by x, and over the same rows split by a hash
 # of id (inserted through the coordinator): equal to one table's; the
 # spatial split sends few points to other shards, the hash split nearly all
