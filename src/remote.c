@@ -26,11 +26,10 @@
  * partitions on one server share its connection and so take turns.  Query
  * points made here (a query table's rows, All-kNN's cross-leaf queries) go
  * as one array parameter, in binary for point and float8[] and as hex EWKB
- * text for PostGIS points, every coordinate's bits kept either way, and
- * results come back in binary (the
- * types' send formats: float8 bit for bit, points read with their type's
- * receive function, arrays walked in place), so neither side prints or
- * parses numbers.
+ * text for PostGIS points, every coordinate's bits kept either way.
+ * Results come back in binary (the types' send formats: float8 bit for
+ * bit, points read with their type's receive function, arrays walked in
+ * place), so neither side prints or parses a number in decimal.
  */
 #include "postgres.h"
 
@@ -209,11 +208,10 @@ append_hex_le(StringInfo buf, uint64 v, int bytes)
 /*
  * Add nq PostGIS points, given by their full coordinates, to params as the
  * text of an array of src's column type (its elements separated by the
- * type's delimiter), each point in hex EWKB (the form
- * PostGIS reads back bit for bit): x and y, and z and m where the source's
- * points have them, for geometry; longitude and latitude (the extra
- * coordinates) for geography; with the source's SRID.  Returns how the
- * call names it.
+ * type's delimiter), each point in hex EWKB, which PostGIS reads back bit
+ * for bit: x and y, and z and m where the source's points have them, for
+ * geometry; longitude and latitude (the extra coordinates) for geography;
+ * with the source's SRID.  Returns how the call names it.
  */
 static char *
 remote_postgis_points(KdParams *params, const KdSource *src,

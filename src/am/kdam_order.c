@@ -19,9 +19,10 @@
  *
  * Which of these a scan computes is chosen once, when it begins, by the
  * index's point type (kdam_order_metric).  Subtree bounds come from squared
- * distances to split planes and stored boxes, per key.  A row outside the tree is bounded by its box
- * (KDAM_OUT_BOX), valued exactly (KDAM_OUT_EXACT), or bounded by -inf
- * (anything else), and rechecked unless exact.
+ * distances to split planes and stored boxes, per key.  A row outside the
+ * tree is bounded by its box (KDAM_OUT_BOX, PostGIS values only), valued
+ * exactly (KDAM_OUT_EXACT), or bounded by -inf (anything else), and
+ * rechecked unless exact.
  */
 #include "postgres.h"
 
