@@ -547,7 +547,8 @@ build_sorted_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
 								   VARSIZE_ANY_EXHDR(DatumGetPointer(item)) - 1);
 				continue;
 			}
-			keys[have] = (uint64) DatumGetInt64(slot_getattr(bs->getslot, 1, &isnull)) ^
+			keys[have] = (uint64) DatumGetInt64(slot_getattr(bs->getslot, 1,
+															 &isnull)) ^
 				((uint64) 1 << 63);
 			memcpy(refs + have, rec, sizeof(uint64));
 			memcpy(coords + have * bs->dim, rec + 8, sizeof(double) * bs->dim);
