@@ -49,7 +49,7 @@
  * one built over broken HOT chains (indcheckxmin) by a transaction the
  * snapshot cannot see yet.
  */
-static bool
+bool
 kdg_index_fits(Relation index, const KdSource *src)
 {
 	KdPointType type;

@@ -25,6 +25,7 @@
 #include "access/tupdesc.h"
 #include "nodes/pg_list.h"
 #include "storage/itemptr.h"
+#include "utils/relcache.h"
 #include "utils/tuplestore.h"
 
 #include "engine/kdtree.h"
@@ -363,10 +364,15 @@ extern void kdg_check_status(KdStatus status, const KdError *err,
 extern KdTree *kdg_tree_new(void);
 extern KdRangeResult *kdg_range_result_new(void);
 
+/* index_knn.c */
+extern KdAnswer *kdg_index_knn(const KdTable *t, Datum query, Oid qtype,
+							   int qdim, int k, Oid fn);
+
 /* orderby_hook.c */
 extern void kdg_orderby_hook_install(void);
 
 /* index_tree.c */
+extern bool kdg_index_fits(Relation index, const KdSource *src);
 extern KdTree *kdg_index_tree(const KdSource *src, int64 work);
 extern KdTree *kdg_index_device_tree(const KdSource *src, bool with_refs);
 extern KdTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
@@ -375,6 +381,7 @@ extern KdTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
 extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
 extern KdTree *kdg_source_tree(const KdSource *src, int64 work, bool with_refs);
 extern KdAnswer *kdg_empty_answer(int64 nq);
+extern void kdg_sort_hits(KdHit *hits, int64 n);
 extern KdAnswer *kdg_search_knn(const KdSource *src, const KdTree *tree,
 							   const double *queries, int64 nq, int k);
 extern KdAnswer *kdg_search_all_knn(const KdSource *src, const KdTree *tree,

@@ -6,7 +6,9 @@
  * Each call reads the table's visible points (of every leaf of a
  * partitioned table), searches a kdgpu index's tree or one built for this
  * call, and answers through the exact search of search.c, merged over the
- * leaves by table_search.c.  The array form numbers its queries by array
+ * leaves by table_search.c; kd_knn of one point on a plain table runs an
+ * ordered scan of a kdgpu index instead where that is its answer
+ * (index_knn.c).  The array form numbers its queries by array
  * position (query_ord, from 1); the table form identifies each query row as
  * it identifies neighbours: by ctid (query_ctid), partition and ctid
  * (query_rel, query_ctid), or key (query_key).
@@ -31,6 +33,7 @@ kdg_knn_rows(FunctionCallInfo fcinfo)
 	int			qdim;
 	int			k;
 	Oid			qtype;
+	KdAnswer   *ans;
 
 	kdg_args(fcinfo, &args, t);
 	qtype = args.argtypes[args.next];
@@ -38,9 +41,15 @@ kdg_knn_rows(FunctionCallInfo fcinfo)
 	k = PG_GETARG_INT32(args.next + 1);
 	kdg_check_k(k);
 	qdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next), query, "query", &qinfo);
-	kdg_table_read(t);
-	kdg_query_check(qdim, &qinfo, t->head.dim, "query", &t->head);
-	return kdg_rows_pairs(t, kdg_table_knn(t, query, 1, k), KD_KEY_NONE, NULL);
+	ans = kdg_index_knn(t, PG_GETARG_DATUM(args.next), qtype, qdim, k,
+						fcinfo->flinfo->fn_oid);
+	if (ans == NULL)
+	{
+		kdg_table_read(t);
+		kdg_query_check(qdim, &qinfo, t->head.dim, "query", &t->head);
+		ans = kdg_table_knn(t, query, 1, k);
+	}
+	return kdg_rows_pairs(t, ans, KD_KEY_NONE, NULL);
 }
 
 /*

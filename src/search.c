@@ -101,7 +101,7 @@ kdg_hit_cmp(const void *a, const void *b)
 }
 
 /* Sort hits by (distance, ref): insertion sort for the usual short runs. */
-static void
+void
 kdg_sort_hits(KdHit *hits, int64 n)
 {
 	if (n > 32)
