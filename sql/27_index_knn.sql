@@ -46,14 +46,29 @@ SELECT last_run FROM kd_status();
 -- the table is read
 SELECT count(*) FROM kd_knn('ik', 'p', point(10.5, 10.5), 1);
 SELECT last_run !~ 'ordered scan' AS read_the_table FROM kd_status();
--- a key column: the table is read
+-- a key column that may hold NULLs or repeats: the table is read, so that
+-- they are refused
 SELECT count(*) FROM kd_knn('ik', 'p', point(10, 10), 5, 'id');
 SELECT last_run !~ 'ordered scan' AS read_the_table FROM kd_status();
+-- a primary key: the index, ties ranked by key (the keys made to run
+-- against the ctid order first)
+UPDATE ik SET id = -id;
+ALTER TABLE ik ADD PRIMARY KEY (id);
+SELECT k, count(*) FILTER (WHERE
+    ARRAY(SELECT (nn_key, distance, rank)::text FROM kd_knn('ik', 'p', q, k, 'id') ORDER BY rank)
+    IS DISTINCT FROM
+    ARRAY(SELECT (id, d, row_number() OVER (ORDER BY d, id))::text
+            FROM (SELECT id, p <-> q AS d FROM ik WHERE p IS NOT NULL
+                   ORDER BY p <-> q, id LIMIT k) s ORDER BY d, id)) AS key_differing
+FROM ikq, (VALUES (1), (5), (20), (21), (500)) ks(k)
+GROUP BY k ORDER BY k;
+SELECT count(*) FROM kd_knn('ik', 'p', point(10, 10), 5, 'id');
+SELECT last_run FROM kd_status();
 -- a row the function refuses, in the index's outside pages: the table is
 -- read, and the row is named as before
-INSERT INTO ik VALUES (-1, point('NaN', 0), NULL);
+INSERT INTO ik VALUES (99999, point('NaN', 0), NULL);
 SELECT count(*) FROM kd_knn('ik', 'p', point(10, 10), 5);
-DELETE FROM ik WHERE id = -1;
+DELETE FROM ik WHERE id = 99999;
 -- a query point of another dimension: the table is read, with its error
 SELECT count(*) FROM kd_knn('ik', 'v', ARRAY[1, 2]::float8[], 5);
 

@@ -23,11 +23,14 @@
  * then ranked by (distance, ctid) here, whatever order ties came in; the
  * distances are the operator's own, as the function's are.
  *
- * Only the plain form is served so (a plain table or materialized view, a
- * point or float8[] column, rows identified by ctid), for a caller with
- * SELECT on the whole table (ctid is not the point column), without
- * row-level security, and not when kdgpu.device = 'gpu' asks for the GPU;
- * everything else reads the table as before.
+ * The key form is served the same way, ties ranked by key, when the key
+ * column is NOT NULL with an immediate unique index on it alone, so that
+ * no key the snapshot sees is NULL or repeated (which the function must
+ * refuse).  Served so are: a plain table or materialized view, a point or
+ * float8[] column, rows identified by ctid or by such a key, a caller with
+ * SELECT on the whole table (ctid is not a column it may have been granted),
+ * no row-level security, and kdgpu.device other than 'gpu' (which asks for
+ * the GPU); everything else reads the table as before.
  */
 #include "postgres.h"
 
@@ -87,6 +90,37 @@ index_of_points(const KdSource *src, int dim)
 }
 
 /*
+ * Whether src's key column can hold no NULL and no value twice among the
+ * rows a snapshot sees, as the function requires of it: NOT NULL, with an
+ * immediate unique index on it alone.
+ */
+static bool
+key_is_unique(const KdSource *src)
+{
+	Relation	heap = table_open(src->relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(heap);
+	ListCell   *lc;
+	bool		unique = false;
+
+	if (TupleDescAttr(RelationGetDescr(heap), src->keyattnum - 1)->attnotnull)
+		foreach(lc, indexes)
+		{
+			Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+			Form_pg_index form = index->rd_index;
+
+			unique = form->indisunique && form->indimmediate && form->indisvalid &&
+				form->indnatts == 1 && form->indkey.values[0] == src->keyattnum &&
+				RelationGetIndexPredicate(index) == NIL;
+			index_close(index, NoLock);
+			if (unique)
+				break;
+		}
+	table_close(heap, NoLock);
+	list_free(indexes);
+	return unique;
+}
+
+/*
  * kd_knn's answer for the query point query (of type qtype, qdim
  * coordinates) through an ordered scan of a kdgpu index, when the file's
  * header says it is the function's answer; NULL otherwise.  fn is the
@@ -107,12 +141,13 @@ kdg_index_knn(const KdTable *t, Datum query, Oid qtype, int qdim, int k,
 	int			ret;
 	int64		n;
 
-	if (t->partitioned || t->ident != KD_IDENT_CTID ||
+	if (t->partitioned || t->ident == KD_IDENT_PART ||
+		(t->ident == KD_IDENT_KEY && !key_is_unique(src)) ||
 		(relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW) ||
 		(src->type != KD_TYPE_POINT && src->type != KD_TYPE_ARRAY) ||
 		kdgpu_device == KD_DEVICE_GPU ||
 		check_enable_rls(src->relid, InvalidOid, false) == RLS_ENABLED ||
-		/* ctid needs SELECT on the table, where the function needs the column */
+		/* ctid needs SELECT on the table, where the function needs columns */
 		pg_class_aclcheck(src->relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK ||
 		(index = index_of_points(src, qdim)) == NULL)
 		return NULL;
@@ -121,7 +156,8 @@ kdg_index_knn(const KdTable *t, Datum query, Oid qtype, int qdim, int k,
 		get_namespace_name(get_func_namespace(fn));
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
-					 "SELECT ctid, %s OPERATOR(%s.<->) $1 FROM %s WHERE %s IS NOT NULL ORDER BY 2 LIMIT %d",
+					 "SELECT %s, %s OPERATOR(%s.<->) $1 FROM %s WHERE %s IS NOT NULL ORDER BY 2 LIMIT %d",
+					 t->ident == KD_IDENT_KEY ? quote_identifier(src->keyname) : "ctid",
 					 quote_identifier(src->colname), quote_identifier(opschema),
 					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(src->relid)),
 												get_rel_name(src->relid)),
@@ -138,12 +174,13 @@ kdg_index_knn(const KdTable *t, Datum query, Oid qtype, int qdim, int k,
 		HeapTuple	row = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull[2];
-		Datum		tid = SPI_getbinval(row, desc, 1, &isnull[0]);
+		Datum		id = SPI_getbinval(row, desc, 1, &isnull[0]);
 		Datum		dist = SPI_getbinval(row, desc, 2, &isnull[1]);
 
 		if (isnull[0] || isnull[1])
 			elog(ERROR, "kdgpu: the index scan for kd_knn returned a NULL");
-		hits[i].ref = kdg_tid_to_ref((ItemPointer) DatumGetPointer(tid));
+		hits[i].ref = t->ident == KD_IDENT_KEY ? kdg_key_to_ref(src->keytype, id) :
+			kdg_tid_to_ref((ItemPointer) DatumGetPointer(id));
 		hits[i].dist = DatumGetFloat8(dist);
 	}
 	n = (int64) SPI_processed;
