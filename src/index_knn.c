@@ -141,14 +141,15 @@ kdg_index_knn(const KdTable *t, Datum query, Oid qtype, int qdim, int k,
 	int			ret;
 	int64		n;
 
+	/* the cheap tests first; the last two open the table's indexes */
 	if (t->partitioned || t->ident == KD_IDENT_PART ||
-		(t->ident == KD_IDENT_KEY && !key_is_unique(src)) ||
 		(relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW) ||
 		(src->type != KD_TYPE_POINT && src->type != KD_TYPE_ARRAY) ||
 		kdgpu_device == KD_DEVICE_GPU ||
 		check_enable_rls(src->relid, InvalidOid, false) == RLS_ENABLED ||
 		/* ctid needs SELECT on the table, where the function needs columns */
 		pg_class_aclcheck(src->relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK ||
+		(t->ident == KD_IDENT_KEY && !key_is_unique(src)) ||
 		(index = index_of_points(src, qdim)) == NULL)
 		return NULL;
 

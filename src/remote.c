@@ -192,6 +192,20 @@ kdg_remote_param(KdParams *params, Datum value, Oid type)
 	return psprintf("$%d::%s", params->n, format_type_be_qualified(type));
 }
 
+/*
+ * Error unless nq query points of bytes each fit one parameter of a remote
+ * call.
+ */
+static void
+check_points_size(int64 nq, Size bytes)
+{
+	if ((Size) nq * bytes >= MaxAllocSize - 64)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many query points for one call of a foreign partition: %lld",
+						(long long) nq)));
+}
+
 /* Append v's bytes, little end first, as hex digits. */
 static void
 append_hex_le(StringInfo buf, uint64 v, int bytes)
@@ -238,11 +252,8 @@ remote_postgis_points(KdParams *params, const KdSource *src,
 
 	get_type_io_data(type, IOFunc_input, &typlen, &typbyval, &typalign,
 					 &delim, &typioparam, &typinput);
-	if ((Size) (2 * (9 + 8 * ncoords) + 1) * nq >= MaxAllocSize - 64)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("too many query points for one call of a foreign partition: %lld",
-						(long long) nq)));
+	/* hex digits of the byte order, type, SRID and coordinates; a delimiter */
+	check_points_size(nq, 2 * (9 + 8 * ncoords) + 1);
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '{');
 	for (int64 i = 0; i < nq; i++)
@@ -290,11 +301,7 @@ kdg_remote_points(KdParams *params, const KdSource *src, const double *coords,
 		elog(ERROR, "too many parameters for a remote call");
 	if (kdg_type_is_postgis(src->type))
 		return remote_postgis_points(params, src, coords, nq);
-	if ((point ? 20 : 12 * src->dim) * nq >= MaxAllocSize - 64)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("too many query points for one call of a foreign partition: %lld",
-						(long long) nq)));
+	check_points_size(nq, point ? 20 : 12 * src->dim);
 	/* array_send's format: ndim, flags, element type, dimensions, elements */
 	initStringInfo(&buf);
 	pq_sendint32(&buf, nq == 0 ? 0 : point ? 1 : 2);

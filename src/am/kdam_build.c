@@ -152,6 +152,13 @@ sort_key(uint64 key)
 	return (int64) (key ^ ((uint64) 1 << 63));
 }
 
+/* The curve key of a sort key (sort_key's inverse). */
+static inline uint64
+curve_key(int64 key)
+{
+	return (uint64) key ^ ((uint64) 1 << 63);
+}
+
 /*
  * Put a row's record into the sort: its key (the largest for rows not on
  * the curve) and an item of its tag and record.
@@ -547,9 +554,8 @@ build_sorted_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
 								   VARSIZE_ANY_EXHDR(DatumGetPointer(item)) - 1);
 				continue;
 			}
-			keys[have] = (uint64) DatumGetInt64(slot_getattr(bs->getslot, 1,
-															 &isnull)) ^
-				((uint64) 1 << 63);
+			keys[have] = curve_key(DatumGetInt64(slot_getattr(bs->getslot, 1,
+															  &isnull)));
 			memcpy(refs + have, rec, sizeof(uint64));
 			memcpy(coords + have * bs->dim, rec + 8, sizeof(double) * bs->dim);
 			memcpy(payload + have * bs->words, rec + 8 + sizeof(double) * bs->dim,
