@@ -44,7 +44,7 @@ PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 SHLIB_LINK = -ldl -pthread
 # libpq, for foreign partitions answering through postgres_fdw (src/remote.c)
 SHLIB_LINK_INTERNAL = $(libpq)
-EXTRA_CLEAN = engine-test engine-bench-bin bench/cpu-knn-lib.so cukd-compare-bin geo-test $(CUDA_SO) cuda/*.o test-bin
+EXTRA_CLEAN = engine-test engine-bench-bin split-bench-bin bench/cpu-knn-lib.so cukd-compare-bin geo-test $(CUDA_SO) cuda/*.o test-bin
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -83,6 +83,10 @@ engine-test: $(ENGINE_SRCS) $(ENGINE_TEST_SRCS) $(ENGINE_HDRS) test/engine/*.h
 
 engine-bench-bin: $(ENGINE_SRCS) bench/engine_bench.c $(ENGINE_HDRS) test/engine/*.h
 	$(CC) $(ENGINE_CFLAGS) -O3 -march=x86-64-v2 -Wall -Isrc/engine -Itest/engine -o $@ bench/engine_bench.c test/engine/datagen.c $(ENGINE_SRCS) -ldl -lm
+
+# one tree over every GPU of the host against one GPU (bench/README.md)
+split-bench-bin: $(ENGINE_SRCS) bench/split_bench.c $(ENGINE_HDRS) test/engine/*.h
+	$(CC) $(ENGINE_CFLAGS) -O3 -march=x86-64-v2 -Wall -Isrc/engine -Itest/engine -o $@ bench/split_bench.c test/engine/datagen.c $(ENGINE_SRCS) -ldl -lm
 
 # the engine beside scipy's cKDTree per core, with the extension's own
 # optimisation flags (bench/README.md; needs python3-scipy)
@@ -212,6 +216,25 @@ fault-check: test-bin/fault-test test-bin/fake_cuda.so
 	exit $$rc
 
 .PHONY: fault-check
+
+# ---- one tree split over several devices (test/split) ------------------------
+# split_test checks a split copy's answers against brute force and a build
+# over several devices against the CPU's; here on emulated devices, on a GPU
+# host with KDGPU_CUDA_LIB=cuda/kdgpu_cuda.so test-bin/split-test
+test-bin/split-test: test/split/split_test.c test/engine/datagen.c test/engine/oracle.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+	@mkdir -p test-bin
+	$(CC) $(ENGINE_CFLAGS) -g -Wall -Isrc/engine -Itest/engine -o $@ \
+		test/split/split_test.c test/engine/datagen.c test/engine/oracle.c $(ENGINE_SRCS) -ldl -lm
+
+split-check: test-bin/split-test test-bin/emulated_cuda.so
+	@rc=0; \
+	for d in 2 3; do \
+		echo "== $$d emulated devices"; \
+		KDGPU_FAKE_DEVICES=$$d KDGPU_CUDA_LIB=$(CURDIR)/test-bin/emulated_cuda.so test-bin/split-test || rc=1; \
+	done; \
+	exit $$rc
+
+.PHONY: split-check
 
 # ---- load soak (test/soak/README.md) -----------------------------------------
 SOAK_SECONDS ?= 75

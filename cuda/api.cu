@@ -138,11 +138,12 @@ kdc_cuda_error(KdError *err, cudaError_t e, const char *what)
 }
 
 /*
- * The device new trees go to and probe() describes: 0 unless
- * select_device() chose another (the GPU service places trees on every
- * device of the host).
+ * The device new trees go to and probe() describes, for the calling
+ * thread: 0 unless select_device() chose another (the GPU service places
+ * trees on every device of the host, and a split copy drives each device
+ * from a thread of its own).
  */
-int			kdc_device = 0;
+thread_local int kdc_device = 0;
 
 /* Make device current; KD_ERR_GPU_UNAVAILABLE if there is none. */
 KdStatus
@@ -532,8 +533,9 @@ kdc_probe(KdGpuInfo *info, KdError *err)
 }
 
 /*
- * Make device the one new trees go to and probe() describes.  Calls on a
- * tree run on the tree's own device whatever this says.
+ * Make device the one the calling thread's new trees go to and its probe()
+ * describes.  Calls on a tree run on the tree's own device whatever this
+ * says.
  */
 static KdStatus
 kdc_select_device(int device, KdError *err)

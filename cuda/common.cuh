@@ -67,7 +67,7 @@ typedef struct KdcAllocs
 
 /* api.cu: errors, memory, pacing, query ordering */
 extern KdStatus kdc_cuda_error(KdError *err, cudaError_t e, const char *what);
-extern int	kdc_device;
+extern thread_local int kdc_device;
 extern KdStatus kdc_begin(int device, KdError *err);
 extern KdStatus kdc_alloc(KdcAllocs *a, void **ptr, size_t bytes,
 						  const char *what, KdError *err);

@@ -10,7 +10,7 @@
  * cudaMemcpy goes through the driver's single staging buffer on one thread.
  * Instead up to KDC_COPY_THREADS host threads (exec->threads) each own a
  * small pinned staging buffer and a non-blocking stream, both made once per
- * process (and freed at exit), and take every nthreads-th piece of the copy: a thread moves a
+ * device of the process (and freed at exit), and take every nthreads-th piece of the copy: a thread moves a
  * piece between its buffer and the device while the other threads move
  * theirs between their buffers and the caller's memory, so the link and
  * the host's memory bandwidth are both kept busy, and page faults on fresh
@@ -32,6 +32,8 @@
 /* Threads that copy results out, at most, and each one's pinned buffer. */
 #define KDC_COPY_THREADS 16
 #define KDC_STAGE_BYTES ((size_t) 4 << 20)
+/* devices with stages of their own, at most (others share the last set) */
+#define KDC_STAGE_DEVICES 16
 
 /* A copy thread's pinned buffer and stream, made on first use. */
 typedef struct KdcStage
@@ -40,29 +42,45 @@ typedef struct KdcStage
 	cudaStream_t stream;
 } KdcStage;
 
-static KdcStage kdc_stages[KDC_COPY_THREADS];
+/*
+ * Per device: one caller thread drives a device at a time (kd_gpu_abi.h),
+ * so callers on different devices never share a buffer.
+ */
+static KdcStage kdc_stages[KDC_STAGE_DEVICES][KDC_COPY_THREADS];
 static std::mutex kdc_stage_lock;
 
 /* Free every stage (at exit, before the CUDA runtime's own teardown). */
 static void
 stages_close(void)
 {
-	for (int t = 0; t < KDC_COPY_THREADS; t++)
-		if (kdc_stages[t].host != NULL)
-		{
-			cudaFreeHost(kdc_stages[t].host);
-			cudaStreamDestroy(kdc_stages[t].stream);
-			kdc_stages[t].host = NULL;
-		}
+	for (int d = 0; d < KDC_STAGE_DEVICES; d++)
+		for (int t = 0; t < KDC_COPY_THREADS; t++)
+			if (kdc_stages[d][t].host != NULL)
+			{
+				cudaSetDevice(d);
+				cudaFreeHost(kdc_stages[d][t].host);
+				cudaStreamDestroy(kdc_stages[d][t].stream);
+				kdc_stages[d][t].host = NULL;
+			}
 }
 
-/* Make stage t's buffer and stream if they are not there yet. */
+/* The stages of device d. */
+static KdcStage *
+device_stages(int d)
+{
+	return kdc_stages[d < KDC_STAGE_DEVICES ? d : KDC_STAGE_DEVICES - 1];
+}
+
+/*
+ * Make stage t of the current device (d) if it is not there yet: its
+ * stream belongs to that device.
+ */
 static cudaError_t
-stage_open(int t)
+stage_open(int d, int t)
 {
 	static bool registered = false;
 	std::lock_guard<std::mutex> guard(kdc_stage_lock);
-	KdcStage   *s = &kdc_stages[t];
+	KdcStage   *s = &device_stages(d)[t];
 	cudaError_t e;
 
 	if (s->host != NULL)
@@ -101,10 +119,10 @@ run_pieces(int nthreads, int64_t npieces, Piece piece)
 	{
 		cudaError_t e;
 
-		if ((e = cudaSetDevice(device)) != cudaSuccess || (e = stage_open(t)) != cudaSuccess)
+		if ((e = cudaSetDevice(device)) != cudaSuccess || (e = stage_open(device, t)) != cudaSuccess)
 			return e;
 		for (int64_t p = t; p < npieces; p += nt)
-			if ((e = piece(&kdc_stages[t], p)) != cudaSuccess)
+			if ((e = piece(&device_stages(device)[t], p)) != cudaSuccess)
 				return e;
 		return cudaSuccess;
 	};

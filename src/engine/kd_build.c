@@ -29,6 +29,7 @@ typedef struct BuildCtx
 	int64_t		ntasks;
 	KdExec	   *exec;			/* polled for interrupts by build_top */
 	bool		canceled;		/* build_top saw an interrupt */
+	bool		owned;			/* tree was allocated by build_begin */
 } BuildCtx;
 
 /*
@@ -285,6 +286,62 @@ build_tasks(void *arg, int64_t first, int64_t last)
 }
 
 /*
+ * Check the points, allocate tree (unless the caller did: !alloc) and c's
+ * scratch copy of the points, and build the levels above task_level,
+ * recording the subtrees below as tasks.  c's arrays are freed by
+ * build_end, whatever happened.
+ */
+static KdStatus
+build_begin(BuildCtx *c, const double *points, const uint64_t *refs,
+			int64_t n, int dim, int task_level, KdTree *tree, bool alloc,
+			KdExec *exec, KdError *err)
+{
+	KdStatus	st;
+
+	memset(c, 0, sizeof(*c));
+	st = kd_check_points(points, n, dim, err);
+	if (st == KD_OK && alloc)
+		st = kd_tree_alloc(tree, n, dim, err);
+	if (st != KD_OK)
+		return st;
+	c->dim = dim;
+	c->tree = tree;
+	c->owned = alloc;
+	c->exec = exec;
+	c->pts = malloc(sizeof(double) * (size_t) (n * dim) + 1);
+	c->refs = malloc(sizeof(uint64_t) * (size_t) n + 1);
+	c->task_node = malloc(sizeof(int64_t) << task_level);
+	c->task_begin = malloc(sizeof(int64_t) << task_level);
+	if (!c->pts || !c->refs || !c->task_node || !c->task_begin)
+		return kd_set_error(err, KD_ERR_NOMEM, -1,
+							"out of memory building a tree of %lld points",
+							(long long) n);
+	memcpy(c->pts, points, sizeof(double) * (size_t) (n * dim));
+	memcpy(c->refs, refs, sizeof(uint64_t) * (size_t) n);
+	build_top(c, 0, 0, n, 0, task_level);
+	if (c->canceled || kd_interrupted(exec))
+		return kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
+	return KD_OK;
+}
+
+/*
+ * Free c's arrays, and the tree if build_begin allocated it and the build
+ * failed (st).
+ */
+static void
+build_end(BuildCtx *c, KdStatus st)
+{
+	free(c->pts);
+	free(c->refs);
+	free(c->task_node);
+	free(c->task_begin);
+	if (st != KD_OK && c->tree && c->owned)
+		kd_tree_free(c->tree);
+	else if (st == KD_OK && c->tree)
+		c->tree->ref_order = true;
+}
+
+/*
  * Build a tree over n points (n * dim, input order) with their refs on the
  * CPU.  tree is allocated here; free it with kd_tree_free.
  */
@@ -296,12 +353,6 @@ kd_build_cpu(const double *points, const uint64_t *refs, int64_t n, int dim,
 	int			task_level = 0;
 	KdStatus	st;
 
-	st = kd_check_points(points, n, dim, err);
-	if (st == KD_OK)
-		st = kd_tree_alloc(tree, n, dim, err);
-	if (st != KD_OK)
-		return st;
-
 	/*
 	 * Subtrees small enough to poll between, and enough of them for the
 	 * threads to balance, each of useful size.
@@ -312,36 +363,45 @@ kd_build_cpu(const double *points, const uint64_t *refs, int64_t n, int dim,
 			(n >> task_level) > 4096))
 		task_level++;
 
-	memset(&c, 0, sizeof(c));
-	c.dim = dim;
-	c.tree = tree;
-	c.exec = exec;
-	c.pts = malloc(sizeof(double) * (size_t) (n * dim) + 1);
-	c.refs = malloc(sizeof(uint64_t) * (size_t) n + 1);
-	c.task_node = malloc(sizeof(int64_t) << task_level);
-	c.task_begin = malloc(sizeof(int64_t) << task_level);
-	if (!c.pts || !c.refs || !c.task_node || !c.task_begin)
-		st = kd_set_error(err, KD_ERR_NOMEM, -1,
-						  "out of memory building a tree of %lld points",
-						  (long long) n);
-	else
+	st = build_begin(&c, points, refs, n, dim, task_level, tree, true, exec, err);
+	if (st == KD_OK)
+		st = kd_parallel_for(exec, c.ntasks, 1, build_tasks, &c, err);
+	build_end(&c, st);
+	return st;
+}
+
+/*
+ * The top `levels` levels of a tree over n points, built on the CPU into
+ * tree (allocated by the caller, kd_tree_alloc), and the points of the 2^levels subtrees below
+ * them, left to right: subtree i's kd_subtree_size points (and refs) start
+ * at sub_begin[i] of *pts and *prefs, which the caller frees.  The caller
+ * builds the subtrees (kd_split_build) and puts them in place; every
+ * subtree must be non-empty (n >= 2^(levels + 1) - 1).
+ */
+KdStatus
+kd_build_top(const double *points, const uint64_t *refs, int64_t n, int dim,
+			 int levels, KdTree *tree, double **pts, uint64_t **prefs,
+			 int64_t *sub_begin, KdExec *exec, KdError *err)
+{
+	BuildCtx	c;
+	KdStatus	st;
+
+	*pts = NULL;
+	*prefs = NULL;
+	if (n < ((int64_t) 2 << levels) - 1)
+		return kd_set_error(err, KD_ERR_ARG, -1,
+							"%lld points are too few for %d top levels",
+							(long long) n, levels);
+	st = build_begin(&c, points, refs, n, dim, levels, tree, false, exec, err);
+	if (st == KD_OK)
 	{
-		memcpy(c.pts, points, sizeof(double) * (size_t) (n * dim));
-		memcpy(c.refs, refs, sizeof(uint64_t) * (size_t) n);
-		build_top(&c, 0, 0, n, 0, task_level);
-		if (c.canceled || kd_interrupted(exec))
-			st = kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
-		else
-			st = kd_parallel_for(exec, c.ntasks, 1, build_tasks, &c, err);
+		memcpy(sub_begin, c.task_begin, sizeof(int64_t) * (size_t) c.ntasks);
+		*pts = c.pts;
+		*prefs = c.refs;
+		c.pts = NULL;
+		c.refs = NULL;
 	}
-	free(c.pts);
-	free(c.refs);
-	free(c.task_node);
-	free(c.task_begin);
-	if (st != KD_OK)
-		kd_tree_free(tree);
-	else
-		tree->ref_order = true;
+	build_end(&c, st);
 	return st;
 }
 

@@ -26,7 +26,7 @@ extern "C"
 {
 #endif
 
-#define KDGPU_CUDA_ABI_VERSION 3
+#define KDGPU_CUDA_ABI_VERSION 4
 
 typedef struct KdCudaApi
 {
@@ -40,10 +40,12 @@ typedef struct KdCudaApi
 	KdStatus	(*probe) (KdGpuInfo *info, KdError *err);
 
 	/*
-	 * Select the device that uploads and builds place trees on and probe
-	 * describes; a call on a tree runs on the tree's device.  Process-wide:
-	 * for a single-threaded caller (the GPU service places trees on every
-	 * device of the host this way).
+	 * Select the device that the calling thread's uploads and builds place
+	 * trees on and its probe describes; a call on a tree runs on the tree's
+	 * device.  Per thread: the GPU service places trees on every device of
+	 * the host this way, and a split copy (kd_split.c) drives each device
+	 * from a thread of its own.  Calls may come from several threads at
+	 * once as long as no two of them use the same device at the same time.
 	 */
 	KdStatus	(*select_device) (int device, KdError *err);
 

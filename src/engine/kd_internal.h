@@ -51,6 +51,12 @@ kd_within_radius(double d2, double r2max, double r)
 /* kd_parallel.c */
 extern bool kd_interrupted(KdExec *exec);
 
+/* kd_build.c */
+extern KdStatus kd_build_top(const double *points, const uint64_t *refs,
+							 int64_t n, int dim, int levels, KdTree *tree,
+							 double **pts, uint64_t **prefs,
+							 int64_t *sub_begin, KdExec *exec, KdError *err);
+
 /* kd_order.c */
 extern int64_t *kd_query_order(const KdTree *tree, const double *queries,
 							   int64_t nq, KdError *err, KdStatus *st);

@@ -269,6 +269,39 @@ extern KdStatus kd_gpu_box(const KdGpuTree *gtree, const double *lows,
 						   const KdExec *exec, KdError *err);
 
 /*
+ * kd_split.c: one tree's device copy split across several devices (a tree
+ * larger than one device's share), searched on all of them at once with
+ * answers identical to the whole tree's; and a build that uses several
+ * devices into a tree the caller allocated (kd_tree_alloc), as the GPU
+ * object's build does.  ndevices counts devices 0 .. ndevices - 1 of the
+ * GPU object, which must be usable (kd_gpu_available).  Refs must be
+ * unique.
+ */
+typedef struct KdSplitCopy KdSplitCopy;
+extern KdStatus kd_split_upload(const KdTree *tree, int ndevices,
+								KdSplitCopy **out, KdExec *exec,
+								KdError *err);
+extern void kd_split_release(KdSplitCopy *split);
+extern int64_t kd_split_device_bytes(const KdSplitCopy *split, int device);
+extern KdStatus kd_split_knn(const KdSplitCopy *split, const double *queries,
+							 int64_t nq, int k, KdNeighbor *out,
+							 int32_t *count, KdExec *exec, KdError *err);
+extern KdStatus kd_split_all_knn(const KdSplitCopy *split, int k,
+								 bool include_self, KdNeighbor *out,
+								 int32_t *count, KdExec *exec, KdError *err);
+extern KdStatus kd_split_radius(const KdSplitCopy *split,
+								const double *centers, int64_t nq,
+								const double *radii, int64_t nradii,
+								KdRangeResult *res, KdExec *exec,
+								KdError *err);
+extern KdStatus kd_split_box(const KdSplitCopy *split, const double *lows,
+							 const double *highs, int64_t nq,
+							 KdRangeResult *res, KdExec *exec, KdError *err);
+extern KdStatus kd_split_build(const double *points, const uint64_t *refs,
+							   int64_t n, int dim, int ndevices, KdTree *tree,
+							   KdExec *exec, KdError *err);
+
+/*
  * kd_parallel.c: fn over [0, nitems) in chunks, on exec->threads threads
  * (the caller's included); KD_ERR_CANCELED when the interrupt callback asks
  * to stop.  fn runs on other threads: it must not call into PostgreSQL

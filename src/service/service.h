@@ -25,7 +25,12 @@
  * the same index replaces it), is dropped, kd_unload, or eviction, least recently used
  * first, under the service's kdgpu.gpu_memory_limit (per device).  A new
  * copy goes to the device whose copies take the least memory, so the trees
- * of several indexes spread over every GPU of the host.  The service also keeps
+ * of several indexes spread over every GPU of the host.  A named tree
+ * larger than one device's share (the limit, or the least free memory of a
+ * device when there is none) is split over every device (kd_split.c) when
+ * there are several: its parts are searched at once, one thread per
+ * device.  A build of KDG_SPLIT_BUILD_MIN points or more uses every device
+ * too.  The service also keeps
  * the rows of a ranked tree's copy (its TIDs in rank order) and its
  * references (ranks in node order), in its own memory, so that a backend
  * whose call reads exactly those rows can search the copy without reading
@@ -49,6 +54,9 @@
 
 /* devices the service uses, at most */
 #define KDG_MAX_DEVICES 16
+
+/* points of a build above which the service builds on every device */
+#define KDG_SPLIT_BUILD_MIN ((int64) 1 << 24)
 
 /* queries of a kNN call served before the service turns to other calls */
 #define KDG_SLICE_QUERIES (1 << 20)
@@ -92,10 +100,11 @@ typedef struct KdgResident
 	uint64		key[4];			/* the tree's name (shared) */
 	uint64		version;		/* changes whenever the entry is reused */
 	int			owner_pid;		/* unnamed: the backend that owns it */
-	int			device;
+	int			device;			/* -1: split over every device */
 	int64		n;
 	int			dim;
 	int64		bytes;
+	int64		device_bytes[KDG_MAX_DEVICES];	/* of bytes, on each device */
 	int64		hits;			/* calls that used it */
 	TimestampTz loaded_at;
 	TimestampTz last_use;

@@ -48,6 +48,8 @@ bool		kdg_am_service = false;	/* this process is the service */
 static bool gpu_ready;			/* the GPU object is open, with a device */
 static dsm_segment **segs;		/* per slot: the call's segment, attached */
 static KdGpuTree *copies[KDG_RESIDENT_MAX]; /* per entry: the device copy */
+static KdSplitCopy *splits[KDG_RESIDENT_MAX];	/* or the copy split over
+												 * every device */
 static uint64 *rows[KDG_RESIDENT_MAX];	/* per entry: its rows (TIDs in rank
 										 * order), or NULL */
 static uint64 *ranks[KDG_RESIDENT_MAX]; /* and its references (ranks in node
@@ -75,14 +77,17 @@ entry_free(int i)
 	KdgResident *e = &kdg_service->resident[i];
 
 	kd_gpu_release_copy(copies[i]);
+	kd_split_release(splits[i]);
 	copies[i] = NULL;
+	splits[i] = NULL;
 	free(rows[i]);
 	free(ranks[i]);
 	rows[i] = NULL;
 	ranks[i] = NULL;
 	SpinLockAcquire(&kdg_service->mutex);
 	kdg_service->memory_used -= e->bytes;
-	kdg_service->device_used[e->device] -= e->bytes;
+	for (int d = 0; d < KDG_MAX_DEVICES; d++)
+		kdg_service->device_used[d] -= e->device_bytes[d];
 	e->used = false;
 	e->drop = false;
 	e->version++;
@@ -90,8 +95,8 @@ entry_free(int i)
 }
 
 /*
- * The least recently used shared entry other than except, on device (any
- * device when device < 0), or -1.
+ * The least recently used shared entry other than except, with bytes on
+ * device (any device when device < 0), or -1.
  */
 static int
 entry_lru(int except, int device)
@@ -103,7 +108,7 @@ entry_lru(int except, int device)
 		KdgResident *e = &kdg_service->resident[i];
 
 		if (i != except && e->used && e->shared &&
-			(device < 0 || e->device == device) &&
+			(device < 0 || e->device_bytes[device] > 0) &&
 			(lru < 0 || e->last_use < kdg_service->resident[lru].last_use))
 			lru = i;
 	}
@@ -126,16 +131,17 @@ entry_named(const uint64 *key)
 }
 
 /*
- * Evict shared copies on device, least recently used first, until bytes
- * more fit under the memory limit (or none is left to evict).
+ * Evict shared copies on device other than except, least recently used
+ * first, until bytes more fit under the memory limit (or none is left to
+ * evict).
  */
 static void
-entries_trim(int device, int64 bytes)
+entries_trim(int device, int64 bytes, int except)
 {
 	while (kdg_service->memory_limit > 0 &&
 		   kdg_service->device_used[device] + bytes > kdg_service->memory_limit)
 	{
-		int			lru = entry_lru(-1, device);
+		int			lru = entry_lru(except, device);
 
 		if (lru < 0)
 			break;
@@ -168,13 +174,32 @@ device_for_copy(void)
 }
 
 /*
+ * Whether a named copy of bytes is to be split over every device: there
+ * are several, and it is larger than one device's share (the memory limit,
+ * or else the least free memory of a device when the service started).
+ */
+static bool
+copy_splits(int64 bytes)
+{
+	int64		room = kdg_service->memory_limit;
+
+	if (kdg_service->ndevices < 2)
+		return false;
+	for (int d = 0; room <= 0 && d < kdg_service->ndevices; d++)
+		if (d == 0 || kdg_service->devices[d].free_memory < room)
+			room = kdg_service->devices[d].free_memory;
+	return bytes > room;
+}
+
+/*
  * Make room for a copy of bytes: drop older versions of the same index,
- * choose the device (*device, selected), then evict shared copies there
- * least recently used first while the limit would be passed, and anywhere
- * while no entry is free.  Returns a free entry, or -1.
+ * choose the device (*device, selected; -1 for a split copy, whose room is
+ * made after its upload), then evict shared copies there least recently
+ * used first while the limit would be passed, and anywhere while no entry
+ * is free.  Returns a free entry, or -1.
  */
 static int
-entry_make_room(const uint64 *key, int64 bytes, int *device)
+entry_make_room(const uint64 *key, int64 bytes, bool split, int *device)
 {
 	int			freeslot = -1;
 
@@ -185,8 +210,9 @@ entry_make_room(const uint64 *key, int64 bytes, int *device)
 		if (e->used && e->shared && e->key[0] == key[0] && e->key[3] == key[3])
 			entry_free(i);
 	}
-	*device = device_for_copy();
-	entries_trim(*device, bytes);
+	*device = split ? -1 : device_for_copy();
+	if (*device >= 0)
+		entries_trim(*device, bytes, -1);
 	for (int i = 0; i < KDG_RESIDENT_MAX && freeslot < 0; i++)
 		if (!kdg_service->resident[i].used)
 			freeslot = i;
@@ -195,46 +221,57 @@ entry_make_room(const uint64 *key, int64 bytes, int *device)
 	return freeslot;
 }
 
-/* Record a new copy on device in entry i; the call's reply names it. */
+/*
+ * Record a new copy in entry i, on device or (split not NULL) split over
+ * every device; the call's reply names it.
+ */
 static void
-entry_record(int i, int device, KdGpuTree *copy, const KdTree *t, bool shared,
-			 int owner_pid, KdgCall *call)
+entry_record(int i, int device, KdGpuTree *copy, KdSplitCopy *split,
+			 const KdTree *t, bool shared, int owner_pid, KdgCall *call)
 {
 	KdgResident *e = &kdg_service->resident[i];
 	TimestampTz now = GetCurrentTimestamp();
 
 	copies[i] = copy;
+	splits[i] = split;
 	SpinLockAcquire(&kdg_service->mutex);
 	e->used = true;
 	e->shared = shared;
 	e->drop = false;
 	memcpy(e->key, t->key, sizeof(e->key));
 	e->owner_pid = shared ? 0 : owner_pid;
-	e->device = device;
+	e->device = split ? -1 : device;
 	e->n = t->n;
 	e->dim = t->dim;
 	e->bytes = kd_tree_bytes(t->n, t->dim, t->nbounds);
+	for (int d = 0; d < KDG_MAX_DEVICES; d++)
+		e->device_bytes[d] = split ? kd_split_device_bytes(split, d) :
+			(d == device ? e->bytes : 0);
 	e->hits = 0;
 	e->loaded_at = now;
 	e->last_use = now;
 	kdg_service->memory_used += e->bytes;
-	kdg_service->device_used[device] += e->bytes;
+	for (int d = 0; d < KDG_MAX_DEVICES; d++)
+		kdg_service->device_used[d] += e->device_bytes[d];
 	SpinLockRelease(&kdg_service->mutex);
 	call->resident_out = i;
 	call->version_out = e->version;
 }
 
-/* The device copy a call names, counted as used; NULL when it is gone. */
-static KdGpuTree *
+/*
+ * The entry of the copy a call names, counted as used; -1 when it is gone.
+ * Its copy is copies[] or splits[].
+ */
+static int
 entry_use(KdgCall *call)
 {
 	KdgResident *e;
 
 	if (call->resident < 0 || call->resident >= KDG_RESIDENT_MAX)
-		return NULL;
+		return -1;
 	e = &kdg_service->resident[call->resident];
 	if (!e->used || e->drop || e->version != call->version)
-		return NULL;
+		return -1;
 	if (call->done == 0)
 	{
 		SpinLockAcquire(&kdg_service->mutex);
@@ -242,7 +279,7 @@ entry_use(KdgCall *call)
 		e->last_use = GetCurrentTimestamp();
 		SpinLockRelease(&kdg_service->mutex);
 	}
-	return copies[call->resident];
+	return call->resident;
 }
 
 /* The call's tree, whose arrays lie in its segment. */
@@ -294,6 +331,26 @@ upload_evicting(const KdTree *t, int device, KdGpuTree **copy, int keep_entry,
 	}
 }
 
+/*
+ * Split t over every device, retrying after evicting shared copies
+ * anywhere while one is full; then evict on each device what no longer
+ * fits under the limit, keep_entry (the new copy's) aside.
+ */
+static KdStatus
+upload_split(const KdTree *t, KdSplitCopy **split, int keep_entry,
+			 KdExec *exec, KdError *err)
+{
+	for (;;)
+	{
+		KdStatus	st = kd_split_upload(t, kdg_service->ndevices, split, exec, err);
+		int			lru;
+
+		if (st != KD_ERR_GPU_NOMEM || (lru = entry_lru(keep_entry, -1)) < 0)
+			return st;
+		entry_free(lru);
+	}
+}
+
 /* Put a range result in a pinned segment of its own, named in the reply. */
 static KdStatus
 reply_range(KdgCall *call, KdRangeResult *res, KdError *err)
@@ -326,12 +383,14 @@ serve(KdgCall *call, int i)
 	char	   *base = (char *) call;
 	KdExec		exec;
 	KdGpuTree  *copy = NULL;
+	KdSplitCopy *split = NULL;
 	KdStatus	st = KD_OK;
 	KdError    *err = &call->err;
 	KdTree		t;
 	KdGpuTimes	times = {0};
-	int			e;
+	int			e = -1;
 	int			device = 0;
+	bool		splits_copy;
 
 	kd_exec_init(&exec);
 	exec.device = KD_DEVICE_GPU;
@@ -390,48 +449,65 @@ serve(KdgCall *call, int i)
 				call->version_out = kdg_service->resident[e].version;
 				break;
 			}
+			splits_copy = call->key[3] != 0 &&
+				copy_splits(kd_tree_bytes(t.n, t.dim, t.nbounds));
 			e = entry_make_room(call->key[3] ? call->key : NULL,
-								kd_tree_bytes(t.n, t.dim, t.nbounds), &device);
+								kd_tree_bytes(t.n, t.dim, t.nbounds),
+								splits_copy, &device);
 			if (e < 0)
 			{
 				st = kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
 								  "the kdgpu GPU service holds as many device copies as it can");
 				break;
 			}
-			st = upload_evicting(&t, device, &copy, e, &exec, err);
+			if (splits_copy)
+				st = upload_split(&t, &split, e, &exec, err);
+			else
+				st = upload_evicting(&t, device, &copy, e, &exec, err);
 			if (st == KD_OK)
-				entry_record(e, device, copy, &t, call->key[3] != 0,
+				entry_record(e, device, copy, split, &t, call->key[3] != 0,
 							 kdg_service->slots[i].pid, call);
+			for (int d = 0; st == KD_OK && splits_copy && d < kdg_service->ndevices; d++)
+				entries_trim(d, 0, e);
 			break;
 		case KDG_OP_BUILD:
 			t = call_tree(call);
 			memset(t.key, 0, sizeof(t.key));
 			if (call->keep)
-				e = entry_make_room(NULL, kd_tree_bytes(t.n, t.dim, t.nbounds), &device);
+				e = entry_make_room(NULL, kd_tree_bytes(t.n, t.dim, t.nbounds),
+									false, &device);
 			else
-			{
-				e = -1;
 				device = device_for_copy();
-			}
-			st = kd_gpu_build((double *) (base + call->points),
-							  (uint64_t *) (base + call->point_refs), t.n, t.dim,
-							  &t, e >= 0 ? &copy : NULL, &exec, err);
+			if (!call->keep && kdg_service->ndevices > 1 && t.n >= KDG_SPLIT_BUILD_MIN)
+				st = kd_split_build((double *) (base + call->points),
+									(uint64_t *) (base + call->point_refs), t.n, t.dim,
+									kdg_service->ndevices, &t, &exec, err);
+			else
+				st = kd_gpu_build((double *) (base + call->points),
+								  (uint64_t *) (base + call->point_refs), t.n, t.dim,
+								  &t, e >= 0 ? &copy : NULL, &exec, err);
 			call->ref_order_out = t.ref_order;
 			if (st == KD_OK && copy)
-				entry_record(e, device, copy, &t, false, kdg_service->slots[i].pid, call);
+				entry_record(e, device, copy, NULL, &t, false,
+							 kdg_service->slots[i].pid, call);
 			else
 				call->resident_out = -1;
 			break;
 		case KDG_OP_KNN:
-			if ((copy = entry_use(call)) != NULL)
+			if ((e = entry_use(call)) >= 0)
 			{
 				int64		from = call->done;
 				int64		to = Min(call->nq, from + KDG_SLICE_QUERIES);
+				double	   *queries = (double *) (base + call->in1) + from * call->dim;
+				KdNeighbor *out = (KdNeighbor *) (base + call->out) + from * call->k;
+				int32_t    *count = (int32_t *) (base + call->count) + from;
 
-				st = kd_gpu_knn(copy, (double *) (base + call->in1) + from * call->dim,
-								to - from, call->k,
-								(KdNeighbor *) (base + call->out) + from * call->k,
-								(int32_t *) (base + call->count) + from, &exec, err);
+				if (splits[e])
+					st = kd_split_knn(splits[e], queries, to - from, call->k,
+									  out, count, &exec, err);
+				else
+					st = kd_gpu_knn(copies[e], queries, to - from, call->k,
+									out, count, &exec, err);
 				call->done = to;
 				if (st == KD_OK && to < call->nq)
 				{
@@ -441,32 +517,40 @@ serve(KdgCall *call, int i)
 			}
 			break;
 		case KDG_OP_ALL_KNN:
-			if ((copy = entry_use(call)) != NULL)
-				st = kd_gpu_all_knn(copy, call->k, call->include_self,
+			if ((e = entry_use(call)) >= 0 && splits[e])
+				st = kd_split_all_knn(splits[e], call->k, call->include_self,
+									  (KdNeighbor *) (base + call->out),
+									  (int32_t *) (base + call->count), &exec, err);
+			else if (e >= 0)
+				st = kd_gpu_all_knn(copies[e], call->k, call->include_self,
 									(KdNeighbor *) (base + call->out),
 									(int32_t *) (base + call->count), &exec, err);
 			break;
 		case KDG_OP_RADIUS:
 		case KDG_OP_BOX:
-			if ((copy = entry_use(call)) != NULL)
+			if ((e = entry_use(call)) >= 0)
 			{
 				KdRangeResult res = {0};
+				double	   *in1 = (double *) (base + call->in1);
+				double	   *in2 = (double *) (base + call->in2);
 
-				if (call->op == KDG_OP_RADIUS)
-					st = kd_gpu_radius(copy, (double *) (base + call->in1), call->nq,
-									   (double *) (base + call->in2), call->nradii,
+				if (call->op == KDG_OP_RADIUS && splits[e])
+					st = kd_split_radius(splits[e], in1, call->nq, in2, call->nradii,
+										 &res, &exec, err);
+				else if (call->op == KDG_OP_RADIUS)
+					st = kd_gpu_radius(copies[e], in1, call->nq, in2, call->nradii,
 									   &res, &exec, err);
+				else if (splits[e])
+					st = kd_split_box(splits[e], in1, in2, call->nq, &res, &exec, err);
 				else
-					st = kd_gpu_box(copy, (double *) (base + call->in1),
-									(double *) (base + call->in2), call->nq,
-									&res, &exec, err);
+					st = kd_gpu_box(copies[e], in1, in2, call->nq, &res, &exec, err);
 				if (st == KD_OK)
 					st = reply_range(call, &res, err);
 				kd_range_result_free(&res);
 			}
 			break;
 	}
-	if (call->op >= KDG_OP_KNN && copy == NULL)
+	if (call->op >= KDG_OP_KNN && e < 0)
 		call->missing = true;
 	call->kernel_ms += times.kernel_ms;
 	call->status = st;
@@ -597,7 +681,7 @@ read_settings(void)
 	kdg_service->memory_limit = (int64) kdgpu_gpu_memory_limit * 1024 * 1024;
 	SpinLockRelease(&kdg_service->mutex);
 	for (int d = 0; d < kdg_service->ndevices; d++)
-		entries_trim(d, 0);
+		entries_trim(d, 0, -1);
 }
 
 /*

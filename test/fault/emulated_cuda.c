@@ -39,7 +39,7 @@ struct KdGpuTree
 };
 
 static int64_t live_bytes[EMU_MAX_DEVICES];	/* per device */
-static int	current = 0;		/* select_device's */
+static __thread int current = 0;	/* select_device's, per thread */
 
 /* An integer setting from the environment, or dflt. */
 static int64_t

@@ -8,7 +8,9 @@
 # (pgbench), one shared copy, eviction under kdgpu.gpu_memory_limit,
 # kd_unload, a GPU error (the service restarts with a fresh context and the
 # call falls back to the CPU), cancel and statement_timeout while waiting,
-# the service killed with SIGKILL under load, no GPU, and kdgpu.service off.
+# the service killed with SIGKILL under load, two devices (a copy on each,
+# and a tree larger than one device's share split over both), no GPU, and
+# kdgpu.service off.
 use strict;
 use warnings;
 use Cwd qw(abs_path);
@@ -368,6 +370,50 @@ is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 3) + join_mismatc
 	'under a 1 MB limit per device the answers stay exact');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM kd_resident WHERE index IN ('pts_p'::regclass, 'other_p'::regclass)}),
 	'2', 'and both copies stay, one on each device');
+
+# a tree larger than one device's share is split over both devices; its
+# parts are searched at once, and every answer equals a sequential scan
+$node->safe_psql('postgres', q{
+	CREATE TABLE big (id int PRIMARY KEY, p point);
+	INSERT INTO big SELECT g, point(random() * 100, random() * 100) FROM generate_series(1, 45000) g;
+	INSERT INTO big SELECT 45000 + g, point(floor(random() * 8) * 10, floor(random() * 8) * 10)
+		FROM generate_series(1, 500) g;
+	CREATE INDEX big_p ON big USING kdgpu (p);
+});
+is($node->safe_psql('postgres', "SELECT join_mismatches('big', 6)"), '0',
+	'kd_knn_join on a tree split over two devices equals a sequential scan');
+is($node->safe_psql('postgres', q{SELECT string_agg(format('%s:%s', device, bytes < 1048576), ',' ORDER BY device)
+	FROM kd_resident WHERE index = 'big_p'::regclass}),
+	'0:t,1:t', 'the 1.2 MB tree is split: a part under the 1 MB limit on each device');
+like($node->safe_psql('postgres', "SELECT count(*) FROM kd_knn_join('big', 'q', 2); SELECT last_run FROM kd_status()"),
+	qr/through the GPU service/, 'the split copy is searched through the service');
+is($node->safe_psql('postgres', q{
+	SET enable_indexscan = off; SET enable_bitmapscan = off;
+	WITH kd AS (SELECT query_ctid, nn_ctid, distance, rank FROM kd_all_knn('big', 4)
+	             WHERE query_ctid IN (SELECT ctid FROM big WHERE id % 150 = 0 OR id > 45450)),
+	     bf AS (SELECT a.ctid AS query_ctid, s.c, s.d, s.r::int
+	              FROM (SELECT ctid, p FROM big WHERE id % 150 = 0 OR id > 45450) a,
+	                   LATERAL (SELECT t.ctid c, t.p <-> a.p d,
+	                                   row_number() OVER (ORDER BY t.p <-> a.p, t.ctid) r
+	                              FROM big t WHERE t.ctid <> a.ctid
+	                             ORDER BY t.p <-> a.p, t.ctid LIMIT 4) s)
+	SELECT (SELECT count(*) FROM (SELECT * FROM kd EXCEPT ALL SELECT * FROM bf) x) +
+	       (SELECT count(*) FROM (SELECT * FROM bf EXCEPT ALL SELECT * FROM kd) y)}), '0',
+	'kd_all_knn on the split tree equals a sequential scan, duplicates included');
+is($node->safe_psql('postgres', q{
+	SET enable_indexscan = off; SET enable_bitmapscan = off;
+	WITH kd AS (SELECT q.ctid qc, k.nn_ctid, k.distance FROM q, LATERAL kd_range('big', q.p, 3.5) k),
+	     bf AS (SELECT q.ctid qc, t.ctid, t.p <-> q.p FROM q, big t WHERE t.p <-> q.p <= 3.5)
+	SELECT (SELECT count(*) FROM (SELECT * FROM kd EXCEPT ALL SELECT * FROM bf) x) +
+	       (SELECT count(*) FROM (SELECT * FROM bf EXCEPT ALL SELECT * FROM kd) y)}), '0',
+	'kd_range on the split tree equals a sequential scan');
+is($node->safe_psql('postgres', q{
+	SET enable_indexscan = off; SET enable_bitmapscan = off;
+	WITH kd AS (SELECT q.ctid qc, k.nn_ctid FROM q, LATERAL kd_box('big', box(q.p, q.p + point(4, 3))) k),
+	     bf AS (SELECT q.ctid qc, t.ctid FROM q, big t WHERE t.p <@ box(q.p, q.p + point(4, 3)))
+	SELECT (SELECT count(*) FROM (SELECT * FROM kd EXCEPT ALL SELECT * FROM bf) x) +
+	       (SELECT count(*) FROM (SELECT * FROM bf EXCEPT ALL SELECT * FROM kd) y)}), '0',
+	'kd_box on the split tree equals a sequential scan');
 $node->safe_psql('postgres', q{ALTER SYSTEM RESET kdgpu.gpu_memory_limit; SELECT pg_reload_conf()});
 $node->stop;
 delete $ENV{KDGPU_FAKE_DEVICES};

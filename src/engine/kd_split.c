@@ -1,0 +1,908 @@
+/*
+ * kd_split.c
+ *	  One tree's device copy split across several GPUs, searched on all of
+ *	  them at once; and a tree build that uses several GPUs.
+ *
+ * Every subtree of a left-balanced tree is a left-balanced tree itself:
+ * the subtree of node r of a tree of n nodes has kd_subtree_size(r, n)
+ * nodes, and its level l (its nodes 2^l - 1 .. 2^(l+1) - 2) is the run of
+ * the whole tree's nodes that starts at (r + 1) * 2^l - 1.  A split copy
+ * keeps the top `levels` levels of a tree (2^levels - 1 nodes) on the host
+ * and makes each of the 2^levels subtrees below them (the parts) an
+ * ordinary device copy, on the devices in turn; refs stay the whole
+ * tree's.  levels is the least with 2^levels >= the device count, so each
+ * device holds one or two parts.
+ *
+ * Searches run on every part at once, one host thread per device (a
+ * device's parts one after another), and on the host's nodes by brute
+ * force.  Each part answers exactly for its own points, so the whole
+ * tree's answer is a merge in (d2, ref) order: the k best of the union are
+ * among the parts' k best; All-kNN merges each part's own All-kNN with the
+ * kNN of its points in the other parts (its copy of them on the host is
+ * what it queries with); range hits are the union.  Distances are computed
+ * alike everywhere (kdtree.h), so answers are bit-identical to the whole
+ * tree's on one device or the CPU, refs being unique.
+ *
+ * kd_split_build builds the top levels on the CPU (kd_build_top) and each
+ * part on its device, then puts the parts in place: the tree kd_build
+ * makes, bit for bit, since a subtree is built from its own points alone.
+ *
+ * Threads.  The GPU object's device selection holds per calling thread
+ * (kd_gpu_abi.h), and each device is driven by one thread at a time.  The
+ * threads run with the caller's plan less its interrupt callback, which
+ * only the calling thread polls (between devices' work, kd_parallel_for),
+ * so a cancel waits for the work in flight.  The caller's selected device
+ * is restored before return.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kd_internal.h"
+
+/* devices a split copy uses, at most: 2^4 parts */
+#define KD_SPLIT_MAX_DEVICES 16
+#define KD_SPLIT_MAX_PARTS 16
+
+/* queries of All-kNN's cross-part rounds at a time (host memory) */
+#define KD_SPLIT_CHUNK ((int64_t) 1 << 20)
+
+/* One part: the subtree below the host's levels that one device holds. */
+typedef struct KdSplitPart
+{
+	int64_t		root;			/* its root in the whole tree */
+	int64_t		n;
+	int			device;
+	KdGpuTree  *copy;
+	int64_t		bytes;
+	double	   *coords;			/* its points in its node order (host) */
+} KdSplitPart;
+
+struct KdSplitCopy
+{
+	int64_t		n;
+	int			dim;
+	int			ndevices;
+	int64_t		ntop;			/* the host's nodes: the whole tree's first */
+	double	   *top_coords;
+	uint64_t   *top_refs;
+	int			nparts;
+	KdSplitPart parts[KD_SPLIT_MAX_PARTS];
+};
+
+/* A level of a part: its nodes [local, local + len) are the whole tree's [whole, ...). */
+typedef struct LevelRun
+{
+	int64_t		local;
+	int64_t		whole;
+	int64_t		len;
+} LevelRun;
+
+/* The levels of the subtree of root in a tree of n nodes; returns how many. */
+static int
+level_runs(int64_t root, int64_t n, LevelRun *runs)
+{
+	int			nruns = 0;
+	int64_t		width = 1;
+	int64_t		local = 0;
+
+	for (int64_t whole = root; whole < n; whole = 2 * whole + 1, width *= 2)
+	{
+		runs[nruns].local = local;
+		runs[nruns].whole = whole;
+		runs[nruns].len = whole + width <= n ? width : n - whole;
+		nruns++;
+		local += width;
+	}
+	return nruns;
+}
+
+/* The whole tree's node of node j of the subtree of root. */
+static int64_t
+whole_node(int64_t root, int64_t j)
+{
+	int			level = kd_tree_depth(j + 1) - 1;
+
+	return ((root + 1) << level) - 1 + (j - (((int64_t) 1 << level) - 1));
+}
+
+/* Levels above the parts for ndevices devices: the least with 2^levels >= it. */
+static int
+split_levels(int ndevices)
+{
+	int			levels = 1;
+
+	while ((1 << levels) < ndevices)
+		levels++;
+	return levels;
+}
+
+/* ---- work on every device at once ---------------------------------------- */
+
+typedef struct DeviceWork DeviceWork;
+typedef KdStatus (*PartFn) (DeviceWork *w, int part, const KdExec *exec,
+							KdError *err);
+
+struct DeviceWork
+{
+	KdSplitCopy *split;
+	PartFn		fn;
+	int			skip;			/* a part to leave out, or -1 */
+	void	   *arg;
+	KdExec		exec[KD_SPLIT_MAX_DEVICES];
+	KdGpuTimes	times[KD_SPLIT_MAX_DEVICES];
+	KdStatus	st[KD_SPLIT_MAX_DEVICES];
+	KdError		err[KD_SPLIT_MAX_DEVICES];
+};
+
+/* Parallel body: devices [begin, end) each run fn on their parts in turn. */
+static void
+device_body(void *arg, int64_t begin, int64_t end)
+{
+	DeviceWork *w = arg;
+
+	for (int64_t d = begin; d < end; d++)
+		for (int p = 0; p < w->split->nparts && w->st[d] == KD_OK; p++)
+			if (p != w->skip && w->split->parts[p].device == d)
+				w->st[d] = w->fn(w, p, &w->exec[d], &w->err[d]);
+}
+
+/*
+ * Run fn on every part (but skip) with one thread per device; the first
+ * failure is returned.  GPU times are added to the caller's.
+ */
+static KdStatus
+on_devices(DeviceWork *w, KdSplitCopy *split, PartFn fn, int skip, void *arg,
+		   KdExec *exec, KdError *err)
+{
+	KdExec		loop = *exec;
+	KdStatus	st;
+
+	w->split = split;
+	w->fn = fn;
+	w->skip = skip;
+	w->arg = arg;
+	for (int d = 0; d < split->ndevices; d++)
+	{
+		w->exec[d] = *exec;
+		w->exec[d].interrupt = NULL;
+		w->exec[d].times = &w->times[d];
+		memset(&w->times[d], 0, sizeof(w->times[d]));
+		w->st[d] = KD_OK;
+	}
+	loop.threads = split->ndevices;
+	st = kd_parallel_for(&loop, split->ndevices, 1, device_body, w, err);
+	for (int d = 0; d < split->ndevices; d++)
+	{
+		if (exec->times)
+			exec->times->kernel_ms += w->times[d].kernel_ms;
+		if (st == KD_OK && w->st[d] != KD_OK)
+		{
+			*err = w->err[d];
+			st = w->st[d];
+		}
+	}
+	if (st == KD_OK)
+		exec->used_gpu = true;
+	return st;
+}
+
+/* The calling thread's selected device, to restore after placing parts. */
+static int
+selected_device(void)
+{
+	KdGpuInfo	info;
+	KdError		err;
+
+	return kd_gpu_probe(&info, &err) == KD_OK ? info.device : 0;
+}
+
+/* Select device again for the calling thread, as it was. */
+static void
+restore_device(int device)
+{
+	KdError		err;
+
+	(void) kd_gpu_select_device(device, &err);
+}
+
+/* ---- merging ----------------------------------------------------------- */
+
+/*
+ * The k best in (d2, ref) order of nlists sorted lists, less any entry of
+ * ref skip_ref when skip, into dst (which may be one of the lists).
+ * Returns how many.
+ */
+static int32_t
+merge_best(const KdNeighbor **lists, const int32_t *lens, int nlists, int k,
+		   bool skip, uint64_t skip_ref, KdNeighbor *dst)
+{
+	KdNeighbor	best[KD_MAX_K];
+	int32_t		pos[KD_SPLIT_MAX_PARTS + 2] = {0};
+	int32_t		m = 0;
+
+	while (m < k)
+	{
+		int			b = -1;
+
+		for (int i = 0; i < nlists; i++)
+			if (pos[i] < lens[i] &&
+				(b < 0 || kd_neighbor_less(lists[i][pos[i]].d2, lists[i][pos[i]].ref,
+										   lists[b][pos[b]].d2, lists[b][pos[b]].ref)))
+				b = i;
+		if (b < 0)
+			break;
+		if (!skip || lists[b][pos[b]].ref != skip_ref)
+			best[m++] = lists[b][pos[b]];
+		pos[b]++;
+	}
+	memcpy(dst, best, sizeof(KdNeighbor) * (size_t) m);
+	return m;
+}
+
+/* The host's nodes as a list sorted by (d2, ref) from q; returns its length. */
+static int32_t
+top_list(const KdSplitCopy *s, const double *q, KdNeighbor *list)
+{
+	for (int64_t i = 0; i < s->ntop; i++)
+	{
+		KdNeighbor	nb = {kd_dist2(q, s->top_coords + i * s->dim, s->dim), s->top_refs[i]};
+		int64_t		j = i;
+
+		for (; j > 0 && kd_neighbor_less(nb.d2, nb.ref, list[j - 1].d2, list[j - 1].ref); j--)
+			list[j] = list[j - 1];
+		list[j] = nb;
+	}
+	return (int32_t) s->ntop;
+}
+
+/* ---- kNN ----------------------------------------------------------------- */
+
+/* A kNN round: queries against every part (but one), candidates per part. */
+typedef struct KnnRound
+{
+	const double *queries;
+	int64_t		nq;
+	int			k;
+	KdNeighbor *cand;			/* nparts * nq * k */
+	int32_t    *ccount;			/* nparts * nq */
+	/* the merge */
+	KdSplitCopy *split;
+	int			skip;			/* the part the queries belong to, or -1 */
+	KdNeighbor *out;			/* merged into; NULL: dst */
+	int32_t    *count;
+	int64_t		first;			/* All-kNN: the queries' first local node */
+	bool		include_self;
+} KnnRound;
+
+/* PartFn: kNN of the round's queries in one part. */
+static KdStatus
+part_knn(DeviceWork *w, int p, const KdExec *exec, KdError *err)
+{
+	KnnRound   *r = w->arg;
+
+	return kd_gpu_knn(w->split->parts[p].copy, r->queries, r->nq, r->k,
+					  r->cand + (size_t) p * r->nq * r->k,
+					  r->ccount + (size_t) p * r->nq, exec, err);
+}
+
+/*
+ * Parallel body: merge queries [begin, end) of a round.  For a plain kNN
+ * (skip < 0) the parts' and the host's lists go to out; for All-kNN's
+ * cross round the queries are part skip's nodes from `first`, and the
+ * lists are merged into the node's current answer in out.
+ */
+static void
+merge_knn(void *arg, int64_t begin, int64_t end)
+{
+	KnnRound   *r = arg;
+	KdSplitCopy *s = r->split;
+	const KdNeighbor *lists[KD_SPLIT_MAX_PARTS + 2];
+	int32_t		lens[KD_SPLIT_MAX_PARTS + 2];
+	KdNeighbor	top[KD_SPLIT_MAX_PARTS];
+
+	for (int64_t q = begin; q < end; q++)
+	{
+		int64_t		node = r->skip < 0 ? q :
+			whole_node(s->parts[r->skip].root, r->first + q);
+		int			nl = 0;
+
+		for (int p = 0; p < s->nparts; p++)
+			if (p != r->skip)
+			{
+				lists[nl] = r->cand + ((size_t) p * r->nq + q) * r->k;
+				lens[nl++] = r->ccount[(size_t) p * r->nq + q];
+			}
+		lens[nl] = top_list(s, r->queries + q * s->dim, top);
+		lists[nl++] = top;
+		if (r->skip >= 0)
+		{
+			lists[nl] = r->out + node * r->k;
+			lens[nl++] = r->count[node];
+		}
+		r->count[node] = merge_best(lists, lens, nl, r->k, false, 0,
+									r->out + node * r->k);
+	}
+}
+
+/* Run a round's kNN on the devices, then merge on the caller's threads. */
+static KdStatus
+knn_round(KnnRound *r, KdExec *exec, KdError *err)
+{
+	KdSplitCopy *s = r->split;
+	DeviceWork *w = malloc(sizeof(DeviceWork));
+	KdStatus	st;
+
+	r->cand = malloc(sizeof(KdNeighbor) * (size_t) (s->nparts * r->nq * r->k) + 1);
+	r->ccount = calloc((size_t) (s->nparts * r->nq) + 1, sizeof(int32_t));
+	if (w == NULL || r->cand == NULL || r->ccount == NULL)
+		st = kd_set_error(err, KD_ERR_NOMEM, -1,
+						  "out of memory for the candidates of %lld queries",
+						  (long long) r->nq);
+	else
+		st = on_devices(w, s, part_knn, r->skip, r, exec, err);
+	if (st == KD_OK)
+		st = kd_parallel_for(exec, r->nq, 4096, merge_knn, r, err);
+	free(w);
+	free(r->cand);
+	free(r->ccount);
+	return st;
+}
+
+/* kd_knn on a split copy (kdtree.h). */
+KdStatus
+kd_split_knn(const KdSplitCopy *split, const double *queries, int64_t nq,
+			 int k, KdNeighbor *out, int32_t *count, KdExec *exec,
+			 KdError *err)
+{
+	KnnRound	r;
+	KdStatus	st = kd_check_k(k, err);
+
+	if (st != KD_OK)
+		return st;
+	memset(&r, 0, sizeof(r));
+	r.split = (KdSplitCopy *) split;
+	r.queries = queries;
+	r.nq = nq;
+	r.k = k;
+	r.skip = -1;
+	r.out = out;
+	r.count = count;
+	return knn_round(&r, exec, err);
+}
+
+/* ---- All-kNN ------------------------------------------------------------- */
+
+typedef struct AllKnn
+{
+	int			k;
+	bool		include_self;
+	KdNeighbor *out;
+	int32_t    *count;
+} AllKnn;
+
+/* PartFn: a part's own All-kNN, put at its nodes' places in the answer. */
+static KdStatus
+part_all_knn(DeviceWork *w, int p, const KdExec *exec, KdError *err)
+{
+	AllKnn	   *a = w->arg;
+	KdSplitPart *part = &w->split->parts[p];
+	KdNeighbor *own = malloc(sizeof(KdNeighbor) * (size_t) (part->n * a->k) + 1);
+	int32_t    *oc = malloc(sizeof(int32_t) * (size_t) part->n + 1);
+	LevelRun	runs[KD_STACK_DEPTH];
+	int			nruns = level_runs(part->root, w->split->n, runs);
+	KdStatus	st;
+
+	if (own == NULL || oc == NULL)
+		st = kd_set_error(err, KD_ERR_NOMEM, -1,
+						  "out of memory for the All-kNN of %lld points",
+						  (long long) part->n);
+	else
+		st = kd_gpu_all_knn(part->copy, a->k, a->include_self, own, oc, exec, err);
+	for (int i = 0; st == KD_OK && i < nruns; i++)
+	{
+		memcpy(a->out + runs[i].whole * a->k, own + runs[i].local * a->k,
+			   sizeof(KdNeighbor) * (size_t) (runs[i].len * a->k));
+		memcpy(a->count + runs[i].whole, oc + runs[i].local,
+			   sizeof(int32_t) * (size_t) runs[i].len);
+	}
+	free(own);
+	free(oc);
+	return st;
+}
+
+/* Parallel body: the host's nodes' All-kNN, merged from a plain kNN round. */
+static void
+merge_top(void *arg, int64_t begin, int64_t end)
+{
+	KnnRound   *r = arg;
+	KdSplitCopy *s = r->split;
+	const KdNeighbor *lists[KD_SPLIT_MAX_PARTS + 1];
+	int32_t		lens[KD_SPLIT_MAX_PARTS + 1];
+	KdNeighbor	top[KD_SPLIT_MAX_PARTS];
+
+	for (int64_t q = begin; q < end; q++)
+	{
+		int			nl = 0;
+
+		for (int p = 0; p < s->nparts; p++)
+		{
+			lists[nl] = r->cand + ((size_t) p * r->nq + q) * r->k;
+			lens[nl++] = r->ccount[(size_t) p * r->nq + q];
+		}
+		lens[nl] = top_list(s, s->top_coords + q * s->dim, top);
+		lists[nl++] = top;
+		r->count[q] = merge_best(lists, lens, nl, r->k, !r->include_self,
+								 s->top_refs[q], r->out + q * r->k);
+	}
+}
+
+/* kd_all_knn on a split copy (kdtree.h): answers in the whole tree's node order. */
+KdStatus
+kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
+				 KdNeighbor *out, int32_t *count, KdExec *exec, KdError *err)
+{
+	KdSplitCopy *s = (KdSplitCopy *) split;
+	DeviceWork *w;
+	AllKnn		a = {k, include_self, out, count};
+	KnnRound	r;
+	KdStatus	st = kd_check_k(k, err);
+
+	if (st != KD_OK)
+		return st;
+	if ((w = malloc(sizeof(DeviceWork))) == NULL)
+		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	/* each part's own All-kNN */
+	st = on_devices(w, s, part_all_knn, -1, &a, exec, err);
+	free(w);
+
+	/* the host's nodes, in every part and among themselves */
+	memset(&r, 0, sizeof(r));
+	r.split = s;
+	r.k = k;
+	r.include_self = include_self;
+	r.out = out;
+	r.count = count;
+	if (st == KD_OK)
+	{
+		r.cand = malloc(sizeof(KdNeighbor) * (size_t) (s->nparts * s->ntop * k) + 1);
+		r.ccount = calloc((size_t) (s->nparts * s->ntop) + 1, sizeof(int32_t));
+		r.queries = s->top_coords;
+		r.nq = s->ntop;
+		r.skip = -1;
+		w = malloc(sizeof(DeviceWork));
+		if (w == NULL || r.cand == NULL || r.ccount == NULL)
+			st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+		else
+			st = on_devices(w, s, part_knn, -1, &r, exec, err);
+		if (st == KD_OK)
+			merge_top(&r, 0, s->ntop);
+		free(w);
+		free(r.cand);
+		free(r.ccount);
+	}
+
+	/* each part's nodes in the other parts and the host's nodes */
+	for (int p = 0; st == KD_OK && p < s->nparts; p++)
+		for (int64_t first = 0; st == KD_OK && first < s->parts[p].n;
+			 first += KD_SPLIT_CHUNK)
+		{
+			r.skip = p;
+			r.first = first;
+			r.queries = s->parts[p].coords + first * s->dim;
+			r.nq = s->parts[p].n - first < KD_SPLIT_CHUNK ?
+				s->parts[p].n - first : KD_SPLIT_CHUNK;
+			st = knn_round(&r, exec, err);
+		}
+	return st;
+}
+
+/* ---- radius and box -------------------------------------------------------- */
+
+typedef struct RangeWork
+{
+	bool		box;
+	const double *a;			/* centres or lows */
+	const double *b;			/* radii or highs */
+	int64_t		nq;
+	int64_t		nradii;
+	KdRangeResult parts[KD_SPLIT_MAX_PARTS];
+	KdSplitCopy *split;
+	KdRangeResult *res;
+} RangeWork;
+
+/* PartFn: a part's range result. */
+static KdStatus
+part_range(DeviceWork *w, int p, const KdExec *exec, KdError *err)
+{
+	RangeWork  *r = w->arg;
+	const KdGpuTree *copy = w->split->parts[p].copy;
+
+	if (r->box)
+		return kd_gpu_box(copy, r->a, r->b, r->nq, &r->parts[p], exec, err);
+	return kd_gpu_radius(copy, r->a, r->nq, r->b, r->nradii, &r->parts[p],
+						 exec, err);
+}
+
+/* Whether host node i is a hit of query q. */
+static bool
+top_hit(const RangeWork *r, int64_t q, int64_t i, double *d2)
+{
+	const KdSplitCopy *s = r->split;
+	const double *p = s->top_coords + i * s->dim;
+
+	if (r->box)
+	{
+		const double *lo = r->a + q * s->dim;
+		const double *hi = r->b + q * s->dim;
+
+		*d2 = 0.0;
+		for (int j = 0; j < s->dim; j++)
+			if (!(lo[j] <= p[j] && p[j] <= hi[j]))
+				return false;
+		return true;
+	}
+	else
+	{
+		double		rad = r->b[r->nradii == 1 ? 0 : q];
+
+		*d2 = kd_dist2(r->a + q * s->dim, p, s->dim);
+		return kd_within_radius(*d2, kd_radius_bound(rad), rad);
+	}
+}
+
+/* Parallel body: each query's count of hits, in res->offsets[q + 1]. */
+static void
+range_count(void *arg, int64_t begin, int64_t end)
+{
+	RangeWork  *r = arg;
+	double		d2;
+
+	for (int64_t q = begin; q < end; q++)
+	{
+		int64_t		c = 0;
+
+		for (int p = 0; p < r->split->nparts; p++)
+			c += r->parts[p].offsets[q + 1] - r->parts[p].offsets[q];
+		for (int64_t i = 0; i < r->split->ntop; i++)
+			c += top_hit(r, q, i, &d2);
+		r->res->offsets[q + 1] = c;
+	}
+}
+
+/* Parallel body: each query's hits, gathered and sorted. */
+static void
+range_fill(void *arg, int64_t begin, int64_t end)
+{
+	RangeWork  *r = arg;
+
+	for (int64_t q = begin; q < end; q++)
+	{
+		KdNeighbor *dst = r->res->hits + r->res->offsets[q];
+		int64_t		c = 0;
+		double		d2;
+
+		for (int p = 0; p < r->split->nparts; p++)
+		{
+			const KdRangeResult *pr = &r->parts[p];
+			int64_t		len = pr->offsets[q + 1] - pr->offsets[q];
+
+			memcpy(dst + c, pr->hits + pr->offsets[q], sizeof(KdNeighbor) * (size_t) len);
+			c += len;
+		}
+		for (int64_t i = 0; i < r->split->ntop; i++)
+			if (top_hit(r, q, i, &d2))
+			{
+				dst[c].d2 = d2;
+				dst[c++].ref = r->split->top_refs[i];
+			}
+		kd_sort_neighbors(dst, c, r->box);
+	}
+}
+
+/* Radius or box queries on every part, their hits gathered per query. */
+static KdStatus
+split_range(RangeWork *r, KdExec *exec, KdError *err)
+{
+	DeviceWork *w = malloc(sizeof(DeviceWork));
+	KdStatus	st;
+
+	memset(r->res, 0, sizeof(*r->res));
+	if (w == NULL)
+		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	else
+		st = on_devices(w, r->split, part_range, -1, r, exec, err);
+	if (st == KD_OK)
+		st = kd_range_result_alloc(r->res, r->nq, err);
+	if (st == KD_OK)
+		st = kd_parallel_for(exec, r->nq, 4096, range_count, r, err);
+	if (st == KD_OK)
+		st = kd_range_result_fill_offsets(r->res, err);
+	if (st == KD_OK)
+		st = kd_parallel_for(exec, r->nq, 4096, range_fill, r, err);
+	if (st != KD_OK)
+		kd_range_result_free(r->res);
+	for (int p = 0; p < r->split->nparts; p++)
+		kd_range_result_free(&r->parts[p]);
+	free(w);
+	return st;
+}
+
+/* kd_radius on a split copy (kdtree.h). */
+KdStatus
+kd_split_radius(const KdSplitCopy *split, const double *centers, int64_t nq,
+				const double *radii, int64_t nradii, KdRangeResult *res,
+				KdExec *exec, KdError *err)
+{
+	RangeWork	r;
+
+	memset(&r, 0, sizeof(r));
+	r.box = false;
+	r.a = centers;
+	r.b = radii;
+	r.nq = nq;
+	r.nradii = nradii;
+	r.split = (KdSplitCopy *) split;
+	r.res = res;
+	return split_range(&r, exec, err);
+}
+
+/* kd_box on a split copy (kdtree.h). */
+KdStatus
+kd_split_box(const KdSplitCopy *split, const double *lows,
+			 const double *highs, int64_t nq, KdRangeResult *res,
+			 KdExec *exec, KdError *err)
+{
+	RangeWork	r;
+
+	memset(&r, 0, sizeof(r));
+	r.box = true;
+	r.a = lows;
+	r.b = highs;
+	r.nq = nq;
+	r.split = (KdSplitCopy *) split;
+	r.res = res;
+	return split_range(&r, exec, err);
+}
+
+/* ---- making a split copy ---------------------------------------------------- */
+
+/* A split copy's shell for a tree of n points: the parts placed, nothing copied. */
+static KdStatus
+split_alloc(int64_t n, int dim, int ndevices, KdSplitCopy **out, KdError *err)
+{
+	int			levels;
+	KdSplitCopy *s;
+
+	*out = NULL;
+	if (ndevices < 1 || ndevices > KD_SPLIT_MAX_DEVICES)
+		return kd_set_error(err, KD_ERR_ARG, -1,
+							"a tree can be split over 1 to %d devices, not %d",
+							KD_SPLIT_MAX_DEVICES, ndevices);
+	levels = split_levels(ndevices);
+	if (n < ((int64_t) 2 << levels) - 1)
+		return kd_set_error(err, KD_ERR_ARG, -1,
+							"a tree of %lld points is too small to split over %d devices",
+							(long long) n, ndevices);
+	if ((s = calloc(1, sizeof(KdSplitCopy))) == NULL)
+		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	s->n = n;
+	s->dim = dim;
+	s->ndevices = ndevices;
+	s->nparts = 1 << levels;
+	s->ntop = s->nparts - 1;
+	s->top_coords = malloc(sizeof(double) * (size_t) (s->ntop * dim));
+	s->top_refs = malloc(sizeof(uint64_t) * (size_t) s->ntop);
+	for (int p = 0; p < s->nparts; p++)
+	{
+		s->parts[p].root = s->ntop + p;
+		s->parts[p].n = kd_subtree_size(s->ntop + p, n);
+		s->parts[p].device = p % ndevices;
+	}
+	if (s->top_coords == NULL || s->top_refs == NULL)
+	{
+		kd_split_release(s);
+		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	}
+	*out = s;
+	return KD_OK;
+}
+
+/*
+ * Put part p's host tree on its device (selected) and keep its points for
+ * All-kNN; part tree's arrays are freed either way.
+ */
+static KdStatus
+part_place(KdSplitCopy *s, int p, KdTree *pt, const KdExec *exec, KdError *err)
+{
+	KdSplitPart *part = &s->parts[p];
+	KdStatus	st = kd_gpu_select_device(part->device, err);
+
+	if (st == KD_OK)
+		st = kd_gpu_upload_copy(pt, &part->copy, exec, err);
+	if (st == KD_OK)
+	{
+		part->bytes = kd_tree_bytes(pt->n, pt->dim, pt->nbounds);
+		part->coords = pt->coords;
+		pt->coords = NULL;
+	}
+	kd_tree_free(pt);
+	return st;
+}
+
+/* PartFn: copy a part out of the whole tree (arg) and upload it. */
+static KdStatus
+part_upload(DeviceWork *w, int p, const KdExec *exec, KdError *err)
+{
+	const KdTree *t = w->arg;
+	KdSplitPart *part = &w->split->parts[p];
+	LevelRun	runs[KD_STACK_DEPTH];
+	int			nruns = level_runs(part->root, t->n, runs);
+	KdTree		pt;
+	KdStatus	st = kd_tree_alloc(&pt, part->n, t->dim, err);
+
+	if (st != KD_OK)
+		return st;
+	for (int i = 0; i < nruns; i++)
+	{
+		memcpy(pt.coords + runs[i].local * t->dim, t->coords + runs[i].whole * t->dim,
+			   sizeof(double) * (size_t) (runs[i].len * t->dim));
+		memcpy(pt.refs + runs[i].local, t->refs + runs[i].whole,
+			   sizeof(uint64_t) * (size_t) runs[i].len);
+		memcpy(pt.split + runs[i].local, t->split + runs[i].whole, (size_t) runs[i].len);
+	}
+	kd_tree_fill_bounds(&pt, 0);
+	pt.ref_order = t->ref_order;
+	return part_place(w->split, p, &pt, exec, err);
+}
+
+/* kd_split_upload (kdtree.h): split tree's device copy over ndevices devices. */
+KdStatus
+kd_split_upload(const KdTree *tree, int ndevices, KdSplitCopy **out,
+				KdExec *exec, KdError *err)
+{
+	KdSplitCopy *s;
+	DeviceWork *w;
+	int			selected;
+	KdStatus	st;
+
+	*out = NULL;
+	if (tree->coords == NULL)
+		return kd_set_error(err, KD_ERR_ARG, -1,
+							"only a tree in host memory can be split");
+	if ((st = split_alloc(tree->n, tree->dim, ndevices, &s, err)) != KD_OK)
+		return st;
+	memcpy(s->top_coords, tree->coords, sizeof(double) * (size_t) (s->ntop * tree->dim));
+	memcpy(s->top_refs, tree->refs, sizeof(uint64_t) * (size_t) s->ntop);
+	selected = selected_device();
+	if ((w = malloc(sizeof(DeviceWork))) == NULL)
+		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	else
+		st = on_devices(w, s, part_upload, -1, (void *) tree, exec, err);
+	free(w);
+	restore_device(selected);
+	if (st != KD_OK)
+		kd_split_release(s);
+	else
+		*out = s;
+	return st;
+}
+
+/* Free a split copy: its parts' device copies and its host arrays. */
+void
+kd_split_release(KdSplitCopy *split)
+{
+	if (split == NULL)
+		return;
+	for (int p = 0; p < split->nparts; p++)
+	{
+		kd_gpu_release_copy(split->parts[p].copy);
+		free(split->parts[p].coords);
+	}
+	free(split->top_coords);
+	free(split->top_refs);
+	free(split);
+}
+
+/* Bytes of a split copy's parts on device. */
+int64_t
+kd_split_device_bytes(const KdSplitCopy *split, int device)
+{
+	int64_t		bytes = 0;
+
+	for (int p = 0; p < split->nparts; p++)
+		if (split->parts[p].device == device)
+			bytes += split->parts[p].bytes;
+	return bytes;
+}
+
+/* ---- building on several devices ------------------------------------------ */
+
+typedef struct SplitBuild
+{
+	KdTree	   *tree;			/* the whole tree, top levels built */
+	const double *pts;			/* the parts' points, each contiguous */
+	const uint64_t *refs;
+	int64_t		begin[KD_SPLIT_MAX_PARTS];
+	bool		bounds_missing; /* a part had no box for a node that needs one */
+} SplitBuild;
+
+/* PartFn: build a part on its device and put it in place in the whole tree. */
+static KdStatus
+part_build(DeviceWork *w, int p, const KdExec *exec, KdError *err)
+{
+	SplitBuild *b = w->arg;
+	KdTree	   *t = b->tree;
+	KdSplitPart *part = &w->split->parts[p];
+	LevelRun	runs[KD_STACK_DEPTH];
+	int			nruns = level_runs(part->root, t->n, runs);
+	int			dim = t->dim;
+	KdTree		pt;
+	KdStatus	st = kd_tree_alloc(&pt, part->n, dim, err);
+
+	if (st == KD_OK)
+		st = kd_gpu_select_device(part->device, err);
+	if (st == KD_OK)
+		st = kd_gpu_build(b->pts + b->begin[p] * dim, b->refs + b->begin[p],
+						  part->n, dim, &pt, NULL, exec, err);
+	for (int i = 0; st == KD_OK && i < nruns; i++)
+	{
+		const LevelRun *r = &runs[i];
+
+		memcpy(t->coords + r->whole * dim, pt.coords + r->local * dim,
+			   sizeof(double) * (size_t) (r->len * dim));
+		memcpy(t->refs + r->whole, pt.refs + r->local, sizeof(uint64_t) * (size_t) r->len);
+		memcpy(t->split + r->whole, pt.split + r->local, (size_t) r->len);
+		if (r->whole >= t->nbounds)
+			continue;
+		if (r->local + r->len > pt.nbounds)
+			b->bounds_missing = true;
+		else
+			memcpy(t->bounds + r->whole * 2 * dim, pt.bounds + r->local * 2 * dim,
+				   sizeof(double) * 2 * dim * (size_t) r->len);
+	}
+	kd_tree_free(&pt);
+	return st;
+}
+
+/*
+ * kd_split_build (kdtree.h): the tree kd_build makes, its top levels built
+ * on the CPU and each part below them on a device of its own, into tree's
+ * arrays, which the caller allocated (kd_tree_alloc), as the GPU object's
+ * build does.
+ */
+KdStatus
+kd_split_build(const double *points, const uint64_t *refs, int64_t n,
+			   int dim, int ndevices, KdTree *tree, KdExec *exec,
+			   KdError *err)
+{
+	KdSplitCopy *s;
+	DeviceWork *w = NULL;
+	SplitBuild	b;
+	double	   *pts = NULL;
+	uint64_t   *prefs = NULL;
+	int			selected = selected_device();
+	KdStatus	st;
+
+	memset(&b, 0, sizeof(b));
+	if ((st = split_alloc(n, dim, ndevices, &s, err)) != KD_OK)
+		return st;
+	st = kd_build_top(points, refs, n, dim, split_levels(ndevices), tree,
+					  &pts, &prefs, b.begin, exec, err);
+	if (st == KD_OK && (w = malloc(sizeof(DeviceWork))) == NULL)
+		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	if (st == KD_OK)
+	{
+		b.tree = tree;
+		b.pts = pts;
+		b.refs = prefs;
+		st = on_devices(w, s, part_build, -1, &b, exec, err);
+		if (st == KD_OK && b.bounds_missing)
+			kd_tree_fill_bounds(tree, s->ntop);
+	}
+	restore_device(selected);
+	free(w);
+	free(pts);
+	free(prefs);
+	kd_split_release(s);
+	return st;
+}
