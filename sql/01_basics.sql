@@ -28,8 +28,8 @@ SELECT ARRAY[[1,2],[3,4]]::float8[] <-> ARRAY[1,2]::float8[];
 SELECT device, trees_cached, gpu_library LIKE '%/kdgpu_cuda.so' AS library,
        cpu_threads > 0 AS threads
   FROM kd_status();
--- kd_devices: a row when a GPU is usable, none otherwise
-SELECT (SELECT count(*) FROM kd_devices()) = (CASE WHEN gpu_usable THEN 1 ELSE 0 END) AS devices_consistent
+-- kd_devices: a row per device when a GPU is usable, none otherwise
+SELECT ((SELECT count(*) FROM kd_devices()) > 0) = gpu_usable AS devices_consistent
   FROM kd_status();
 
 -- kd_load builds a tree and reports it; nothing is cached yet
