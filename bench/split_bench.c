@@ -181,6 +181,9 @@ main(int argc, char **argv)
 			t[r] = now_sec() - t0;
 		}
 		report("split-knn", ndev, n, dim, median(t, reps) * 1e3, info.name);
+		for (int d = 0; d < ndev; d++)
+			printf("# split copy: %lld MB on device %d\n",
+				   (long long) (kd_split_device_bytes(copy, d) >> 20), d);
 		if (memcmp(ca, cb, sizeof(int32_t) * nq) != 0 ||
 			memcmp(a, b, sizeof(KdNeighbor) * nq * k) != 0)
 			bad++;

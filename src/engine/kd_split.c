@@ -9,9 +9,15 @@
  * the whole tree's nodes that starts at (r + 1) * 2^l - 1.  A split copy
  * keeps the top `levels` levels of a tree (2^levels - 1 nodes) on the host
  * and makes each of the 2^levels subtrees below them (the parts) an
- * ordinary device copy, on the devices in turn; refs stay the whole
- * tree's.  levels is the least with 2^levels >= the device count, so each
- * device holds one or two parts.
+ * ordinary device copy; refs stay the whole tree's.  There are at least
+ * twice as many parts as devices (levels is one more than the least with
+ * 2^levels >= the device count), placed largest first on the device with
+ * the fewest points.  The subtrees of one level differ in size by up to
+ * half (the last level fills from the left): with one part per device a
+ * 100M-point tree put two thirds of itself on one of two GPUs; with two
+ * each, the shares differ by about 1% there, and by at most 3:2 for sizes
+ * just above a power of two (more parts would even them out further, but
+ * every query searches every part).
  *
  * Searches run on every part at once, one host thread per device (a
  * device's parts one after another), and on the host's nodes by brute
@@ -39,9 +45,9 @@
 
 #include "kd_internal.h"
 
-/* devices a split copy uses, at most: 2^4 parts */
+/* devices a split copy uses, at most, and its parts: 2^5 */
 #define KD_SPLIT_MAX_DEVICES 16
-#define KD_SPLIT_MAX_PARTS 16
+#define KD_SPLIT_MAX_PARTS 32
 
 /* queries of All-kNN's cross-part rounds at a time (host memory) */
 #define KD_SPLIT_CHUNK ((int64_t) 1 << 20)
@@ -105,15 +111,18 @@ whole_node(int64_t root, int64_t j)
 	return ((root + 1) << level) - 1 + (j - (((int64_t) 1 << level) - 1));
 }
 
-/* Levels above the parts for ndevices devices: the least with 2^levels >= it. */
+/*
+ * Levels above the parts for ndevices devices: one more than the least
+ * with 2^levels >= ndevices, so that each device holds two parts or more.
+ */
 static int
 split_levels(int ndevices)
 {
-	int			levels = 1;
+	int			levels = 0;
 
 	while ((1 << levels) < ndevices)
 		levels++;
-	return levels;
+	return levels + 1;
 }
 
 /* ---- work on every device at once ---------------------------------------- */
@@ -666,6 +675,71 @@ kd_split_box(const KdSplitCopy *split, const double *lows,
 
 /* ---- making a split copy ---------------------------------------------------- */
 
+/*
+ * Give each part of s a device: the largest part not yet placed goes to
+ * the device with the fewest points so far (the lowest among equals).
+ */
+static void
+place_parts(KdSplitCopy *s)
+{
+	int64_t		load[KD_SPLIT_MAX_DEVICES] = {0};
+	bool		placed[KD_SPLIT_MAX_PARTS] = {false};
+
+	for (int i = 0; i < s->nparts; i++)
+	{
+		int			big = -1;
+		int			d = 0;
+
+		for (int p = 0; p < s->nparts; p++)
+			if (!placed[p] && (big < 0 || s->parts[p].n > s->parts[big].n))
+				big = p;
+		for (int j = 1; j < s->ndevices; j++)
+			if (load[j] < load[d])
+				d = j;
+		s->parts[big].device = d;
+		placed[big] = true;
+		load[d] += s->parts[big].n;
+	}
+}
+
+/* Lay out s for a tree of n points over ndevices: its parts, placed. */
+static void
+split_plan(KdSplitCopy *s, int64_t n, int dim, int ndevices)
+{
+	s->n = n;
+	s->dim = dim;
+	s->ndevices = ndevices;
+	s->nparts = 1 << split_levels(ndevices);
+	s->ntop = s->nparts - 1;
+	for (int p = 0; p < s->nparts; p++)
+	{
+		s->parts[p].root = s->ntop + p;
+		s->parts[p].n = kd_subtree_size(s->ntop + p, n);
+	}
+	place_parts(s);
+}
+
+/*
+ * kd_split_plan_points (kdtree.h): the points that a split of a tree of n
+ * points over ndevices puts on device; -1 when such a tree is not split.
+ */
+int64_t
+kd_split_plan_points(int64_t n, int ndevices, int device)
+{
+	KdSplitCopy s;
+	int64_t		points = 0;
+
+	if (ndevices < 1 || ndevices > KD_SPLIT_MAX_DEVICES ||
+		n < ((int64_t) 2 << split_levels(ndevices)) - 1)
+		return -1;
+	memset(&s, 0, sizeof(s));
+	split_plan(&s, n, 1, ndevices);
+	for (int p = 0; p < s.nparts; p++)
+		if (s.parts[p].device == device)
+			points += s.parts[p].n;
+	return points;
+}
+
 /* A split copy's shell for a tree of n points: the parts placed, nothing copied. */
 static KdStatus
 split_alloc(int64_t n, int dim, int ndevices, KdSplitCopy **out, KdError *err)
@@ -685,19 +759,9 @@ split_alloc(int64_t n, int dim, int ndevices, KdSplitCopy **out, KdError *err)
 							(long long) n, ndevices);
 	if ((s = calloc(1, sizeof(KdSplitCopy))) == NULL)
 		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
-	s->n = n;
-	s->dim = dim;
-	s->ndevices = ndevices;
-	s->nparts = 1 << levels;
-	s->ntop = s->nparts - 1;
+	split_plan(s, n, dim, ndevices);
 	s->top_coords = malloc(sizeof(double) * (size_t) (s->ntop * dim));
 	s->top_refs = malloc(sizeof(uint64_t) * (size_t) s->ntop);
-	for (int p = 0; p < s->nparts; p++)
-	{
-		s->parts[p].root = s->ntop + p;
-		s->parts[p].n = kd_subtree_size(s->ntop + p, n);
-		s->parts[p].device = p % ndevices;
-	}
 	if (s->top_coords == NULL || s->top_refs == NULL)
 	{
 		kd_split_release(s);

@@ -283,6 +283,7 @@ extern KdStatus kd_split_upload(const KdTree *tree, int ndevices,
 								KdError *err);
 extern void kd_split_release(KdSplitCopy *split);
 extern int64_t kd_split_device_bytes(const KdSplitCopy *split, int device);
+extern int64_t kd_split_plan_points(int64_t n, int ndevices, int device);
 extern KdStatus kd_split_knn(const KdSplitCopy *split, const double *queries,
 							 int64_t nq, int k, KdNeighbor *out,
 							 int32_t *count, KdExec *exec, KdError *err);

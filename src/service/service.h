@@ -29,8 +29,10 @@
  * larger than one device's share (the limit, or the least free memory of a
  * device when there is none) is split over every device (kd_split.c) when
  * there are several: its parts are searched at once, one thread per
- * device.  A build of KDG_SPLIT_BUILD_MIN points or more uses every device
- * too.  The service also keeps
+ * device.  A build that one device cannot hold is built over every device
+ * (kd_split_build); one that fits is built on one, which is faster: on two
+ * H200s, 0.46 s against 4.5 s for 100M points, whose top level the split
+ * build partitions on one CPU thread.  The service also keeps
  * the rows of a ranked tree's copy (its TIDs in rank order) and its
  * references (ranks in node order), in its own memory, so that a backend
  * whose call reads exactly those rows can search the copy without reading
@@ -54,9 +56,6 @@
 
 /* devices the service uses, at most */
 #define KDG_MAX_DEVICES 16
-
-/* points of a build above which the service builds on every device */
-#define KDG_SPLIT_BUILD_MIN ((int64) 1 << 24)
 
 /* queries of a kNN call served before the service turns to other calls */
 #define KDG_SLICE_QUERIES (1 << 20)

@@ -478,14 +478,14 @@ serve(KdgCall *call, int i)
 									false, &device);
 			else
 				device = device_for_copy();
-			if (!call->keep && kdg_service->ndevices > 1 && t.n >= KDG_SPLIT_BUILD_MIN)
+			st = kd_gpu_build((double *) (base + call->points),
+							  (uint64_t *) (base + call->point_refs), t.n, t.dim,
+							  &t, e >= 0 ? &copy : NULL, &exec, err);
+			/* a build one device cannot hold: every device's part */
+			if (st == KD_ERR_GPU_NOMEM && !call->keep && kdg_service->ndevices > 1)
 				st = kd_split_build((double *) (base + call->points),
 									(uint64_t *) (base + call->point_refs), t.n, t.dim,
 									kdg_service->ndevices, &t, &exec, err);
-			else
-				st = kd_gpu_build((double *) (base + call->points),
-								  (uint64_t *) (base + call->point_refs), t.n, t.dim,
-								  &t, e >= 0 ? &copy : NULL, &exec, err);
 			call->ref_order_out = t.ref_order;
 			if (st == KD_OK && copy)
 				entry_record(e, device, copy, NULL, &t, false,

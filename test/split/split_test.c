@@ -208,6 +208,20 @@ test_build(const char *what, const double *pts, const uint64_t *refs,
 	kd_tree_free(&t);
 }
 
+/*
+ * Parts of a split over ndevices devices: twice the least power of two
+ * that is ndevices or more (kd_split.c).
+ */
+static int
+parts_for(int ndevices)
+{
+	int			p = 1;
+
+	while (p < ndevices)
+		p *= 2;
+	return 2 * p;
+}
+
 /* One data set: its tree split every way the devices allow. */
 static void
 test_set(DataKind kind, int64_t n, int dim, int maxdev)
@@ -233,14 +247,50 @@ test_set(DataKind kind, int64_t n, int dim, int maxdev)
 	{
 		for (int d = 1; d <= maxdev; d++)
 		{
-			test_searches(what, &tree, d, qs, nq);
-			test_build(what, pts, refs, &tree, d);
+			KdExec		e = plan();
+			KdSplitCopy *split;
+
+			if (n >= 2 * parts_for(d) - 1)
+			{
+				test_searches(what, &tree, d, qs, nq);
+				test_build(what, pts, refs, &tree, d);
+			}
+			else
+				check(kd_split_upload(&tree, d, &split, &e, &err) == KD_ERR_ARG,
+					  "%s: too small to split over %d devices", what, d);
 		}
 		kd_tree_free(&tree);
 	}
 	free(pts);
 	free(refs);
 	free(qs);
+}
+
+/*
+ * The devices' shares of a split of 100M points (a size just above a power
+ * of two, whose subtrees differ most): within 2% of each other.
+ */
+static void
+test_balance(int maxdev)
+{
+	for (int d = 2; d <= maxdev; d++)
+	{
+		int64_t		n = 100000000;
+		int64_t		lo = -1,
+					hi = 0;
+
+		/* bytes per device of a tree that is never built: from the shape alone */
+		for (int dev = 0; dev < d; dev++)
+		{
+			int64_t		b = kd_split_plan_points(n, d, dev);
+
+			lo = lo < 0 || b < lo ? b : lo;
+			hi = b > hi ? b : hi;
+		}
+		check(hi > 0 && (double) (hi - lo) / hi < 0.02,
+			  "split of 100M points over %d devices: shares %lld to %lld points", d,
+			  (long long) lo, (long long) hi);
+	}
 }
 
 /* Trees too small to split, and device counts out of range. */
@@ -259,8 +309,8 @@ test_refusals(int maxdev)
 		  "no split over 0 devices");
 	check(kd_split_upload(&tree, 17, &split, &e, &err) == KD_ERR_ARG,
 		  "no split over 17 devices");
-	if (maxdev >= 3)
-		check(kd_split_upload(&tree, 3, &split, &e, &err) == KD_ERR_ARG &&
+	if (maxdev >= 2)
+		check(kd_split_upload(&tree, 2, &split, &e, &err) == KD_ERR_ARG &&
 			  strstr(err.message, "too small") != NULL,
 			  "a 6-point tree is too small for 4 parts: %s", err.message);
 	kd_tree_free(&tree);
@@ -291,8 +341,8 @@ main(void)
 	for (size_t ki = 0; ki < sizeof(kinds) / sizeof(kinds[0]); ki++)
 		for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
 			for (int dim = 2; dim <= 3; dim++)
-				if (sizes[si] >= (((int64_t) 2 << (maxdev > 2 ? 2 : 1)) - 1) || maxdev < 3)
-					test_set(kinds[ki], sizes[si], dim, maxdev);
+				test_set(kinds[ki], sizes[si], dim, maxdev);
+	test_balance(maxdev);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
