@@ -13,6 +13,10 @@
  * wait on the backend's latch for the reply.  Without the preload, the
  * provider finds no service and the engine opens the GPU in the backend.
  *
+ * The service runs the queries on a copy that lives whole on one device in
+ * a thread of that device (service_workers.c), so that the GPUs of a host
+ * work at once; everything else runs on its main thread.
+ *
  * The shared state (KdgService) is protected by its spinlock; no section
  * under it allocates, waits or calls out.  Slots are the queue: one per
  * backend with a call in flight.  Resident entries describe the device
@@ -225,6 +229,18 @@ extern void kdg_service_give_rows(KdGpuTree *g, const uint64 *rows,
 								  const uint64 *refs, int64 n);
 extern void kdg_service_forget(Oid dboid, Oid indexrelid);
 extern char *kdg_service_describe(void);
+
+/* service_workers.c: the device threads */
+typedef bool (*KdgServeFn) (KdgCall *call, int slot, KdRangeResult *range);
+extern int	kdg_workers_start(int ndevices);
+extern int	kdg_workers_count(void);
+extern bool kdg_worker_idle(int device);
+extern bool kdg_workers_idle(void);
+extern int	kdg_worker_of_slot(int slot);
+extern void kdg_worker_run(int device, int slot, KdgCall *call,
+						   KdgServeFn serve);
+extern int	kdg_worker_collect(int device, bool *finished,
+							   KdRangeResult *range);
 
 /* service_main.c */
 extern bool kdg_am_service;

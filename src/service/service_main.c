@@ -8,9 +8,14 @@
  * provided table, and kd_gpu_select_device, kd_gpu_upload_copy, kd_gpu_knn
  * and the other entry wrappers run the calls on the device copies it keeps.
  *
- * The loop: drop the copies asked to go (and those of backends that have
- * exited), pick the queued call with the lowest turn, serve it, reply, and
- * wait on the latch when nothing is queued.  A kNN call of many queries is
+ * The loop: reply for the calls the device threads have served, drop the
+ * copies asked to go (and those of backends that have exited), and take
+ * the queued calls by turn: a query on a copy that lives whole on one
+ * device goes to that device's thread (service_workers.c) when it is idle,
+ * and later calls may pass it meanwhile; any other call (an upload, a
+ * build, a query on a split copy) waits until every thread is idle and
+ * runs on the main thread, and no later call passes it.  Wait on the
+ * latch when nothing can start.  A kNN call of many queries is
  * served a slice (KDG_SLICE_QUERIES) at a time and goes back in line after
  * each slice, so a 10M-query join does not hold back a 1k-query one; other
  * calls run whole.  The engine polls the call's interrupt callback during
@@ -54,6 +59,9 @@ static uint64 *rows[KDG_RESIDENT_MAX];	/* per entry: its rows (TIDs in rank
 										 * order), or NULL */
 static uint64 *ranks[KDG_RESIDENT_MAX]; /* and its references (ranks in node
 										 * order), with the rows */
+static bool busy[KDG_RESIDENT_MAX]; /* per entry: a device thread searches it */
+static bool *seen;				/* per slot: next_slot looked at it */
+static bool fatal;				/* a GPU error was met: exit once idle */
 
 /* Whether the process pid is gone. */
 static bool
@@ -95,6 +103,21 @@ entry_free(int i)
 }
 
 /*
+ * Whether entry i may be freed now: no device thread searches it, nor
+ * works on its device (each device has one caller at a time).
+ */
+static bool
+entry_quiet(int i)
+{
+	int			d = kdg_service->resident[i].device;
+
+	if (busy[i])
+		return false;
+	return d < 0 ? kdg_workers_idle() :
+		(d >= kdg_workers_count() || kdg_worker_idle(d));
+}
+
+/*
  * The least recently used shared entry other than except, with bytes on
  * device (any device when device < 0), or -1.
  */
@@ -107,7 +130,7 @@ entry_lru(int except, int device)
 	{
 		KdgResident *e = &kdg_service->resident[i];
 
-		if (i != except && e->used && e->shared &&
+		if (i != except && e->used && e->shared && entry_quiet(i) &&
 			(device < 0 || e->device_bytes[device] > 0) &&
 			(lru < 0 || e->last_use < kdg_service->resident[lru].last_use))
 			lru = i;
@@ -375,10 +398,12 @@ reply_range(KdgCall *call, KdRangeResult *res, KdError *err)
 
 /*
  * Serve (a slice of) call, from slot i; true when it is done.  The reply's
- * status and error are set when it is.
+ * status and error are set when it is.  On a device thread (range not
+ * NULL) only queries on whole copies come here, and a range result is left
+ * in *range for the main thread to reply with.
  */
 static bool
-serve(KdgCall *call, int i)
+serve(KdgCall *call, int i, KdRangeResult *range)
 {
 	char	   *base = (char *) call;
 	KdExec		exec;
@@ -544,9 +569,14 @@ serve(KdgCall *call, int i)
 					st = kd_split_box(splits[e], in1, in2, call->nq, &res, &exec, err);
 				else
 					st = kd_gpu_box(copies[e], in1, in2, call->nq, &res, &exec, err);
-				if (st == KD_OK)
-					st = reply_range(call, &res, err);
-				kd_range_result_free(&res);
+				if (st == KD_OK && range)
+					*range = res;
+				else
+				{
+					if (st == KD_OK)
+						st = reply_range(call, &res, err);
+					kd_range_result_free(&res);
+				}
 			}
 			break;
 	}
@@ -568,36 +598,46 @@ slot_free(int i, dsm_handle range)
 	SpinLockRelease(&kdg_service->mutex);
 }
 
-/*
- * Serve one slice of the call in slot i.  Returns the status of a finished
- * GPU call (KD_OK while it goes on).
- */
-static KdStatus
-serve_slot(int i)
+/* Slot i's call, its segment attached; NULL when the caller already left. */
+static KdgCall *
+slot_call(int i)
 {
-	KdgSlot    *slot = &kdg_service->slots[i];
-	KdgCall    *call;
-	bool		finished;
-	bool		abandoned;
-	KdStatus	st;
-	int			procno;
-
 	if (segs[i] == NULL)
 	{
-		segs[i] = dsm_attach(slot->handle);
+		segs[i] = dsm_attach(kdg_service->slots[i].handle);
 		if (segs[i] == NULL)
 		{
 			/* the caller gave up before the call began, and detached */
 			slot_free(i, DSM_HANDLE_INVALID);
-			return KD_OK;
+			return NULL;
 		}
-		SpinLockAcquire(&kdg_service->mutex);
-		if (slot->state == KDG_SLOT_QUEUED)
-			slot->state = KDG_SLOT_RUNNING;
-		SpinLockRelease(&kdg_service->mutex);
 	}
-	call = dsm_segment_address(segs[i]);
-	finished = slot->state == KDG_SLOT_ABANDONED || serve(call, i);
+	return dsm_segment_address(segs[i]);
+}
+
+/* Mark slot i's call begun, unless its caller gave up. */
+static void
+slot_begin(int i)
+{
+	SpinLockAcquire(&kdg_service->mutex);
+	if (kdg_service->slots[i].state == KDG_SLOT_QUEUED)
+		kdg_service->slots[i].state = KDG_SLOT_RUNNING;
+	SpinLockRelease(&kdg_service->mutex);
+}
+
+/*
+ * After a slice of slot i's call: put an unfinished call back in line, or
+ * reply for a finished one and let go of its segment.  Returns the status
+ * of a finished GPU call (KD_OK while it goes on).
+ */
+static KdStatus
+slot_after(int i, KdgCall *call, bool finished)
+{
+	KdgSlot    *slot = &kdg_service->slots[i];
+	bool		abandoned;
+	KdStatus	st;
+	int			procno;
+
 	SpinLockAcquire(&kdg_service->mutex);
 	abandoned = slot->state == KDG_SLOT_ABANDONED;
 	if (!finished && !abandoned)
@@ -625,6 +665,81 @@ serve_slot(int i)
 }
 
 /*
+ * Serve one slice of the call in slot i on the main thread.  Returns the
+ * status of a finished GPU call (KD_OK while it goes on).
+ */
+static KdStatus
+serve_slot(int i)
+{
+	KdgCall    *call = slot_call(i);
+
+	if (call == NULL)
+		return KD_OK;
+	slot_begin(i);
+	return slot_after(i, call,
+					  kdg_service->slots[i].state == KDG_SLOT_ABANDONED ||
+					  serve(call, i, NULL));
+}
+
+/*
+ * The device whose thread is to serve call: that of the whole copy its
+ * query searches, when the device has a thread; -1 for a call the main
+ * thread serves.
+ */
+static int
+call_device(const KdgCall *call)
+{
+	const KdgResident *e;
+
+	if (call->op < KDG_OP_KNN || call->resident < 0 ||
+		call->resident >= KDG_RESIDENT_MAX)
+		return -1;
+	e = &kdg_service->resident[call->resident];
+	if (!e->used || e->drop || e->version != call->version ||
+		copies[call->resident] == NULL || e->device >= kdg_workers_count())
+		return -1;
+	return e->device;
+}
+
+/* Hand slot i's call to device's thread. */
+static void
+dispatch(int i, KdgCall *call, int device)
+{
+	busy[call->resident] = true;
+	slot_begin(i);
+	kdg_worker_run(device, i, call, serve);
+}
+
+/*
+ * Reply for the calls that the device threads have served; a GPU error
+ * among them makes the service exit once every thread is idle.
+ */
+static void
+collect(void)
+{
+	for (int d = 0; d < kdg_workers_count(); d++)
+	{
+		KdRangeResult range;
+		bool		finished;
+		int			i = kdg_worker_collect(d, &finished, &range);
+		KdgCall    *call;
+
+		if (i < 0)
+			continue;
+		call = dsm_segment_address(segs[i]);
+		busy[call->resident] = false;
+		if (range.offsets)
+		{
+			if (call->status == KD_OK)
+				call->status = reply_range(call, &range, &call->err);
+			kd_range_result_free(&range);
+		}
+		if (slot_after(i, call, finished) == KD_ERR_GPU)
+			fatal = true;
+	}
+}
+
+/*
  * Drop the copies asked to go or whose owner has exited, and free the
  * slots of callers that are gone.
  */
@@ -635,39 +750,75 @@ sweep(void)
 	{
 		KdgResident *e = &kdg_service->resident[i];
 
-		if (e->used && (e->drop || (!e->shared && gone(e->owner_pid))))
+		if (e->used && (e->drop || (!e->shared && gone(e->owner_pid))) &&
+			entry_quiet(i))
 			entry_free(i);
 	}
 	for (int i = 0; i < kdg_service->nslots; i++)
 	{
 		KdgSlot    *slot = &kdg_service->slots[i];
 
-		if (segs[i] != NULL || slot->state == KDG_SLOT_FREE)
+		if (segs[i] != NULL || slot->state == KDG_SLOT_FREE ||
+			kdg_worker_of_slot(i) >= 0)
 			continue;
 		if (slot->state == KDG_SLOT_ABANDONED || gone(slot->pid))
 			slot_free(i, slot->state == KDG_SLOT_DONE ? slot->range : DSM_HANDLE_INVALID);
 	}
 }
 
-/* The slot whose call is served next (lowest turn), or -1. */
-static int
-next_slot(void)
+/* Whether slot i holds a call to serve (queued, or begun and not with a thread). */
+static bool
+slot_waiting(int i)
 {
-	int			best = -1;
+	KdgSlot    *slot = &kdg_service->slots[i];
 
-	SpinLockAcquire(&kdg_service->mutex);
-	for (int i = 0; i < kdg_service->nslots; i++)
+	return (slot->state == KDG_SLOT_QUEUED || slot->state == KDG_SLOT_RUNNING ||
+			(slot->state == KDG_SLOT_ABANDONED && segs[i] != NULL)) &&
+		slot->epoch == kdg_service->epoch && kdg_worker_of_slot(i) < 0;
+}
+
+/*
+ * The slot whose call can start now, by turn, or -1; *device is the device
+ * thread to serve it, or -1 for the main thread.  A call for a busy device
+ * thread is passed; a call for the main thread that uses a GPU (an upload,
+ * a build, a query on a split copy) waits until every thread is idle, and
+ * no later call passes it.
+ */
+static int
+next_slot(int *device)
+{
+	int			n = kdg_service->nslots;
+
+	memset(seen, 0, sizeof(bool) * n);
+	for (;;)
 	{
-		KdgSlot    *slot = &kdg_service->slots[i];
+		int			best = -1;
+		KdgCall    *call;
 
-		if ((slot->state == KDG_SLOT_QUEUED || slot->state == KDG_SLOT_RUNNING ||
-			 (slot->state == KDG_SLOT_ABANDONED && segs[i] != NULL)) &&
-			slot->epoch == kdg_service->epoch &&
-			(best < 0 || slot->turn < kdg_service->slots[best].turn))
-			best = i;
+		SpinLockAcquire(&kdg_service->mutex);
+		for (int i = 0; i < n; i++)
+			if (!seen[i] && slot_waiting(i) &&
+				(best < 0 || kdg_service->slots[i].turn < kdg_service->slots[best].turn))
+				best = i;
+		SpinLockRelease(&kdg_service->mutex);
+		if (best < 0)
+			return -1;
+		seen[best] = true;
+		if ((call = slot_call(best)) == NULL)
+			continue;
+		*device = kdg_service->slots[best].state == KDG_SLOT_ABANDONED ?
+			-1 : call_device(call);
+		if (*device >= 0 && kdg_worker_idle(*device))
+			return best;
+		if (*device >= 0)
+			continue;
+		/* finding a copy or keeping its rows uses no GPU: at any time */
+		if (kdg_service->slots[best].state == KDG_SLOT_ABANDONED ||
+			call->op == KDG_OP_ACQUIRE || call->op == KDG_OP_ROWS ||
+			kdg_workers_idle())
+			return best;
+		return -1;
 	}
-	SpinLockRelease(&kdg_service->mutex);
-	return best;
 }
 
 /*
@@ -732,6 +883,10 @@ open_gpu(void)
 		kdg_service->state = KDG_SERVICE_IDLE;
 	}
 	SpinLockRelease(&kdg_service->mutex);
+	if (gpu_ready && kdg_workers_start(ndevices) < ndevices)
+		ereport(LOG,
+				(errmsg("kdgpu GPU service could start only %d of %d device threads",
+						kdg_workers_count(), ndevices)));
 	if (gpu_ready)
 		ereport(LOG,
 				(errmsg("kdgpu GPU service ready on %d device%s: %s", ndevices,
@@ -771,6 +926,8 @@ kdg_service_main(Datum arg)
 
 	segs = MemoryContextAllocZero(TopMemoryContext,
 								  sizeof(dsm_segment *) * kdg_service->nslots);
+	seen = MemoryContextAllocZero(TopMemoryContext,
+								  sizeof(bool) * kdg_service->nslots);
 	/* a restart after a crash finds the entries of the run before */
 	service_exit(0, 0);
 	SpinLockAcquire(&kdg_service->mutex);
@@ -787,6 +944,7 @@ kdg_service_main(Datum arg)
 	for (;;)
 	{
 		int			i;
+		int			device = -1;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -795,8 +953,15 @@ kdg_service_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			read_settings();
 		}
+		collect();
+		if (fatal && kdg_workers_idle())
+		{
+			ereport(LOG,
+					(errmsg("kdgpu GPU service restarting after a GPU error, for a fresh CUDA context")));
+			proc_exit(1);
+		}
 		sweep();
-		i = gpu_ready ? next_slot() : -1;
+		i = gpu_ready && !fatal ? next_slot(&device) : -1;
 		if (i < 0)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -804,11 +969,9 @@ kdg_service_main(Datum arg)
 			ResetLatch(MyLatch);
 			continue;
 		}
-		if (serve_slot(i) == KD_ERR_GPU)
-		{
-			ereport(LOG,
-					(errmsg("kdgpu GPU service restarting after a GPU error, for a fresh CUDA context")));
-			proc_exit(1);
-		}
+		if (device >= 0)
+			dispatch(i, slot_call(i), device);
+		else if (serve_slot(i) == KD_ERR_GPU)
+			fatal = true;
 	}
 }

@@ -9,8 +9,8 @@
 # kd_unload, a GPU error (the service restarts with a fresh context and the
 # call falls back to the CPU), cancel and statement_timeout while waiting,
 # the service killed with SIGKILL under load, two devices (a copy on each,
-# and a tree larger than one device's share split over both), no GPU, and
-# kdgpu.service off.
+# a tree larger than one device's share split over both, and calls on the
+# two devices running at once), no GPU, and kdgpu.service off.
 use strict;
 use warnings;
 use Cwd qw(abs_path);
@@ -416,6 +416,36 @@ is($node->safe_psql('postgres', q{
 	'kd_box on the split tree equals a sequential scan');
 $node->safe_psql('postgres', q{ALTER SYSTEM RESET kdgpu.gpu_memory_limit; SELECT pg_reload_conf()});
 $node->stop;
+
+# the devices work at once: with every emulated kNN call taking 1.5 s,
+# joins on copies on the two devices, started together, end in about the
+# time of one; two on the same device take the time of both
+$ENV{KDGPU_FAKE_DELAY_MS} = 1500;
+$node->start;
+service_pid();
+$node->safe_psql('postgres', "SELECT count(*) FROM kd_knn_join('$_', 'q', 2)") for qw(pts other);
+is($node->safe_psql('postgres', q{SELECT string_agg(format('%s:%s', index, device), ',' ORDER BY device)
+	FROM kd_resident WHERE index IN ('pts_p'::regclass, 'other_p'::regclass)}),
+	'pts_p:0,other_p:1', 'one copy on each device');
+# seconds that two joins, on rel1 and rel2, take started together
+sub two_joins
+{
+	my ($rel1, $rel2) = @_;
+	my ($o1, $e1, $o2, $e2) = ('', '', '', '');
+	my $t0 = time;
+	my $h1 = start_psql("SELECT count(*) FROM kd_knn_join('$rel1', 'q', 3)", \$o1, \$e1);
+	my $h2 = start_psql("SELECT count(*) FROM kd_knn_join('$rel2', 'q', 3)", \$o2, \$e2);
+	$h1->finish;
+	$h2->finish;
+	return (time - $t0, "$o1|$o2");
+}
+my ($apart, $rows) = two_joins('pts', 'other');
+like($rows, qr/774.*\|.*774/s, 'both joins answer');
+cmp_ok($apart, '<', 2.7, "joins on two devices run at once ($apart s for two 1.5 s calls)");
+my ($together) = two_joins('pts', 'pts');
+cmp_ok($together, '>=', 3.0, "joins on one device run one after the other ($together s)");
+$node->stop;
+delete $ENV{KDGPU_FAKE_DELAY_MS};
 delete $ENV{KDGPU_FAKE_DEVICES};
 
 # no GPU: the service is idle and every query runs on the CPU
