@@ -232,14 +232,14 @@ extern char *kdg_service_describe(void);
 
 /* service_workers.c: the device threads */
 typedef bool (*KdgServeFn) (KdgCall *call, int slot, KdRangeResult *range);
-extern int	kdg_workers_start(int ndevices);
-extern int	kdg_workers_count(void);
-extern bool kdg_worker_idle(int device);
-extern bool kdg_workers_idle(void);
-extern int	kdg_worker_of_slot(int slot);
-extern void kdg_worker_run(int device, int slot, KdgCall *call,
+extern int	kdg_service_threads_start(int ndevices);
+extern int	kdg_service_threads_count(void);
+extern bool kdg_service_thread_idle(int device);
+extern bool kdg_service_threads_idle(void);
+extern int	kdg_service_thread_of_slot(int slot);
+extern void kdg_service_thread_run(int device, int slot, KdgCall *call,
 						   KdgServeFn serve);
-extern int	kdg_worker_collect(int device, bool *finished,
+extern int	kdg_service_thread_collect(int device, bool *finished,
 							   KdRangeResult *range);
 
 /* service_main.c */

@@ -113,8 +113,8 @@ entry_quiet(int i)
 
 	if (busy[i])
 		return false;
-	return d < 0 ? kdg_workers_idle() :
-		(d >= kdg_workers_count() || kdg_worker_idle(d));
+	return d < 0 ? kdg_service_threads_idle() :
+		(d >= kdg_service_threads_count() || kdg_service_thread_idle(d));
 }
 
 /*
@@ -696,7 +696,7 @@ call_device(const KdgCall *call)
 		return -1;
 	e = &kdg_service->resident[call->resident];
 	if (!e->used || e->drop || e->version != call->version ||
-		copies[call->resident] == NULL || e->device >= kdg_workers_count())
+		copies[call->resident] == NULL || e->device >= kdg_service_threads_count())
 		return -1;
 	return e->device;
 }
@@ -707,7 +707,7 @@ dispatch(int i, KdgCall *call, int device)
 {
 	busy[call->resident] = true;
 	slot_begin(i);
-	kdg_worker_run(device, i, call, serve);
+	kdg_service_thread_run(device, i, call, serve);
 }
 
 /*
@@ -717,11 +717,11 @@ dispatch(int i, KdgCall *call, int device)
 static void
 collect(void)
 {
-	for (int d = 0; d < kdg_workers_count(); d++)
+	for (int d = 0; d < kdg_service_threads_count(); d++)
 	{
 		KdRangeResult range;
 		bool		finished;
-		int			i = kdg_worker_collect(d, &finished, &range);
+		int			i = kdg_service_thread_collect(d, &finished, &range);
 		KdgCall    *call;
 
 		if (i < 0)
@@ -759,7 +759,7 @@ sweep(void)
 		KdgSlot    *slot = &kdg_service->slots[i];
 
 		if (segs[i] != NULL || slot->state == KDG_SLOT_FREE ||
-			kdg_worker_of_slot(i) >= 0)
+			kdg_service_thread_of_slot(i) >= 0)
 			continue;
 		if (slot->state == KDG_SLOT_ABANDONED || gone(slot->pid))
 			slot_free(i, slot->state == KDG_SLOT_DONE ? slot->range : DSM_HANDLE_INVALID);
@@ -774,7 +774,7 @@ slot_waiting(int i)
 
 	return (slot->state == KDG_SLOT_QUEUED || slot->state == KDG_SLOT_RUNNING ||
 			(slot->state == KDG_SLOT_ABANDONED && segs[i] != NULL)) &&
-		slot->epoch == kdg_service->epoch && kdg_worker_of_slot(i) < 0;
+		slot->epoch == kdg_service->epoch && kdg_service_thread_of_slot(i) < 0;
 }
 
 /*
@@ -808,14 +808,14 @@ next_slot(int *device)
 			continue;
 		*device = kdg_service->slots[best].state == KDG_SLOT_ABANDONED ?
 			-1 : call_device(call);
-		if (*device >= 0 && kdg_worker_idle(*device))
+		if (*device >= 0 && kdg_service_thread_idle(*device))
 			return best;
 		if (*device >= 0)
 			continue;
 		/* finding a copy or keeping its rows uses no GPU: at any time */
 		if (kdg_service->slots[best].state == KDG_SLOT_ABANDONED ||
 			call->op == KDG_OP_ACQUIRE || call->op == KDG_OP_ROWS ||
-			kdg_workers_idle())
+			kdg_service_threads_idle())
 			return best;
 		return -1;
 	}
@@ -883,10 +883,10 @@ open_gpu(void)
 		kdg_service->state = KDG_SERVICE_IDLE;
 	}
 	SpinLockRelease(&kdg_service->mutex);
-	if (gpu_ready && kdg_workers_start(ndevices) < ndevices)
+	if (gpu_ready && kdg_service_threads_start(ndevices) < ndevices)
 		ereport(LOG,
 				(errmsg("kdgpu GPU service could start only %d of %d device threads",
-						kdg_workers_count(), ndevices)));
+						kdg_service_threads_count(), ndevices)));
 	if (gpu_ready)
 		ereport(LOG,
 				(errmsg("kdgpu GPU service ready on %d device%s: %s", ndevices,
@@ -954,7 +954,7 @@ kdg_service_main(Datum arg)
 			read_settings();
 		}
 		collect();
-		if (fatal && kdg_workers_idle())
+		if (fatal && kdg_service_threads_idle())
 		{
 			ereport(LOG,
 					(errmsg("kdgpu GPU service restarting after a GPU error, for a fresh CUDA context")));

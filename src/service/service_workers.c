@@ -73,7 +73,7 @@ worker_main(void *arg)
  * (a device without one has its calls served on the main thread).
  */
 int
-kdg_workers_start(int ndevices)
+kdg_service_threads_start(int ndevices)
 {
 	sigset_t	all;
 	sigset_t	old;
@@ -97,14 +97,14 @@ kdg_workers_start(int ndevices)
 
 /* Whether device's thread exists and serves nothing. */
 bool
-kdg_worker_idle(int device)
+kdg_service_thread_idle(int device)
 {
 	return device >= 0 && device < nworkers && workers[device].slot < 0;
 }
 
 /* Whether no device thread serves a call. */
 bool
-kdg_workers_idle(void)
+kdg_service_threads_idle(void)
 {
 	for (int d = 0; d < nworkers; d++)
 		if (workers[d].slot >= 0)
@@ -114,7 +114,7 @@ kdg_workers_idle(void)
 
 /* The device whose thread serves slot, or -1. */
 int
-kdg_worker_of_slot(int slot)
+kdg_service_thread_of_slot(int slot)
 {
 	for (int d = 0; d < nworkers; d++)
 		if (workers[d].slot == slot)
@@ -124,11 +124,11 @@ kdg_worker_of_slot(int slot)
 
 /* Hand call (of slot) to device's idle thread, to be served by serve. */
 void
-kdg_worker_run(int device, int slot, KdgCall *call, KdgServeFn serve)
+kdg_service_thread_run(int device, int slot, KdgCall *call, KdgServeFn serve)
 {
 	DeviceWorker *w = &workers[device];
 
-	Assert(kdg_worker_idle(device));
+	Assert(kdg_service_thread_idle(device));
 	w->slot = slot;
 	w->serve = serve;
 	w->done = 0;
@@ -144,7 +144,7 @@ kdg_worker_run(int device, int slot, KdgCall *call, KdgServeFn serve)
  * again.  Returns -1 while it serves or is idle.
  */
 int
-kdg_worker_collect(int device, bool *finished, KdRangeResult *range)
+kdg_service_thread_collect(int device, bool *finished, KdRangeResult *range)
 {
 	DeviceWorker *w = &workers[device];
 	int			slot = w->slot;
@@ -160,7 +160,7 @@ kdg_worker_collect(int device, bool *finished, KdRangeResult *range)
 
 /* The number of device threads. */
 int
-kdg_workers_count(void)
+kdg_service_threads_count(void)
 {
 	return nworkers;
 }
