@@ -5,9 +5,9 @@
  *	  the kNN of a batch of queries (a device copy against a split copy).
  *
  * Usage: split-bench-bin [-n points] [-d dim] [-q queries] [-k k] [-r reps]
- * [-D devices].  Uniform points in the unit cube from a fixed seed; times
- * are end to end engine calls (points in, tree or answers out), medians of
- * -r runs.  Every split answer is compared with the one-device answer,
+ * [-D devices] [-A].  Uniform points in the unit cube from a fixed seed;
+ * times are end to end engine calls (points in, tree or answers out),
+ * medians of -r runs; -A adds All-kNN (n * k answers, twice).  Every split answer is compared with the one-device answer,
  * bit for bit, and the run fails if one differs.
  */
 #include <stdio.h>
@@ -68,6 +68,7 @@ main(int argc, char **argv)
 	int			k = 10;
 	int			reps = 3;
 	int			ndev = 0;
+	bool		allknn = false;
 	int			opt;
 	KdGpuInfo	info;
 	char		why[256];
@@ -76,7 +77,7 @@ main(int argc, char **argv)
 	double		t[16];
 	int			bad = 0;
 
-	while ((opt = getopt(argc, argv, "n:d:q:k:r:D:")) != -1)
+	while ((opt = getopt(argc, argv, "n:d:q:k:r:D:A")) != -1)
 	{
 		if (opt == 'n')
 			n = atoll(optarg);
@@ -90,6 +91,8 @@ main(int argc, char **argv)
 			reps = atoi(optarg) < 1 ? 1 : (atoi(optarg) > 16 ? 16 : atoi(optarg));
 		else if (opt == 'D')
 			ndev = atoi(optarg);
+		else if (opt == 'A')
+			allknn = true;
 	}
 	if (!kd_gpu_available(&info, why, sizeof(why)))
 	{
@@ -189,6 +192,39 @@ main(int argc, char **argv)
 			bad++;
 		printf("# split kNN equal to the one-device kNN: %s\n",
 			   memcmp(a, b, sizeof(KdNeighbor) * nq * k) == 0 ? "yes" : "NO");
+		if (allknn)
+		{
+			KdNeighbor *aa = malloc(sizeof(KdNeighbor) * (size_t) (n * k));
+			KdNeighbor *ab = malloc(sizeof(KdNeighbor) * (size_t) (n * k));
+			int32_t    *na = malloc(sizeof(int32_t) * (size_t) n);
+			int32_t    *nb = malloc(sizeof(int32_t) * (size_t) n);
+
+			for (int r = 0; r < reps; r++)
+			{
+				double		t0 = now_sec();
+
+				kd_all_knn(&one, k, false, aa, na, &e, &err);
+				t[r] = now_sec() - t0;
+			}
+			report("all-knn", 1, n, dim, median(t, reps) * 1e3, info.name);
+			for (int r = 0; r < reps; r++)
+			{
+				double		t0 = now_sec();
+
+				kd_split_all_knn(copy, k, false, ab, nb, &e, &err);
+				t[r] = now_sec() - t0;
+			}
+			report("split-all-knn", ndev, n, dim, median(t, reps) * 1e3, info.name);
+			if (memcmp(na, nb, sizeof(int32_t) * n) != 0 ||
+				memcmp(aa, ab, sizeof(KdNeighbor) * n * k) != 0)
+				bad++;
+			printf("# split All-kNN equal to the one-device All-kNN: %s\n",
+				   memcmp(aa, ab, sizeof(KdNeighbor) * n * k) == 0 ? "yes" : "NO");
+			free(aa);
+			free(ab);
+			free(na);
+			free(nb);
+		}
 		kd_split_release(copy);
 		kd_tree_free(&one);
 	}

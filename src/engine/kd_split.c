@@ -19,13 +19,17 @@
  * just above a power of two (more parts would even them out further, but
  * every query searches every part).
  *
- * Searches run on every part at once, one host thread per device (a
+ * Searches run on the parts at once, one host thread per device (a
  * device's parts one after another), and on the host's nodes by brute
  * force.  Each part answers exactly for its own points, so the whole
  * tree's answer is a merge in (d2, ref) order: the k best of the union are
- * among the parts' k best; All-kNN merges each part's own All-kNN with the
- * kNN of its points in the other parts (its copy of them on the host is
- * what it queries with); range hits are the union.  Distances are computed
+ * among the parts' k best; range hits are the union.  A kNN query first
+ * searches its home part (the one the host's nodes lead it to), then only
+ * the parts whose bounding box lies within its k-th distance so far (or
+ * every part while it has fewer than k): a part farther away holds no
+ * point that could enter its answer, ties included, since the box bound
+ * never exceeds a point's distance (kdtree.h).  All-kNN does the same from
+ * each part's own All-kNN, querying with the host's copy of its points.  Distances are computed
  * alike everywhere (kdtree.h), so answers are bit-identical to the whole
  * tree's on one device or the CPU, refs being unique.
  *
@@ -61,6 +65,7 @@ typedef struct KdSplitPart
 	KdGpuTree  *copy;
 	int64_t		bytes;
 	double	   *coords;			/* its points in its node order (host) */
+	double		box[2 * KD_MAX_DIM];	/* their bounding box */
 } KdSplitPart;
 
 struct KdSplitCopy
@@ -71,6 +76,7 @@ struct KdSplitCopy
 	int64_t		ntop;			/* the host's nodes: the whole tree's first */
 	double	   *top_coords;
 	uint64_t   *top_refs;
+	uint8_t    *top_split;
 	int			nparts;
 	KdSplitPart parts[KD_SPLIT_MAX_PARTS];
 };
@@ -266,95 +272,218 @@ top_list(const KdSplitCopy *s, const double *q, KdNeighbor *list)
 
 /* ---- kNN ----------------------------------------------------------------- */
 
-/* A kNN round: queries against every part (but one), candidates per part. */
-typedef struct KnnRound
+/*
+ * A round of queries sent to some of the parts each: every part's kNN of
+ * the queries sent to it, merged into the queries' rows of the answer.
+ */
+typedef struct Targets
 {
-	const double *queries;
-	int64_t		nq;
-	int			k;
-	KdNeighbor *cand;			/* nparts * nq * k */
-	int32_t    *ccount;			/* nparts * nq */
-	/* the merge */
 	KdSplitCopy *split;
-	int			skip;			/* the part the queries belong to, or -1 */
-	KdNeighbor *out;			/* merged into; NULL: dst */
+	const double *queries;
+	const int64_t *rows;		/* the answer's row of each query; NULL: its
+								 * index */
+	int			k;
+	KdNeighbor *out;			/* the answer, merged into */
 	int32_t    *count;
-	int64_t		first;			/* All-kNN: the queries' first local node */
-	bool		include_self;
-} KnnRound;
+	int			home;			/* the part the queries belong to; -1: each
+								 * its home part; -2: the host's nodes */
+	bool		include_self;	/* All-kNN: a host node is its own neighbour */
+	int64_t		n[KD_SPLIT_MAX_PARTS];	/* queries sent to each part */
+	int64_t    *idx[KD_SPLIT_MAX_PARTS];	/* which ones */
+	double	   *coords[KD_SPLIT_MAX_PARTS]; /* theirs, gathered */
+	KdNeighbor *res[KD_SPLIT_MAX_PARTS];
+	int32_t    *cnt[KD_SPLIT_MAX_PARTS];
+	int			part;			/* the part choose_part and merge_part work on */
+	int64_t		nq;
+	bool		(*wanted) (const struct Targets *t, int64_t q, int p);
+} Targets;
 
-/* PartFn: kNN of the round's queries in one part. */
-static KdStatus
-part_knn(DeviceWork *w, int p, const KdExec *exec, KdError *err)
+/* The answer's row of query q. */
+static int64_t
+target_row(const Targets *t, int64_t q)
 {
-	KnnRound   *r = w->arg;
+	return t->rows ? t->rows[q] : q;
+}
 
-	return kd_gpu_knn(w->split->parts[p].copy, r->queries, r->nq, r->k,
-					  r->cand + (size_t) p * r->nq * r->k,
-					  r->ccount + (size_t) p * r->nq, exec, err);
+/* The part that the host's nodes lead point q to. */
+static int
+home_part(const KdSplitCopy *s, const double *q)
+{
+	int64_t		node = 0;
+
+	while (node < s->ntop)
+		node = q[s->top_split[node]] < s->top_coords[node * s->dim + s->top_split[node]] ?
+			2 * node + 1 : 2 * node + 2;
+	return (int) (node - s->ntop);
 }
 
 /*
- * Parallel body: merge queries [begin, end) of a round.  For a plain kNN
- * (skip < 0) the parts' and the host's lists go to out; for All-kNN's
- * cross round the queries are part skip's nodes from `first`, and the
- * lists are merged into the node's current answer in out.
+ * Whether part p may hold a point of query q's answer that its row lacks:
+ * the row has fewer than k, or p's box is within its k-th distance.
+ */
+static bool
+may_improve(const Targets *t, int64_t q, int p)
+{
+	int64_t		row = target_row(t, q);
+
+	return t->count[row] < t->k ||
+		kd_box_dist2(t->queries + q * t->split->dim, t->split->parts[p].box,
+					 t->split->dim) <= t->out[row * t->k + t->k - 1].d2;
+}
+
+/* wanted: query q's home part. */
+static bool
+in_home(const Targets *t, int64_t q, int p)
+{
+	return home_part(t->split, t->queries + q * t->split->dim) == p;
+}
+
+/* wanted: any other part that may improve q's answer. */
+static bool
+elsewhere(const Targets *t, int64_t q, int p)
+{
+	int			home = t->home >= 0 ? t->home :
+		home_part(t->split, t->queries + q * t->split->dim);
+
+	return p != home && may_improve(t, q, p);
+}
+
+/* wanted: every part. */
+static bool
+everywhere(const Targets *t, int64_t q, int p)
+{
+	return true;
+}
+
+/* Parallel body: parts [begin, end) get the list of queries they want. */
+static void
+choose_parts(void *arg, int64_t begin, int64_t end)
+{
+	Targets    *t = arg;
+
+	for (int64_t p = begin; p < end; p++)
+	{
+		int64_t		m = 0;
+
+		for (int64_t q = 0; q < t->nq; q++)
+			m += t->wanted(t, q, (int) p);
+		t->idx[p] = malloc(sizeof(int64_t) * (size_t) m + 1);
+		t->coords[p] = malloc(sizeof(double) * (size_t) (m * t->split->dim) + 1);
+		t->res[p] = malloc(sizeof(KdNeighbor) * (size_t) (m * t->k) + 1);
+		t->cnt[p] = malloc(sizeof(int32_t) * (size_t) m + 1);
+		if (!t->idx[p] || !t->coords[p] || !t->res[p] || !t->cnt[p])
+			continue;
+		t->n[p] = m;
+		m = 0;
+		for (int64_t q = 0; q < t->nq; q++)
+			if (t->wanted(t, q, (int) p))
+			{
+				t->idx[p][m] = q;
+				memcpy(t->coords[p] + m * t->split->dim, t->queries + q * t->split->dim,
+					   sizeof(double) * t->split->dim);
+				m++;
+			}
+	}
+}
+
+/* PartFn: the kNN of the queries sent to a part. */
+static KdStatus
+part_targets(DeviceWork *w, int p, const KdExec *exec, KdError *err)
+{
+	Targets    *t = w->arg;
+
+	if (t->n[p] == 0)
+		return KD_OK;
+	return kd_gpu_knn(w->split->parts[p].copy, t->coords[p], t->n[p], t->k,
+					  t->res[p], t->cnt[p], exec, err);
+}
+
+/* Parallel body: merge part t->part's answers [begin, end) into their rows. */
+static void
+merge_part(void *arg, int64_t begin, int64_t end)
+{
+	Targets    *t = arg;
+	int			p = t->part;
+
+	for (int64_t j = begin; j < end; j++)
+	{
+		int64_t		row = target_row(t, t->idx[p][j]);
+		const KdNeighbor *lists[2] = {t->out + row * t->k, t->res[p] + j * t->k};
+		int32_t		lens[2] = {t->count[row], t->cnt[p][j]};
+
+		t->count[row] = merge_best(lists, lens, 2, t->k, false, 0, t->out + row * t->k);
+	}
+}
+
+/*
+ * A round: each part gets the queries wanted there (all nq of t->queries
+ * are looked at), searches them on its device, and its answers are merged
+ * into their rows, part after part.
+ */
+static KdStatus
+targets_run(Targets *t, int64_t nq,
+			bool (*wanted) (const Targets *t, int64_t q, int p),
+			KdExec *exec, KdError *err)
+{
+	KdSplitCopy *s = t->split;
+	DeviceWork *w = malloc(sizeof(DeviceWork));
+	KdExec		loop = *exec;
+	KdStatus	st;
+
+	t->nq = nq;
+	t->wanted = wanted;
+	memset(t->n, 0, sizeof(t->n));
+	loop.threads = s->nparts;
+	st = kd_parallel_for(&loop, s->nparts, 1, choose_parts, t, err);
+	for (int p = 0; st == KD_OK && p < s->nparts; p++)
+		if (!t->idx[p] || !t->coords[p] || !t->res[p] || !t->cnt[p])
+			st = kd_set_error(err, KD_ERR_NOMEM, -1,
+							  "out of memory for the queries of a split tree's part");
+	if (st == KD_OK && w == NULL)
+		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	if (st == KD_OK)
+		st = on_devices(w, s, part_targets, -1, t, exec, err);
+	for (int p = 0; st == KD_OK && p < s->nparts; p++)
+	{
+		t->part = p;
+		st = kd_parallel_for(exec, t->n[p], 4096, merge_part, t, err);
+	}
+	free(w);
+	for (int p = 0; p < s->nparts; p++)
+	{
+		free(t->idx[p]);
+		free(t->coords[p]);
+		free(t->res[p]);
+		free(t->cnt[p]);
+		t->idx[p] = NULL;
+		t->coords[p] = NULL;
+		t->res[p] = NULL;
+		t->cnt[p] = NULL;
+	}
+	return st;
+}
+
+/*
+ * Parallel body: each query's row starts as the host's nodes nearest it
+ * (less the query itself, a host node of All-kNN without include_self).
  */
 static void
-merge_knn(void *arg, int64_t begin, int64_t end)
+start_rows(void *arg, int64_t begin, int64_t end)
 {
-	KnnRound   *r = arg;
-	KdSplitCopy *s = r->split;
-	const KdNeighbor *lists[KD_SPLIT_MAX_PARTS + 2];
-	int32_t		lens[KD_SPLIT_MAX_PARTS + 2];
+	Targets    *t = arg;
 	KdNeighbor	top[KD_SPLIT_MAX_PARTS];
 
 	for (int64_t q = begin; q < end; q++)
 	{
-		int64_t		node = r->skip < 0 ? q :
-			whole_node(s->parts[r->skip].root, r->first + q);
-		int			nl = 0;
+		int64_t		row = target_row(t, q);
+		const KdNeighbor *lists[1] = {top};
+		int32_t		lens[1] = {top_list(t->split, t->queries + q * t->split->dim, top)};
+		bool		self = t->home == -2 && !t->include_self;
 
-		for (int p = 0; p < s->nparts; p++)
-			if (p != r->skip)
-			{
-				lists[nl] = r->cand + ((size_t) p * r->nq + q) * r->k;
-				lens[nl++] = r->ccount[(size_t) p * r->nq + q];
-			}
-		lens[nl] = top_list(s, r->queries + q * s->dim, top);
-		lists[nl++] = top;
-		if (r->skip >= 0)
-		{
-			lists[nl] = r->out + node * r->k;
-			lens[nl++] = r->count[node];
-		}
-		r->count[node] = merge_best(lists, lens, nl, r->k, false, 0,
-									r->out + node * r->k);
+		t->count[row] = merge_best(lists, lens, 1, t->k, self,
+								   self ? t->split->top_refs[q] : 0,
+								   t->out + row * t->k);
 	}
-}
-
-/* Run a round's kNN on the devices, then merge on the caller's threads. */
-static KdStatus
-knn_round(KnnRound *r, KdExec *exec, KdError *err)
-{
-	KdSplitCopy *s = r->split;
-	DeviceWork *w = malloc(sizeof(DeviceWork));
-	KdStatus	st;
-
-	r->cand = malloc(sizeof(KdNeighbor) * (size_t) (s->nparts * r->nq * r->k) + 1);
-	r->ccount = calloc((size_t) (s->nparts * r->nq) + 1, sizeof(int32_t));
-	if (w == NULL || r->cand == NULL || r->ccount == NULL)
-		st = kd_set_error(err, KD_ERR_NOMEM, -1,
-						  "out of memory for the candidates of %lld queries",
-						  (long long) r->nq);
-	else
-		st = on_devices(w, s, part_knn, r->skip, r, exec, err);
-	if (st == KD_OK)
-		st = kd_parallel_for(exec, r->nq, 4096, merge_knn, r, err);
-	free(w);
-	free(r->cand);
-	free(r->ccount);
-	return st;
 }
 
 /* kd_knn on a split copy (kdtree.h). */
@@ -363,20 +492,24 @@ kd_split_knn(const KdSplitCopy *split, const double *queries, int64_t nq,
 			 int k, KdNeighbor *out, int32_t *count, KdExec *exec,
 			 KdError *err)
 {
-	KnnRound	r;
+	Targets		t;
 	KdStatus	st = kd_check_k(k, err);
 
 	if (st != KD_OK)
 		return st;
-	memset(&r, 0, sizeof(r));
-	r.split = (KdSplitCopy *) split;
-	r.queries = queries;
-	r.nq = nq;
-	r.k = k;
-	r.skip = -1;
-	r.out = out;
-	r.count = count;
-	return knn_round(&r, exec, err);
+	memset(&t, 0, sizeof(t));
+	t.split = (KdSplitCopy *) split;
+	t.queries = queries;
+	t.k = k;
+	t.out = out;
+	t.count = count;
+	t.home = -1;
+	st = kd_parallel_for(exec, nq, 4096, start_rows, &t, err);
+	if (st == KD_OK)
+		st = targets_run(&t, nq, in_home, exec, err);
+	if (st == KD_OK)
+		st = targets_run(&t, nq, elsewhere, exec, err);
+	return st;
 }
 
 /* ---- All-kNN ------------------------------------------------------------- */
@@ -419,29 +552,21 @@ part_all_knn(DeviceWork *w, int p, const KdExec *exec, KdError *err)
 	return st;
 }
 
-/* Parallel body: the host's nodes' All-kNN, merged from a plain kNN round. */
+/* Parallel body: merge the host's nodes into the rows of a part's points. */
 static void
-merge_top(void *arg, int64_t begin, int64_t end)
+merge_top_rows(void *arg, int64_t begin, int64_t end)
 {
-	KnnRound   *r = arg;
-	KdSplitCopy *s = r->split;
-	const KdNeighbor *lists[KD_SPLIT_MAX_PARTS + 1];
-	int32_t		lens[KD_SPLIT_MAX_PARTS + 1];
+	Targets    *t = arg;
 	KdNeighbor	top[KD_SPLIT_MAX_PARTS];
 
 	for (int64_t q = begin; q < end; q++)
 	{
-		int			nl = 0;
+		int64_t		row = target_row(t, q);
+		const KdNeighbor *lists[2] = {top, t->out + row * t->k};
+		int32_t		lens[2] = {top_list(t->split, t->queries + q * t->split->dim, top),
+		t->count[row]};
 
-		for (int p = 0; p < s->nparts; p++)
-		{
-			lists[nl] = r->cand + ((size_t) p * r->nq + q) * r->k;
-			lens[nl++] = r->ccount[(size_t) p * r->nq + q];
-		}
-		lens[nl] = top_list(s, s->top_coords + q * s->dim, top);
-		lists[nl++] = top;
-		r->count[q] = merge_best(lists, lens, nl, r->k, !r->include_self,
-								 s->top_refs[q], r->out + q * r->k);
+		t->count[row] = merge_best(lists, lens, 2, t->k, false, 0, t->out + row * t->k);
 	}
 }
 
@@ -453,55 +578,51 @@ kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
 	KdSplitCopy *s = (KdSplitCopy *) split;
 	DeviceWork *w;
 	AllKnn		a = {k, include_self, out, count};
-	KnnRound	r;
+	Targets		t;
+	int64_t    *rows = malloc(sizeof(int64_t) * (size_t) KD_SPLIT_CHUNK);
 	KdStatus	st = kd_check_k(k, err);
 
-	if (st != KD_OK)
-		return st;
-	if ((w = malloc(sizeof(DeviceWork))) == NULL)
-		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	if (st == KD_OK && (rows == NULL || (w = malloc(sizeof(DeviceWork))) == NULL))
+		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	/* each part's own All-kNN */
-	st = on_devices(w, s, part_all_knn, -1, &a, exec, err);
-	free(w);
-
-	/* the host's nodes, in every part and among themselves */
-	memset(&r, 0, sizeof(r));
-	r.split = s;
-	r.k = k;
-	r.include_self = include_self;
-	r.out = out;
-	r.count = count;
 	if (st == KD_OK)
 	{
-		r.cand = malloc(sizeof(KdNeighbor) * (size_t) (s->nparts * s->ntop * k) + 1);
-		r.ccount = calloc((size_t) (s->nparts * s->ntop) + 1, sizeof(int32_t));
-		r.queries = s->top_coords;
-		r.nq = s->ntop;
-		r.skip = -1;
-		w = malloc(sizeof(DeviceWork));
-		if (w == NULL || r.cand == NULL || r.ccount == NULL)
-			st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
-		else
-			st = on_devices(w, s, part_knn, -1, &r, exec, err);
-		if (st == KD_OK)
-			merge_top(&r, 0, s->ntop);
+		st = on_devices(w, s, part_all_knn, -1, &a, exec, err);
 		free(w);
-		free(r.cand);
-		free(r.ccount);
 	}
 
-	/* each part's nodes in the other parts and the host's nodes */
+	/* the host's nodes: among themselves (less each itself), and in every part */
+	memset(&t, 0, sizeof(t));
+	t.split = s;
+	t.k = k;
+	t.out = out;
+	t.count = count;
+	t.queries = s->top_coords;
+	t.home = -2;
+	t.include_self = include_self;
+	if (st == KD_OK)
+		st = kd_parallel_for(exec, s->ntop, 4096, start_rows, &t, err);
+	if (st == KD_OK)
+		st = targets_run(&t, s->ntop, everywhere, exec, err);
+
+	/* each part's points: the host's nodes, then the parts that may improve them */
+	t.rows = rows;
 	for (int p = 0; st == KD_OK && p < s->nparts; p++)
 		for (int64_t first = 0; st == KD_OK && first < s->parts[p].n;
 			 first += KD_SPLIT_CHUNK)
 		{
-			r.skip = p;
-			r.first = first;
-			r.queries = s->parts[p].coords + first * s->dim;
-			r.nq = s->parts[p].n - first < KD_SPLIT_CHUNK ?
+			int64_t		nq = s->parts[p].n - first < KD_SPLIT_CHUNK ?
 				s->parts[p].n - first : KD_SPLIT_CHUNK;
-			st = knn_round(&r, exec, err);
+
+			for (int64_t j = 0; j < nq; j++)
+				rows[j] = whole_node(s->parts[p].root, first + j);
+			t.queries = s->parts[p].coords + first * s->dim;
+			t.home = p;
+			st = kd_parallel_for(exec, nq, 4096, merge_top_rows, &t, err);
+			if (st == KD_OK)
+				st = targets_run(&t, nq, elsewhere, exec, err);
 		}
+	free(rows);
 	return st;
 }
 
@@ -762,7 +883,8 @@ split_alloc(int64_t n, int dim, int ndevices, KdSplitCopy **out, KdError *err)
 	split_plan(s, n, dim, ndevices);
 	s->top_coords = malloc(sizeof(double) * (size_t) (s->ntop * dim));
 	s->top_refs = malloc(sizeof(uint64_t) * (size_t) s->ntop);
-	if (s->top_coords == NULL || s->top_refs == NULL)
+	s->top_split = malloc((size_t) s->ntop);
+	if (s->top_coords == NULL || s->top_refs == NULL || s->top_split == NULL)
 	{
 		kd_split_release(s);
 		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
@@ -786,6 +908,10 @@ part_place(KdSplitCopy *s, int p, KdTree *pt, const KdExec *exec, KdError *err)
 	if (st == KD_OK)
 	{
 		part->bytes = kd_tree_bytes(pt->n, pt->dim, pt->nbounds);
+		memcpy(part->box, pt->coords, sizeof(double) * pt->dim);
+		memcpy(part->box + pt->dim, pt->coords, sizeof(double) * pt->dim);
+		for (int64_t i = 1; i < pt->n; i++)
+			kd_box_take(part->box, pt->coords + i * pt->dim, pt->dim);
 		part->coords = pt->coords;
 		pt->coords = NULL;
 	}
@@ -837,6 +963,7 @@ kd_split_upload(const KdTree *tree, int ndevices, KdSplitCopy **out,
 		return st;
 	memcpy(s->top_coords, tree->coords, sizeof(double) * (size_t) (s->ntop * tree->dim));
 	memcpy(s->top_refs, tree->refs, sizeof(uint64_t) * (size_t) s->ntop);
+	memcpy(s->top_split, tree->split, (size_t) s->ntop);
 	selected = selected_device();
 	if ((w = malloc(sizeof(DeviceWork))) == NULL)
 		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
@@ -864,6 +991,7 @@ kd_split_release(KdSplitCopy *split)
 	}
 	free(split->top_coords);
 	free(split->top_refs);
+	free(split->top_split);
 	free(split);
 }
 

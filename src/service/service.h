@@ -240,7 +240,8 @@ extern int	kdg_service_thread_of_slot(int slot);
 extern void kdg_service_thread_run(int device, int slot, KdgCall *call,
 						   KdgServeFn serve);
 extern int	kdg_service_thread_collect(int device, bool *finished,
-							   KdRangeResult *range);
+									   KdRangeResult *range);
+extern void kdg_service_threads_quiesce(int timeout_ms);
 
 /* service_main.c */
 extern bool kdg_am_service;

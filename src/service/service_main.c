@@ -62,6 +62,7 @@ static uint64 *ranks[KDG_RESIDENT_MAX]; /* and its references (ranks in node
 static bool busy[KDG_RESIDENT_MAX]; /* per entry: a device thread searches it */
 static bool *seen;				/* per slot: next_slot looked at it */
 static bool fatal;				/* a GPU error was met: exit once idle */
+static volatile bool stopping;	/* the service exits: calls are to stop */
 
 /* Whether the process pid is gone. */
 static bool
@@ -332,7 +333,7 @@ call_interrupted(void *arg)
 	KdgSlot    *slot = &kdg_service->slots[(int) (intptr_t) arg];
 
 	return slot->state == KDG_SLOT_ABANDONED || gone(slot->pid) ||
-		ProcDiePending;
+		ProcDiePending || stopping;
 }
 
 /*
@@ -896,9 +897,9 @@ open_gpu(void)
 				(errmsg("kdgpu GPU service idle: %s", why)));
 }
 
-/* Mark the service stopped, as it exits. */
+/* Mark the service stopped, with no copies. */
 static void
-service_exit(int code, Datum arg)
+state_reset(void)
 {
 	SpinLockAcquire(&kdg_service->mutex);
 	kdg_service->state = KDG_SERVICE_STOPPED;
@@ -915,6 +916,18 @@ service_exit(int code, Datum arg)
 	SpinLockRelease(&kdg_service->mutex);
 }
 
+/*
+ * As the service exits: once the device threads have let go of the calls'
+ * segments (their calls are told to stop), mark it stopped.
+ */
+static void
+service_exit(int code, Datum arg)
+{
+	stopping = true;
+	kdg_service_threads_quiesce(30000);
+	state_reset();
+}
+
 /* The background worker's entry point. */
 void
 kdg_service_main(Datum arg)
@@ -929,7 +942,7 @@ kdg_service_main(Datum arg)
 	seen = MemoryContextAllocZero(TopMemoryContext,
 								  sizeof(bool) * kdg_service->nslots);
 	/* a restart after a crash finds the entries of the run before */
-	service_exit(0, 0);
+	state_reset();
 	SpinLockAcquire(&kdg_service->mutex);
 	kdg_service->epoch++;
 	kdg_service->pid = MyProcPid;

@@ -158,6 +158,27 @@ kdg_service_thread_collect(int device, bool *finished, KdRangeResult *range)
 	return slot;
 }
 
+/*
+ * Wait, at most timeout_ms, until no thread is in the middle of a call:
+ * the service's exit calls it before its segments go away, after making
+ * the calls' interrupt callbacks say stop.
+ */
+void
+kdg_service_threads_quiesce(int timeout_ms)
+{
+	for (int t = 0; t < timeout_ms; t += 10)
+	{
+		bool		serving = false;
+
+		for (int d = 0; d < nworkers; d++)
+			if (workers[d].slot >= 0 && !__atomic_load_n(&workers[d].done, __ATOMIC_ACQUIRE))
+				serving = true;
+		if (!serving)
+			return;
+		pg_usleep(10000L);
+	}
+}
+
 /* The number of device threads. */
 int
 kdg_service_threads_count(void)

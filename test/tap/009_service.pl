@@ -444,7 +444,19 @@ like($rows, qr/774.*\|.*774/s, 'both joins answer');
 cmp_ok($apart, '<', 2.7, "joins on two devices run at once ($apart s for two 1.5 s calls)");
 my ($together) = two_joins('pts', 'pts');
 cmp_ok($together, '>=', 3.0, "joins on one device run one after the other ($together s)");
-$node->stop;
+
+# a fast shutdown while a device thread serves a call: the service stops
+# the call and waits for it before its segments go, and exits cleanly
+my ($so, $se) = ('', '');
+my $log_offset = -s $node->logfile;
+my $bg = start_psql("SELECT count(*) FROM kd_knn_join('other', 'q', 3)", \$so, \$se);
+sleep 0.7;
+$node->stop('fast');
+$bg->finish;
+my $log = PostgreSQL::Test::Utils::slurp_file($node->logfile, $log_offset);
+unlike($log, qr/terminated by signal|server process .* was terminated/,
+	'no process of the server crashed at the shutdown');
+like($log, qr/database system is shut down/, 'the server shut down');
 delete $ENV{KDGPU_FAKE_DELAY_MS};
 delete $ENV{KDGPU_FAKE_DEVICES};
 
