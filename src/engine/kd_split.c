@@ -56,6 +56,12 @@
 /* queries of All-kNN's cross-part rounds at a time (host memory) */
 #define KD_SPLIT_CHUNK ((int64_t) 1 << 20)
 
+/* queries that one thread sorts to the parts at a time */
+#define KD_SPLIT_CHOOSE_CHUNK ((int64_t) 1 << 16)
+
+/* the lesser of two counts */
+#define Min64(a, b) ((a) < (b) ? (a) : (b))
+
 /* One part: the subtree below the host's levels that one device holds. */
 typedef struct KdSplitPart
 {
@@ -293,8 +299,11 @@ typedef struct Targets
 	double	   *coords[KD_SPLIT_MAX_PARTS]; /* theirs, gathered */
 	KdNeighbor *res[KD_SPLIT_MAX_PARTS];
 	int32_t    *cnt[KD_SPLIT_MAX_PARTS];
-	int			part;			/* the part choose_part and merge_part work on */
-	int64_t		nq;
+	int			part;			/* the part merge_part works on */
+	int64_t		nq;				/* queries of the round */
+	uint32_t   *mask;			/* per query: the parts it goes to */
+	int64_t    *chunk_n;		/* per chunk of queries and part: how many go
+								 * there, then where the first goes */
 	bool		(*wanted) (const struct Targets *t, int64_t q, int p);
 } Targets;
 
@@ -355,35 +364,107 @@ everywhere(const Targets *t, int64_t q, int p)
 	return true;
 }
 
-/* Parallel body: parts [begin, end) get the list of queries they want. */
+/* Parallel body: chunks [begin, end) of queries: each one's parts, counted. */
 static void
-choose_parts(void *arg, int64_t begin, int64_t end)
+mark_parts(void *arg, int64_t begin, int64_t end)
 {
 	Targets    *t = arg;
+	int			np = t->split->nparts;
 
-	for (int64_t p = begin; p < end; p++)
+	for (int64_t c = begin; c < end; c++)
 	{
-		int64_t		m = 0;
+		int64_t    *counts = t->chunk_n + c * np;
+		int64_t		last = Min64((c + 1) * KD_SPLIT_CHOOSE_CHUNK, t->nq);
 
-		for (int64_t q = 0; q < t->nq; q++)
-			m += t->wanted(t, q, (int) p);
-		t->idx[p] = malloc(sizeof(int64_t) * (size_t) m + 1);
-		t->coords[p] = malloc(sizeof(double) * (size_t) (m * t->split->dim) + 1);
-		t->res[p] = malloc(sizeof(KdNeighbor) * (size_t) (m * t->k) + 1);
-		t->cnt[p] = malloc(sizeof(int32_t) * (size_t) m + 1);
-		if (!t->idx[p] || !t->coords[p] || !t->res[p] || !t->cnt[p])
-			continue;
-		t->n[p] = m;
-		m = 0;
-		for (int64_t q = 0; q < t->nq; q++)
-			if (t->wanted(t, q, (int) p))
-			{
-				t->idx[p][m] = q;
-				memcpy(t->coords[p] + m * t->split->dim, t->queries + q * t->split->dim,
-					   sizeof(double) * t->split->dim);
-				m++;
-			}
+		memset(counts, 0, sizeof(int64_t) * np);
+		for (int64_t q = c * KD_SPLIT_CHOOSE_CHUNK; q < last; q++)
+		{
+			uint32_t	m = 0;
+
+			for (int p = 0; p < np; p++)
+				if (t->wanted(t, q, p))
+				{
+					m |= (uint32_t) 1 << p;
+					counts[p]++;
+				}
+			t->mask[q] = m;
+		}
 	}
+}
+
+/*
+ * Parallel body: chunks [begin, end) of queries gathered into the lists of
+ * their parts, from each chunk's place in them (t->chunk_n, summed).
+ */
+static void
+gather_parts(void *arg, int64_t begin, int64_t end)
+{
+	Targets    *t = arg;
+	int			np = t->split->nparts;
+	int			dim = t->split->dim;
+
+	for (int64_t c = begin; c < end; c++)
+	{
+		int64_t    *pos = t->chunk_n + c * np;
+		int64_t		last = Min64((c + 1) * KD_SPLIT_CHOOSE_CHUNK, t->nq);
+
+		for (int64_t q = c * KD_SPLIT_CHOOSE_CHUNK; q < last; q++)
+			for (int p = 0; p < np; p++)
+				if (t->mask[q] & ((uint32_t) 1 << p))
+				{
+					t->idx[p][pos[p]] = q;
+					memcpy(t->coords[p] + pos[p] * dim, t->queries + q * dim,
+						   sizeof(double) * dim);
+					pos[p]++;
+				}
+	}
+}
+
+/*
+ * Each part's list of the queries it wants: marked and counted by chunks
+ * of queries in parallel, then gathered in parallel into lists in query
+ * order.
+ */
+static KdStatus
+choose_parts(Targets *t, KdExec *exec, KdError *err)
+{
+	KdSplitCopy *s = t->split;
+	int64_t		nchunks = (t->nq + KD_SPLIT_CHOOSE_CHUNK - 1) / KD_SPLIT_CHOOSE_CHUNK;
+	KdStatus	st = KD_OK;
+
+	t->mask = malloc(sizeof(uint32_t) * (size_t) t->nq + 1);
+	t->chunk_n = malloc(sizeof(int64_t) * (size_t) (nchunks * s->nparts) + 1);
+	if (t->mask == NULL || t->chunk_n == NULL)
+		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	if (st == KD_OK)
+		st = kd_parallel_for(exec, nchunks, 1, mark_parts, t, err);
+	for (int p = 0; st == KD_OK && p < s->nparts; p++)
+	{
+		int64_t		sum = 0;
+
+		for (int64_t c = 0; c < nchunks; c++)
+		{
+			int64_t		m = t->chunk_n[c * s->nparts + p];
+
+			t->chunk_n[c * s->nparts + p] = sum;
+			sum += m;
+		}
+		t->n[p] = sum;
+		t->idx[p] = malloc(sizeof(int64_t) * (size_t) sum + 1);
+		t->coords[p] = malloc(sizeof(double) * (size_t) (sum * s->dim) + 1);
+		t->res[p] = malloc(sizeof(KdNeighbor) * (size_t) (sum * t->k) + 1);
+		t->cnt[p] = malloc(sizeof(int32_t) * (size_t) sum + 1);
+		if (!t->idx[p] || !t->coords[p] || !t->res[p] || !t->cnt[p])
+			st = kd_set_error(err, KD_ERR_NOMEM, -1,
+							  "out of memory for the queries of a split tree's part");
+	}
+	if (st == KD_OK)
+		st = kd_parallel_for(exec, nchunks, 1, gather_parts, t, err);
+	free(t->mask);
+	free(t->chunk_n);
+	t->mask = NULL;
+	t->chunk_n = NULL;
+	return st;
 }
 
 /* PartFn: the kNN of the queries sent to a part. */
@@ -427,18 +508,12 @@ targets_run(Targets *t, int64_t nq,
 {
 	KdSplitCopy *s = t->split;
 	DeviceWork *w = malloc(sizeof(DeviceWork));
-	KdExec		loop = *exec;
 	KdStatus	st;
 
 	t->nq = nq;
 	t->wanted = wanted;
 	memset(t->n, 0, sizeof(t->n));
-	loop.threads = s->nparts;
-	st = kd_parallel_for(&loop, s->nparts, 1, choose_parts, t, err);
-	for (int p = 0; st == KD_OK && p < s->nparts; p++)
-		if (!t->idx[p] || !t->coords[p] || !t->res[p] || !t->cnt[p])
-			st = kd_set_error(err, KD_ERR_NOMEM, -1,
-							  "out of memory for the queries of a split tree's part");
+	st = choose_parts(t, exec, err);
 	if (st == KD_OK && w == NULL)
 		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	if (st == KD_OK)
@@ -611,8 +686,7 @@ kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
 		for (int64_t first = 0; st == KD_OK && first < s->parts[p].n;
 			 first += KD_SPLIT_CHUNK)
 		{
-			int64_t		nq = s->parts[p].n - first < KD_SPLIT_CHUNK ?
-				s->parts[p].n - first : KD_SPLIT_CHUNK;
+			int64_t		nq = Min64(s->parts[p].n - first, KD_SPLIT_CHUNK);
 
 			for (int64_t j = 0; j < nq; j++)
 				rows[j] = whole_node(s->parts[p].root, first + j);
