@@ -81,16 +81,17 @@ ENGINE_TEST_SRCS = $(sort $(wildcard test/engine/*.c))
 engine-test: $(ENGINE_SRCS) $(ENGINE_TEST_SRCS) $(ENGINE_HDRS) test/engine/*.h
 	$(CC) $(ENGINE_CFLAGS) -Wall -Isrc/engine -o $@ $(ENGINE_TEST_SRCS) $(ENGINE_SRCS) -ldl -lm
 
-engine-bench-bin: $(ENGINE_SRCS) bench/engine_bench.c $(ENGINE_HDRS) test/engine/*.h
-	$(CC) $(ENGINE_CFLAGS) -O3 -march=x86-64-v2 -Wall -Isrc/engine -Itest/engine -o $@ bench/engine_bench.c test/engine/datagen.c $(ENGINE_SRCS) -ldl -lm
+BENCH_TIME_SRCS = bench/bench_time.c bench/bench_time.h
+engine-bench-bin: $(ENGINE_SRCS) bench/engine_bench.c $(BENCH_TIME_SRCS) $(ENGINE_HDRS) test/engine/*.h
+	$(CC) $(ENGINE_CFLAGS) -O3 -march=x86-64-v2 -Wall -Isrc/engine -Itest/engine -Ibench -o $@ bench/engine_bench.c bench/bench_time.c test/engine/datagen.c $(ENGINE_SRCS) -ldl -lm
 
 # one tree over every GPU of the host against one GPU (bench/README.md)
-split-bench-bin: $(ENGINE_SRCS) bench/split_bench.c $(ENGINE_HDRS) test/engine/*.h
-	$(CC) $(ENGINE_CFLAGS) -O3 -march=x86-64-v2 -Wall -Isrc/engine -Itest/engine -o $@ bench/split_bench.c test/engine/datagen.c $(ENGINE_SRCS) -ldl -lm
+split-bench-bin: $(ENGINE_SRCS) bench/split_bench.c $(BENCH_TIME_SRCS) $(ENGINE_HDRS) test/engine/*.h
+	$(CC) $(ENGINE_CFLAGS) -O3 -march=x86-64-v2 -Wall -Isrc/engine -Itest/engine -Ibench -o $@ bench/split_bench.c bench/bench_time.c test/engine/datagen.c $(ENGINE_SRCS) -ldl -lm
 
 # the engine beside scipy's cKDTree per core, with the extension's own
 # optimisation flags (bench/README.md; needs python3-scipy)
-BENCH_SET_SRCS = bench/bench_sets.c test/engine/datagen.c
+BENCH_SET_SRCS = bench/bench_sets.c bench/bench_time.c test/engine/datagen.c
 bench/cpu-knn-lib.so: $(ENGINE_SRCS) bench/cpu_knn_lib.c $(BENCH_SET_SRCS) $(ENGINE_HDRS) bench/bench_sets.h test/engine/*.h
 	$(CC) $(ENGINE_CFLAGS) -Wall -fPIC -shared -Isrc/engine -Itest/engine -o $@ bench/cpu_knn_lib.c $(BENCH_SET_SRCS) $(ENGINE_SRCS) -ldl -lm
 

@@ -10,9 +10,9 @@
  * timing each call with a monotonic clock.
  */
 #include <stdlib.h>
-#include <time.h>
 
 #include "bench_sets.h"
+#include "bench_time.h"
 #include "kdtree.h"
 
 extern int	kdb_set_dim(const char *name);
@@ -21,16 +21,6 @@ extern int	kdb_set_generate(const char *name, int64_t n, double *points,
 extern int	kdb_knn(const double *points, int64_t n, int dim,
 					const double *queries, int64_t nq, int k, int threads,
 					KdNeighbor *out, double *build_sec, double *knn_sec);
-
-/* Seconds on the monotonic clock. */
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Dimension of the named set, or -1 when there is none. */
 int
@@ -83,14 +73,14 @@ kdb_knn(const double *points, int64_t n, int dim, const double *queries,
 	kd_exec_init(&exec);
 	exec.device = KD_DEVICE_CPU;
 	exec.threads = threads;
-	t0 = now_sec();
+	t0 = bench_now();
 	if (kd_build_cpu(points, refs, n, dim, &tree, &exec, &err) != KD_OK)
 		goto done;
-	*build_sec = now_sec() - t0;
-	t0 = now_sec();
+	*build_sec = bench_now() - t0;
+	t0 = bench_now();
 	if (kd_knn_cpu(&tree, queries, nq, k, out, count, &exec, &err) == KD_OK)
 	{
-		*knn_sec = now_sec() - t0;
+		*knn_sec = bench_now() - t0;
 		rc = 0;
 	}
 	kd_tree_free(&tree);

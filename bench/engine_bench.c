@@ -18,9 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
 #include "datagen.h"
 #include "kdtree.h"
 
@@ -41,31 +41,6 @@ typedef struct BenchOpts
 } BenchOpts;
 
 static const char *const device_names[3] = {"gpu", "cpu1", "cpuall"};
-
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t) n, sizeof(double), cmp_double);
-	return v[n / 2];
-}
 
 /* Print one result as a table row and a RESULT line. */
 static void
@@ -128,7 +103,7 @@ calibrate_radius(const double *pts, const uint64_t *refs, int64_t n, int dim,
 
 			for (int64_t q = 0; q < nq; q += 2)
 				dist[m++] = sqrt(out[q * 10 + count[q] - 1].d2);
-			r = median(dist, m);
+			r = bench_median(dist, m);
 		}
 		kd_tree_free(&tree);
 	}
@@ -184,7 +159,7 @@ time_range(const BenchOpts *o, const char *op, KdTree *tree,
 
 	for (int r = 0; r < o->reps; r++)
 	{
-		double		t0 = now_sec();
+		double		t0 = bench_now();
 		KdStatus	st = centers
 			? kd_radius(tree, centers, nq, &radius, 1, &res, exec, &err)
 			: kd_box(tree, lows, highs, nq, &res, exec, &err);
@@ -194,11 +169,11 @@ time_range(const BenchOpts *o, const char *op, KdTree *tree,
 			printf("# %s failed: %s\n", op, err.message);
 			return;
 		}
-		times[r] = now_sec() - t0;
+		times[r] = bench_now() - t0;
 		hits = (double) res.offsets[nq] / nq;
 		kd_range_result_free(&res);
 	}
-	report(op, dev, kind, n, tree->dim, 0, nq, median(times, o->reps), hits,
+	report(op, dev, kind, n, tree->dim, 0, nq, bench_median(times, o->reps), hits,
 		   "hits_per_query");
 }
 
@@ -233,18 +208,18 @@ bench_set(const BenchOpts *o, DataKind kind, int64_t n, int dim, int ncpu)
 
 		for (int r = 0; r < o->reps; r++)
 		{
-			double		t0 = now_sec();
+			double		t0 = bench_now();
 
 			if (kd_build(pts, refs, n, dim, &tree, &exec, &err) != KD_OK)
 			{
 				printf("# build on %s failed: %s\n", device_names[dev], err.message);
 				goto next_device;
 			}
-			times[r] = now_sec() - t0;
+			times[r] = bench_now() - t0;
 			if (r + 1 < o->reps)
 				kd_tree_free(&tree);
 		}
-		report("build", dev, kind, n, dim, 0, n, median(times, o->reps), 0, NULL);
+		report("build", dev, kind, n, dim, 0, n, bench_median(times, o->reps), 0, NULL);
 		if (dev == 0 && kd_gpu_upload(&tree, &exec, &err) != KD_OK)
 		{
 			printf("# upload failed: %s\n", err.message);
@@ -265,39 +240,39 @@ bench_set(const BenchOpts *o, DataKind kind, int64_t n, int dim, int ncpu)
 			count = malloc(sizeof(int32_t) * (size_t) n);
 			for (int r = 0; r < o->reps; r++)
 			{
-				double		t0 = now_sec();
+				double		t0 = bench_now();
 
 				if (kd_knn(&tree, qs, nq, k, out, count, &exec, &err) != KD_OK)
 					printf("# knn failed: %s\n", err.message);
-				times[r] = now_sec() - t0;
+				times[r] = bench_now() - t0;
 			}
-			report("knn", dev, kind, n, dim, k, nq, median(times, o->reps), 0, NULL);
+			report("knn", dev, kind, n, dim, k, nq, bench_median(times, o->reps), 0, NULL);
 
 			/* All-kNN: the whole set on the GPU, else a timed sample */
 			if (nq == n)
 			{
 				for (int r = 0; r < o->reps; r++)
 				{
-					double		t0 = now_sec();
+					double		t0 = bench_now();
 
 					if (kd_all_knn(&tree, k, false, out, count, &exec, &err) != KD_OK)
 						printf("# all-knn failed: %s\n", err.message);
-					times[r] = now_sec() - t0;
+					times[r] = bench_now() - t0;
 				}
-				report("allknn", dev, kind, n, dim, k, n, median(times, o->reps), 0, NULL);
+				report("allknn", dev, kind, n, dim, k, n, bench_median(times, o->reps), 0, NULL);
 			}
 			else
 			{
 				/* tree points as queries, self included: the same work */
 				for (int r = 0; r < o->reps; r++)
 				{
-					double		t0 = now_sec();
+					double		t0 = bench_now();
 
 					if (kd_knn(&tree, tree.coords, nq, k + 1, out, count, &exec, &err) != KD_OK)
 						printf("# all-knn sample failed: %s\n", err.message);
-					times[r] = now_sec() - t0;
+					times[r] = bench_now() - t0;
 				}
-				report("allknn~", dev, kind, n, dim, k, nq, median(times, o->reps), 0, NULL);
+				report("allknn~", dev, kind, n, dim, k, nq, bench_median(times, o->reps), 0, NULL);
 			}
 			free(out);
 			free(count);

@@ -7,45 +7,18 @@
  * Usage: split-bench-bin [-n points] [-d dim] [-q queries] [-k k] [-r reps]
  * [-D devices] [-A].  Uniform points in the unit cube from a fixed seed;
  * times are end to end engine calls (points in, tree or answers out),
- * medians of -r runs; -A adds All-kNN (n * k answers, twice).  Every split answer is compared with the one-device answer,
- * bit for bit, and the run fails if one differs.
+ * medians of -r runs; -A adds All-kNN (n * k answers, twice).  Every
+ * split answer is compared with the one-device answer, bit for bit, and
+ * the run fails if one differs.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
 #include "datagen.h"
 #include "kdtree.h"
-
-/* Seconds on the monotonic clock. */
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* qsort order of doubles */
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
-/* The median of v[0 .. n). */
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t) n, sizeof(double), cmp_double);
-	return v[n / 2];
-}
 
 /* Print a result as a line and a RESULT record. */
 static void
@@ -129,48 +102,48 @@ main(int argc, char **argv)
 		/* builds: one device, then all */
 		for (int r = 0; r < reps; r++)
 		{
-			double		t0 = now_sec();
+			double		t0 = bench_now();
 
 			if (kd_build(pts, refs, n, dim, &one, &e, &err) != KD_OK)
 			{
 				printf("build failed: %s\n", err.message);
 				return 1;
 			}
-			t[r] = now_sec() - t0;
+			t[r] = bench_now() - t0;
 			if (r + 1 < reps)
 				kd_tree_free(&one);
 		}
-		report("build", 1, n, dim, median(t, reps) * 1e3, info.name);
+		report("build", 1, n, dim, bench_median(t, reps) * 1e3, info.name);
 		for (int r = 0; r < reps; r++)
 		{
 			double		t0;
 
 			kd_tree_alloc(&split, n, dim, &err);
-			t0 = now_sec();
+			t0 = bench_now();
 			if (kd_split_build(pts, refs, n, dim, ndev, &split, &e, &err) != KD_OK)
 			{
 				printf("split build failed: %s\n", err.message);
 				return 1;
 			}
-			t[r] = now_sec() - t0;
+			t[r] = bench_now() - t0;
 			if (memcmp(split.coords, one.coords, sizeof(double) * n * dim) != 0 ||
 				memcmp(split.refs, one.refs, sizeof(uint64_t) * n) != 0 ||
 				memcmp(split.split, one.split, n) != 0)
 				bad++;
 			kd_tree_free(&split);
 		}
-		report("split-build", ndev, n, dim, median(t, reps) * 1e3, info.name);
+		report("split-build", ndev, n, dim, bench_median(t, reps) * 1e3, info.name);
 		printf("# split builds equal to the one-device build: %s\n", bad ? "NO" : "yes");
 
 		/* kNN of the queries: the one-device copy, then a split copy */
 		for (int r = 0; r < reps; r++)
 		{
-			double		t0 = now_sec();
+			double		t0 = bench_now();
 
 			kd_knn(&one, qs, nq, k, a, ca, &e, &err);
-			t[r] = now_sec() - t0;
+			t[r] = bench_now() - t0;
 		}
-		report("knn", 1, n, dim, median(t, reps) * 1e3, info.name);
+		report("knn", 1, n, dim, bench_median(t, reps) * 1e3, info.name);
 		if (kd_split_upload(&one, ndev, &copy, &e, &err) != KD_OK)
 		{
 			printf("split upload failed: %s\n", err.message);
@@ -178,12 +151,12 @@ main(int argc, char **argv)
 		}
 		for (int r = 0; r < reps; r++)
 		{
-			double		t0 = now_sec();
+			double		t0 = bench_now();
 
 			kd_split_knn(copy, qs, nq, k, b, cb, &e, &err);
-			t[r] = now_sec() - t0;
+			t[r] = bench_now() - t0;
 		}
-		report("split-knn", ndev, n, dim, median(t, reps) * 1e3, info.name);
+		report("split-knn", ndev, n, dim, bench_median(t, reps) * 1e3, info.name);
 		for (int d = 0; d < ndev; d++)
 			printf("# split copy: %lld MB on device %d\n",
 				   (long long) (kd_split_device_bytes(copy, d) >> 20), d);
@@ -201,20 +174,20 @@ main(int argc, char **argv)
 
 			for (int r = 0; r < reps; r++)
 			{
-				double		t0 = now_sec();
+				double		t0 = bench_now();
 
 				kd_all_knn(&one, k, false, aa, na, &e, &err);
-				t[r] = now_sec() - t0;
+				t[r] = bench_now() - t0;
 			}
-			report("all-knn", 1, n, dim, median(t, reps) * 1e3, info.name);
+			report("all-knn", 1, n, dim, bench_median(t, reps) * 1e3, info.name);
 			for (int r = 0; r < reps; r++)
 			{
-				double		t0 = now_sec();
+				double		t0 = bench_now();
 
 				kd_split_all_knn(copy, k, false, ab, nb, &e, &err);
-				t[r] = now_sec() - t0;
+				t[r] = bench_now() - t0;
 			}
-			report("split-all-knn", ndev, n, dim, median(t, reps) * 1e3, info.name);
+			report("split-all-knn", ndev, n, dim, bench_median(t, reps) * 1e3, info.name);
 			if (memcmp(na, nb, sizeof(int32_t) * n) != 0 ||
 				memcmp(aa, ab, sizeof(KdNeighbor) * n * k) != 0)
 				bad++;

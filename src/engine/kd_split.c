@@ -539,23 +539,26 @@ targets_run(Targets *t, int64_t nq,
 }
 
 /*
- * Parallel body: each query's row starts as the host's nodes nearest it
- * (less the query itself, a host node of All-kNN without include_self).
+ * Parallel body: the host's nodes nearest each query, merged into its row:
+ * the row starts with them for a kNN query or a host node of All-kNN
+ * (which leaves itself out unless include_self), and gets them added to
+ * its part's own All-kNN answer for a part's point (t->home >= 0).
  */
 static void
-start_rows(void *arg, int64_t begin, int64_t end)
+merge_host_nodes(void *arg, int64_t begin, int64_t end)
 {
 	Targets    *t = arg;
 	KdNeighbor	top[KD_SPLIT_MAX_PARTS];
+	bool		self = t->home == -2 && !t->include_self;
 
 	for (int64_t q = begin; q < end; q++)
 	{
 		int64_t		row = target_row(t, q);
-		const KdNeighbor *lists[1] = {top};
-		int32_t		lens[1] = {top_list(t->split, t->queries + q * t->split->dim, top)};
-		bool		self = t->home == -2 && !t->include_self;
+		const KdNeighbor *lists[2] = {top, t->out + row * t->k};
+		int32_t		lens[2] = {top_list(t->split, t->queries + q * t->split->dim, top),
+		t->home >= 0 ? t->count[row] : 0};
 
-		t->count[row] = merge_best(lists, lens, 1, t->k, self,
+		t->count[row] = merge_best(lists, lens, t->home >= 0 ? 2 : 1, t->k, self,
 								   self ? t->split->top_refs[q] : 0,
 								   t->out + row * t->k);
 	}
@@ -579,7 +582,7 @@ kd_split_knn(const KdSplitCopy *split, const double *queries, int64_t nq,
 	t.out = out;
 	t.count = count;
 	t.home = -1;
-	st = kd_parallel_for(exec, nq, 4096, start_rows, &t, err);
+	st = kd_parallel_for(exec, nq, 4096, merge_host_nodes, &t, err);
 	if (st == KD_OK)
 		st = targets_run(&t, nq, in_home, exec, err);
 	if (st == KD_OK)
@@ -627,24 +630,6 @@ part_all_knn(DeviceWork *w, int p, const KdExec *exec, KdError *err)
 	return st;
 }
 
-/* Parallel body: merge the host's nodes into the rows of a part's points. */
-static void
-merge_top_rows(void *arg, int64_t begin, int64_t end)
-{
-	Targets    *t = arg;
-	KdNeighbor	top[KD_SPLIT_MAX_PARTS];
-
-	for (int64_t q = begin; q < end; q++)
-	{
-		int64_t		row = target_row(t, q);
-		const KdNeighbor *lists[2] = {top, t->out + row * t->k};
-		int32_t		lens[2] = {top_list(t->split, t->queries + q * t->split->dim, top),
-		t->count[row]};
-
-		t->count[row] = merge_best(lists, lens, 2, t->k, false, 0, t->out + row * t->k);
-	}
-}
-
 /* kd_all_knn on a split copy (kdtree.h): answers in the whole tree's node order. */
 KdStatus
 kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
@@ -676,7 +661,7 @@ kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
 	t.home = -2;
 	t.include_self = include_self;
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, s->ntop, 4096, start_rows, &t, err);
+		st = kd_parallel_for(exec, s->ntop, 4096, merge_host_nodes, &t, err);
 	if (st == KD_OK)
 		st = targets_run(&t, s->ntop, everywhere, exec, err);
 
@@ -692,7 +677,7 @@ kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
 				rows[j] = whole_node(s->parts[p].root, first + j);
 			t.queries = s->parts[p].coords + first * s->dim;
 			t.home = p;
-			st = kd_parallel_for(exec, nq, 4096, merge_top_rows, &t, err);
+			st = kd_parallel_for(exec, nq, 4096, merge_host_nodes, &t, err);
 			if (st == KD_OK)
 				st = targets_run(&t, nq, elsewhere, exec, err);
 		}
