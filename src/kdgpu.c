@@ -28,6 +28,7 @@ int			kdgpu_gpu_memory_limit = 0;
 int			kdgpu_cpu_threads = 0;
 bool		kdgpu_stream_rows = true;
 int			kdgpu_service_queue_limit = 0;
+int			kdgpu_gpu_replicas = 1;
 char		kdgpu_gpu_library[MAXPGPATH];
 
 static const struct config_enum_entry device_options[] = {
@@ -116,6 +117,17 @@ _PG_init(void)
 							&kdgpu_service_queue_limit,
 							0, 0, INT_MAX,
 							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("kdgpu.gpu_replicas",
+							"Device copies the GPU service keeps of each index's tree, "
+							"each on a device of its own.",
+							"Calls on the tree then run on whichever copy's device is "
+							"free.  Read by the service from the server's configuration.",
+							&kdgpu_gpu_replicas,
+							1, 1, 16,
+							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
 

@@ -77,6 +77,7 @@ kdg_type_is_postgis(KdPointType type)
 /* GUCs (kdgpu.c) */
 extern int	kdgpu_device;
 extern int	kdgpu_service_queue_limit;
+extern int	kdgpu_gpu_replicas;
 extern int	kdgpu_gpu_min_points;
 extern int	kdgpu_gpu_memory_limit;
 extern int	kdgpu_cpu_threads;

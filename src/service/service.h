@@ -29,7 +29,9 @@
  * the same index replaces it), is dropped, kd_unload, or eviction, least recently used
  * first, under the service's kdgpu.gpu_memory_limit (per device).  A new
  * copy goes to the device whose copies take the least memory, so the trees
- * of several indexes spread over every GPU of the host.  A named tree
+ * of several indexes spread over every GPU of the host, and with
+ * kdgpu.gpu_replicas above 1 a named tree gets copies on as many devices,
+ * a call going to whichever copy's device is free.  A named tree
  * larger than one device's share (the limit, or the least free memory of a
  * device when there is none) is split over every device (kd_split.c) when
  * there are several: its parts are searched at once, one thread per
@@ -129,6 +131,7 @@ typedef struct KdgService
 	int64		device_used[KDG_MAX_DEVICES];	/* bytes of copies on each */
 	uint64		next_turn;
 	int64		calls;			/* calls served since the service started */
+	int			replicas;		/* copies of each named tree (kdgpu.gpu_replicas) */
 	int64		memory_limit;	/* bytes the copies may take on each device;
 								 * 0: free memory */
 	int64		memory_used;	/* on all devices */

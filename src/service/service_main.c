@@ -139,19 +139,25 @@ entry_lru(int except, int device)
 	return lru;
 }
 
-/* The shared entry named key, or -1. */
+/*
+ * The shared entry named key, or -1: of several copies (replicas), one
+ * that keeps the tree's rows.
+ */
 static int
 entry_named(const uint64 *key)
 {
+	int			found = -1;
+
 	for (int i = 0; i < KDG_RESIDENT_MAX; i++)
 	{
 		KdgResident *e = &kdg_service->resident[i];
 
 		if (e->used && e->shared && !e->drop &&
-			memcmp(e->key, key, sizeof(e->key)) == 0)
-			return i;
+			memcmp(e->key, key, sizeof(e->key)) == 0 &&
+			(found < 0 || (rows[i] != NULL && rows[found] == NULL)))
+			found = i;
 	}
-	return -1;
+	return found;
 }
 
 /*
@@ -247,7 +253,7 @@ entry_make_room(const uint64 *key, int64 bytes, bool split, int *device)
 
 /*
  * Record a new copy in entry i, on device or (split not NULL) split over
- * every device; the call's reply names it.
+ * every device; the call's reply names it (if call is not NULL).
  */
 static void
 entry_record(int i, int device, KdGpuTree *copy, KdSplitCopy *split,
@@ -278,8 +284,11 @@ entry_record(int i, int device, KdGpuTree *copy, KdSplitCopy *split,
 	for (int d = 0; d < KDG_MAX_DEVICES; d++)
 		kdg_service->device_used[d] += e->device_bytes[d];
 	SpinLockRelease(&kdg_service->mutex);
-	call->resident_out = i;
-	call->version_out = e->version;
+	if (call)
+	{
+		call->resident_out = i;
+		call->version_out = e->version;
+	}
 }
 
 /*
@@ -373,6 +382,72 @@ upload_split(const KdTree *t, KdSplitCopy **split, int keep_entry,
 			return st;
 		entry_free(lru);
 	}
+}
+
+/*
+ * Copies of t, just uploaded to entry e, on other devices, up to
+ * kdgpu.gpu_replicas in all: each on the device without one whose copies
+ * take the least memory.  A replica that does not fit is left out.
+ */
+static void
+replicate(int e, const KdTree *t, int owner_pid, const KdExec *exec)
+{
+	int64		bytes = kd_tree_bytes(t->n, t->dim, t->nbounds);
+	int			want = Min(kdg_service->replicas, kdg_service->ndevices);
+
+	for (int r = 1; r < want; r++)
+	{
+		bool		has[KDG_MAX_DEVICES] = {false};
+		int			device = -1;
+		int			slot = -1;
+		KdGpuTree  *copy;
+		KdError		err;
+		KdStatus	st;
+
+		for (int i = 0; i < KDG_RESIDENT_MAX; i++)
+			if (kdg_service->resident[i].used && copies[i] &&
+				memcmp(kdg_service->resident[i].key, t->key, sizeof(t->key)) == 0)
+				has[kdg_service->resident[i].device] = true;
+		for (int d = 0; d < kdg_service->ndevices; d++)
+			if (!has[d] && (device < 0 || kdg_service->device_used[d] < kdg_service->device_used[device]))
+				device = d;
+		if (device < 0 || kd_gpu_select_device(device, &err) != KD_OK)
+			return;
+		entries_trim(device, bytes, e);
+		for (int i = 0; i < KDG_RESIDENT_MAX && slot < 0; i++)
+			if (!kdg_service->resident[i].used)
+				slot = i;
+		if (slot < 0)
+			return;
+		st = kd_gpu_upload_copy(t, &copy, exec, &err);
+		if (st == KD_ERR_GPU)
+			fatal = true;
+		if (st != KD_OK)
+			return;
+		entry_record(slot, device, copy, NULL, t, true, owner_pid, NULL);
+	}
+}
+
+/*
+ * Another whole copy of the tree that call searches, whose device thread
+ * is idle, or -1.
+ */
+static int
+replica_for(const KdgCall *call)
+{
+	const KdgResident *named = &kdg_service->resident[call->resident];
+
+	for (int i = 0; i < KDG_RESIDENT_MAX; i++)
+	{
+		const KdgResident *e = &kdg_service->resident[i];
+
+		if (i != call->resident && e->used && e->shared && !e->drop && copies[i] &&
+			memcmp(e->key, named->key, sizeof(e->key)) == 0 &&
+			e->device < kdg_service_threads_count() &&
+			kdg_service_thread_idle(e->device))
+			return i;
+	}
+	return -1;
 }
 
 /* Put a range result in a pinned segment of its own, named in the reply. */
@@ -493,6 +568,8 @@ serve(KdgCall *call, int i, KdRangeResult *range)
 			if (st == KD_OK)
 				entry_record(e, device, copy, split, &t, call->key[3] != 0,
 							 kdg_service->slots[i].pid, call);
+			if (st == KD_OK && copy && call->key[3] != 0)
+				replicate(e, &t, kdg_service->slots[i].pid, &exec);
 			for (int d = 0; st == KD_OK && splits_copy && d < kdg_service->ndevices; d++)
 				entries_trim(d, 0, e);
 			break;
@@ -794,6 +871,7 @@ next_slot(int *device)
 	for (;;)
 	{
 		int			best = -1;
+		int			r;
 		KdgCall    *call;
 
 		SpinLockAcquire(&kdg_service->mutex);
@@ -811,6 +889,15 @@ next_slot(int *device)
 			-1 : call_device(call);
 		if (*device >= 0 && kdg_service_thread_idle(*device))
 			return best;
+		if (*device >= 0 && kdg_service->slots[best].state != KDG_SLOT_ABANDONED &&
+			(r = replica_for(call)) >= 0)
+		{
+			/* the same tree on a free device */
+			call->resident = r;
+			call->version = kdg_service->resident[r].version;
+			*device = kdg_service->resident[r].device;
+			return best;
+		}
 		if (*device >= 0)
 			continue;
 		/* finding a copy or keeping its rows uses no GPU: at any time */
@@ -831,6 +918,7 @@ read_settings(void)
 {
 	SpinLockAcquire(&kdg_service->mutex);
 	kdg_service->memory_limit = (int64) kdgpu_gpu_memory_limit * 1024 * 1024;
+	kdg_service->replicas = kdgpu_gpu_replicas;
 	SpinLockRelease(&kdg_service->mutex);
 	for (int d = 0; d < kdg_service->ndevices; d++)
 		entries_trim(d, 0, -1);

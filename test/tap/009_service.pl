@@ -9,8 +9,9 @@
 # kd_unload, a GPU error (the service restarts with a fresh context and the
 # call falls back to the CPU), cancel and statement_timeout while waiting,
 # the service killed with SIGKILL under load, two devices (a copy on each,
-# a tree larger than one device's share split over both, and calls on the
-# two devices running at once), no GPU, and kdgpu.service off.
+# a tree larger than one device's share split over both, calls on the two
+# devices running at once, and a tree with a copy on each device), no GPU,
+# and kdgpu.service off.
 use strict;
 use warnings;
 use Cwd qw(abs_path);
@@ -444,6 +445,23 @@ like($rows, qr/774.*\|.*774/s, 'both joins answer');
 cmp_ok($apart, '<', 2.7, "joins on two devices run at once ($apart s for two 1.5 s calls)");
 my ($together) = two_joins('pts', 'pts');
 cmp_ok($together, '>=', 3.0, "joins on one device run one after the other ($together s)");
+
+# with kdgpu.gpu_replicas = 2 an index's tree gets a copy on each device,
+# and two joins on it run at once, each on a copy, with exact answers
+$node->safe_psql('postgres', q{ALTER SYSTEM SET kdgpu.gpu_replicas = 2; SELECT pg_reload_conf()});
+sleep 1.5;
+$node->safe_psql('postgres', "SELECT kd_unload('pts')");
+sleep 0.5;
+$node->safe_psql('postgres', "SELECT count(*) FROM kd_knn_join('pts', 'q', 2)");
+is($node->safe_psql('postgres', q{SELECT string_agg(device::text, ',' ORDER BY device)
+	FROM kd_resident WHERE index = 'pts_p'::regclass}),
+	'0,1', 'with kdgpu.gpu_replicas = 2 the tree has a copy on each device');
+my ($replicated, $rrows) = two_joins('pts', 'pts');
+like($rrows, qr/774.*\|.*774/s, 'both joins on the replicated tree answer');
+cmp_ok($replicated, '<', 2.7, "two joins on one index run at once on its two copies ($replicated s)");
+is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 4)"), '0',
+	'answers from the replicas equal a sequential scan');
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET kdgpu.gpu_replicas; SELECT pg_reload_conf()});
 
 # a fast shutdown while a device thread serves a call: the service stops
 # the call and waits for it before its segments go, and exits cleanly
