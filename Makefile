@@ -15,6 +15,8 @@
 #   make fuzz FUZZ_SECONDS=60  libFuzzer + ASan/UBSan runs of test/fuzz (clang)
 #   make fuzz-check            replay of the fuzzing corpus, gcc + ASan/UBSan
 #   make fault-check           GPU absent / failing: the engine's fallbacks
+#   make split-check           a tree split over several emulated devices
+#   make split-bench-bin       one tree on one GPU against all of a host's GPUs
 #   make soak-check            short load soak against a running server
 
 EXTENSION = kdgpu kdgpu_postgis
