@@ -147,7 +147,6 @@ struct DeviceWork
 {
 	KdSplitCopy *split;
 	PartFn		fn;
-	int			skip;			/* a part to leave out, or -1 */
 	void	   *arg;
 	KdExec		exec[KD_SPLIT_MAX_DEVICES];
 	KdGpuTimes	times[KD_SPLIT_MAX_DEVICES];
@@ -163,43 +162,43 @@ device_body(void *arg, int64_t begin, int64_t end)
 
 	for (int64_t d = begin; d < end; d++)
 		for (int p = 0; p < w->split->nparts && w->st[d] == KD_OK; p++)
-			if (p != w->skip && w->split->parts[p].device == d)
+			if (w->split->parts[p].device == d)
 				w->st[d] = w->fn(w, p, &w->exec[d], &w->err[d]);
 }
 
 /*
- * Run fn on every part (but skip) with one thread per device; the first
- * failure is returned.  GPU times are added to the caller's.
+ * Run fn on every part with one thread per device; the first failure is
+ * returned.  GPU times are added to the caller's.
  */
 static KdStatus
-on_devices(DeviceWork *w, KdSplitCopy *split, PartFn fn, int skip, void *arg,
-		   KdExec *exec, KdError *err)
+on_devices(KdSplitCopy *split, PartFn fn, void *arg, KdExec *exec,
+		   KdError *err)
 {
+	DeviceWork	w;
 	KdExec		loop = *exec;
 	KdStatus	st;
 
-	w->split = split;
-	w->fn = fn;
-	w->skip = skip;
-	w->arg = arg;
+	w.split = split;
+	w.fn = fn;
+	w.arg = arg;
 	for (int d = 0; d < split->ndevices; d++)
 	{
-		w->exec[d] = *exec;
-		w->exec[d].interrupt = NULL;
-		w->exec[d].times = &w->times[d];
-		memset(&w->times[d], 0, sizeof(w->times[d]));
-		w->st[d] = KD_OK;
+		w.exec[d] = *exec;
+		w.exec[d].interrupt = NULL;
+		w.exec[d].times = &w.times[d];
+		memset(&w.times[d], 0, sizeof(w.times[d]));
+		w.st[d] = KD_OK;
 	}
 	loop.threads = split->ndevices;
-	st = kd_parallel_for(&loop, split->ndevices, 1, device_body, w, err);
+	st = kd_parallel_for(&loop, split->ndevices, 1, device_body, &w, err);
 	for (int d = 0; d < split->ndevices; d++)
 	{
 		if (exec->times)
-			exec->times->kernel_ms += w->times[d].kernel_ms;
-		if (st == KD_OK && w->st[d] != KD_OK)
+			exec->times->kernel_ms += w.times[d].kernel_ms;
+		if (st == KD_OK && w.st[d] != KD_OK)
 		{
-			*err = w->err[d];
-			st = w->st[d];
+			*err = w.err[d];
+			st = w.st[d];
 		}
 	}
 	if (st == KD_OK)
@@ -507,23 +506,19 @@ targets_run(Targets *t, int64_t nq,
 			KdExec *exec, KdError *err)
 {
 	KdSplitCopy *s = t->split;
-	DeviceWork *w = malloc(sizeof(DeviceWork));
 	KdStatus	st;
 
 	t->nq = nq;
 	t->wanted = wanted;
 	memset(t->n, 0, sizeof(t->n));
 	st = choose_parts(t, exec, err);
-	if (st == KD_OK && w == NULL)
-		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	if (st == KD_OK)
-		st = on_devices(w, s, part_targets, -1, t, exec, err);
+		st = on_devices(s, part_targets, t, exec, err);
 	for (int p = 0; st == KD_OK && p < s->nparts; p++)
 	{
 		t->part = p;
 		st = kd_parallel_for(exec, t->n[p], 4096, merge_part, t, err);
 	}
-	free(w);
 	for (int p = 0; p < s->nparts; p++)
 	{
 		free(t->idx[p]);
@@ -636,20 +631,16 @@ kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
 				 KdNeighbor *out, int32_t *count, KdExec *exec, KdError *err)
 {
 	KdSplitCopy *s = (KdSplitCopy *) split;
-	DeviceWork *w;
 	AllKnn		a = {k, include_self, out, count};
 	Targets		t;
 	int64_t    *rows = malloc(sizeof(int64_t) * (size_t) KD_SPLIT_CHUNK);
 	KdStatus	st = kd_check_k(k, err);
 
-	if (st == KD_OK && (rows == NULL || (w = malloc(sizeof(DeviceWork))) == NULL))
+	if (st == KD_OK && rows == NULL)
 		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	/* each part's own All-kNN */
 	if (st == KD_OK)
-	{
-		st = on_devices(w, s, part_all_knn, -1, &a, exec, err);
-		free(w);
-	}
+		st = on_devices(s, part_all_knn, &a, exec, err);
 
 	/* the host's nodes: among themselves (less each itself), and in every part */
 	memset(&t, 0, sizeof(t));
@@ -792,14 +783,10 @@ range_fill(void *arg, int64_t begin, int64_t end)
 static KdStatus
 split_range(RangeWork *r, KdExec *exec, KdError *err)
 {
-	DeviceWork *w = malloc(sizeof(DeviceWork));
 	KdStatus	st;
 
 	memset(r->res, 0, sizeof(*r->res));
-	if (w == NULL)
-		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
-	else
-		st = on_devices(w, r->split, part_range, -1, r, exec, err);
+	st = on_devices(r->split, part_range, r, exec, err);
 	if (st == KD_OK)
 		st = kd_range_result_alloc(r->res, r->nq, err);
 	if (st == KD_OK)
@@ -812,7 +799,6 @@ split_range(RangeWork *r, KdExec *exec, KdError *err)
 		kd_range_result_free(r->res);
 	for (int p = 0; p < r->split->nparts; p++)
 		kd_range_result_free(&r->parts[p]);
-	free(w);
 	return st;
 }
 
@@ -1010,7 +996,6 @@ kd_split_upload(const KdTree *tree, int ndevices, KdSplitCopy **out,
 				KdExec *exec, KdError *err)
 {
 	KdSplitCopy *s;
-	DeviceWork *w;
 	int			selected;
 	KdStatus	st;
 
@@ -1024,11 +1009,7 @@ kd_split_upload(const KdTree *tree, int ndevices, KdSplitCopy **out,
 	memcpy(s->top_refs, tree->refs, sizeof(uint64_t) * (size_t) s->ntop);
 	memcpy(s->top_split, tree->split, (size_t) s->ntop);
 	selected = selected_device();
-	if ((w = malloc(sizeof(DeviceWork))) == NULL)
-		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
-	else
-		st = on_devices(w, s, part_upload, -1, (void *) tree, exec, err);
-	free(w);
+	st = on_devices(s, part_upload, (void *) tree, exec, err);
 	restore_device(selected);
 	if (st != KD_OK)
 		kd_split_release(s);
@@ -1127,7 +1108,6 @@ kd_split_build(const double *points, const uint64_t *refs, int64_t n,
 			   KdError *err)
 {
 	KdSplitCopy *s;
-	DeviceWork *w = NULL;
 	SplitBuild	b;
 	double	   *pts = NULL;
 	uint64_t   *prefs = NULL;
@@ -1139,19 +1119,16 @@ kd_split_build(const double *points, const uint64_t *refs, int64_t n,
 		return st;
 	st = kd_build_top(points, refs, n, dim, split_levels(ndevices), tree,
 					  &pts, &prefs, b.begin, exec, err);
-	if (st == KD_OK && (w = malloc(sizeof(DeviceWork))) == NULL)
-		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	if (st == KD_OK)
 	{
 		b.tree = tree;
 		b.pts = pts;
 		b.refs = prefs;
-		st = on_devices(w, s, part_build, -1, &b, exec, err);
+		st = on_devices(s, part_build, &b, exec, err);
 		if (st == KD_OK && b.bounds_missing)
 			kd_tree_fill_bounds(tree, s->ntop);
 	}
 	restore_device(selected);
-	free(w);
 	free(pts);
 	free(prefs);
 	kd_split_release(s);

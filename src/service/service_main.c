@@ -180,25 +180,30 @@ entries_trim(int device, int64 bytes, int except)
 }
 
 /*
- * The device for a new copy: the one whose copies take the least memory
- * (the lowest number among equals), selected in the GPU object.
+ * The device for a new copy: of the devices not taken (taken NULL: none
+ * is), the one whose copies take the least memory (the lowest number among
+ * equals), selected in the GPU object.  -1 when every device is taken, or
+ * the one chosen for a replica (taken) cannot be selected; device 0 when
+ * another cannot.
  */
 static int
-device_for_copy(void)
+device_for_copy(const bool *taken)
 {
-	int			best = 0;
+	int			best = -1;
 	KdError		err;
 
-	for (int d = 1; d < kdg_service->ndevices; d++)
-		if (kdg_service->device_used[d] < kdg_service->device_used[best])
+	for (int d = 0; d < kdg_service->ndevices; d++)
+		if (!(taken && taken[d]) &&
+			(best < 0 || kdg_service->device_used[d] < kdg_service->device_used[best]))
 			best = d;
-	if (kd_gpu_select_device(best, &err) != KD_OK)
+	if (best >= 0 && kd_gpu_select_device(best, &err) != KD_OK)
 	{
 		ereport(LOG,
 				(errmsg("kdgpu GPU service could not select device %d: %s",
 						best, err.message)));
-		best = 0;
-		(void) kd_gpu_select_device(0, &err);
+		best = taken ? -1 : 0;
+		if (best == 0)
+			(void) kd_gpu_select_device(0, &err);
 	}
 	return best;
 }
@@ -240,7 +245,7 @@ entry_make_room(const uint64 *key, int64 bytes, bool split, int *device)
 		if (e->used && e->shared && e->key[0] == key[0] && e->key[3] == key[3])
 			entry_free(i);
 	}
-	*device = split ? -1 : device_for_copy();
+	*device = split ? -1 : device_for_copy(NULL);
 	if (*device >= 0)
 		entries_trim(*device, bytes, -1);
 	for (int i = 0; i < KDG_RESIDENT_MAX && freeslot < 0; i++)
@@ -398,7 +403,7 @@ replicate(int e, const KdTree *t, int owner_pid, const KdExec *exec)
 	for (int r = 1; r < want; r++)
 	{
 		bool		has[KDG_MAX_DEVICES] = {false};
-		int			device = -1;
+		int			device;
 		int			slot = -1;
 		KdGpuTree  *copy;
 		KdError		err;
@@ -408,10 +413,7 @@ replicate(int e, const KdTree *t, int owner_pid, const KdExec *exec)
 			if (kdg_service->resident[i].used && copies[i] &&
 				memcmp(kdg_service->resident[i].key, t->key, sizeof(t->key)) == 0)
 				has[kdg_service->resident[i].device] = true;
-		for (int d = 0; d < kdg_service->ndevices; d++)
-			if (!has[d] && (device < 0 || kdg_service->device_used[d] < kdg_service->device_used[device]))
-				device = d;
-		if (device < 0 || kd_gpu_select_device(device, &err) != KD_OK)
+		if ((device = device_for_copy(has)) < 0)
 			return;
 		entries_trim(device, bytes, e);
 		for (int i = 0; i < KDG_RESIDENT_MAX && slot < 0; i++)
@@ -580,7 +582,7 @@ serve(KdgCall *call, int i, KdRangeResult *range)
 				e = entry_make_room(NULL, kd_tree_bytes(t.n, t.dim, t.nbounds),
 									false, &device);
 			else
-				device = device_for_copy();
+				device = device_for_copy(NULL);
 			st = kd_gpu_build((double *) (base + call->points),
 							  (uint64_t *) (base + call->point_refs), t.n, t.dim,
 							  &t, e >= 0 ? &copy : NULL, &exec, err);
