@@ -1,6 +1,8 @@
--- The kd_* functions search a kdgpu index's tree when it holds exactly the
--- rows they read, and build a tree otherwise; either way their answers equal
--- a brute-force scan's.  kd_load tells which happened (cached, index).
+-- The kd_* functions search a kdgpu index's tree when its rows are the rows
+-- they read, or differ from them by at most 256 gone and max(1024, n / 8)
+-- added (searched beside it), and build a tree otherwise; either way their
+-- answers equal a brute-force scan's.  kd_load tells which happened (cached,
+-- index).
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS kdgpu;
 RESET client_min_messages;
@@ -10,6 +12,9 @@ CREATE TABLE fx_pts (id int, tag int, p point) WITH (autovacuum_enabled = false,
 INSERT INTO fx_pts SELECT i, 0, point(round(random() * 1000) / 10, round(random() * 1000) / 10)
   FROM generate_series(1, 3000) i;
 INSERT INTO fx_pts VALUES (0, 0, NULL);
+-- room on every page, so that rows inserted later lie among the indexed ones
+DELETE FROM fx_pts WHERE id % 10 = 5;
+VACUUM fx_pts;
 CREATE INDEX fx_p ON fx_pts USING kdgpu (p);
 CREATE TABLE fx_q (qid int, q point);
 INSERT INTO fx_q SELECT i, point(random() * 100, random() * 100) FROM generate_series(1, 25) i;
@@ -60,13 +65,30 @@ SELECT points, cached, index FROM kd_load('fx_pts');
 SELECT trees_cached >= 1 AS cached FROM kd_status();
 SELECT * FROM fx_check();
 
--- rows inserted since the build sit in the pending area: a tree is built
+-- rows inserted since the build (20 new points, and 54 copies of indexed
+-- points, tied with them and placed among them) are searched beside the
+-- tree
 INSERT INTO fx_pts SELECT 5000 + i, 0, point(50 + i * 0.01, 50) FROM generate_series(1, 20) i;
+INSERT INTO fx_pts SELECT 6000 + id, 0, p FROM fx_pts WHERE id % 50 = 0;
+SELECT count(*) AS added_among_indexed FROM fx_pts
+  WHERE id > 5000 AND ctid < (SELECT max(ctid) FROM fx_pts WHERE id <= 3000);
 SELECT points, cached, index FROM kd_load('fx_pts');
 SELECT * FROM fx_check();
 
--- VACUUM merges them into one tree (as it did when 20 pending rows were not a tenth
--- of the tree and more were deleted to force a rebuild), which is used again
+-- rows deleted since (each query's nearest row) are dropped from its answers
+DELETE FROM fx_pts WHERE ctid IN (SELECT (SELECT ctid FROM fx_pts WHERE p IS NOT NULL
+                                          ORDER BY p <-> q, ctid LIMIT 1) FROM fx_q);
+SELECT points, cached, index FROM kd_load('fx_pts');
+SELECT * FROM fx_check();
+
+-- so are rows updated since (HOT: the visible row moves to a new ctid)
+UPDATE fx_pts SET tag = 2 WHERE id % 40 = 3;
+SELECT points, cached, index FROM kd_load('fx_pts');
+SELECT * FROM fx_check();
+
+-- more than 256 rows gone: a tree is built.  VACUUM merges the rows into one
+-- tree (as it did when the pending rows were not a tenth of the tree and
+-- more were deleted to force a rebuild), which is used again
 DELETE FROM fx_pts WHERE id % 9 = 0;
 SELECT points, cached FROM kd_load('fx_pts');
 SELECT * FROM fx_check();
@@ -104,6 +126,14 @@ SELECT count(*) = count(*) FILTER (WHERE id % 2 = 0) AS only_policy_rows
   FROM kd_knn('fx_fresh', point(50, 50), 40) k JOIN fx_fresh f ON f.ctid = k.nn_ctid;
 RESET ROLE;
 
+-- more rows added than max(1024, n / 8): a tree is built
+CREATE TABLE fx_grow AS SELECT id, p FROM fx_pts WHERE p IS NOT NULL;
+CREATE INDEX ON fx_grow USING kdgpu (p);
+INSERT INTO fx_grow SELECT 20000 + i, point(i % 97, i % 89) FROM generate_series(1, 1000) i;
+SELECT points, cached FROM kd_load('fx_grow');
+INSERT INTO fx_grow SELECT 30000 + i, point(i % 83, i % 79) FROM generate_series(1, 100) i;
+SELECT points, cached FROM kd_load('fx_grow');
+
 -- partial indexes are not used by the functions
 CREATE TABLE fx_part AS SELECT id, p FROM fx_pts;
 CREATE INDEX ON fx_part USING kdgpu (p) WHERE id > 100;
@@ -119,6 +149,6 @@ SELECT kd_unload('fx_pts') = gpu_usable AS unload_consistent
   FROM kd_status();
 SELECT kd_unload('fx_pts');
 
-DROP TABLE fx_pts, fx_q, fx_fresh, fx_part, fx_two;
+DROP TABLE fx_pts, fx_q, fx_fresh, fx_grow, fx_part, fx_two;
 DROP FUNCTION fx_check();
 DROP ROLE fx_reader;

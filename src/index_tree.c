@@ -1,30 +1,34 @@
 /*
  * index_tree.c
- *	  The kd_* functions search a kdgpu index's tree, when it holds exactly
- *	  the rows they read, instead of building a tree.
+ *	  The kd_* functions search a kdgpu index's tree, when its rows are the
+ *	  rows they read or differ from them by a few, instead of building a
+ *	  tree.
  *
  * A function reads the rows of its table visible to the query (source.c),
  * which is what makes its answers exact.  A kdgpu index on the same column
  * (a plain column index: no expression, no predicate) holds a forest of
  * trees plus pending rows inserted since, and may still hold rows the query
- * cannot see.  Its tree stands in for a build when the forest is one tree
- * whose rows are exactly the rows read: no pending rows, no rows marked
- * dead, and the same TIDs.  The check is one pass over the tree's
- * TIDs in ctid order (the ranked tree, kdam_ranked.c) beside the rows read,
- * also in ctid order.  The same TID means the same tuple version, and so
- * the same point: a tuple is never changed in place, and a TID is reused
- * only after VACUUM has marked the old row dead in the tree.  When the
- * check fails (rows inserted, deleted or updated since the last merge, or
- * row-level security hiding rows), the function builds a tree as before;
- * either way the answer is the same.
+ * cannot see.  Its largest tree stands in for a build when it marks no row
+ * dead and its rows differ from the rows read by at most a few gone and a
+ * few added (tree_delta.c searches the added rows beside it).  The check is
+ * one pass over the tree's TIDs in ctid order (the ranked tree,
+ * kdam_ranked.c) beside the rows read, also in ctid order.  The same TID
+ * means the same tuple version, and so the same point: a tuple is never
+ * changed in place, and a TID is reused only after VACUUM has marked the
+ * old row dead in the tree.  When the check fails (a tree made only of
+ * part of the rows, as a build within maintenance_work_mem makes, too many
+ * rows changed since, rows marked dead, or row-level security hiding many
+ * rows), the function builds a tree as before; either way the answer is the
+ * same.
  *
  * kd_load keeps the ranked tree's device copy (kdam_cache.c), so that GPU
  * work on an indexed table skips both the build and the upload.  With the
- * GPU service, the copy is the service's, for every session, and the
- * service also keeps the tree's TIDs in rank order: a later call whose rows
- * are exactly those (the service compares them) searches that copy without
- * reading the tree at all (kdg_index_device_tree).  The check is the same
- * one pass over the same TIDs, made by the service.
+ * GPU service, the copy is the service's, for every session, named by the
+ * index and the tree's id (a tree's points never change; merges and builds
+ * make new trees), and the service also keeps the tree's TIDs in rank
+ * order: a later call compares its rows with those in the service, which
+ * sends back the difference, and searches that copy without reading the
+ * tree at all (kdg_index_device_tree).
  */
 #include "postgres.h"
 
@@ -72,15 +76,18 @@ kdg_index_fits(Relation index, const KdSource *src)
 
 /*
  * Read index's metapage (left pinned in *metabuf, for the caller to
- * release) and say whether its forest may hold exactly the source's rows:
- * one tree of as many points and the same dimension, with no pending rows
- * and none marked dead.  *tree is then the tree's entry.
+ * release) and forest, and choose the tree that may stand in for the
+ * source's rows: the largest live tree, of the source's dimension, with no
+ * row marked dead (so that none of its TIDs can have been reused), and of a
+ * size the limits of a difference allow (tree_delta.c).  *tree is then its
+ * entry; false when there is none.
  */
 static bool
-kdg_index_candidate(Relation index, const KdSource *src, Buffer *metabuf,
-					KdamMetaPageData *meta, KdamTreeEntry *tree)
+kdg_index_base(Relation index, const KdSource *src, Buffer *metabuf,
+			   KdamMetaPageData *meta, KdamTreeEntry *tree)
 {
 	KdamForest	forest;
+	int			best = -1;
 	bool		ok;
 
 	*metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
@@ -88,52 +95,93 @@ kdg_index_candidate(Relation index, const KdSource *src, Buffer *metabuf,
 	*meta = *kdam_metapage(index, BufferGetPage(*metabuf));
 	kdam_forest_read(index, meta, &forest);
 	LockBuffer(*metabuf, BUFFER_LOCK_UNLOCK);
-	ok = forest.n == 1 && meta->nflush == 0 && kdam_lanes_count(index) == 0 &&
-		meta->ndead == 0 && meta->ntree == src->n && meta->dim == src->dim;
+	for (int i = 0; i < forest.n; i++)
+		if (best < 0 || forest.trees[i].n > forest.trees[best].n)
+			best = i;
+	ok = best >= 0 && meta->dim == src->dim && forest.trees[best].ndead == 0 &&
+		forest.trees[best].n - src->n <= KDG_DELTA_MAX_GONE &&
+		src->n - forest.trees[best].n <= kdg_delta_max_added(src->n);
 	if (ok)
-		*tree = forest.trees[0];
-	pfree(forest.trees);
+		*tree = forest.trees[best];
+	if (forest.trees)
+		pfree(forest.trees);
 	return ok;
 }
 
 /*
- * The cached tree of index, pinned, when its rows are exactly the source's
- * rows; NULL otherwise.
+ * Room for the difference between a tree's rows and a source's, within the
+ * limits.
  */
-static KdamTree *
-kdg_index_matching_tree(Relation index, const KdSource *src)
+static void
+kdg_diff_alloc(KdgDiff *diff, const KdSource *src)
+{
+	diff->gone = palloc(sizeof(uint64) * KDG_DELTA_MAX_GONE);
+	diff->added = palloc_extended(sizeof(uint64) * kdg_delta_max_added(src->n),
+								  MCXT_ALLOC_HUGE);
+	diff->ngone = 0;
+	diff->nadded = 0;
+}
+
+/* Log which tree of index a function searches, and beside what. */
+static void
+kdg_index_note(Relation index, const KdgTree *t, bool device)
+{
+	const char *where = device ? "the GPU service's copy of " : "";
+
+	if (t->rank_ord == NULL)
+		elog(DEBUG1, "kdgpu: searching %sthe tree of index \"%s\"",
+			 where, RelationGetRelationName(index));
+	else
+		elog(DEBUG1, "kdgpu: searching %sthe tree of index \"%s\" beside " INT64_FORMAT " rows added since, without " INT64_FORMAT " gone",
+			 where, RelationGetRelationName(index),
+			 t->n - (t->tree->n - t->ngone), t->ngone);
+}
+
+/*
+ * The tree of index to search for the source, from the cache, when its rows
+ * differ from the source's within the limits; NULL otherwise.  *cached is
+ * the cache's tree, pinned until the end of the transaction.
+ */
+static KdgTree *
+kdg_index_host_tree(Relation index, const KdSource *src, KdamTree **cached)
 {
 	Buffer		metabuf;
 	KdamMetaPageData meta;
 	KdamTreeEntry entry;
 	KdamTree   *t = NULL;
-	KdamRankedTree *ranked;
+	KdamRankedTree *ranked = NULL;
+	KdgDiff		diff;
 
-	if (kdg_index_candidate(index, src, &metabuf, &meta, &entry))
+	StaticAssertStmt(sizeof(KdSlot) == sizeof(uint64), "source slots are words");
+
+	if (kdg_index_base(index, src, &metabuf, &meta, &entry))
 		t = kdam_cache_get(index, &meta, &entry);
 	ReleaseBuffer(metabuf);
 	if (t == NULL)
 		return NULL;
 	ranked = kdam_ranked_get(t);
-	for (int64 i = 0; ranked && i < src->n; i++)
-		if (ranked->tids[i] != kdg_row_tid(src, i))
-			ranked = NULL;
-	if (ranked == NULL)
+	kdg_diff_alloc(&diff, src);
+	if (ranked == NULL ||
+		!kdg_rows_diff(ranked->tids, ranked->tree.n,
+					   &src->rows[src->dim + src->extra].tid, src->n, src->stride,
+					   KDG_DELTA_MAX_GONE, kdg_delta_max_added(src->n),
+					   diff.gone, &diff.ngone, diff.added, &diff.nadded))
 	{
 		kdam_cache_release(t);
 		return NULL;
 	}
-	return t;
+	*cached = t;
+	return kdg_tree_delta(src, &ranked->tree, &diff);
 }
 
 /*
- * The GPU service's copy of index's ranked tree, when the service holds one
- * whose rows are exactly the source's (it checks them against the rows it
- * keeps for the copy): a tree on the device only, with its references in
- * memory when with_refs, freed with the current memory context.  NULL
- * otherwise.
+ * The GPU service's copy of the ranked tree of index to search for the
+ * source, when the service holds one whose rows differ from the source's
+ * within the limits (it compares them with the rows it keeps for the copy):
+ * a tree on the device only, with its references in memory when with_refs,
+ * freed with the current memory context.  NULL otherwise.
  */
-static KdTree *
+static KdgTree *
 kdg_index_device_copy(Relation index, const KdSource *src, bool with_refs)
 {
 	Buffer		metabuf;
@@ -144,55 +192,56 @@ kdg_index_device_copy(Relation index, const KdSource *src, bool with_refs)
 	uint64	   *refs = NULL;
 	KdGpuTree  *copy = NULL;
 	KdTree	   *tree;
+	KdgDiff		diff;
 	KdError		err;
 
 	/* the metapage is let go before waiting on the service */
-	bool		candidate = kdg_index_candidate(index, src, &metabuf, &meta, &entry);
+	bool		base = kdg_index_base(index, src, &metabuf, &meta, &entry);
 
 	ReleaseBuffer(metabuf);
-	if (candidate)
-	{
-		kdg_service_key_of_index(key, RelationGetRelid(index),
-								 index->rd_node.relNode, meta.generation,
-								 KDG_KEY_RANKED);
-		rows = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
-		for (int64 i = 0; i < src->n; i++)
-			rows[i] = kdg_row_tid(src, i);
-		if (with_refs)
-			refs = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
-		memset(&err, 0, sizeof(err));
-		copy = kdg_service_find(key, rows, src->n, src->dim, refs, &err);
-		pfree(rows);
-		if (copy == NULL && refs)
-			pfree(refs);
-		if (err.code == KD_ERR_CANCELED)
-			CHECK_FOR_INTERRUPTS();
-	}
+	if (!base)
+		return NULL;
+	kdg_service_key_of_index(key, RelationGetRelid(index), index->rd_node.relNode,
+							 entry.tree_id, KDG_KEY_RANKED);
+	rows = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < src->n; i++)
+		rows[i] = kdg_row_tid(src, i);
+	if (with_refs)
+		refs = palloc_extended(sizeof(uint64) * entry.n, MCXT_ALLOC_HUGE);
+	kdg_diff_alloc(&diff, src);
+	memset(&err, 0, sizeof(err));
+	copy = kdg_service_find(key, rows, src->n, entry.n, src->dim, refs,
+							KDG_DELTA_MAX_GONE, kdg_delta_max_added(src->n),
+							&diff, &err);
+	pfree(rows);
+	if (err.code == KD_ERR_CANCELED)
+		CHECK_FOR_INTERRUPTS();
 	if (copy == NULL)
 		return NULL;
 	tree = kdg_tree_new();
-	tree->n = src->n;
+	tree->n = entry.n;
 	tree->dim = src->dim;
 	tree->refs = refs;
 	tree->gpu = copy;
-	return tree;
+	return kdg_tree_delta(src, tree, &diff);
 }
 
 /*
- * The cached tree of a kdgpu index on the source's column that holds
- * exactly the source's rows, pinned until the end of the transaction, or
- * NULL when there is none; *indexoid is set to the index.  With device_only,
- * only the GPU service's copy of such a tree is looked for (*device_tree,
- * with its references in memory when with_refs), and none is read.
+ * The tree of a kdgpu index on the source's column whose rows are the
+ * source's, or differ from them within the limits (tree_delta.c), or NULL
+ * when there is none; *indexoid is set to the index.  With device_only,
+ * only the GPU service's copy of such a tree is looked for (with its
+ * references in memory when with_refs), and none is read; else *cached is
+ * the cache's tree, pinned until the end of the transaction.
  */
-static KdamTree *
+static KdgTree *
 kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
-			   bool with_refs, KdTree **device_tree)
+			   bool with_refs, KdamTree **cached)
 {
 	Relation	heap;
 	List	   *indexes;
 	ListCell   *lc;
-	KdamTree   *t = NULL;
+	KdgTree    *t = NULL;
 
 	*indexoid = InvalidOid;
 	if (src->n == 0)
@@ -203,36 +252,24 @@ kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
 	foreach(lc, indexes)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
-		bool		found = false;
 
 		if (!kdg_index_fits(index, src))
 		{
 			index_close(index, NoLock);
 			continue;
 		}
-		if (device_only)
+		t = device_only ? kdg_index_device_copy(index, src, with_refs) :
+			kdg_index_host_tree(index, src, cached);
+		if (t)
 		{
-			*device_tree = kdg_index_device_copy(index, src, with_refs);
-			found = *device_tree != NULL;
-			if (found)
-				elog(DEBUG1, "kdgpu: searching the GPU service's copy of the tree of index \"%s\"",
-					 RelationGetRelationName(index));
-		}
-		else
-		{
-			t = kdg_index_matching_tree(index, src);
-			found = t != NULL;
-			if (t)
-				elog(DEBUG1, "kdgpu: searching the tree of index \"%s\"",
-					 RelationGetRelationName(index));
-			else
-				elog(DEBUG1, "kdgpu: the rows of index \"%s\" differ from the table's; building a tree",
-					 RelationGetRelationName(index));
-		}
-		if (found)
+			kdg_index_note(index, t, device_only);
 			*indexoid = RelationGetRelid(index);
+		}
+		else if (!device_only)
+			elog(DEBUG1, "kdgpu: the rows of index \"%s\" differ too much from the table's; building a tree",
+				 RelationGetRelationName(index));
 		index_close(index, NoLock);
-		if (found)
+		if (t)
 			break;
 	}
 	list_free(indexes);
@@ -241,46 +278,46 @@ kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
 
 /*
  * The GPU service's copy of the tree of a kdgpu index on the source's
- * column, when its rows are exactly the source's: a tree on the device only
- * (kdtree.h), searched without reading the index, with its references (the
- * rows' ordinals in node order) in memory when with_refs.  NULL when the
- * service does not hold one, or does not run the GPU work of this backend.
+ * column, when its rows are the source's or differ from them within the
+ * limits: a tree on the device only (kdtree.h), searched without reading
+ * the index, with its references (ranks in node order) in memory when
+ * with_refs.  NULL when the service does not hold one, or does not run the
+ * GPU work of this backend.
  */
-KdTree *
+KdgTree *
 kdg_index_device_tree(const KdSource *src, bool with_refs)
 {
-	KdTree	   *tree = NULL;
 	Oid			indexoid;
 
 	if (kdgpu_device == KD_DEVICE_CPU || !kdg_service_serving())
 		return NULL;
-	(void) kdg_index_find(src, &indexoid, true, with_refs, &tree);
-	return tree;
+	return kdg_index_find(src, &indexoid, true, with_refs, NULL);
 }
 
 /*
- * The tree of a kdgpu index on the source's column that holds exactly the
- * source's rows, with ordinals as references, or NULL when there is none;
- * for work of that many items.
+ * The tree of a kdgpu index on the source's column to search for the
+ * source (its rows are the source's, or differ within the limits), or NULL
+ * when there is none; for work of that many items.
  * Its device copy is made first if kd_load asked for one to be kept.
  */
-KdTree *
+KdgTree *
 kdg_index_tree(const KdSource *src, int64 work)
 {
 	Oid			indexoid;
-	KdamTree   *t = kdg_index_find(src, &indexoid, false, false, NULL);
+	KdamTree   *t = NULL;
+	KdgTree    *found = kdg_index_find(src, &indexoid, false, false, &t);
 	KdExec		exec;
 	KdError		err;
 
-	if (t == NULL)
+	if (found == NULL)
 		return NULL;
 	kdg_exec_prepare(&exec);
 
 	/*
 	 * With the GPU service, work for the GPU keeps the copy for every
 	 * session, and the service keeps its rows, so that later calls reading
-	 * the same rows find it without reading the tree
-	 * (kdg_index_device_tree).  A failed upload leaves the work to the
+	 * the same rows, or a few more or fewer, find it without reading the
+	 * tree (kdg_index_device_tree).  A failed upload leaves the work to the
 	 * engine's usual choice.
 	 */
 	if (kdg_gpu_wanted(work) && kdg_service_serving())
@@ -292,28 +329,30 @@ kdg_index_tree(const KdSource *src, int64 work)
 	else if (exec.device != KD_DEVICE_CPU &&
 			 kdam_cache_keep_on_gpu(t, false, &exec, &err) != KD_OK)
 		elog(DEBUG1, "kdgpu: index tree not uploaded: %s", err.message);
-	return &t->ranked->tree;
+	return found;
 }
 
 /*
- * kd_load on a table: find the index tree that holds exactly its rows (NULL
- * when none does; *indexoid is then InvalidOid), and unless kdgpu.device is
- * 'cpu', or 'auto' with no usable GPU, keep its device copy from now on.
+ * kd_load on a table: find the index tree to search for its rows (NULL
+ * when there is none; *indexoid is then InvalidOid), and unless
+ * kdgpu.device is 'cpu', or 'auto' with no usable GPU, keep its device copy
+ * from now on.
  */
-KdTree *
+KdgTree *
 kdg_index_tree_load(const KdSource *src, Oid *indexoid)
 {
-	KdamTree   *t = kdg_index_find(src, indexoid, false, false, NULL);
+	KdamTree   *t = NULL;
+	KdgTree    *found = kdg_index_find(src, indexoid, false, false, &t);
 	KdExec		exec;
 	KdError		err;
 	KdStatus	st;
 
-	if (t == NULL)
+	if (found == NULL)
 		return NULL;
 	kdg_exec_prepare(&exec);
 	if (exec.device == KD_DEVICE_CPU ||
 		(exec.device == KD_DEVICE_AUTO && !kd_gpu_available(NULL, NULL, 0)))
-		return &t->ranked->tree;
+		return found;
 	st = kdam_cache_keep_on_gpu(t, true, &exec, &err);
 	if (st != KD_OK && exec.device == KD_DEVICE_GPU)
 		kdg_check_status(st, &err, &exec, "index tree upload");
@@ -323,5 +362,5 @@ kdg_index_tree_load(const KdSource *src, Oid *indexoid)
 	else if (kdg_service_in_use())
 		kdg_service_give_rows(t->ranked->tree.gpu, t->ranked->tids,
 							  t->ranked->tree.refs, t->ranked->tree.n);
-	return &t->ranked->tree;
+	return found;
 }

@@ -372,25 +372,79 @@ extern KdAnswer *kdg_index_knn(const KdTable *t, Datum query, Oid qtype,
 /* orderby_hook.c */
 extern void kdg_orderby_hook_install(void);
 
+/*
+ * The tree a kd_* function searches over a source's rows (search.c): one
+ * whose references are the rows' ordinals, or an index tree whose rows
+ * differ from the source's by a few (tree_delta.c).  Then the tree's
+ * references are ranks of its own rows, rank_ord maps them to ordinals (-1
+ * for the ngone rows the source does not hold), and the source's rows the
+ * tree lacks are in the tree added, whose references are their ordinals.
+ */
+typedef struct KdgTree
+{
+	const KdTree *tree;
+	int64		n;				/* the source's rows it stands for */
+	int64	   *rank_ord;		/* NULL: references are ordinals */
+	int64		ngone;
+	KdTree	   *added;			/* or NULL */
+} KdgTree;
+
+/* How an index tree's rows differ from a source's (kdg_rows_diff). */
+typedef struct KdgDiff
+{
+	int64		ngone;
+	uint64	   *gone;			/* ranks of tree rows the source lacks */
+	int64		nadded;
+	uint64	   *added;			/* ordinals of rows the tree lacks */
+} KdgDiff;
+
+/*
+ * At most this many tree rows a source lacks, and as many of the source's
+ * rows missing from the tree as kdg_delta_max_added says, for the tree to be
+ * searched for the source (tree_delta.c)
+ */
+#define KDG_DELTA_MAX_GONE		256
+#define KDG_DELTA_MIN_ADDED		1024
+#define KDG_DELTA_ADDED_DIVISOR	8
+
+/* tree_delta.c */
+extern bool kdg_rows_diff(const uint64 *tree_tids, int64 ntree,
+						  const uint64 *rows, int64 nrows, int stride,
+						  int64 max_gone, int64 max_added, uint64 *gone,
+						  int64 *ngone, uint64 *added, int64 *nadded);
+extern int64 kdg_delta_max_added(int64 n);
+extern KdgTree *kdg_tree_plain(const KdTree *tree);
+extern KdgTree *kdg_tree_delta(const KdSource *src, const KdTree *tree,
+							   const KdgDiff *diff);
+extern bool kdg_tree_knn_fits(const KdgTree *t, int kk);
+extern KdStatus kdg_tree_knn(const KdgTree *t, const double *queries, int64 nq,
+							 int kk, KdNeighbor *out, int32 *count,
+							 KdExec *exec, KdError *err);
+extern KdStatus kdg_tree_range(const KdgTree *t, const double *centers,
+							   const double *radii, int64 nradii,
+							   const double *lows, const double *highs,
+							   int64 nq, KdRangeResult *res, KdExec *exec,
+							   KdError *err);
+
 /* index_tree.c */
 extern bool kdg_index_fits(Relation index, const KdSource *src);
-extern KdTree *kdg_index_tree(const KdSource *src, int64 work);
-extern KdTree *kdg_index_device_tree(const KdSource *src, bool with_refs);
-extern KdTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
+extern KdgTree *kdg_index_tree(const KdSource *src, int64 work);
+extern KdgTree *kdg_index_device_tree(const KdSource *src, bool with_refs);
+extern KdgTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
 
 /* search.c */
 extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
-extern KdTree *kdg_source_tree(const KdSource *src, int64 work, bool with_refs);
+extern KdgTree *kdg_source_tree(const KdSource *src, int64 work, bool with_refs);
 extern KdAnswer *kdg_empty_answer(int64 nq);
 extern void kdg_sort_hits(KdHit *hits, int64 n);
-extern KdAnswer *kdg_search_knn(const KdSource *src, const KdTree *tree,
+extern KdAnswer *kdg_search_knn(const KdSource *src, const KdgTree *tree,
 							   const double *queries, int64 nq, int k);
-extern KdAnswer *kdg_search_all_knn(const KdSource *src, const KdTree *tree,
+extern KdAnswer *kdg_search_all_knn(const KdSource *src, const KdgTree *tree,
 								   int k, bool include_self);
-extern KdAnswer *kdg_search_radius(const KdSource *src, const KdTree *tree,
+extern KdAnswer *kdg_search_radius(const KdSource *src, const KdgTree *tree,
 								  const double *centers, int64 nq,
 								  const double *radii, int64 nradii);
-extern KdAnswer *kdg_search_box(const KdSource *src, const KdTree *tree,
+extern KdAnswer *kdg_search_box(const KdSource *src, const KdgTree *tree,
 							   const double *lows, const double *highs,
 							   int64 nq);
 

@@ -180,30 +180,30 @@ kdg_build_tree(const KdSource *src, bool *used_gpu)
 
 /*
  * The tree to search over a source's points for work of that many items, in
- * memory, refs being their ordinals: a kdgpu index's when it holds exactly
- * those rows (index_tree.c), or one built now; NULL when there are no
- * points.
+ * memory: a kdgpu index's when its rows are those rows or differ from them
+ * by a few (index_tree.c), or one built now (its tree NULL when there are no
+ * points).
  */
-static KdTree *
+static KdgTree *
 source_host_tree(const KdSource *src, int64 work)
 {
-	KdTree	   *tree = kdg_index_tree(src, work);
+	KdgTree    *tree = kdg_index_tree(src, work);
 	bool		used_gpu;
 
-	return tree ? tree : kdg_build_tree(src, &used_gpu);
+	return tree ? tree : kdg_tree_plain(kdg_build_tree(src, &used_gpu));
 }
 
 /*
  * The tree to search over a source's points for work of that many items
  * (queries, or points for All-kNN): when the work goes to the GPU, the GPU
- * service's copy of an index's tree that holds exactly those rows (on the
- * device only, with its references in memory when with_refs: All-kNN reads
- * them); else as source_host_tree.
+ * service's copy of an index's tree whose rows are those rows or differ by a
+ * few (on the device only, with its references in memory when with_refs:
+ * All-kNN reads them); else as source_host_tree.
  */
-KdTree *
+KdgTree *
 kdg_source_tree(const KdSource *src, int64 work, bool with_refs)
 {
-	KdTree	   *tree = NULL;
+	KdgTree    *tree = NULL;
 
 	if (kdg_gpu_wanted(work))
 		tree = kdg_index_device_tree(src, with_refs);
@@ -215,10 +215,10 @@ kdg_source_tree(const KdSource *src, int64 work, bool with_refs)
  * whatever the work's size.
  */
 static void
-kdg_exec_for(KdExec *exec, const KdTree *tree)
+kdg_exec_for(KdExec *exec, const KdgTree *tree)
 {
 	kdg_exec_prepare(exec);
-	if (tree->coords == NULL)
+	if (tree->tree->coords == NULL)
 		exec->gpu_min_work = 0;
 }
 
@@ -228,10 +228,10 @@ kdg_exec_for(KdExec *exec, const KdTree *tree)
  * failed: the work goes where it would without the copy); NULL when the
  * failure stands.
  */
-static const KdTree *
-kdg_tree_to_retry(KdStatus st, const KdTree *tree, const KdSource *src)
+static const KdgTree *
+kdg_tree_to_retry(KdStatus st, const KdgTree *tree, const KdSource *src)
 {
-	if (st == KD_OK || st == KD_ERR_CANCELED || tree->coords != NULL)
+	if (st == KD_OK || st == KD_ERR_CANCELED || tree->tree->coords != NULL)
 		return NULL;
 	elog(DEBUG1, "kdgpu: the GPU service's copy failed, searching the tree in memory");
 	return source_host_tree(src, 0);
@@ -295,7 +295,7 @@ kdg_refine_range(void *arg, int64_t begin, int64_t end)
  * engine's CPU threads; pass 2 (radius queries for the others) in groups.
  */
 static void
-kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
+kdg_refine_knn(const KdSource *src, const KdgTree *tree, KdNeighbor *raw,
 			  int32 *count, int64 nq, int k, int kk, const double *queries,
 			  const uint64 *exclude, int64 avail)
 {
@@ -305,13 +305,16 @@ kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
 	int64	   *pending = NULL;
 	int64		npending = 0;
 	KdExec		exec;
-	KdExec		gexec;			/* for a tree only on the device */
+	KdExec		rexec;			/* the radius queries': on the CPU for a
+								 * tree in memory */
 	KdError		err;
 
 	StaticAssertStmt(sizeof(KdHit) == sizeof(KdNeighbor), "KdHit overlays KdNeighbor");
 
 	kdg_exec_prepare(&exec);
-	kdg_exec_for(&gexec, tree);
+	kdg_exec_for(&rexec, tree);
+	if (tree->tree->coords)
+		rexec.device = KD_DEVICE_CPU;
 	kdg_check_status(kd_parallel_for(&exec, nq, 4096, kdg_refine_range, &r, &err),
 					&err, NULL, "kNN refinement");
 	for (int64 q = 0; q < nq; q++)
@@ -337,9 +340,8 @@ kdg_refine_knn(const KdSource *src, const KdTree *tree, KdNeighbor *raw,
 			memcpy(centers + i * dim, queries + q * full, sizeof(double) * dim);
 			radii[i] = kdg_slack(src->type, sqrt(raw[q * kk + k - 1].d2));
 		}
-		kdg_check_status(tree->coords ?
-						 kd_radius_cpu(tree, centers, m, radii, m, res, &exec, &err) :
-						 kd_radius(tree, centers, m, radii, m, res, &gexec, &err),
+		kdg_check_status(kdg_tree_range(tree, centers, radii, m, NULL, NULL, m,
+										res, &rexec, &err),
 						&err, NULL, "kNN refinement");
 		for (int64 i = 0; i < m; i++)
 		{
@@ -393,36 +395,122 @@ kdg_empty_answer(int64 nq)
 	return ans;
 }
 
+/*
+ * tree, or when kNN searches of kk neighbours cannot run on it (too many of
+ * its rows are gone: tree_delta.c), a tree built over the source.
+ */
+static const KdgTree *
+kdg_tree_for_knn(const KdSource *src, const KdgTree *tree, int kk)
+{
+	bool		used_gpu;
+
+	if (kdg_tree_knn_fits(tree, kk))
+		return tree;
+	return kdg_tree_plain(kdg_build_tree(src, &used_gpu));
+}
+
+/*
+ * kNN search of kk neighbours for nq queries (engine coordinates) on tree,
+ * or on the source's tree in memory when a device copy failed; returns the
+ * tree searched.
+ */
+static const KdgTree *
+kdg_knn_raw(const KdSource *src, const KdgTree *tree, const double *points,
+			int64 nq, int kk, KdNeighbor *raw, int32 *count)
+{
+	KdExec		exec;
+	KdError		err;
+	const KdgTree *again;
+	KdStatus	st;
+
+	kdg_exec_for(&exec, tree);
+	st = kdg_tree_knn(tree, points, nq, kk, raw, count, &exec, &err);
+	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
+	{
+		tree = kdg_tree_for_knn(src, again, kk);
+		kdg_exec_for(&exec, tree);
+		st = kdg_tree_knn(tree, points, nq, kk, raw, count, &exec, &err);
+	}
+	kdg_check_status(st, &err, &exec, "kNN search");
+	return tree;
+}
+
 /* The k nearest points of each of nq queries, exact. */
 KdAnswer *
-kdg_search_knn(const KdSource *src, const KdTree *tree, const double *queries,
+kdg_search_knn(const KdSource *src, const KdgTree *tree, const double *queries,
 			  int64 nq, int k)
 {
 	int			kk = Min(k + 1, KD_MAX_K);
 	KdNeighbor *raw;
 	int32	   *count;
-	KdExec		exec;
-	KdError		err;
-	const KdTree *again;
-	const double *points;
-	KdStatus	st;
 
 	if (nq == 0 || src->n == 0)
 		return kdg_empty_answer(nq);
 	raw = palloc_extended(sizeof(KdNeighbor) * nq * kk, MCXT_ALLOC_HUGE);
 	count = palloc_extended(sizeof(int32) * nq, MCXT_ALLOC_HUGE);
-	points = kdg_engine_points(src, queries, nq);
-	kdg_exec_for(&exec, tree);
-	st = kd_knn(tree, points, nq, kk, raw, count, &exec, &err);
-	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
-	{
-		tree = again;
-		kdg_exec_for(&exec, tree);
-		st = kd_knn(tree, points, nq, kk, raw, count, &exec, &err);
-	}
-	kdg_check_status(st, &err, &exec, "kNN search");
+	tree = kdg_tree_for_knn(src, tree, kk);
+	tree = kdg_knn_raw(src, tree, kdg_engine_points(src, queries, nq), nq, kk,
+					   raw, count);
 	kdg_refine_knn(src, tree, raw, count, nq, k, kk, queries, NULL, src->n);
 	return kdg_knn_answer((KdHit *) raw, count, nq, kk);
+}
+
+/*
+ * All-kNN on a tree whose rows differ from the source's (tree_delta.c): a
+ * kNN search of every row, its own row then dropped unless include_self.
+ * kk is what the refinement needs; one more is asked for the row itself.
+ */
+static KdAnswer *
+kdg_all_knn_by_queries(const KdSource *src, const KdgTree *tree, int k, int kk,
+					   bool include_self)
+{
+	int64		n = src->n;
+	int			full = src->dim + src->extra;
+	int			kq = include_self ? kk : Min(kk + 1, KD_MAX_K);
+	int			keep = include_self ? kq : kq - 1;
+	double	   *queries = palloc_extended(sizeof(double) * full * n, MCXT_ALLOC_HUGE);
+	KdNeighbor *raw = palloc_extended(sizeof(KdNeighbor) * n * kq, MCXT_ALLOC_HUGE);
+	int32	   *count = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
+	uint64	   *self = NULL;
+	KdAnswer   *ans;
+
+	for (int64 i = 0; i < n; i++)
+		memcpy(queries + i * full, kdg_row_coords(src, i), sizeof(double) * full);
+	tree = kdg_knn_raw(src, tree, kdg_engine_points(src, queries, n), n, kq, raw, count);
+
+	/* each list without its own row (or its last), kept keep apart */
+	for (int64 q = 0; q < n; q++)
+	{
+		KdNeighbor *in = raw + q * kq;
+		KdNeighbor *out = raw + q * keep;
+		int32		c = count[q];
+		int32		m = 0;
+		bool		dropped = include_self;
+
+		for (int32 i = 0; i < c && m < keep; i++)
+		{
+			if (!dropped && in[i].ref == (uint64) q)
+			{
+				dropped = true;
+				continue;
+			}
+			out[m++] = in[i];
+		}
+		count[q] = m;
+	}
+	if (!include_self)
+	{
+		self = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < n; i++)
+			self[i] = i;
+	}
+	kdg_refine_knn(src, tree, raw, count, n, k, keep, queries, self,
+				  include_self ? n : n - 1);
+	ans = kdg_knn_answer((KdHit *) raw, count, n, keep);
+	ans->order = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < n; i++)
+		ans->order[i] = i;
+	return ans;
 }
 
 /*
@@ -430,7 +518,7 @@ kdg_search_knn(const KdSource *src, const KdTree *tree, const double *queries,
  * ordinal q: the engine's node order is undone through ans->order.
  */
 KdAnswer *
-kdg_search_all_knn(const KdSource *src, const KdTree *tree, int k,
+kdg_search_all_knn(const KdSource *src, const KdgTree *gtree, int k,
 				  bool include_self)
 {
 	int			kk = Min(k + 1, KD_MAX_K);
@@ -441,22 +529,28 @@ kdg_search_all_knn(const KdSource *src, const KdTree *tree, int k,
 	KdError		err;
 	KdAnswer   *ans;
 	const double *queries;
-	const KdTree *again;
+	const KdgTree *again;
+	const KdTree *tree;
 	KdStatus	st;
 
 	if (n == 0)
 		return kdg_empty_answer(0);
+	if (gtree->rank_ord)
+		return kdg_all_knn_by_queries(src, gtree, k, kk, include_self);
 	raw = palloc_extended(sizeof(KdNeighbor) * n * kk, MCXT_ALLOC_HUGE);
 	count = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
-	kdg_exec_for(&exec, tree);
-	st = kd_all_knn(tree, kk, include_self, raw, count, &exec, &err);
-	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
+	kdg_exec_for(&exec, gtree);
+	st = kd_all_knn(gtree->tree, kk, include_self, raw, count, &exec, &err);
+	if ((again = kdg_tree_to_retry(st, gtree, src)) != NULL)
 	{
-		tree = again;
-		kdg_exec_for(&exec, tree);
-		st = kd_all_knn(tree, kk, include_self, raw, count, &exec, &err);
+		if (again->rank_ord)
+			return kdg_all_knn_by_queries(src, again, k, kk, include_self);
+		gtree = again;
+		kdg_exec_for(&exec, gtree);
+		st = kd_all_knn(gtree->tree, kk, include_self, raw, count, &exec, &err);
 	}
 	kdg_check_status(st, &err, &exec, "All-kNN search");
+	tree = gtree->tree;
 	queries = tree->coords;
 	if (src->extra > 0 || queries == NULL)
 	{
@@ -472,7 +566,7 @@ kdg_search_all_knn(const KdSource *src, const KdTree *tree, int k,
 				   sizeof(double) * full);
 		queries = q;
 	}
-	kdg_refine_knn(src, tree, raw, count, n, k, kk, queries,
+	kdg_refine_knn(src, gtree, raw, count, n, k, kk, queries,
 				  include_self ? NULL : tree->refs, include_self ? n : n - 1);
 	ans = kdg_knn_answer((KdHit *) raw, count, n, kk);
 	ans->order = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
@@ -533,7 +627,7 @@ kdg_range_answer(const KdSource *src, const KdRangeResult *res,
  * each query's sorted by (distance, ref).
  */
 KdAnswer *
-kdg_search_radius(const KdSource *src, const KdTree *tree,
+kdg_search_radius(const KdSource *src, const KdgTree *tree,
 				 const double *centers, int64 nq, const double *radii,
 				 int64 nradii)
 {
@@ -542,7 +636,7 @@ kdg_search_radius(const KdSource *src, const KdTree *tree,
 	KdAnswer   *ans;
 	KdExec		exec;
 	KdError		err;
-	const KdTree *again;
+	const KdgTree *again;
 	const double *points;
 	KdStatus	st;
 
@@ -553,11 +647,12 @@ kdg_search_radius(const KdSource *src, const KdTree *tree,
 	res = kdg_range_result_new();
 	points = kdg_engine_points(src, centers, nq);
 	kdg_exec_for(&exec, tree);
-	st = kd_radius(tree, points, nq, slack, nradii, res, &exec, &err);
+	st = kdg_tree_range(tree, points, slack, nradii, NULL, NULL, nq, res, &exec, &err);
 	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
 	{
 		kdg_exec_for(&exec, again);
-		st = kd_radius(again, points, nq, slack, nradii, res, &exec, &err);
+		st = kdg_tree_range(again, points, slack, nradii, NULL, NULL, nq, res,
+							&exec, &err);
 	}
 	kdg_check_status(st, &err, &exec, "radius search");
 	ans = kdg_range_answer(src, res, centers, radii, nradii);
@@ -568,25 +663,25 @@ kdg_search_radius(const KdSource *src, const KdTree *tree,
 
 /* The points inside nq boxes (bounds inclusive), each sorted by ref. */
 KdAnswer *
-kdg_search_box(const KdSource *src, const KdTree *tree, const double *lows,
+kdg_search_box(const KdSource *src, const KdgTree *tree, const double *lows,
 			  const double *highs, int64 nq)
 {
 	KdRangeResult *res;
 	KdAnswer   *ans;
 	KdExec		exec;
 	KdError		err;
-	const KdTree *again;
+	const KdgTree *again;
 	KdStatus	st;
 
 	if (nq == 0 || src->n == 0)
 		return kdg_empty_answer(nq);
 	res = kdg_range_result_new();
 	kdg_exec_for(&exec, tree);
-	st = kd_box(tree, lows, highs, nq, res, &exec, &err);
+	st = kdg_tree_range(tree, NULL, NULL, 0, lows, highs, nq, res, &exec, &err);
 	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
 	{
 		kdg_exec_for(&exec, again);
-		st = kd_box(again, lows, highs, nq, res, &exec, &err);
+		st = kdg_tree_range(again, NULL, NULL, 0, lows, highs, nq, res, &exec, &err);
 	}
 	kdg_check_status(st, &err, &exec, "box search");
 	ans = kdg_range_answer(src, res, NULL, NULL, 0);

@@ -150,6 +150,7 @@ kdgpu_load(PG_FUNCTION_ARGS)
 	KdArgs		args;
 	KdTable		t;
 	KdSource	src;
+	KdgTree    *found;
 	KdTree	   *tree;
 	Oid			indexoid;
 	bool		used_gpu = false;
@@ -169,9 +170,9 @@ kdgpu_load(PG_FUNCTION_ARGS)
 	src = t.head;
 	kdg_source_read(&src);
 	INSTR_TIME_SET_CURRENT(start);
-	tree = kdg_index_tree_load(&src, &indexoid);
-	if (tree)
-		used_gpu = tree->gpu != NULL;
+	found = kdg_index_tree_load(&src, &indexoid);
+	if (found)
+		used_gpu = found->tree->gpu != NULL;
 	else if ((tree = kdg_build_tree(&src, &used_gpu)) != NULL)
 		kd_tree_free(tree);
 	INSTR_TIME_SET_CURRENT(duration);

@@ -157,7 +157,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 {
 	int			np = t->nparts;
 	KdAnswer  **own = palloc0(sizeof(KdAnswer *) * Max(np, 1));
-	const KdTree **trees = palloc0(sizeof(KdTree *) * Max(np, 1));
+	const KdgTree **trees = palloc0(sizeof(KdgTree *) * Max(np, 1));
 	int64	   *first = palloc0(sizeof(int64) * (np + 1));
 	KdBox	   *boxes = palloc(sizeof(KdBox) * Max(np, 1));
 	int64	  **idx = palloc0(sizeof(int64 *) * Max(np, 1));

@@ -115,7 +115,7 @@ answer_merge(const KdAnswer *acc, const KdAnswer *part, int64 first,
 
 /* A search of one leaf whose answers it merges into acc (kdg_each_leaf). */
 typedef KdAnswer *(*KdLeafSearch) (const KdTable *t, int leaf,
-								   const KdTree *tree, void *arg,
+								   const KdgTree *tree, void *arg,
 								   KdAnswer *acc);
 
 /*
@@ -187,7 +187,7 @@ typedef struct KdQueries
 
 /* One leaf's kNN answers, merged into acc. */
 static KdAnswer *
-kdg_leaf_knn(const KdTable *t, int leaf, const KdTree *tree, void *arg,
+kdg_leaf_knn(const KdTable *t, int leaf, const KdgTree *tree, void *arg,
 			 KdAnswer *acc)
 {
 	KdQueries  *q = arg;
@@ -211,7 +211,7 @@ kdg_table_knn(const KdTable *t, const double *queries, int64 nq, int k)
 
 /* One leaf's radius answers, merged into acc. */
 static KdAnswer *
-kdg_leaf_radius(const KdTable *t, int leaf, const KdTree *tree, void *arg,
+kdg_leaf_radius(const KdTable *t, int leaf, const KdgTree *tree, void *arg,
 				KdAnswer *acc)
 {
 	KdQueries  *q = arg;
@@ -238,7 +238,7 @@ kdg_table_radius(const KdTable *t, const double *centers, int64 nq,
 
 /* One leaf's box answers, merged into acc. */
 static KdAnswer *
-kdg_leaf_box(const KdTable *t, int leaf, const KdTree *tree, void *arg,
+kdg_leaf_box(const KdTable *t, int leaf, const KdgTree *tree, void *arg,
 			 KdAnswer *acc)
 {
 	KdQueries  *q = arg;

@@ -5,9 +5,11 @@
  *	  tree's pages in place and use no cache).
  *
  * Loading a tree is reading its pages into one allocation in the engine's
- * layout (kdam_read_tree).  Entries are keyed by the index, its relfilenode (REINDEX and
- * TRUNCATE give a new one) and the metapage's generation (bumped by every
- * change to the tree pages), so a scan never sees a stale tree.  The cache
+ * layout (kdam_read_tree).  Entries are keyed by the index, its relfilenode
+ * (REINDEX and TRUNCATE give a new one) and the tree's id: a tree's points
+ * and TIDs never change (merges and builds make new trees), and the only
+ * change to its pages, VACUUM marking rows dead, is seen in its forest
+ * entry's dead count, with which the kd_* functions do not use a tree.  The cache
  * keeps up to KDAM_CACHE_KEEP trees and evicts the least recently used one
  * that no scan holds; it grows past that only while more trees are pinned
  * (a query over many partitions, say).  Users pin the tree they use
@@ -51,7 +53,7 @@ typedef struct KdamCacheEntry
 {
 	Oid			indexrelid;		/* InvalidOid: unused slot */
 	RelFileNode node;
-	uint64		generation;
+	uint64		tree_id;
 	uint64		last_use;
 	int			pins;			/* scans using the tree */
 	bool		stale;			/* superseded: free when unpinned */
@@ -209,10 +211,9 @@ check_unchanged(Relation index, const KdamMetaPageData *meta)
 }
 
 /*
- * The tree of index that its forest entry describes, at the generation of
- * meta, pinned for the caller, loading it into the cache unless the current
- * version is there.  The kd_* functions use an index whose forest is one
- * tree, so the cache holds one tree per index.
+ * The tree of index that its forest entry describes, pinned for the caller,
+ * loading it into the cache unless it is there.  The kd_* functions use one
+ * tree of an index (the largest), so the cache holds one tree per index.
  */
 KdamTree *
 kdam_cache_get(Relation index, const KdamMetaPageData *meta,
@@ -236,7 +237,7 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta,
 		if (e->indexrelid != RelationGetRelid(index) || e->stale)
 			continue;
 		if (RelFileNodeEquals(e->node, index->rd_node) &&
-			e->generation == meta->generation)
+			e->tree_id == entry->tree_id)
 		{
 			e->last_use = ++cache_clock;
 			e->pins++;
@@ -265,7 +266,7 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta,
 			kdam_read_tree(index, meta, entry, t->data);
 		kdam_stream_to_tree(t, meta, entry);
 		kdg_service_key_of_index(t->tree.key, RelationGetRelid(index),
-								 index->rd_node.relNode, meta->generation,
+								 index->rd_node.relNode, entry->tree_id,
 								 KDG_KEY_TREE);
 		if (RecoveryInProgress())
 			check_unchanged(index, meta);
@@ -280,7 +281,7 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta,
 	slot = cache_free_slot();
 	slot->indexrelid = RelationGetRelid(index);
 	slot->node = index->rd_node;
-	slot->generation = meta->generation;
+	slot->tree_id = entry->tree_id;
 	slot->last_use = ++cache_clock;
 	slot->pins = 1;
 	slot->keep_on_gpu = keep_on_gpu;

@@ -24,9 +24,9 @@
  * service's own memory.
  *
  * A device copy is shared when its tree is named (KdTree.key: an index's
- * database, OID, relfilenode and generation): any session's call with the
- * same name finds it, and it stays until the index changes (a newer name of
- * the same index replaces it), is dropped, kd_unload, or eviction, least recently used
+ * database, OID, relfilenode and tree id): any session's call with the
+ * same name finds it, and it stays until another tree of the same index is
+ * uploaded, the index is dropped, kd_unload, or eviction, least recently used
  * first, under the service's kdgpu.gpu_memory_limit (per device).  A new
  * copy goes to the device whose copies take the least memory, so the trees
  * of several indexes spread over every GPU of the host, and with
@@ -41,8 +41,10 @@
  * build partitions on one CPU thread.  The service also keeps
  * the rows of a ranked tree's copy (its TIDs in rank order) and its
  * references (ranks in node order), in its own memory, so that a backend
- * whose call reads exactly those rows can search the copy without reading
- * the tree itself (index_tree.c).  An unnamed tree's copy
+ * whose call reads those rows, or a few more or fewer, can search the copy
+ * without reading the tree itself: the service sends back how the call's
+ * rows differ (kdg_rows_diff), and the backend searches the rows added
+ * beside the copy (tree_delta.c, index_tree.c).  An unnamed tree's copy
  * (a tree built for one query) is owned by the backend that uploaded it and
  * dropped when it releases it or exits.
  */
@@ -56,6 +58,8 @@
 #include "utils/timestamp.h"
 
 #include "engine/kdtree.h"
+
+struct KdgDiff;
 
 /* device copies the service can hold at once */
 #define KDG_RESIDENT_MAX 64
@@ -144,7 +148,8 @@ typedef struct KdgService
 typedef enum KdgOp
 {
 	KDG_OP_ACQUIRE,				/* find the shared copy named key (and,
-								 * given rows, holding exactly those) */
+								 * given rows, holding them or a few more
+								 * or fewer: kdg_rows_diff) */
 	KDG_OP_ROWS,				/* keep the rows and references of a shared
 								 * copy's tree */
 	KDG_OP_UPLOAD,				/* copy the shipped tree to the device */
@@ -183,6 +188,11 @@ typedef struct KdgCall
 	Size		point_refs;
 	Size		in1;			/* queries, centres or lows; ACQUIRE, ROWS:
 								 * rows (TIDs in rank order), n of them */
+	int64		ntree;			/* ACQUIRE given rows: the copy's points */
+	int64		max_gone;		/* and the most rows the call may lack ... */
+	int64		max_added;		/* ... or the copy may lack */
+	Size		diff;			/* and room for them: max_gone ranks, then
+								 * max_added ordinals */
 	Size		in2;			/* radii or highs; ROWS: the tree's
 								 * references (ranks in node order) */
 	Size		out;			/* KNN, ALL_KNN: the neighbours; ACQUIRE
@@ -196,6 +206,8 @@ typedef struct KdgCall
 	KdError		err;
 	bool		missing;		/* the entry is gone: upload again */
 	bool		has_rows;		/* ACQUIRE: the entry keeps its rows */
+	int64		ngone;			/* ACQUIRE given rows: the difference */
+	int64		nadded;
 	int			resident_out;	/* ACQUIRE, UPLOAD, BUILD with keep */
 	uint64		version_out;
 	bool		ref_order_out;	/* BUILD */
@@ -214,7 +226,7 @@ extern KdgService *kdg_service;
 extern bool kdgpu_service_enabled;
 extern void kdg_service_register(void);
 extern void kdg_service_key_of_index(uint64 *key, Oid indexrelid,
-									 Oid relnode, uint64 generation,
+									 Oid relnode, uint64 tree_id,
 									 int flavour);
 extern void kdg_service_key_set_flavour(uint64 *key, int flavour);
 extern bool kdg_service_key_index(const uint64 *key, Oid *dboid,
@@ -226,8 +238,9 @@ extern bool kdg_service_in_use(void);
 extern bool kdg_service_serving(void);
 extern int	kdg_service_devices(KdGpuInfo *devices);
 extern KdGpuTree *kdg_service_find(const uint64 *key, const uint64 *rows,
-								   int64 n, int dim, uint64 *refs,
-								   KdError *err);
+								   int64 n, int64 ntree, int dim, uint64 *refs,
+								   int64 max_gone, int64 max_added,
+								   struct KdgDiff *diff, KdError *err);
 extern void kdg_service_give_rows(KdGpuTree *g, const uint64 *rows,
 								  const uint64 *refs, int64 n);
 extern void kdg_service_forget(Oid dboid, Oid indexrelid);

@@ -680,38 +680,54 @@ kdg_service_serving(void)
 }
 
 /*
- * The service's copy of the ranked tree named key, when it holds one whose
- * rows (TIDs in rank order, n of them) are exactly rows; NULL otherwise, or
- * when the wait was canceled (err says so).  The copy is a tree of n points
- * of dim that only the GPU can search (kdtree.h).  When refs is given, the
- * tree's references (ranks in node order) are copied there.
+ * The service's copy of the ranked tree named key, a tree of ntree points,
+ * when it holds one whose rows (TIDs in rank order) differ from rows (n
+ * TIDs, ascending) by at most max_gone rows missing from rows and max_added
+ * rows missing from the copy; NULL otherwise, or when the wait was canceled
+ * (err says so).  The difference goes to diff, whose arrays have room for
+ * the limits (kdg_rows_diff).  The copy is a tree of dim that only the GPU
+ * can search (kdtree.h).  When refs is given, the tree's references (ranks
+ * in node order) are copied there.
  */
 KdGpuTree *
-kdg_service_find(const uint64 *key, const uint64 *rows, int64 n, int dim,
-				 uint64 *refs, KdError *err)
+kdg_service_find(const uint64 *key, const uint64 *rows, int64 n, int64 ntree,
+				 int dim, uint64 *refs, int64 max_gone, int64 max_added,
+				 KdgDiff *diff, KdError *err)
 {
 	Size		head = MAXALIGN(sizeof(KdgCall));
 	Size		bytes = sizeof(uint64) * n;
+	Size		refbytes = refs ? sizeof(uint64) * ntree : 0;
+	Size		diffbytes = sizeof(uint64) * (max_gone + max_added);
 	dsm_segment *seg;
 	KdgCall    *call;
 	KdExec		exec;
 	KdGpuTree  *g = NULL;
 
-	seg = call_begin(head + MAXALIGN(bytes) + (refs ? bytes : 0), KDG_OP_ACQUIRE,
-					 &call, err);
+	seg = call_begin(head + MAXALIGN(bytes) + MAXALIGN(refbytes) + diffbytes,
+					 KDG_OP_ACQUIRE, &call, err);
 	if (seg == NULL)
 		return NULL;
 	memcpy(call->key, key, sizeof(call->key));
 	call->n = n;
+	call->ntree = ntree;
+	call->max_gone = max_gone;
+	call->max_added = max_added;
 	call->in1 = head;
 	call->out = refs ? head + MAXALIGN(bytes) : 0;
+	call->diff = head + MAXALIGN(bytes) + MAXALIGN(refbytes);
 	kdg_parallel_copy((char *) call + head, rows, bytes);
 	kdg_exec_prepare(&exec);
 	if (call_run(seg, call, &exec, err) == KD_OK && !call->missing)
 	{
-		g = handle_new(call, NULL, n, dim, true);
+		const uint64 *gone = (const uint64 *) ((char *) call + call->diff);
+
+		g = handle_new(call, NULL, ntree, dim, true);
 		if (refs)
-			kdg_parallel_copy(refs, (char *) call + call->out, bytes);
+			kdg_parallel_copy(refs, (char *) call + call->out, refbytes);
+		diff->ngone = call->ngone;
+		diff->nadded = call->nadded;
+		memcpy(diff->gone, gone, sizeof(uint64) * call->ngone);
+		memcpy(diff->added, gone + max_gone, sizeof(uint64) * call->nadded);
 	}
 	dsm_detach(seg);
 	return g;

@@ -5,7 +5,7 @@
  *
  * The entries are copied out of the shared state under its lock, then
  * turned into rows.  A copy of an index tree names its database, index,
- * relfilenode and generation; the index column is filled only for the
+ * relfilenode and tree id (the generation column); the index column is filled only for the
  * current database, where the OID means something.  A copy split over
  * several devices has a row per device, with the bytes it holds there.
  * Without the service there are no rows.

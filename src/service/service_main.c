@@ -475,6 +475,24 @@ reply_range(KdgCall *call, KdRangeResult *res, KdError *err)
 }
 
 /*
+ * Whether entry e keeps its rows and an ACQUIRE call's rows differ from
+ * them within the call's limits; the difference goes to the call's diff
+ * area (gone ranks, then added ordinals) and counts.
+ */
+static bool
+call_rows_fit(int e, KdgCall *call)
+{
+	char	   *base = (char *) call;
+	uint64	   *gone = (uint64 *) (base + call->diff);
+
+	if (rows[e] == NULL || kdg_service->resident[e].n != call->ntree)
+		return false;
+	return kdg_rows_diff(rows[e], call->ntree, (uint64 *) (base + call->in1),
+						 call->n, 1, call->max_gone, call->max_added,
+						 gone, &call->ngone, gone + call->max_gone, &call->nadded);
+}
+
+/*
  * Serve (a slice of) call, from slot i; true when it is done.  The reply's
  * status and error are set when it is.  On a device thread (range not
  * NULL) only queries on whole copies come here, and a range result is left
@@ -506,14 +524,12 @@ serve(KdgCall *call, int i, KdRangeResult *range)
 	{
 		case KDG_OP_ACQUIRE:
 			e = entry_named(call->key);
-			if (e >= 0 && call->in1 &&
-				(rows[e] == NULL || kdg_service->resident[e].n != call->n ||
-				 memcmp(rows[e], base + call->in1, sizeof(uint64) * call->n) != 0))
+			if (e >= 0 && call->in1 && !call_rows_fit(e, call))
 				e = -1;
 			call->missing = e < 0;
 			call->has_rows = e >= 0 && rows[e] != NULL;
 			if (e >= 0 && call->in1 && call->out)
-				memcpy(base + call->out, ranks[e], sizeof(uint64) * call->n);
+				memcpy(base + call->out, ranks[e], sizeof(uint64) * call->ntree);
 			if (e >= 0)
 			{
 				SpinLockAcquire(&kdg_service->mutex);

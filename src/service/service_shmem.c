@@ -101,18 +101,19 @@ kdg_service_register(void)
 }
 
 /*
- * The name of an index tree's version: its database and OID, relfilenode
- * (REINDEX and TRUNCATE give a new one) and the metapage's generation (every
- * change to the tree pages bumps it); flavour tells copies of the same
- * version apart (the ranked tree's references differ from the tree's).
+ * The name of an index tree: its index's database and OID, relfilenode
+ * (REINDEX and TRUNCATE give a new one) and the tree's id (a tree's points
+ * never change: merges and builds make new trees); flavour tells copies of
+ * the same tree apart (the ranked tree's references differ from the
+ * tree's).
  */
 void
 kdg_service_key_of_index(uint64 *key, Oid indexrelid, Oid relnode,
-						 uint64 generation, int flavour)
+						 uint64 tree_id, int flavour)
 {
 	key[0] = ((uint64) MyDatabaseId << 32) | indexrelid;
 	key[1] = relnode;
-	key[2] = generation;
+	key[2] = tree_id;
 	key[3] = (uint64) flavour + 1;
 }
 

@@ -101,35 +101,41 @@ $node->safe_psql('postgres', q{
 
 	-- the same for kd_all_knn over the first 300 rows' neighbours, and for
 	-- kd_range around each query point
-	CREATE FUNCTION all_knn_mismatches(k int) RETURNS bigint LANGUAGE plpgsql AS $$
+	CREATE FUNCTION all_knn_mismatches(k int, tbl text DEFAULT 'pts') RETURNS bigint
+	LANGUAGE plpgsql AS $f$
 	DECLARE n bigint;
 	BEGIN
 		PERFORM set_config('enable_indexscan', 'off', true);
 		PERFORM set_config('enable_bitmapscan', 'off', true);
-		WITH kd AS (SELECT query_ctid, nn_ctid, distance, rank FROM kd_all_knn('pts', k)
-		             WHERE query_ctid IN (SELECT ctid FROM pts ORDER BY ctid LIMIT 300)),
+		EXECUTE format($q$
+		WITH kd AS (SELECT query_ctid, nn_ctid, distance, rank FROM kd_all_knn(%L, $1)
+		             WHERE query_ctid IN (SELECT ctid FROM %I ORDER BY ctid LIMIT 300)),
 		     bf AS (SELECT a.ctid AS query_ctid, s.c, s.d, s.r::int
-		              FROM (SELECT ctid, p FROM pts ORDER BY ctid LIMIT 300) a,
+		              FROM (SELECT ctid, p FROM %I ORDER BY ctid LIMIT 300) a,
 		                   LATERAL (SELECT t.ctid c, t.p <-> a.p d,
 		                                   row_number() OVER (ORDER BY t.p <-> a.p, t.ctid) r
-		                              FROM pts t WHERE t.ctid <> a.ctid
-		                             ORDER BY t.p <-> a.p, t.ctid LIMIT k) s)
+		                              FROM %I t WHERE t.ctid <> a.ctid
+		                             ORDER BY t.p <-> a.p, t.ctid LIMIT $1) s)
 		SELECT (SELECT count(*) FROM (SELECT * FROM kd EXCEPT ALL SELECT * FROM bf) x) +
-		       (SELECT count(*) FROM (SELECT * FROM bf EXCEPT ALL SELECT * FROM kd) y) INTO n;
+		       (SELECT count(*) FROM (SELECT * FROM bf EXCEPT ALL SELECT * FROM kd) y)$q$,
+		       tbl, tbl, tbl, tbl) INTO n USING k;
 		RETURN n;
-	END $$;
+	END $f$;
 
-	CREATE FUNCTION range_mismatches(r float8) RETURNS bigint LANGUAGE plpgsql AS $$
+	CREATE FUNCTION range_mismatches(r float8, tbl text DEFAULT 'pts') RETURNS bigint
+	LANGUAGE plpgsql AS $f$
 	DECLARE n bigint;
 	BEGIN
 		PERFORM set_config('enable_indexscan', 'off', true);
 		PERFORM set_config('enable_bitmapscan', 'off', true);
-		WITH kd AS (SELECT q.ctid qc, k.nn_ctid, k.distance FROM q, LATERAL kd_range('pts', q.p, r) k),
-		     bf AS (SELECT q.ctid qc, t.ctid, t.p <-> q.p FROM q, pts t WHERE t.p <-> q.p <= r)
+		EXECUTE format($q$
+		WITH kd AS (SELECT q.ctid qc, k.nn_ctid, k.distance FROM q, LATERAL kd_range(%L, q.p, $1) k),
+		     bf AS (SELECT q.ctid qc, t.ctid, t.p <-> q.p FROM q, %I t WHERE t.p <-> q.p <= $1)
 		SELECT (SELECT count(*) FROM (SELECT * FROM kd EXCEPT ALL SELECT * FROM bf) x) +
-		       (SELECT count(*) FROM (SELECT * FROM bf EXCEPT ALL SELECT * FROM kd) y) INTO n;
+		       (SELECT count(*) FROM (SELECT * FROM bf EXCEPT ALL SELECT * FROM kd) y)$q$,
+		       tbl, tbl) INTO n USING r;
 		RETURN n;
-	END $$;
+	END $f$;
 });
 
 my $pid = service_pid();
@@ -201,6 +207,39 @@ is($out, '0', 'after HOT updates the answers equal a sequential scan');
 unlike($err, qr/searching the GPU service's copy of the tree of index "hot_p"/,
 	'and the stale copy was not searched');
 $node->safe_psql('postgres', 'DROP TABLE hot');
+
+# a few rows inserted (some tied with indexed ones), deleted and updated
+# since the copy was made: the copy is searched, the rows added since beside
+# it and the gone ones left out, with answers equal to a sequential scan
+$node->safe_psql('postgres', q{
+	CREATE TABLE grow (p point, tag int) WITH (fillfactor = 80, autovacuum_enabled = false);
+	INSERT INTO grow SELECT point(random() * 100, random() * 100), 0 FROM generate_series(1, 3000);
+	DELETE FROM grow WHERE random() < 0.1;
+	VACUUM grow;
+	CREATE INDEX grow_p ON grow USING kdgpu (p);
+	SELECT count(*) FROM kd_knn_join('grow', 'q', 3);
+	INSERT INTO grow SELECT point(random() * 100, random() * 100), 1 FROM generate_series(1, 200);
+	INSERT INTO grow SELECT p, 1 FROM grow WHERE tag = 0 AND random() < 0.02;
+	DELETE FROM grow WHERE ctid IN (SELECT ctid FROM grow WHERE tag = 0 ORDER BY random() LIMIT 100);
+	UPDATE grow SET tag = 2 WHERE ctid IN (SELECT ctid FROM grow WHERE tag = 0 ORDER BY random() LIMIT 50);
+});
+my $grow_copy = q{SELECT count(*), min(loaded_at) FROM kd_resident WHERE index = 'grow_p'::regclass};
+my $grow1 = $node->safe_psql('postgres', $grow_copy);
+($rc, $out, $err) = $node->psql('postgres', q{
+	SET client_min_messages = debug1;
+	SELECT join_mismatches('grow', 7);
+	SELECT all_knn_mismatches(5, 'grow');
+	SELECT range_mismatches(4.5, 'grow');
+	SET client_min_messages = notice;
+	SELECT trees_cached FROM kd_status()});
+is($out, "0\n0\n0\n0", 'kNN join, All-kNN and range beside the copy equal sequential scans, with no tree read');
+my @searched = $err =~ /(searching .*the tree of index "grow_p".*)/g;
+my @beside = $err =~ /searching the GPU service's copy of the tree of index "grow_p" beside (\d+) rows added since, without (\d+) gone/g;
+cmp_ok(scalar(@searched), '>=', 3, 'the calls searched the index\'s tree');
+is(scalar(@beside), 2 * scalar(@searched), 'each of them the service\'s copy, beside the rows changed since');
+ok($beside[0] >= 250 && $beside[1] == 150, "rows added and gone since ($beside[0], $beside[1])");
+is($node->safe_psql('postgres', $grow_copy), $grow1, 'the copy was not uploaded again');
+$node->safe_psql('postgres', 'DROP TABLE grow');
 
 # many sessions at once, each checking its answers: joins, All-kNN and
 # range queries on two indexes

@@ -1,0 +1,404 @@
+/*
+ * tree_delta.c
+ *	  Searching an index tree whose rows differ from the rows a kd_*
+ *	  function read by a few: the rows inserted since are searched in a tree
+ *	  of their own beside it, and the tree's rows the function does not see
+ *	  are dropped from its answers.
+ *
+ * A function's answers must hold exactly the rows it read under its
+ * snapshot (source.c).  An index tree (kdam_ranked.c) names its rows by TID
+ * and references them by rank in ctid order; the rows read are in ctid order
+ * too, with ordinals for references.  One pass over both TID lists
+ * (kdg_rows_diff) finds the tree's rows the function does not hold ("gone":
+ * deleted, updated, or not visible to its snapshot) and the function's rows
+ * the tree does not hold ("added": inserted since, or updated).  A TID names
+ * one tuple version, and so one point, while the tree marks no row dead
+ * (index_tree.c checks that), so every other row is the same row in both,
+ * and its rank maps to its ordinal (rank_ord) preserving order.
+ *
+ * The searches then run on both trees and merge:
+ *
+ *	kNN: the tree is asked for kk neighbours.  Dropping gone rows from a
+ *	query's list leaves the nearest rows it holds, in (d2, ordinal) order,
+ *	up to the last one listed; a query whose full list lost rows is asked
+ *	again for kk + ngone, which holds kk rows that are not gone.  The added
+ *	tree's kk nearest are merged in by (d2, ordinal), so each query's list
+ *	is the kk nearest of exactly the rows read, as one tree over them would
+ *	give (ties included).
+ *
+ *	radius and box: each tree's hits, gone rows dropped, merged in the
+ *	engine's order (by (d2, ref) for radius queries, by ref for boxes).
+ *
+ * The limits (KDG_DELTA_MAX_GONE, kdg_delta_max_added) keep both extra
+ * costs small; a larger difference builds a tree as before.  All-kNN on such
+ * a tree is a kNN search of every row read (search.c).
+ */
+#include "postgres.h"
+
+#include "engine/kd_error.h"
+#include "kdgpu.h"
+
+/*
+ * Whether the rows of a tree (TIDs in rank order, ntree of them) differ from
+ * a source's rows (nrows TIDs, ascending, stride words apart) by at most
+ * max_gone rows the source lacks and max_added rows the tree lacks.  If so,
+ * gone gets the ranks of the former and added the ordinals of the latter,
+ * ascending, and their counts are set.  Pure: the GPU service calls it too.
+ */
+bool
+kdg_rows_diff(const uint64 *tree_tids, int64 ntree, const uint64 *rows,
+			  int64 nrows, int stride, int64 max_gone, int64 max_added,
+			  uint64 *gone, int64 *ngone, uint64 *added, int64 *nadded)
+{
+	int64		r = 0;
+	int64		o = 0;
+	int64		g = 0;
+	int64		a = 0;
+
+	if (ntree - nrows > max_gone || nrows - ntree > max_added)
+		return false;
+	while (r < ntree || o < nrows)
+	{
+		uint64		tid = o < nrows ? rows[o * stride] : 0;
+
+		if (o >= nrows || (r < ntree && tree_tids[r] < tid))
+		{
+			if (g == max_gone)
+				return false;
+			gone[g++] = r++;
+		}
+		else if (r >= ntree || tid < tree_tids[r])
+		{
+			if (a == max_added)
+				return false;
+			added[a++] = o++;
+		}
+		else
+		{
+			r++;
+			o++;
+		}
+	}
+	*ngone = g;
+	*nadded = a;
+	return true;
+}
+
+/* The most rows of a source of n rows that a tree may lack (added rows). */
+int64
+kdg_delta_max_added(int64 n)
+{
+	return Max(KDG_DELTA_MIN_ADDED, n / KDG_DELTA_ADDED_DIVISOR);
+}
+
+/* A tree whose references are ordinals, searched as it is. */
+KdgTree *
+kdg_tree_plain(const KdTree *tree)
+{
+	KdgTree    *t = palloc0(sizeof(KdgTree));
+
+	t->tree = tree;
+	t->n = tree ? tree->n : 0;
+	return t;
+}
+
+/*
+ * The tree to search for a source whose rows differ from tree's (references
+ * being ranks) as diff says: ranks mapped to ordinals, and a tree built over
+ * the added rows.
+ */
+KdgTree *
+kdg_tree_delta(const KdSource *src, const KdTree *tree, const KdgDiff *diff)
+{
+	KdgTree    *t = kdg_tree_plain(tree);
+	int64		g = 0;
+	int64		a = 0;
+	int64		o = 0;
+
+	if (diff->ngone == 0 && diff->nadded == 0)
+		return t;
+	t->n = src->n;
+	t->ngone = diff->ngone;
+	t->rank_ord = palloc_extended(sizeof(int64) * Max(tree->n, 1), MCXT_ALLOC_HUGE);
+	for (int64 r = 0; r < tree->n; r++)
+	{
+		if (g < diff->ngone && diff->gone[g] == (uint64) r)
+		{
+			t->rank_ord[r] = -1;
+			g++;
+			continue;
+		}
+		while (a < diff->nadded && diff->added[a] == (uint64) o)
+		{
+			a++;
+			o++;
+		}
+		t->rank_ord[r] = o++;
+	}
+	if (diff->nadded > 0)
+	{
+		int			dim = src->dim;
+		double	   *coords = palloc_extended(sizeof(double) * dim * diff->nadded,
+											 MCXT_ALLOC_HUGE);
+		uint64	   *ords = palloc_extended(sizeof(uint64) * diff->nadded, MCXT_ALLOC_HUGE);
+		KdExec		exec;
+		KdError		err;
+
+		for (int64 i = 0; i < diff->nadded; i++)
+		{
+			memcpy(coords + i * dim, kdg_row_coords(src, (int64) diff->added[i]),
+				   sizeof(double) * dim);
+			ords[i] = diff->added[i];
+		}
+		t->added = kdg_tree_new();
+		kdg_exec_prepare(&exec);
+		kdg_check_status(kd_build(coords, ords, diff->nadded, dim, t->added, &exec, &err),
+						 &err, &exec, "tree build");
+		pfree(ords);
+		pfree(coords);
+	}
+	return t;
+}
+
+/* Whether kNN searches of kk neighbours can run on t. */
+bool
+kdg_tree_knn_fits(const KdgTree *t, int kk)
+{
+	return kk + t->ngone <= KD_MAX_K;
+}
+
+/*
+ * Map the references of a kNN list of c neighbours from ranks to ordinals,
+ * dropping gone rows, keeping at most keep; returns how many are left.
+ */
+static int32
+list_to_ordinals(const KdgTree *t, KdNeighbor *list, int32 c, int keep)
+{
+	int32		n = 0;
+
+	for (int32 i = 0; i < c && n < keep; i++)
+	{
+		int64		o = t->rank_ord[list[i].ref];
+
+		if (o < 0)
+			continue;
+		list[n].d2 = list[i].d2;
+		list[n].ref = (uint64) o;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Search the index tree of t for nq queries' kk neighbours, references
+ * mapped to ordinals and gone rows dropped: queries whose full list lost
+ * rows are asked again for kk + ngone neighbours.
+ */
+static KdStatus
+knn_in_tree(const KdgTree *t, const double *queries, int dim, int64 nq, int kk,
+			KdNeighbor *out, int32 *count, KdExec *exec, KdError *err)
+{
+	int			kk2 = kk + (int) t->ngone;
+	int64	   *again;
+	int64		nagain = 0;
+	double	   *points;
+	KdNeighbor *raw;
+	int32	   *rawcount;
+	KdStatus	st;
+
+	st = kd_knn(t->tree, queries, nq, kk, out, count, exec, err);
+	if (st != KD_OK || t->rank_ord == NULL)
+		return st;
+	again = palloc_extended(sizeof(int64) * Max(nq, 1), MCXT_ALLOC_HUGE);
+	for (int64 q = 0; q < nq; q++)
+	{
+		int32		c = count[q];
+
+		count[q] = list_to_ordinals(t, out + q * kk, c, kk);
+		if (c == kk && count[q] < kk)
+			again[nagain++] = q;
+	}
+	if (nagain > 0)
+	{
+		points = palloc_extended(sizeof(double) * dim * nagain, MCXT_ALLOC_HUGE);
+		raw = palloc_extended(sizeof(KdNeighbor) * kk2 * nagain, MCXT_ALLOC_HUGE);
+		rawcount = palloc_extended(sizeof(int32) * nagain, MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < nagain; i++)
+			memcpy(points + i * dim, queries + again[i] * dim, sizeof(double) * dim);
+		st = kd_knn(t->tree, points, nagain, kk2, raw, rawcount, exec, err);
+		for (int64 i = 0; st == KD_OK && i < nagain; i++)
+		{
+			int64		q = again[i];
+
+			count[q] = list_to_ordinals(t, raw + i * kk2, rawcount[i], kk);
+			memcpy(out + q * kk, raw + i * kk2, sizeof(KdNeighbor) * count[q]);
+		}
+		pfree(rawcount);
+		pfree(raw);
+		pfree(points);
+	}
+	pfree(again);
+	return st;
+}
+
+/* Whether neighbour a comes before b: by (d2, ref), or by ref alone. */
+static inline bool
+neighbor_before(const KdNeighbor *a, const KdNeighbor *b, bool by_ref)
+{
+	if (!by_ref && a->d2 != b->d2)
+		return a->d2 < b->d2;
+	return a->ref < b->ref;
+}
+
+/*
+ * Merge two sorted runs of neighbours into out, keeping at most limit;
+ * returns how many.  out must not overlap b; it may be a when a's run is
+ * moved out of the way first (the caller copies it).
+ */
+static int64
+merge_runs(const KdNeighbor *a, int64 na, const KdNeighbor *b, int64 nb,
+		   KdNeighbor *out, int64 limit, bool by_ref)
+{
+	int64		i = 0;
+	int64		j = 0;
+	int64		n = 0;
+
+	while (n < limit && (i < na || j < nb))
+	{
+		if (j >= nb || (i < na && neighbor_before(&a[i], &b[j], by_ref)))
+			out[n++] = a[i++];
+		else
+			out[n++] = b[j++];
+	}
+	return n;
+}
+
+/*
+ * kd_knn on t: nq queries (engine coordinates), kk neighbours each into
+ * out (nq * kk), count[q] of them, references being ordinals.  exec is
+ * prepared for t->tree; the added tree is searched where the engine
+ * chooses.  kdg_tree_knn_fits(t, kk) must hold.
+ */
+KdStatus
+kdg_tree_knn(const KdgTree *t, const double *queries, int64 nq, int kk,
+			 KdNeighbor *out, int32 *count, KdExec *exec, KdError *err)
+{
+	int			dim = t->tree->dim;
+	KdNeighbor *extra;
+	int32	   *extracount;
+	KdNeighbor	mine[KD_MAX_K];
+	KdExec		aexec;
+	KdStatus	st;
+
+	st = knn_in_tree(t, queries, dim, nq, kk, out, count, exec, err);
+	if (st != KD_OK || t->added == NULL)
+		return st;
+	extra = palloc_extended(sizeof(KdNeighbor) * kk * Max(nq, 1), MCXT_ALLOC_HUGE);
+	extracount = palloc_extended(sizeof(int32) * Max(nq, 1), MCXT_ALLOC_HUGE);
+	kdg_exec_prepare(&aexec);
+	st = kd_knn(t->added, queries, nq, kk, extra, extracount, &aexec, err);
+	for (int64 q = 0; st == KD_OK && q < nq; q++)
+	{
+		memcpy(mine, out + q * kk, sizeof(KdNeighbor) * count[q]);
+		count[q] = (int32) merge_runs(mine, count[q], extra + q * kk, extracount[q],
+									  out + q * kk, kk, false);
+	}
+	pfree(extracount);
+	pfree(extra);
+	return st;
+}
+
+/*
+ * A range search's result on the index tree of t, references mapped to
+ * ordinals and gone rows dropped, compacted in place.
+ */
+static void
+range_to_ordinals(const KdgTree *t, KdRangeResult *res)
+{
+	int64		n = 0;
+	int64		from = 0;
+
+	for (int64 q = 0; q < res->nq; q++)
+	{
+		int64		to = res->offsets[q + 1];
+
+		for (int64 i = from; i < to; i++)
+		{
+			int64		o = t->rank_ord[res->hits[i].ref];
+
+			if (o < 0)
+				continue;
+			res->hits[n].d2 = res->hits[i].d2;
+			res->hits[n].ref = (uint64) o;
+			n++;
+		}
+		from = to;
+		res->offsets[q + 1] = n;
+	}
+}
+
+/*
+ * Merge the added tree's range result b into a (both per query, sorted as
+ * the engine sorts them), into freshly allocated arrays of a.
+ */
+static KdStatus
+range_merge(KdRangeResult *a, const KdRangeResult *b, bool by_ref, KdError *err)
+{
+	int64		total = a->offsets[a->nq] + b->offsets[b->nq];
+	int64	   *offsets = malloc(sizeof(int64) * (a->nq + 1));
+	KdNeighbor *hits = malloc(sizeof(KdNeighbor) * Max(total, 1));
+
+	if (offsets == NULL || hits == NULL)
+	{
+		free(offsets);
+		free(hits);
+		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory merging range hits");
+	}
+	offsets[0] = 0;
+	for (int64 q = 0; q < a->nq; q++)
+	{
+		int64		na = a->offsets[q + 1] - a->offsets[q];
+		int64		nb = b->offsets[q + 1] - b->offsets[q];
+
+		offsets[q + 1] = offsets[q] +
+			merge_runs(a->hits + a->offsets[q], na, b->hits + b->offsets[q], nb,
+					   hits + offsets[q], na + nb, by_ref);
+	}
+	free(a->offsets);
+	free(a->hits);
+	a->offsets = offsets;
+	a->hits = hits;
+	return KD_OK;
+}
+
+/*
+ * kd_radius (centers given) or kd_box (lows and highs) on t, references
+ * being ordinals, into res; exec is prepared for t->tree.
+ */
+KdStatus
+kdg_tree_range(const KdgTree *t, const double *centers, const double *radii,
+			   int64 nradii, const double *lows, const double *highs, int64 nq,
+			   KdRangeResult *res, KdExec *exec, KdError *err)
+{
+	KdRangeResult extra = {0};
+	KdExec		aexec;
+	KdStatus	st;
+
+	st = centers ? kd_radius(t->tree, centers, nq, radii, nradii, res, exec, err) :
+		kd_box(t->tree, lows, highs, nq, res, exec, err);
+	if (st != KD_OK)
+		return st;
+	if (t->rank_ord)
+		range_to_ordinals(t, res);
+	if (t->added == NULL)
+		return KD_OK;
+	kdg_exec_prepare(&aexec);
+	st = centers ? kd_radius(t->added, centers, nq, radii, nradii, &extra, &aexec, err) :
+		kd_box(t->added, lows, highs, nq, &extra, &aexec, err);
+	if (st == KD_OK)
+		st = range_merge(res, &extra, centers == NULL, err);
+	kd_range_result_free(&extra);
+	if (st != KD_OK)
+		kd_range_result_free(res);
+	return st;
+}
