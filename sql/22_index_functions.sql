@@ -19,46 +19,48 @@ CREATE INDEX fx_p ON fx_pts USING kdgpu (p);
 CREATE TABLE fx_q (qid int, q point);
 INSERT INTO fx_q SELECT i, point(random() * 100, random() * 100) FROM generate_series(1, 25) i;
 
--- Differences between the functions' answers and brute force, as a count of
--- queries that differ for each function.
-CREATE FUNCTION fx_check() RETURNS TABLE (fn text, queries bigint, differing bigint)
-LANGUAGE plpgsql AS $$
+-- Differences between the functions' answers and brute force on a table
+-- (fx_pts unless named), as a count of queries that differ for each
+-- function.
+CREATE FUNCTION fx_check(tbl text DEFAULT 'fx_pts')
+RETURNS TABLE (fn text, queries bigint, differing bigint)
+LANGUAGE plpgsql AS $f$
 BEGIN
   SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;
-  RETURN QUERY
+  RETURN QUERY EXECUTE format($q$
   SELECT 'kd_knn', count(*), count(*) FILTER (WHERE
-      ARRAY(SELECT (nn_ctid, distance)::text FROM kd_knn('fx_pts', q, 7) ORDER BY rank)
+      ARRAY(SELECT (nn_ctid, distance)::text FROM kd_knn(%1$L, q, 7) ORDER BY rank)
       IS DISTINCT FROM
-      ARRAY(SELECT (ctid, p <-> q)::text FROM fx_pts WHERE p IS NOT NULL ORDER BY p <-> q, ctid LIMIT 7))
+      ARRAY(SELECT (ctid, p <-> q)::text FROM %1$I WHERE p IS NOT NULL ORDER BY p <-> q, ctid LIMIT 7))
   FROM fx_q
   UNION ALL
   SELECT 'kd_knn_join', count(*), count(*) FILTER (WHERE
-      ARRAY(SELECT (nn_ctid, distance)::text FROM kd_knn_join('fx_pts', (SELECT array_agg(q ORDER BY qid) FROM fx_q), 4) j
+      ARRAY(SELECT (nn_ctid, distance)::text FROM kd_knn_join(%1$L, (SELECT array_agg(q ORDER BY qid) FROM fx_q), 4) j
             WHERE j.query_ord = qid ORDER BY rank)
       IS DISTINCT FROM
-      ARRAY(SELECT (ctid, p <-> q)::text FROM fx_pts WHERE p IS NOT NULL ORDER BY p <-> q, ctid LIMIT 4))
+      ARRAY(SELECT (ctid, p <-> q)::text FROM %1$I WHERE p IS NOT NULL ORDER BY p <-> q, ctid LIMIT 4))
   FROM fx_q
   UNION ALL
   SELECT 'kd_range', count(*), count(*) FILTER (WHERE
-      ARRAY(SELECT nn_ctid FROM kd_range('fx_pts', q, 6) ORDER BY nn_ctid)
+      ARRAY(SELECT nn_ctid FROM kd_range(%1$L, q, 6) ORDER BY nn_ctid)
       IS DISTINCT FROM
-      ARRAY(SELECT ctid FROM fx_pts WHERE p <-> q <= 6 ORDER BY ctid))
+      ARRAY(SELECT ctid FROM %1$I WHERE p <-> q <= 6 ORDER BY ctid))
   FROM fx_q
   UNION ALL
   SELECT 'kd_box', count(*), count(*) FILTER (WHERE
-      ARRAY(SELECT nn_ctid FROM kd_box('fx_pts', box(q, point(q[0] + 9, q[1] + 9))) ORDER BY nn_ctid)
+      ARRAY(SELECT nn_ctid FROM kd_box(%1$L, box(q, point(q[0] + 9, q[1] + 9))) ORDER BY nn_ctid)
       IS DISTINCT FROM
-      ARRAY(SELECT ctid FROM fx_pts WHERE p <@ box(q, point(q[0] + 9, q[1] + 9)) ORDER BY ctid))
+      ARRAY(SELECT ctid FROM %1$I WHERE p <@ box(q, point(q[0] + 9, q[1] + 9)) ORDER BY ctid))
   FROM fx_q
   UNION ALL
   SELECT 'kd_all_knn', count(*), count(*) FILTER (WHERE
-      ARRAY(SELECT (a.nn_ctid, a.distance)::text FROM kd_all_knn('fx_pts', 3) a
+      ARRAY(SELECT (a.nn_ctid, a.distance)::text FROM kd_all_knn(%1$L, 3) a
             WHERE a.query_ctid = s.ctid ORDER BY a.rank)
       IS DISTINCT FROM
-      ARRAY(SELECT (o.ctid, o.p <-> s.p)::text FROM fx_pts o
+      ARRAY(SELECT (o.ctid, o.p <-> s.p)::text FROM %1$I o
             WHERE o.p IS NOT NULL AND o.ctid <> s.ctid ORDER BY o.p <-> s.p, o.ctid LIMIT 3))
-  FROM (SELECT ctid, p FROM fx_pts WHERE p IS NOT NULL AND id % 100 = 1) s;
-END $$;
+  FROM (SELECT ctid, p FROM %1$I WHERE p IS NOT NULL AND id %% 100 = 1) s$q$, tbl);
+END $f$;
 
 -- a freshly built index holds exactly the table's rows: its tree is used
 SELECT points, cached, index FROM kd_load('fx_pts');
@@ -86,23 +88,48 @@ UPDATE fx_pts SET tag = 2 WHERE id % 40 = 3;
 SELECT points, cached, index FROM kd_load('fx_pts');
 SELECT * FROM fx_check();
 
--- more than 256 rows gone: a tree is built.  VACUUM merges the rows into one
--- tree (as it did when the pending rows were not a tenth of the tree and
--- more were deleted to force a rebuild), which is used again
+-- a larger delete, within max(1024, n / 8) rows gone
 DELETE FROM fx_pts WHERE id % 9 = 0;
 SELECT points, cached FROM kd_load('fx_pts');
 SELECT * FROM fx_check();
+
+-- VACUUM rebuilds the forest as one tree when it fits maintenance_work_mem
+-- (as it does here), which is used
 VACUUM (INDEX_CLEANUP ON) fx_pts;
-SELECT pending_rows, dead_rows FROM kd_index_stats('fx_p');
+SELECT trees, pending_rows, dead_rows FROM kd_index_stats('fx_p');
 SELECT points, cached, index FROM kd_load('fx_pts');
 SELECT * FROM fx_check();
 
 -- an update not touching the point is HOT: the visible row moves to a new
--- ctid the tree does not know, so a tree is built
+-- ctid the tree does not know (gone, and added)
 UPDATE fx_pts SET tag = 1 WHERE id % 4 = 1;
 SELECT points, cached FROM kd_load('fx_pts');
 SELECT * FROM fx_check();
 VACUUM fx_pts;
+
+-- rows VACUUM marked dead in a tree it could not rebuild within
+-- maintenance_work_mem count as gone; the heap then reuses their TIDs for
+-- new rows elsewhere, which are added, not taken for the tree's
+CREATE TABLE fx_dead (id int, p point) WITH (autovacuum_enabled = false);
+INSERT INTO fx_dead SELECT i, point(round(random() * 1000) / 10, round(random() * 1000) / 10)
+  FROM generate_series(1, 40000) i;
+CREATE INDEX fx_dead_p ON fx_dead USING kdgpu (p);
+-- (the tree, cached before the marks, is not used after them)
+SELECT points, cached, index FROM kd_load('fx_dead');
+CREATE TEMP TABLE fx_freed AS SELECT ctid AS tid FROM fx_dead WHERE id % 50 = 7;
+DELETE FROM fx_dead WHERE id % 50 = 7;
+SET maintenance_work_mem = '1MB';
+VACUUM fx_dead;
+RESET maintenance_work_mem;
+SELECT trees, pending_rows, dead_rows FROM kd_index_stats('fx_dead_p');
+SELECT points, cached, index FROM kd_load('fx_dead');
+SELECT * FROM fx_check('fx_dead');
+INSERT INTO fx_dead SELECT 50000 + i, point(i % 61 + 0.5, i % 53 + 0.5) FROM generate_series(1, 500) i;
+SELECT count(*) > 100 AS tids_reused FROM fx_dead
+  WHERE id > 50000 AND ctid IN (SELECT tid FROM fx_freed);
+SELECT points, cached, index FROM kd_load('fx_dead');
+SELECT * FROM fx_check('fx_dead');
+DROP TABLE fx_dead, fx_freed;
 
 -- a row inserted by this transaction, not yet committed
 BEGIN;
@@ -126,13 +153,19 @@ SELECT count(*) = count(*) FILTER (WHERE id % 2 = 0) AS only_policy_rows
   FROM kd_knn('fx_fresh', point(50, 50), 40) k JOIN fx_fresh f ON f.ctid = k.nn_ctid;
 RESET ROLE;
 
--- more rows added than max(1024, n / 8): a tree is built
+-- more rows added, or gone, than max(1024, n / 8): a tree is built
 CREATE TABLE fx_grow AS SELECT id, p FROM fx_pts WHERE p IS NOT NULL;
 CREATE INDEX ON fx_grow USING kdgpu (p);
 INSERT INTO fx_grow SELECT 20000 + i, point(i % 97, i % 89) FROM generate_series(1, 1000) i;
 SELECT points, cached FROM kd_load('fx_grow');
 INSERT INTO fx_grow SELECT 30000 + i, point(i % 83, i % 79) FROM generate_series(1, 100) i;
 SELECT points, cached FROM kd_load('fx_grow');
+CREATE TABLE fx_shrink AS SELECT id, p FROM fx_grow;
+CREATE INDEX ON fx_shrink USING kdgpu (p);
+DELETE FROM fx_shrink WHERE id % 4 = 0 AND id < 2000;
+SELECT points, cached FROM kd_load('fx_shrink');
+DELETE FROM fx_shrink WHERE id % 4 = 0;
+SELECT points, cached FROM kd_load('fx_shrink');
 
 -- partial indexes are not used by the functions
 CREATE TABLE fx_part AS SELECT id, p FROM fx_pts;
@@ -149,6 +182,6 @@ SELECT kd_unload('fx_pts') = gpu_usable AS unload_consistent
   FROM kd_status();
 SELECT kd_unload('fx_pts');
 
-DROP TABLE fx_pts, fx_q, fx_fresh, fx_grow, fx_part, fx_two;
-DROP FUNCTION fx_check();
+DROP TABLE fx_pts, fx_q, fx_fresh, fx_grow, fx_shrink, fx_part, fx_two;
+DROP FUNCTION fx_check(text);
 DROP ROLE fx_reader;

@@ -8,18 +8,19 @@
  * which is what makes its answers exact.  A kdgpu index on the same column
  * (a plain column index: no expression, no predicate) holds a forest of
  * trees plus pending rows inserted since, and may still hold rows the query
- * cannot see.  Its largest tree stands in for a build when it marks no row
- * dead and its rows differ from the rows read by at most a few gone and a
- * few added (tree_delta.c searches the added rows beside it).  The check is
+ * cannot see.  Its largest tree stands in for a build when its rows differ
+ * from the rows read by at most a few gone (rows VACUUM marked dead
+ * included) and a few added (tree_delta.c searches the added rows beside
+ * it).  The check is
  * one pass over the tree's TIDs in ctid order (the ranked tree,
  * kdam_ranked.c) beside the rows read, also in ctid order.  The same TID
  * means the same tuple version, and so the same point: a tuple is never
  * changed in place, and a TID is reused only after VACUUM has marked the
- * old row dead in the tree.  When the check fails (a tree made only of
- * part of the rows, as a build within maintenance_work_mem makes, too many
- * rows changed since, rows marked dead, or row-level security hiding many
- * rows), the function builds a tree as before; either way the answer is the
- * same.
+ * old row dead in the tree, and a copy of the tree made before such marks
+ * is never used (kdg_index_base).  When the check fails (a tree made only
+ * of part of the rows, as a build within maintenance_work_mem makes, too
+ * many rows changed since, or row-level security hiding many rows), the
+ * function builds a tree as before; either way the answer is the same.
  *
  * kd_load keeps the ranked tree's device copy (kdam_cache.c), so that GPU
  * work on an indexed table skips both the build and the upload.  With the
@@ -77,10 +78,12 @@ kdg_index_fits(Relation index, const KdSource *src)
 /*
  * Read index's metapage (left pinned in *metabuf, for the caller to
  * release) and forest, and choose the tree that may stand in for the
- * source's rows: the largest live tree, of the source's dimension, with no
- * row marked dead (so that none of its TIDs can have been reused), and of a
+ * source's rows: the largest live tree, of the source's dimension, and of a
  * size the limits of a difference allow (tree_delta.c).  *tree is then its
- * entry; false when there is none.
+ * entry; false when there is none.  Its rows marked dead count as rows the
+ * source does not hold: their TIDs may have been reused, so the tree's copy
+ * must have been made with as many marked (the cache's and the service's
+ * names of a tree include the count).
  */
 static bool
 kdg_index_base(Relation index, const KdSource *src, Buffer *metabuf,
@@ -98,9 +101,9 @@ kdg_index_base(Relation index, const KdSource *src, Buffer *metabuf,
 	for (int i = 0; i < forest.n; i++)
 		if (best < 0 || forest.trees[i].n > forest.trees[best].n)
 			best = i;
-	ok = best >= 0 && meta->dim == src->dim && forest.trees[best].ndead == 0 &&
-		forest.trees[best].n - src->n <= KDG_DELTA_MAX_GONE &&
-		src->n - forest.trees[best].n <= kdg_delta_max_added(src->n);
+	ok = best >= 0 && meta->dim == src->dim &&
+		forest.trees[best].n - src->n <= kdg_delta_max(src->n) &&
+		src->n - forest.trees[best].n <= kdg_delta_max(src->n);
 	if (ok)
 		*tree = forest.trees[best];
 	if (forest.trees)
@@ -115,8 +118,9 @@ kdg_index_base(Relation index, const KdSource *src, Buffer *metabuf,
 static void
 kdg_diff_alloc(KdgDiff *diff, const KdSource *src)
 {
-	diff->gone = palloc(sizeof(uint64) * KDG_DELTA_MAX_GONE);
-	diff->added = palloc_extended(sizeof(uint64) * kdg_delta_max_added(src->n),
+	diff->gone = palloc_extended(sizeof(uint64) * kdg_delta_max(src->n),
+								 MCXT_ALLOC_HUGE);
+	diff->added = palloc_extended(sizeof(uint64) * kdg_delta_max(src->n),
 								  MCXT_ALLOC_HUGE);
 	diff->ngone = 0;
 	diff->nadded = 0;
@@ -164,7 +168,7 @@ kdg_index_host_tree(Relation index, const KdSource *src, KdamTree **cached)
 	if (ranked == NULL ||
 		!kdg_rows_diff(ranked->tids, ranked->tree.n,
 					   &src->rows[src->dim + src->extra].tid, src->n, src->stride,
-					   KDG_DELTA_MAX_GONE, kdg_delta_max_added(src->n),
+					   kdg_delta_max(src->n), kdg_delta_max(src->n),
 					   diff.gone, &diff.ngone, diff.added, &diff.nadded))
 	{
 		kdam_cache_release(t);
@@ -202,7 +206,7 @@ kdg_index_device_copy(Relation index, const KdSource *src, bool with_refs)
 	if (!base)
 		return NULL;
 	kdg_service_key_of_index(key, RelationGetRelid(index), index->rd_node.relNode,
-							 entry.tree_id, KDG_KEY_RANKED);
+							 entry.tree_id, entry.ndead, KDG_KEY_RANKED);
 	rows = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < src->n; i++)
 		rows[i] = kdg_row_tid(src, i);
@@ -211,7 +215,7 @@ kdg_index_device_copy(Relation index, const KdSource *src, bool with_refs)
 	kdg_diff_alloc(&diff, src);
 	memset(&err, 0, sizeof(err));
 	copy = kdg_service_find(key, rows, src->n, entry.n, src->dim, refs,
-							KDG_DELTA_MAX_GONE, kdg_delta_max_added(src->n),
+							kdg_delta_max(src->n), kdg_delta_max(src->n),
 							&diff, &err);
 	pfree(rows);
 	if (err.code == KD_ERR_CANCELED)

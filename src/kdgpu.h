@@ -399,27 +399,25 @@ typedef struct KdgDiff
 } KdgDiff;
 
 /*
- * At most this many tree rows a source lacks, and as many of the source's
- * rows missing from the tree as kdg_delta_max_added says, for the tree to be
- * searched for the source (tree_delta.c)
+ * An index tree is searched for a source when at most kdg_delta_max(n) of
+ * its rows are gone and as many of the source's n rows are added: the
+ * larger of these (tree_delta.c)
  */
-#define KDG_DELTA_MAX_GONE		256
-#define KDG_DELTA_MIN_ADDED		1024
-#define KDG_DELTA_ADDED_DIVISOR	8
+#define KDG_DELTA_MIN		1024
+#define KDG_DELTA_DIVISOR	8
 
 /* tree_delta.c */
 extern bool kdg_rows_diff(const uint64 *tree_tids, int64 ntree,
 						  const uint64 *rows, int64 nrows, int stride,
 						  int64 max_gone, int64 max_added, uint64 *gone,
 						  int64 *ngone, uint64 *added, int64 *nadded);
-extern int64 kdg_delta_max_added(int64 n);
+extern int64 kdg_delta_max(int64 n);
 extern KdgTree *kdg_tree_plain(const KdTree *tree);
 extern KdgTree *kdg_tree_delta(const KdSource *src, const KdTree *tree,
 							   const KdgDiff *diff);
-extern bool kdg_tree_knn_fits(const KdgTree *t, int kk);
 extern KdStatus kdg_tree_knn(const KdgTree *t, const double *queries, int64 nq,
 							 int kk, KdNeighbor *out, int32 *count,
-							 KdExec *exec, KdError *err);
+							 bool *complete, KdExec *exec, KdError *err);
 extern KdStatus kdg_tree_range(const KdgTree *t, const double *centers,
 							   const double *radii, int64 nradii,
 							   const double *lows, const double *highs,

@@ -396,23 +396,10 @@ kdg_empty_answer(int64 nq)
 }
 
 /*
- * tree, or when kNN searches of kk neighbours cannot run on it (too many of
- * its rows are gone: tree_delta.c), a tree built over the source.
- */
-static const KdgTree *
-kdg_tree_for_knn(const KdSource *src, const KdgTree *tree, int kk)
-{
-	bool		used_gpu;
-
-	if (kdg_tree_knn_fits(tree, kk))
-		return tree;
-	return kdg_tree_plain(kdg_build_tree(src, &used_gpu));
-}
-
-/*
  * kNN search of kk neighbours for nq queries (engine coordinates) on tree,
- * or on the source's tree in memory when a device copy failed; returns the
- * tree searched.
+ * or on the source's tree in memory when a device copy failed, or on a tree
+ * built over the source when too many gone rows lie near a query
+ * (tree_delta.c); returns the tree searched.
  */
 static const KdgTree *
 kdg_knn_raw(const KdSource *src, const KdgTree *tree, const double *points,
@@ -421,17 +408,27 @@ kdg_knn_raw(const KdSource *src, const KdgTree *tree, const double *points,
 	KdExec		exec;
 	KdError		err;
 	const KdgTree *again;
+	bool		complete;
+	bool		used_gpu;
 	KdStatus	st;
 
 	kdg_exec_for(&exec, tree);
-	st = kdg_tree_knn(tree, points, nq, kk, raw, count, &exec, &err);
+	st = kdg_tree_knn(tree, points, nq, kk, raw, count, &complete, &exec, &err);
 	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
 	{
-		tree = kdg_tree_for_knn(src, again, kk);
+		tree = again;
 		kdg_exec_for(&exec, tree);
-		st = kdg_tree_knn(tree, points, nq, kk, raw, count, &exec, &err);
+		st = kdg_tree_knn(tree, points, nq, kk, raw, count, &complete, &exec, &err);
 	}
 	kdg_check_status(st, &err, &exec, "kNN search");
+	if (!complete)
+	{
+		elog(DEBUG1, "kdgpu: too many rows gone near a query; building a tree");
+		tree = kdg_tree_plain(kdg_build_tree(src, &used_gpu));
+		kdg_exec_for(&exec, tree);
+		st = kdg_tree_knn(tree, points, nq, kk, raw, count, &complete, &exec, &err);
+		kdg_check_status(st, &err, &exec, "kNN search");
+	}
 	return tree;
 }
 
@@ -448,7 +445,6 @@ kdg_search_knn(const KdSource *src, const KdgTree *tree, const double *queries,
 		return kdg_empty_answer(nq);
 	raw = palloc_extended(sizeof(KdNeighbor) * nq * kk, MCXT_ALLOC_HUGE);
 	count = palloc_extended(sizeof(int32) * nq, MCXT_ALLOC_HUGE);
-	tree = kdg_tree_for_knn(src, tree, kk);
 	tree = kdg_knn_raw(src, tree, kdg_engine_points(src, queries, nq), nq, kk,
 					   raw, count);
 	kdg_refine_knn(src, tree, raw, count, nq, k, kk, queries, NULL, src->n);

@@ -21,7 +21,9 @@
  *	kNN: the tree is asked for kk neighbours.  Dropping gone rows from a
  *	query's list leaves the nearest rows it holds, in (d2, ordinal) order,
  *	up to the last one listed; a query whose full list lost rows is asked
- *	again for kk + ngone, which holds kk rows that are not gone.  The added
+ *	again for four times as many, until it has kk rows that are not gone
+ *	(or the tree has no more).  At KD_MAX_K the search gives up, and the
+ *	caller builds a tree.  The added
  *	tree's kk nearest are merged in by (d2, ordinal), so each query's list
  *	is the kk nearest of exactly the rows read, as one tree over them would
  *	give (ties included).
@@ -29,8 +31,9 @@
  *	radius and box: each tree's hits, gone rows dropped, merged in the
  *	engine's order (by (d2, ref) for radius queries, by ref for boxes).
  *
- * The limits (KDG_DELTA_MAX_GONE, kdg_delta_max_added) keep both extra
- * costs small; a larger difference builds a tree as before.  All-kNN on such
+ * Rows VACUUM marked dead in the tree rank last, with no TID
+ * (kdam_ranked.c), and so count as gone.  The limits (kdg_delta_max) keep
+ * both extra costs small; a larger difference builds a tree as before.  All-kNN on such
  * a tree is a kNN search of every row read (search.c).
  */
 #include "postgres.h"
@@ -84,11 +87,14 @@ kdg_rows_diff(const uint64 *tree_tids, int64 ntree, const uint64 *rows,
 	return true;
 }
 
-/* The most rows of a source of n rows that a tree may lack (added rows). */
+/*
+ * The most rows of a source of n rows that a tree searched for it may lack
+ * (added), and the most rows it may hold that the source lacks (gone).
+ */
 int64
-kdg_delta_max_added(int64 n)
+kdg_delta_max(int64 n)
 {
-	return Max(KDG_DELTA_MIN_ADDED, n / KDG_DELTA_ADDED_DIVISOR);
+	return Max(KDG_DELTA_MIN, n / KDG_DELTA_DIVISOR);
 }
 
 /* A tree whose references are ordinals, searched as it is. */
@@ -160,13 +166,6 @@ kdg_tree_delta(const KdSource *src, const KdTree *tree, const KdgDiff *diff)
 	return t;
 }
 
-/* Whether kNN searches of kk neighbours can run on t. */
-bool
-kdg_tree_knn_fits(const KdgTree *t, int kk)
-{
-	return kk + t->ngone <= KD_MAX_K;
-}
-
 /*
  * Map the references of a kNN list of c neighbours from ranks to ordinals,
  * dropping gone rows, keeping at most keep; returns how many are left.
@@ -192,20 +191,21 @@ list_to_ordinals(const KdgTree *t, KdNeighbor *list, int32 c, int keep)
 /*
  * Search the index tree of t for nq queries' kk neighbours, references
  * mapped to ordinals and gone rows dropped: queries whose full list lost
- * rows are asked again for kk + ngone neighbours.
+ * rows are asked again for four times as many, until each has kk or the
+ * tree has no more.  *complete is false when some query still lacks rows
+ * at KD_MAX_K.
  */
 static KdStatus
 knn_in_tree(const KdgTree *t, const double *queries, int dim, int64 nq, int kk,
-			KdNeighbor *out, int32 *count, KdExec *exec, KdError *err)
+			KdNeighbor *out, int32 *count, bool *complete, KdExec *exec,
+			KdError *err)
 {
-	int			kk2 = kk + (int) t->ngone;
+	int			kq = kk;
 	int64	   *again;
 	int64		nagain = 0;
-	double	   *points;
-	KdNeighbor *raw;
-	int32	   *rawcount;
 	KdStatus	st;
 
+	*complete = true;
 	st = kd_knn(t->tree, queries, nq, kk, out, count, exec, err);
 	if (st != KD_OK || t->rank_ord == NULL)
 		return st;
@@ -218,21 +218,35 @@ knn_in_tree(const KdgTree *t, const double *queries, int dim, int64 nq, int kk,
 		if (c == kk && count[q] < kk)
 			again[nagain++] = q;
 	}
-	if (nagain > 0)
+	while (st == KD_OK && nagain > 0)
 	{
+		double	   *points;
+		KdNeighbor *raw;
+		int32	   *rawcount;
+		int64		left = 0;
+
+		if (kq == KD_MAX_K)
+		{
+			*complete = false;
+			break;
+		}
+		kq = Min(KD_MAX_K, kq * 4);
 		points = palloc_extended(sizeof(double) * dim * nagain, MCXT_ALLOC_HUGE);
-		raw = palloc_extended(sizeof(KdNeighbor) * kk2 * nagain, MCXT_ALLOC_HUGE);
+		raw = palloc_extended(sizeof(KdNeighbor) * kq * nagain, MCXT_ALLOC_HUGE);
 		rawcount = palloc_extended(sizeof(int32) * nagain, MCXT_ALLOC_HUGE);
 		for (int64 i = 0; i < nagain; i++)
 			memcpy(points + i * dim, queries + again[i] * dim, sizeof(double) * dim);
-		st = kd_knn(t->tree, points, nagain, kk2, raw, rawcount, exec, err);
+		st = kd_knn(t->tree, points, nagain, kq, raw, rawcount, exec, err);
 		for (int64 i = 0; st == KD_OK && i < nagain; i++)
 		{
 			int64		q = again[i];
 
-			count[q] = list_to_ordinals(t, raw + i * kk2, rawcount[i], kk);
-			memcpy(out + q * kk, raw + i * kk2, sizeof(KdNeighbor) * count[q]);
+			count[q] = list_to_ordinals(t, raw + i * kq, rawcount[i], kk);
+			memcpy(out + q * kk, raw + i * kq, sizeof(KdNeighbor) * count[q]);
+			if (rawcount[i] == kq && count[q] < kk)
+				again[left++] = q;
 		}
+		nagain = left;
 		pfree(rawcount);
 		pfree(raw);
 		pfree(points);
@@ -277,11 +291,13 @@ merge_runs(const KdNeighbor *a, int64 na, const KdNeighbor *b, int64 nb,
  * kd_knn on t: nq queries (engine coordinates), kk neighbours each into
  * out (nq * kk), count[q] of them, references being ordinals.  exec is
  * prepared for t->tree; the added tree is searched where the engine
- * chooses.  kdg_tree_knn_fits(t, kk) must hold.
+ * chooses.  *complete is false when the answers could not be completed
+ * (more than KD_MAX_K gone rows near a query): t cannot serve this search.
  */
 KdStatus
 kdg_tree_knn(const KdgTree *t, const double *queries, int64 nq, int kk,
-			 KdNeighbor *out, int32 *count, KdExec *exec, KdError *err)
+			 KdNeighbor *out, int32 *count, bool *complete, KdExec *exec,
+			 KdError *err)
 {
 	int			dim = t->tree->dim;
 	KdNeighbor *extra;
@@ -290,8 +306,8 @@ kdg_tree_knn(const KdgTree *t, const double *queries, int64 nq, int kk,
 	KdExec		aexec;
 	KdStatus	st;
 
-	st = knn_in_tree(t, queries, dim, nq, kk, out, count, exec, err);
-	if (st != KD_OK || t->added == NULL)
+	st = knn_in_tree(t, queries, dim, nq, kk, out, count, complete, exec, err);
+	if (st != KD_OK || !*complete || t->added == NULL)
 		return st;
 	extra = palloc_extended(sizeof(KdNeighbor) * kk * Max(nq, 1), MCXT_ALLOC_HUGE);
 	extracount = palloc_extended(sizeof(int32) * Max(nq, 1), MCXT_ALLOC_HUGE);

@@ -68,6 +68,8 @@
 #define KDAM_METAPAGE_BLKNO	0
 #define KDAM_PAGE_ID		0xFF8B
 #define KDAM_DEAD_REF		UINT64_MAX
+/* a dead row in a ranked tree's TIDs: after every TID */
+#define KDAM_NO_TID			UINT64_MAX
 
 /* page kinds, in KdamPageOpaque.flags */
 #define KDAM_META		(1 << 0)
@@ -346,7 +348,8 @@ typedef KdamMetaPageData *KdamMetaPage;
 typedef struct KdamRankedTree
 {
 	KdTree		tree;			/* tree.gpu: device copy kept by kd_load */
-	uint64	   *tids;			/* the tree's TIDs in rank order */
+	uint64	   *tids;			/* the tree's TIDs in rank order, dead rows
+								 * last (KDAM_NO_TID) */
 } KdamRankedTree;
 
 /* A tree loaded into memory, as the cache holds it. */
@@ -358,6 +361,8 @@ typedef struct KdamTree
 	char	   *data;			/* the byte stream */
 	Size		size;
 	KdamRankedTree *ranked;		/* made on first use by a kd_* function */
+	int64		ndead;			/* rows marked dead, as its forest entry
+								 * said when it was read */
 } KdamTree;
 
 /* Where the arrays lie in a tree stream, and its size (end). */

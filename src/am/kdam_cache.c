@@ -6,10 +6,10 @@
  *
  * Loading a tree is reading its pages into one allocation in the engine's
  * layout (kdam_read_tree).  Entries are keyed by the index, its relfilenode
- * (REINDEX and TRUNCATE give a new one) and the tree's id: a tree's points
- * and TIDs never change (merges and builds make new trees), and the only
- * change to its pages, VACUUM marking rows dead, is seen in its forest
- * entry's dead count, with which the kd_* functions do not use a tree.  The cache
+ * (REINDEX and TRUNCATE give a new one), the tree's id and its dead count:
+ * a tree's points and TIDs never change (merges and builds make new trees),
+ * and the only change to its pages, VACUUM marking rows dead, is counted in
+ * its forest entry.  The cache
  * keeps up to KDAM_CACHE_KEEP trees and evicts the least recently used one
  * that no scan holds; it grows past that only while more trees are pinned
  * (a query over many partitions, say).  Users pin the tree they use
@@ -54,6 +54,7 @@ typedef struct KdamCacheEntry
 	Oid			indexrelid;		/* InvalidOid: unused slot */
 	RelFileNode node;
 	uint64		tree_id;
+	int64		ndead;
 	uint64		last_use;
 	int			pins;			/* scans using the tree */
 	bool		stale;			/* superseded: free when unpinned */
@@ -237,7 +238,7 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta,
 		if (e->indexrelid != RelationGetRelid(index) || e->stale)
 			continue;
 		if (RelFileNodeEquals(e->node, index->rd_node) &&
-			e->tree_id == entry->tree_id)
+			e->tree_id == entry->tree_id && e->ndead == entry->ndead)
 		{
 			e->last_use = ++cache_clock;
 			e->pins++;
@@ -267,7 +268,8 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta,
 		kdam_stream_to_tree(t, meta, entry);
 		kdg_service_key_of_index(t->tree.key, RelationGetRelid(index),
 								 index->rd_node.relNode, entry->tree_id,
-								 KDG_KEY_TREE);
+								 entry->ndead, KDG_KEY_TREE);
+		t->ndead = entry->ndead;
 		if (RecoveryInProgress())
 			check_unchanged(index, meta);
 	}
@@ -282,6 +284,7 @@ kdam_cache_get(Relation index, const KdamMetaPageData *meta,
 	slot->indexrelid = RelationGetRelid(index);
 	slot->node = index->rd_node;
 	slot->tree_id = entry->tree_id;
+	slot->ndead = entry->ndead;
 	slot->last_use = ++cache_clock;
 	slot->pins = 1;
 	slot->keep_on_gpu = keep_on_gpu;

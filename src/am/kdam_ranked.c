@@ -13,7 +13,10 @@
  * rows it read, in which case ranks and ordinals coincide.
  *
  * Ranks come from an LSD radix sort of (TID, node) pairs on the 48 bits of
- * a packed TID.  The ranked tree lives in the cache entry of its tree (it
+ * a packed TID.  Rows VACUUM has marked dead have lost their TIDs: they
+ * rank after every other row, listed with KDAM_NO_TID, which no row read
+ * has, so that a function counts them among the rows it does not hold
+ * (tree_delta.c).  The ranked tree lives in the cache entry of its tree (it
  * goes with it), and so does its device copy once kd_load has put one
  * there.
  */
@@ -74,8 +77,8 @@ release_view_gpu(void *arg)
 
 /*
  * The ranked tree of a cached tree, made on first use; NULL when the tree
- * holds dead references (VACUUM has marked rows it must skip), which the
- * ranked tree cannot express.
+ * does not hold as many dead references as its forest entry counted when
+ * it was read (VACUUM was marking rows meanwhile).
  */
 KdamRankedTree *
 kdam_ranked_get(KdamTree *t)
@@ -87,11 +90,17 @@ kdam_ranked_get(KdamTree *t)
 	TidNode    *tmp;
 	MemoryContextCallback *cb;
 
+	int64		ndead = 0;
+	int64		nlive;
+
 	if (t->ranked)
 		return t->ranked;
 	for (int64 i = 0; i < tree->n; i++)
 		if (tree->refs[i] == KDAM_DEAD_REF)
-			return NULL;
+			ndead++;
+	if (ndead != t->ndead)
+		return NULL;
+	nlive = tree->n - ndead;
 
 	ranked = MemoryContextAllocZero(cxt, sizeof(KdamRankedTree));
 	ranked->tree = *tree;
@@ -102,13 +111,20 @@ kdam_ranked_get(KdamTree *t)
 	ranked->tids = MemoryContextAllocHuge(cxt, sizeof(uint64) * Max(tree->n, 1));
 	pairs = palloc_extended(sizeof(TidNode) * Max(tree->n, 1), MCXT_ALLOC_HUGE);
 	tmp = palloc_extended(sizeof(TidNode) * Max(tree->n, 1), MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < tree->n; i++)
+	for (int64 i = 0, live = 0, dead = nlive; i < tree->n; i++)
 	{
-		pairs[i].tid = tree->refs[i];
-		pairs[i].node = i;
+		if (tree->refs[i] == KDAM_DEAD_REF)
+		{
+			ranked->tids[dead] = KDAM_NO_TID;
+			ranked->tree.refs[i] = dead++;
+			continue;
+		}
+		pairs[live].tid = tree->refs[i];
+		pairs[live].node = i;
+		live++;
 	}
-	radix_sort(pairs, tmp, tree->n);
-	for (int64 i = 0; i < tree->n; i++)
+	radix_sort(pairs, tmp, nlive);
+	for (int64 i = 0; i < nlive; i++)
 	{
 		ranked->tids[i] = pairs[i].tid;
 		ranked->tree.refs[pairs[i].node] = i;

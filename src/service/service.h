@@ -24,7 +24,7 @@
  * service's own memory.
  *
  * A device copy is shared when its tree is named (KdTree.key: an index's
- * database, OID, relfilenode and tree id): any session's call with the
+ * database, OID, relfilenode, tree id and dead rows): any session's call with the
  * same name finds it, and it stays until another tree of the same index is
  * uploaded, the index is dropped, kd_unload, or eviction, least recently used
  * first, under the service's kdgpu.gpu_memory_limit (per device).  A new
@@ -226,7 +226,7 @@ extern KdgService *kdg_service;
 extern bool kdgpu_service_enabled;
 extern void kdg_service_register(void);
 extern void kdg_service_key_of_index(uint64 *key, Oid indexrelid,
-									 Oid relnode, uint64 tree_id,
+									 Oid relnode, uint64 tree_id, int64 ndead,
 									 int flavour);
 extern void kdg_service_key_set_flavour(uint64 *key, int flavour);
 extern bool kdg_service_key_index(const uint64 *key, Oid *dboid,

@@ -102,17 +102,17 @@ kdg_service_register(void)
 
 /*
  * The name of an index tree: its index's database and OID, relfilenode
- * (REINDEX and TRUNCATE give a new one) and the tree's id (a tree's points
- * never change: merges and builds make new trees); flavour tells copies of
- * the same tree apart (the ranked tree's references differ from the
- * tree's).
+ * (REINDEX and TRUNCATE give a new one), the tree's id (a tree's points
+ * never change: merges and builds make new trees) and the rows VACUUM has
+ * marked dead in it (above the relfilenode); flavour tells copies of the
+ * same tree apart (the ranked tree's references differ from the tree's).
  */
 void
 kdg_service_key_of_index(uint64 *key, Oid indexrelid, Oid relnode,
-						 uint64 tree_id, int flavour)
+						 uint64 tree_id, int64 ndead, int flavour)
 {
 	key[0] = ((uint64) MyDatabaseId << 32) | indexrelid;
-	key[1] = relnode;
+	key[1] = relnode | ((uint64) ndead << 32);
 	key[2] = tree_id;
 	key[3] = (uint64) flavour + 1;
 }
