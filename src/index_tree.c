@@ -90,7 +90,7 @@ kdg_index_base(Relation index, const KdSource *src, Buffer *metabuf,
 			   KdamMetaPageData *meta, KdamTreeEntry *tree)
 {
 	KdamForest	forest;
-	int			best = -1;
+	int			best;
 	bool		ok;
 
 	*metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
@@ -98,9 +98,7 @@ kdg_index_base(Relation index, const KdSource *src, Buffer *metabuf,
 	*meta = *kdam_metapage(index, BufferGetPage(*metabuf));
 	kdam_forest_read(index, meta, &forest);
 	LockBuffer(*metabuf, BUFFER_LOCK_UNLOCK);
-	for (int i = 0; i < forest.n; i++)
-		if (best < 0 || forest.trees[i].n > forest.trees[best].n)
-			best = i;
+	best = kdam_forest_largest(&forest);
 	ok = best >= 0 && meta->dim == src->dim &&
 		forest.trees[best].n - src->n <= kdg_delta_max(src->n) &&
 		src->n - forest.trees[best].n <= kdg_delta_max(src->n);

@@ -444,6 +444,7 @@ extern void kdam_retired_read(Relation index, const KdamMetaPageData *meta,
 extern BlockNumber kdam_forest_write(Relation index, const KdamForest *forest,
 									 bool wal, BlockNumber *tail);
 extern void kdam_forest_add(KdamForest *forest, const KdamTreeEntry *entry);
+extern int	kdam_forest_largest(const KdamForest *forest);
 extern void kdam_tree_box(const double *coords, int64 n, int dim, double *box);
 extern void kdam_free_tree_pages(Relation index, const KdamTreeEntry *entry);
 
@@ -584,6 +585,7 @@ extern void kdam_cache_forget(Oid indexrelid);
 extern KdStatus kdam_cache_keep_on_gpu(KdamTree *tree, bool keep,
 									   KdExec *exec, KdError *err);
 extern bool kdam_cache_gpu_forget(Oid indexrelid);
+extern void kdam_cache_refresh_service(Relation index);
 extern void kdam_cache_usage(int *trees, int *on_gpu, Size *gpu_bytes);
 
 /* kdam_ranked.c */

@@ -40,6 +40,7 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "miscadmin.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -390,6 +391,61 @@ kdam_cache_keep_on_gpu(KdamTree *tree, bool keep, KdExec *exec, KdError *err)
 		kd_gpu_release(&lru->tree->ranked->tree);
 	}
 	return kd_gpu_upload(&ranked->tree, exec, err);
+}
+
+/*
+ * After VACUUM changed index: when the GPU service holds a copy of one of
+ * its trees but not of the tree the kd_* functions would now search (a new
+ * one, or one with more rows marked dead), read that tree and give the
+ * service its copy and rows, so that their next call finds it.  VACUUM
+ * runs this, in autovacuum in the background; a failure only leaves the
+ * upload to the next call.
+ */
+void
+kdam_cache_refresh_service(Relation index)
+{
+	Buffer		metabuf;
+	KdamMetaPageData meta;
+	KdamForest	forest;
+	KdamTreeEntry entry;
+	uint64		key[4];
+	KdamTree   *t;
+	KdExec		exec;
+	KdError		err;
+	int			best;
+
+	if (!kdg_service_serving() ||
+		!kdg_service_holds_index(MyDatabaseId, RelationGetRelid(index)))
+		return;
+	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = *kdam_metapage(index, BufferGetPage(metabuf));
+	kdam_forest_read(index, &meta, &forest);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	best = kdam_forest_largest(&forest);
+	if (best >= 0)
+	{
+		entry = forest.trees[best];
+		kdg_service_key_of_index(key, RelationGetRelid(index), index->rd_node.relNode,
+								 entry.tree_id, entry.ndead, KDG_KEY_RANKED);
+	}
+	if (best < 0 || meta.dim == 0 || kdg_service_holds(key))
+	{
+		ReleaseBuffer(metabuf);
+		return;
+	}
+	t = kdam_cache_get(index, &meta, &entry);
+	ReleaseBuffer(metabuf);
+	kdg_exec_prepare(&exec);
+	if (kdam_ranked_get(t) != NULL &&
+		kd_gpu_upload(&t->ranked->tree, &exec, &err) == KD_OK)
+	{
+		kdg_service_give_rows(t->ranked->tree.gpu, t->ranked->tids,
+							  t->ranked->tree.refs, t->ranked->tree.n);
+		elog(DEBUG1, "kdgpu: VACUUM gave the GPU service the new tree of index \"%s\"",
+			 RelationGetRelationName(index));
+	}
+	kdam_cache_release(t);
 }
 
 /* kd_unload: stop keeping an index's trees on the GPU; whether one was. */

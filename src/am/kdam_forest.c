@@ -189,6 +189,21 @@ kdam_forest_add(KdamForest *forest, const KdamTreeEntry *entry)
 	forest->trees[forest->n++] = *entry;
 }
 
+/*
+ * The forest's largest tree (the first of equals), the one the kd_*
+ * functions search (index_tree.c); -1 when there is none.
+ */
+int
+kdam_forest_largest(const KdamForest *forest)
+{
+	int			best = -1;
+
+	for (int i = 0; i < forest->n; i++)
+		if (best < 0 || forest->trees[i].n > forest->trees[best].n)
+			best = i;
+	return best;
+}
+
 /* The bounding box of n points (low corner, then high) into box. */
 void
 kdam_tree_box(const double *coords, int64 n, int dim, double *box)

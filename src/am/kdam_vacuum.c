@@ -23,7 +23,10 @@
  * are mostly dead.  Before and after, it drops the retired trees from
  * their list under a cleanup lock on the metapage (no scan in flight, so
  * none can still read them), then frees their pages without it, so that
- * its own merges reuse them.
+ * its own merges reuse them.  Last, when the GPU service held a copy of
+ * the index's tree and VACUUM changed that tree (marks, a merge or a
+ * rebuild), it gives the service a copy of the new one
+ * (kdam_cache_refresh_service), so that the next kd_* call finds it.
  */
 #include "postgres.h"
 
@@ -331,5 +334,6 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	/* VACUUM commits no transaction of its own: make its records durable */
 	if (RelationNeedsWAL(index) && XactLastRecEnd != InvalidXLogRecPtr)
 		XLogFlush(XactLastRecEnd);
+	kdam_cache_refresh_service(index);
 	return stats;
 }

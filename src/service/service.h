@@ -244,6 +244,8 @@ extern KdGpuTree *kdg_service_find(const uint64 *key, const uint64 *rows,
 extern void kdg_service_give_rows(KdGpuTree *g, const uint64 *rows,
 								  const uint64 *refs, int64 n);
 extern void kdg_service_forget(Oid dboid, Oid indexrelid);
+extern bool kdg_service_holds(const uint64 *key);
+extern bool kdg_service_holds_index(Oid dboid, Oid indexrelid);
 extern char *kdg_service_describe(void);
 
 /* service_workers.c: the device threads */

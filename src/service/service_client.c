@@ -797,6 +797,44 @@ kdg_service_in_use(void)
 }
 
 /*
+ * Whether the service holds a shared copy named key, or, with key NULL, a
+ * copy of any ranked tree of index indexrelid of database dboid.
+ */
+static bool
+holds_copy(const uint64 *key, Oid dboid, Oid indexrelid)
+{
+	uint64		head = ((uint64) dboid << 32) | indexrelid;
+	bool		found = false;
+
+	SpinLockAcquire(&kdg_service->mutex);
+	for (int i = 0; i < KDG_RESIDENT_MAX && !found; i++)
+	{
+		KdgResident *e = &kdg_service->resident[i];
+
+		if (!e->used || !e->shared || e->drop)
+			continue;
+		found = key ? memcmp(e->key, key, sizeof(e->key)) == 0 :
+			e->key[0] == head && e->key[3] == KDG_KEY_RANKED + 1;
+	}
+	SpinLockRelease(&kdg_service->mutex);
+	return found;
+}
+
+/* Whether the service holds a shared copy named key. */
+bool
+kdg_service_holds(const uint64 *key)
+{
+	return holds_copy(key, InvalidOid, InvalidOid);
+}
+
+/* Whether the service holds a copy of a ranked tree of an index. */
+bool
+kdg_service_holds_index(Oid dboid, Oid indexrelid)
+{
+	return holds_copy(NULL, dboid, indexrelid);
+}
+
+/*
  * kd_unload, DROP INDEX, DROP TABLE, DROP DATABASE: the service drops the
  * copies of an index of database dboid (every index when indexrelid is
  * InvalidOid).  A drop that rolls back costs an upload on next use.
