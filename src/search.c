@@ -452,8 +452,41 @@ kdg_search_knn(const KdSource *src, const KdgTree *tree, const double *queries,
 }
 
 /*
+ * Drop each of n lists' own row (self[q], or none when self is NULL; when
+ * not listed, the list's last), moving the lists from kq apart to keep
+ * apart, in place: one pass, since a list moves down over the ones before
+ * it.
+ */
+static void
+kdg_drop_self(KdNeighbor *raw, int32 *count, int64 n, const uint64 *self,
+			  int kq, int keep)
+{
+	for (int64 q = 0; q < n; q++)
+	{
+		const KdNeighbor *in = raw + q * kq;
+		KdNeighbor *out = raw + q * keep;
+		int32		c = count[q];
+		int32		m = 0;
+		bool		dropped = self == NULL;
+
+		for (int32 i = 0; i < c && m < keep; i++)
+		{
+			if (!dropped && in[i].ref == self[q])
+			{
+				dropped = true;
+				continue;
+			}
+			out[m++] = in[i];
+		}
+		count[q] = m;
+	}
+}
+
+/*
  * All-kNN on a tree whose rows differ from the source's (tree_delta.c): a
  * kNN search of every row, its own row then dropped unless include_self.
+ * The rows are queried in the tree's node order (then the added ones), as
+ * kd_all_knn walks them, so that neighbouring queries touch the same nodes.
  * kk is what the refinement needs; one more is asked for the row itself.
  */
 static KdAnswer *
@@ -467,45 +500,37 @@ kdg_all_knn_by_queries(const KdSource *src, const KdgTree *tree, int k, int kk,
 	double	   *queries = palloc_extended(sizeof(double) * full * n, MCXT_ALLOC_HUGE);
 	KdNeighbor *raw = palloc_extended(sizeof(KdNeighbor) * n * kq, MCXT_ALLOC_HUGE);
 	int32	   *count = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
-	uint64	   *self = NULL;
+	uint64	   *self = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+	bool	   *asked = palloc_extended(sizeof(bool) * n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	const uint64 *refs = tree->tree->refs;
 	KdAnswer   *ans;
+	int64		m = 0;
 
-	for (int64 i = 0; i < n; i++)
-		memcpy(queries + i * full, kdg_row_coords(src, i), sizeof(double) * full);
-	tree = kdg_knn_raw(src, tree, kdg_engine_points(src, queries, n), n, kq, raw, count);
-
-	/* each list without its own row (or its last), kept keep apart */
-	for (int64 q = 0; q < n; q++)
+	/* query i is the row of ordinal self[i] */
+	for (int64 node = 0; refs && node < tree->tree->n; node++)
 	{
-		KdNeighbor *in = raw + q * kq;
-		KdNeighbor *out = raw + q * keep;
-		int32		c = count[q];
-		int32		m = 0;
-		bool		dropped = include_self;
+		int64		o = tree->rank_ord[refs[node]];
 
-		for (int32 i = 0; i < c && m < keep; i++)
+		if (o >= 0)
 		{
-			if (!dropped && in[i].ref == (uint64) q)
-			{
-				dropped = true;
-				continue;
-			}
-			out[m++] = in[i];
+			self[m++] = o;
+			asked[o] = true;
 		}
-		count[q] = m;
 	}
-	if (!include_self)
-	{
-		self = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
-		for (int64 i = 0; i < n; i++)
-			self[i] = i;
-	}
-	kdg_refine_knn(src, tree, raw, count, n, k, keep, queries, self,
-				  include_self ? n : n - 1);
+	for (int64 o = 0; o < n; o++)
+		if (!asked[o])
+			self[m++] = o;
+	pfree(asked);
+	for (int64 i = 0; i < n; i++)
+		memcpy(queries + i * full, kdg_row_coords(src, self[i]), sizeof(double) * full);
+	tree = kdg_knn_raw(src, tree, kdg_engine_points(src, queries, n), n, kq, raw, count);
+	kdg_drop_self(raw, count, n, include_self ? NULL : self, kq, keep);
+	kdg_refine_knn(src, tree, raw, count, n, k, keep, queries,
+				  include_self ? NULL : self, include_self ? n : n - 1);
 	ans = kdg_knn_answer((KdHit *) raw, count, n, keep);
 	ans->order = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < n; i++)
-		ans->order[i] = i;
+		ans->order[self[i]] = i;
 	return ans;
 }
 

@@ -23,20 +23,24 @@
  *	up to the last one listed; a query whose full list lost rows is asked
  *	again for four times as many, until it has kk rows that are not gone
  *	(or the tree has no more).  At KD_MAX_K the search gives up, and the
- *	caller builds a tree.  The added
- *	tree's kk nearest are merged in by (d2, ordinal), so each query's list
- *	is the kk nearest of exactly the rows read, as one tree over them would
- *	give (ties included).
+ *	caller builds a tree.  The added tree's rows within the distance of a
+ *	full list's kk-th neighbour (a radius query: cheap, since few rows were
+ *	added) are merged in by (d2, ordinal), so each query's list is the kk
+ *	nearest of exactly the rows read, as one tree over them would give
+ *	(ties included).
  *
  *	radius and box: each tree's hits, gone rows dropped, merged in the
  *	engine's order (by (d2, ref) for radius queries, by ref for boxes).
  *
  * Rows VACUUM marked dead in the tree rank last, with no TID
  * (kdam_ranked.c), and so count as gone.  The limits (kdg_delta_max) keep
- * both extra costs small; a larger difference builds a tree as before.  All-kNN on such
- * a tree is a kNN search of every row read (search.c).
+ * both extra costs small; a larger difference builds a tree as before.
+ * All-kNN on such a tree is a kNN search of every row read, in the tree's
+ * node order (search.c).
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "engine/kd_error.h"
 #include "kdgpu.h"
@@ -188,6 +192,107 @@ list_to_ordinals(const KdgTree *t, KdNeighbor *list, int32 c, int keep)
 	return n;
 }
 
+/* Whether neighbour a comes before b: by (d2, ref), or by ref alone. */
+static inline bool
+neighbor_before(const KdNeighbor *a, const KdNeighbor *b, bool by_ref)
+{
+	if (!by_ref && a->d2 != b->d2)
+		return a->d2 < b->d2;
+	return a->ref < b->ref;
+}
+
+/*
+ * Merge two sorted runs of neighbours into out, keeping at most limit;
+ * returns how many.  out must not overlap b; it may be a when a's run is
+ * moved out of the way first (the caller copies it).
+ */
+static int64
+merge_runs(const KdNeighbor *a, int64 na, const KdNeighbor *b, int64 nb,
+		   KdNeighbor *out, int64 limit, bool by_ref)
+{
+	int64		i = 0;
+	int64		j = 0;
+	int64		n = 0;
+
+	while (n < limit && (i < na || j < nb))
+	{
+		if (j >= nb || (i < na && neighbor_before(&a[i], &b[j], by_ref)))
+			out[n++] = a[i++];
+		else
+			out[n++] = b[j++];
+	}
+	return n;
+}
+
+/* What the passes over every query's list share with their threads. */
+typedef struct KdgListPass
+{
+	const KdgTree *t;
+	KdNeighbor *out;			/* nq lists of kk */
+	int32	   *count;
+	int			kk;
+	uint8	   *short_list;		/* ordinals pass: lists that lost rows */
+	double	   *radii;			/* radii pass: each list's reach */
+	const KdRangeResult *extra; /* merge pass: the added tree's hits */
+} KdgListPass;
+
+/*
+ * Map the lists of queries [begin, end) to ordinals, noting those whose
+ * full list lost rows; on any thread.
+ */
+static void
+lists_to_ordinals(void *arg, int64_t begin, int64_t end)
+{
+	const KdgListPass *p = arg;
+
+	for (int64 q = begin; q < end; q++)
+	{
+		int32		c = p->count[q];
+
+		p->count[q] = list_to_ordinals(p->t, p->out + q * p->kk, c, p->kk);
+		p->short_list[q] = c == p->kk && p->count[q] < p->kk;
+	}
+}
+
+/*
+ * The radius within which an added row can enter the lists of queries
+ * [begin, end): its kk-th neighbour's distance, or all of space for a list
+ * that is not full; on any thread.  A row at the same distance as the kk-th
+ * is within it (kd_radius keeps sqrt(d2) <= r, and sqrt is monotone).
+ */
+static void
+lists_radii(void *arg, int64_t begin, int64_t end)
+{
+	const KdgListPass *p = arg;
+
+	for (int64 q = begin; q < end; q++)
+		p->radii[q] = p->count[q] < p->kk ? INFINITY :
+			sqrt(p->out[q * p->kk + p->kk - 1].d2);
+}
+
+/*
+ * Merge the added tree's hits of queries [begin, end) into their lists;
+ * on any thread.
+ */
+static void
+lists_merge(void *arg, int64_t begin, int64_t end)
+{
+	const KdgListPass *p = arg;
+	const KdRangeResult *res = p->extra;
+	KdNeighbor	mine[KD_MAX_K];
+
+	for (int64 q = begin; q < end; q++)
+	{
+		int64		nh = res->offsets[q + 1] - res->offsets[q];
+
+		if (nh == 0)
+			continue;
+		memcpy(mine, p->out + q * p->kk, sizeof(KdNeighbor) * p->count[q]);
+		p->count[q] = (int32) merge_runs(mine, p->count[q], res->hits + res->offsets[q],
+										 nh, p->out + q * p->kk, p->kk, false);
+	}
+}
+
 /*
  * Search the index tree of t for nq queries' kk neighbours, references
  * mapped to ordinals and gone rows dropped: queries whose full list lost
@@ -203,21 +308,23 @@ knn_in_tree(const KdgTree *t, const double *queries, int dim, int64 nq, int kk,
 	int			kq = kk;
 	int64	   *again;
 	int64		nagain = 0;
+	KdgListPass pass = {t, out, count, kk};
+	KdExec		pexec;
 	KdStatus	st;
 
 	*complete = true;
 	st = kd_knn(t->tree, queries, nq, kk, out, count, exec, err);
 	if (st != KD_OK || t->rank_ord == NULL)
 		return st;
+	pass.short_list = palloc_extended(Max(nq, 1), MCXT_ALLOC_HUGE);
+	kdg_exec_prepare(&pexec);
+	if ((st = kd_parallel_for(&pexec, nq, 4096, lists_to_ordinals, &pass, err)) != KD_OK)
+		return st;
 	again = palloc_extended(sizeof(int64) * Max(nq, 1), MCXT_ALLOC_HUGE);
 	for (int64 q = 0; q < nq; q++)
-	{
-		int32		c = count[q];
-
-		count[q] = list_to_ordinals(t, out + q * kk, c, kk);
-		if (c == kk && count[q] < kk)
+		if (pass.short_list[q])
 			again[nagain++] = q;
-	}
+	pfree(pass.short_list);
 	while (st == KD_OK && nagain > 0)
 	{
 		double	   *points;
@@ -255,44 +362,15 @@ knn_in_tree(const KdgTree *t, const double *queries, int dim, int64 nq, int kk,
 	return st;
 }
 
-/* Whether neighbour a comes before b: by (d2, ref), or by ref alone. */
-static inline bool
-neighbor_before(const KdNeighbor *a, const KdNeighbor *b, bool by_ref)
-{
-	if (!by_ref && a->d2 != b->d2)
-		return a->d2 < b->d2;
-	return a->ref < b->ref;
-}
-
-/*
- * Merge two sorted runs of neighbours into out, keeping at most limit;
- * returns how many.  out must not overlap b; it may be a when a's run is
- * moved out of the way first (the caller copies it).
- */
-static int64
-merge_runs(const KdNeighbor *a, int64 na, const KdNeighbor *b, int64 nb,
-		   KdNeighbor *out, int64 limit, bool by_ref)
-{
-	int64		i = 0;
-	int64		j = 0;
-	int64		n = 0;
-
-	while (n < limit && (i < na || j < nb))
-	{
-		if (j >= nb || (i < na && neighbor_before(&a[i], &b[j], by_ref)))
-			out[n++] = a[i++];
-		else
-			out[n++] = b[j++];
-	}
-	return n;
-}
-
 /*
  * kd_knn on t: nq queries (engine coordinates), kk neighbours each into
  * out (nq * kk), count[q] of them, references being ordinals.  exec is
- * prepared for t->tree; the added tree is searched where the engine
- * chooses.  *complete is false when the answers could not be completed
- * (more than KD_MAX_K gone rows near a query): t cannot serve this search.
+ * prepared for t->tree.  The added tree is searched, where the engine
+ * chooses, by a radius query per list: the rows within its kk-th distance
+ * are the only ones that can enter it, which is much less work than a kNN
+ * search when few rows were added.  *complete is false when the answers
+ * could not be completed (more than KD_MAX_K gone rows near a query): t
+ * cannot serve this search.
  */
 KdStatus
 kdg_tree_knn(const KdgTree *t, const double *queries, int64 nq, int kk,
@@ -300,27 +378,24 @@ kdg_tree_knn(const KdgTree *t, const double *queries, int64 nq, int kk,
 			 KdError *err)
 {
 	int			dim = t->tree->dim;
-	KdNeighbor *extra;
-	int32	   *extracount;
-	KdNeighbor	mine[KD_MAX_K];
+	KdRangeResult extra = {0};
+	KdgListPass pass = {t, out, count, kk};
 	KdExec		aexec;
 	KdStatus	st;
 
 	st = knn_in_tree(t, queries, dim, nq, kk, out, count, complete, exec, err);
 	if (st != KD_OK || !*complete || t->added == NULL)
 		return st;
-	extra = palloc_extended(sizeof(KdNeighbor) * kk * Max(nq, 1), MCXT_ALLOC_HUGE);
-	extracount = palloc_extended(sizeof(int32) * Max(nq, 1), MCXT_ALLOC_HUGE);
 	kdg_exec_prepare(&aexec);
-	st = kd_knn(t->added, queries, nq, kk, extra, extracount, &aexec, err);
-	for (int64 q = 0; st == KD_OK && q < nq; q++)
-	{
-		memcpy(mine, out + q * kk, sizeof(KdNeighbor) * count[q]);
-		count[q] = (int32) merge_runs(mine, count[q], extra + q * kk, extracount[q],
-									  out + q * kk, kk, false);
-	}
-	pfree(extracount);
-	pfree(extra);
+	pass.radii = palloc_extended(sizeof(double) * Max(nq, 1), MCXT_ALLOC_HUGE);
+	pass.extra = &extra;
+	st = kd_parallel_for(&aexec, nq, 4096, lists_radii, &pass, err);
+	if (st == KD_OK)
+		st = kd_radius(t->added, queries, nq, pass.radii, nq, &extra, &aexec, err);
+	if (st == KD_OK)
+		st = kd_parallel_for(&aexec, nq, 4096, lists_merge, &pass, err);
+	kd_range_result_free(&extra);
+	pfree(pass.radii);
 	return st;
 }
 

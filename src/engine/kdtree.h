@@ -302,6 +302,12 @@ extern KdStatus kd_split_build(const double *points, const uint64_t *refs,
 							   int64_t n, int dim, int ndevices, KdTree *tree,
 							   KdExec *exec, KdError *err);
 
+/* kd_replicas.c: one kNN batch over copies of one tree on several GPUs */
+extern KdStatus kd_replicas_knn(KdGpuTree *const *copies, int ncopies,
+								const double *queries, int64_t nq, int dim,
+								int k, KdNeighbor *out, int32_t *count,
+								KdExec *exec, KdError *err);
+
 /*
  * kd_parallel.c: fn over [0, nitems) in chunks, on exec->threads threads
  * (the caller's included); KD_ERR_CANCELED when the interrupt callback asks

@@ -253,6 +253,7 @@ typedef bool (*KdgServeFn) (KdgCall *call, int slot, KdRangeResult *range);
 extern int	kdg_service_threads_start(int ndevices);
 extern int	kdg_service_threads_count(void);
 extern bool kdg_service_thread_idle(int device);
+extern bool kdg_service_on_device_thread(void);
 extern bool kdg_service_threads_idle(void);
 extern int	kdg_service_thread_of_slot(int slot);
 extern void kdg_service_thread_run(int device, int slot, KdgCall *call,

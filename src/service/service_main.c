@@ -475,6 +475,52 @@ reply_range(KdgCall *call, KdRangeResult *res, KdError *err)
 }
 
 /*
+ * The copies of entry e's tree, e's first, each on its own device, into
+ * out (KDG_MAX_DEVICES of room); how many.
+ */
+static int
+copies_of(int e, KdGpuTree **out)
+{
+	const KdgResident *named = &kdg_service->resident[e];
+	bool		taken[KDG_MAX_DEVICES] = {false};
+	int			n = 0;
+
+	out[n++] = copies[e];
+	taken[named->device] = true;
+	for (int i = 0; i < KDG_RESIDENT_MAX && n < KDG_MAX_DEVICES; i++)
+	{
+		const KdgResident *r = &kdg_service->resident[i];
+
+		if (i != e && r->used && r->shared && !r->drop && copies[i] &&
+			r->device >= 0 && r->device < KDG_MAX_DEVICES && !taken[r->device] &&
+			memcmp(r->key, named->key, sizeof(r->key)) == 0)
+		{
+			taken[r->device] = true;
+			out[n++] = copies[i];
+		}
+	}
+	return n;
+}
+
+/*
+ * Whether a kNN call is spread over the copies of its tree on several
+ * devices (kdgpu.gpu_replicas): its queries left fill more than a slice,
+ * and its tree has copies on several devices.  Such a call is served on
+ * the main thread while every device is free, like a split copy's.
+ */
+static bool
+call_spreads(const KdgCall *call)
+{
+	KdGpuTree  *reps[KDG_MAX_DEVICES];
+	int			e = call->resident;
+
+	return call->op == KDG_OP_KNN && e >= 0 && e < KDG_RESIDENT_MAX &&
+		kdg_service->resident[e].used && copies[e] != NULL &&
+		call->nq - call->done > KDG_SLICE_QUERIES &&
+		copies_of(e, reps) > 1;
+}
+
+/*
  * Whether entry e keeps its rows and an ACQUIRE call's rows differ from
  * them within the call's limits; the difference goes to the call's diff
  * area (gone ranks, then added ordinals) and counts.
@@ -617,8 +663,11 @@ serve(KdgCall *call, int i, KdRangeResult *range)
 		case KDG_OP_KNN:
 			if ((e = entry_use(call)) >= 0)
 			{
+				KdGpuTree  *reps[KDG_MAX_DEVICES];
+				int			nreps = !kdg_service_on_device_thread() && call_spreads(call) ?
+					copies_of(e, reps) : 1;
 				int64		from = call->done;
-				int64		to = Min(call->nq, from + KDG_SLICE_QUERIES);
+				int64		to = Min(call->nq, from + KDG_SLICE_QUERIES * nreps);
 				double	   *queries = (double *) (base + call->in1) + from * call->dim;
 				KdNeighbor *out = (KdNeighbor *) (base + call->out) + from * call->k;
 				int32_t    *count = (int32_t *) (base + call->count) + from;
@@ -626,6 +675,9 @@ serve(KdgCall *call, int i, KdRangeResult *range)
 				if (splits[e])
 					st = kd_split_knn(splits[e], queries, to - from, call->k,
 									  out, count, &exec, err);
+				else if (nreps > 1)
+					st = kd_replicas_knn(reps, nreps, queries, to - from, call->dim,
+										 call->k, out, count, &exec, err);
 				else
 					st = kd_gpu_knn(copies[e], queries, to - from, call->k,
 									out, count, &exec, err);
@@ -792,7 +844,8 @@ call_device(const KdgCall *call)
 		return -1;
 	e = &kdg_service->resident[call->resident];
 	if (!e->used || e->drop || e->version != call->version ||
-		copies[call->resident] == NULL || e->device >= kdg_service_threads_count())
+		copies[call->resident] == NULL || e->device >= kdg_service_threads_count() ||
+		call_spreads(call))
 		return -1;
 	return e->device;
 }

@@ -40,6 +40,7 @@ typedef struct DeviceWorker
 
 static DeviceWorker workers[KDG_MAX_DEVICES];
 static int	nworkers;
+static __thread bool on_device_thread = false;
 
 /* Body of a device thread: serve the calls handed over, one at a time. */
 static void *
@@ -47,6 +48,7 @@ worker_main(void *arg)
 {
 	DeviceWorker *w = arg;
 
+	on_device_thread = true;
 	for (;;)
 	{
 		KdgCall    *call;
@@ -177,6 +179,13 @@ kdg_service_threads_quiesce(int timeout_ms)
 			return;
 		pg_usleep(10000L);
 	}
+}
+
+/* Whether the calling thread is a device thread (else the main thread). */
+bool
+kdg_service_on_device_thread(void)
+{
+	return on_device_thread;
 }
 
 /* The number of device threads. */

@@ -539,7 +539,36 @@ like($rrows, qr/774.*\|.*774/s, 'both joins on the replicated tree answer');
 cmp_ok($replicated, '<', 2.7, "two joins on one index run at once on its two copies ($replicated s)");
 is($node->safe_psql('postgres', "SELECT join_mismatches('pts', 4)"), '0',
 	'answers from the replicas equal a sequential scan');
+
+# one join of more than a slice (2^20 queries) is spread over the copies on
+# both devices at once: its two slices take about one emulated call's time
+# (1.5 s), against two one after the other with one copy, and it answers
+# the same
+$node->safe_psql('postgres', q{CREATE TABLE q2 AS
+	SELECT point(random() * 100, random() * 100) AS p FROM generate_series(1, 2097152)});
+my $big_join = q{SELECT count(*), md5(string_agg(format('%s %s %s', query_ctid, nn_ctid, distance), ','
+	ORDER BY query_ctid)) FROM kd_knn_join('pts', 'q2', 1)};
+sub timed
+{
+	my ($sql) = @_;
+	my $t0 = time;
+	my $res = $node->safe_psql('postgres', $sql);
+	return (time - $t0, $res);
+}
+my ($spread, $spread_rows) = timed($big_join);
 $node->safe_psql('postgres', q{ALTER SYSTEM RESET kdgpu.gpu_replicas; SELECT pg_reload_conf()});
+sleep 1.5;
+$node->safe_psql('postgres', "SELECT kd_unload('pts')");
+sleep 0.5;
+$node->safe_psql('postgres', "SELECT count(*) FROM kd_knn_join('pts', 'q', 2)");
+is($node->safe_psql('postgres', q{SELECT count(*) FROM kd_resident WHERE index = 'pts_p'::regclass}),
+	'1', 'back to one copy');
+my ($single, $single_rows) = timed($big_join);
+like($spread_rows, qr/^2097152\|/, 'the spread join answers every query');
+is($spread_rows, $single_rows, 'with the rows of the same join on one copy');
+cmp_ok($single - $spread, '>', 1.0,
+	"a join of two slices on two copies at once ($spread s) against one copy ($single s)");
+$node->safe_psql('postgres', 'DROP TABLE q2');
 
 # a fast shutdown while a device thread serves a call: the service stops
 # the call and waits for it before its segments go, and exits cleanly
