@@ -79,15 +79,15 @@ kdg_index_fits(Relation index, const KdSource *src)
  * Read index's metapage (left pinned in *metabuf, for the caller to
  * release) and forest, and choose the tree that may stand in for the
  * source's rows: the largest live tree, of the source's dimension, and of a
- * size the limits of a difference allow (tree_delta.c).  *tree is then its
+ * size that a difference of at most maxdiff rows each way allows.  *tree is then its
  * entry; false when there is none.  Its rows marked dead count as rows the
  * source does not hold: their TIDs may have been reused, so the tree's copy
  * must have been made with as many marked (the cache's and the service's
  * names of a tree include the count).
  */
 static bool
-kdg_index_base(Relation index, const KdSource *src, Buffer *metabuf,
-			   KdamMetaPageData *meta, KdamTreeEntry *tree)
+kdg_index_base(Relation index, const KdSource *src, int64 maxdiff,
+			   Buffer *metabuf, KdamMetaPageData *meta, KdamTreeEntry *tree)
 {
 	KdamForest	forest;
 	int			best;
@@ -100,8 +100,8 @@ kdg_index_base(Relation index, const KdSource *src, Buffer *metabuf,
 	LockBuffer(*metabuf, BUFFER_LOCK_UNLOCK);
 	best = kdam_forest_largest(&forest);
 	ok = best >= 0 && meta->dim == src->dim &&
-		forest.trees[best].n - src->n <= kdg_delta_max(src->n) &&
-		src->n - forest.trees[best].n <= kdg_delta_max(src->n);
+		forest.trees[best].n - src->n <= maxdiff &&
+		src->n - forest.trees[best].n <= maxdiff;
 	if (ok)
 		*tree = forest.trees[best];
 	if (forest.trees)
@@ -109,17 +109,12 @@ kdg_index_base(Relation index, const KdSource *src, Buffer *metabuf,
 	return ok;
 }
 
-/*
- * Room for the difference between a tree's rows and a source's, within the
- * limits.
- */
+/* Room for a difference of at most maxdiff rows each way. */
 static void
-kdg_diff_alloc(KdgDiff *diff, const KdSource *src)
+kdg_diff_alloc(KdgDiff *diff, int64 maxdiff)
 {
-	diff->gone = palloc_extended(sizeof(uint64) * kdg_delta_max(src->n),
-								 MCXT_ALLOC_HUGE);
-	diff->added = palloc_extended(sizeof(uint64) * kdg_delta_max(src->n),
-								  MCXT_ALLOC_HUGE);
+	diff->gone = palloc_extended(sizeof(uint64) * Max(maxdiff, 1), MCXT_ALLOC_HUGE);
+	diff->added = palloc_extended(sizeof(uint64) * Max(maxdiff, 1), MCXT_ALLOC_HUGE);
 	diff->ngone = 0;
 	diff->nadded = 0;
 }
@@ -141,11 +136,12 @@ kdg_index_note(Relation index, const KdgTree *t, bool device)
 
 /*
  * The tree of index to search for the source, from the cache, when its rows
- * differ from the source's within the limits; NULL otherwise.  *cached is
- * the cache's tree, pinned until the end of the transaction.
+ * differ from the source's by at most maxdiff each way; NULL otherwise.
+ * *cached is the cache's tree, pinned until the end of the transaction.
  */
 static KdgTree *
-kdg_index_host_tree(Relation index, const KdSource *src, KdamTree **cached)
+kdg_index_host_tree(Relation index, const KdSource *src, int64 maxdiff,
+					KdamTree **cached)
 {
 	Buffer		metabuf;
 	KdamMetaPageData meta;
@@ -156,18 +152,18 @@ kdg_index_host_tree(Relation index, const KdSource *src, KdamTree **cached)
 
 	StaticAssertStmt(sizeof(KdSlot) == sizeof(uint64), "source slots are words");
 
-	if (kdg_index_base(index, src, &metabuf, &meta, &entry))
+	if (kdg_index_base(index, src, maxdiff, &metabuf, &meta, &entry))
 		t = kdam_cache_get(index, &meta, &entry);
 	ReleaseBuffer(metabuf);
 	if (t == NULL)
 		return NULL;
 	ranked = kdam_ranked_get(t);
-	kdg_diff_alloc(&diff, src);
+	kdg_diff_alloc(&diff, maxdiff);
 	if (ranked == NULL ||
 		!kdg_rows_diff(ranked->tids, ranked->tree.n,
 					   &src->rows[src->dim + src->extra].tid, src->n, src->stride,
-					   kdg_delta_max(src->n), kdg_delta_max(src->n),
-					   diff.gone, &diff.ngone, diff.added, &diff.nadded))
+					   maxdiff, maxdiff, diff.gone, &diff.ngone, diff.added,
+					   &diff.nadded))
 	{
 		kdam_cache_release(t);
 		return NULL;
@@ -179,12 +175,13 @@ kdg_index_host_tree(Relation index, const KdSource *src, KdamTree **cached)
 /*
  * The GPU service's copy of the ranked tree of index to search for the
  * source, when the service holds one whose rows differ from the source's
- * within the limits (it compares them with the rows it keeps for the copy):
- * a tree on the device only, with its references in memory when with_refs,
- * freed with the current memory context.  NULL otherwise.
+ * by at most maxdiff each way (it compares them with the rows it keeps for
+ * the copy): a tree on the device only, with its references in memory when
+ * with_refs, freed with the current memory context.  NULL otherwise.
  */
 static KdgTree *
-kdg_index_device_copy(Relation index, const KdSource *src, bool with_refs)
+kdg_index_device_copy(Relation index, const KdSource *src, int64 maxdiff,
+					  bool with_refs)
 {
 	Buffer		metabuf;
 	KdamMetaPageData meta;
@@ -198,7 +195,7 @@ kdg_index_device_copy(Relation index, const KdSource *src, bool with_refs)
 	KdError		err;
 
 	/* the metapage is let go before waiting on the service */
-	bool		base = kdg_index_base(index, src, &metabuf, &meta, &entry);
+	bool		base = kdg_index_base(index, src, maxdiff, &metabuf, &meta, &entry);
 
 	ReleaseBuffer(metabuf);
 	if (!base)
@@ -210,11 +207,10 @@ kdg_index_device_copy(Relation index, const KdSource *src, bool with_refs)
 		rows[i] = kdg_row_tid(src, i);
 	if (with_refs)
 		refs = palloc_extended(sizeof(uint64) * entry.n, MCXT_ALLOC_HUGE);
-	kdg_diff_alloc(&diff, src);
+	kdg_diff_alloc(&diff, maxdiff);
 	memset(&err, 0, sizeof(err));
 	copy = kdg_service_find(key, rows, src->n, entry.n, src->dim, refs,
-							kdg_delta_max(src->n), kdg_delta_max(src->n),
-							&diff, &err);
+							maxdiff, maxdiff, &diff, &err);
 	pfree(rows);
 	if (err.code == KD_ERR_CANCELED)
 		CHECK_FOR_INTERRUPTS();
@@ -231,19 +227,22 @@ kdg_index_device_copy(Relation index, const KdSource *src, bool with_refs)
 /*
  * The tree of a kdgpu index on the source's column whose rows are the
  * source's, or differ from them within the limits (tree_delta.c), or NULL
- * when there is none; *indexoid is set to the index.  With device_only,
- * only the GPU service's copy of such a tree is looked for (with its
- * references in memory when with_refs), and none is read; else *cached is
- * the cache's tree, pinned until the end of the transaction.
+ * when there is none; *indexoid is set to the index.  For All-kNN, only a
+ * tree of exactly the source's rows, with its references in memory: there
+ * a build costs less than searching every row beside the added ones
+ * (bench/service/delta).  With device_only, only the GPU service's copy of
+ * such a tree is looked for, and none is read; else *cached is the cache's
+ * tree, pinned until the end of the transaction.
  */
 static KdgTree *
 kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
-			   bool with_refs, KdamTree **cached)
+			   bool all_knn, KdamTree **cached)
 {
 	Relation	heap;
 	List	   *indexes;
 	ListCell   *lc;
 	KdgTree    *t = NULL;
+	int64		maxdiff = all_knn ? 0 : kdg_delta_max(src->n);
 
 	*indexoid = InvalidOid;
 	if (src->n == 0)
@@ -260,8 +259,8 @@ kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
 			index_close(index, NoLock);
 			continue;
 		}
-		t = device_only ? kdg_index_device_copy(index, src, with_refs) :
-			kdg_index_host_tree(index, src, cached);
+		t = device_only ? kdg_index_device_copy(index, src, maxdiff, all_knn) :
+			kdg_index_host_tree(index, src, maxdiff, cached);
 		if (t)
 		{
 			kdg_index_note(index, t, device_only);
@@ -281,33 +280,34 @@ kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
 /*
  * The GPU service's copy of the tree of a kdgpu index on the source's
  * column, when its rows are the source's or differ from them within the
- * limits: a tree on the device only (kdtree.h), searched without reading
- * the index, with its references (ranks in node order) in memory when
- * with_refs.  NULL when the service does not hold one, or does not run the
- * GPU work of this backend.
+ * limits (for All-kNN: are the source's): a tree on the device only
+ * (kdtree.h), searched without reading the index, with its references
+ * (ranks in node order) in memory for All-kNN.  NULL when the service does
+ * not hold one, or does not run the GPU work of this backend.
  */
 KdgTree *
-kdg_index_device_tree(const KdSource *src, bool with_refs)
+kdg_index_device_tree(const KdSource *src, bool all_knn)
 {
 	Oid			indexoid;
 
 	if (kdgpu_device == KD_DEVICE_CPU || !kdg_service_serving())
 		return NULL;
-	return kdg_index_find(src, &indexoid, true, with_refs, NULL);
+	return kdg_index_find(src, &indexoid, true, all_knn, NULL);
 }
 
 /*
  * The tree of a kdgpu index on the source's column to search for the
- * source (its rows are the source's, or differ within the limits), or NULL
- * when there is none; for work of that many items.
- * Its device copy is made first if kd_load asked for one to be kept.
+ * source (its rows are the source's, or differ within the limits; for
+ * All-kNN, are the source's), or NULL when there is none; for work of that
+ * many items.  Its device copy is made first if kd_load asked for one to
+ * be kept.
  */
 KdgTree *
-kdg_index_tree(const KdSource *src, int64 work)
+kdg_index_tree(const KdSource *src, int64 work, bool all_knn)
 {
 	Oid			indexoid;
 	KdamTree   *t = NULL;
-	KdgTree    *found = kdg_index_find(src, &indexoid, false, false, &t);
+	KdgTree    *found = kdg_index_find(src, &indexoid, false, all_knn, &t);
 	KdExec		exec;
 	KdError		err;
 

@@ -426,13 +426,13 @@ extern KdStatus kdg_tree_range(const KdgTree *t, const double *centers,
 
 /* index_tree.c */
 extern bool kdg_index_fits(Relation index, const KdSource *src);
-extern KdgTree *kdg_index_tree(const KdSource *src, int64 work);
-extern KdgTree *kdg_index_device_tree(const KdSource *src, bool with_refs);
+extern KdgTree *kdg_index_tree(const KdSource *src, int64 work, bool all_knn);
+extern KdgTree *kdg_index_device_tree(const KdSource *src, bool all_knn);
 extern KdgTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
 
 /* search.c */
 extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
-extern KdgTree *kdg_source_tree(const KdSource *src, int64 work, bool with_refs);
+extern KdgTree *kdg_source_tree(const KdSource *src, int64 work, bool all_knn);
 extern KdAnswer *kdg_empty_answer(int64 nq);
 extern void kdg_sort_hits(KdHit *hits, int64 n);
 extern KdAnswer *kdg_search_knn(const KdSource *src, const KdgTree *tree,

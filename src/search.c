@@ -180,14 +180,14 @@ kdg_build_tree(const KdSource *src, bool *used_gpu)
 
 /*
  * The tree to search over a source's points for work of that many items, in
- * memory: a kdgpu index's when its rows are those rows or differ from them
- * by a few (index_tree.c), or one built now (its tree NULL when there are no
- * points).
+ * memory: a kdgpu index's when its rows are those rows or (but for All-kNN)
+ * differ from them by a few (index_tree.c), or one built now (its tree NULL
+ * when there are no points).
  */
 static KdgTree *
-source_host_tree(const KdSource *src, int64 work)
+source_host_tree(const KdSource *src, int64 work, bool all_knn)
 {
-	KdgTree    *tree = kdg_index_tree(src, work);
+	KdgTree    *tree = kdg_index_tree(src, work, all_knn);
 	bool		used_gpu;
 
 	return tree ? tree : kdg_tree_plain(kdg_build_tree(src, &used_gpu));
@@ -196,18 +196,18 @@ source_host_tree(const KdSource *src, int64 work)
 /*
  * The tree to search over a source's points for work of that many items
  * (queries, or points for All-kNN): when the work goes to the GPU, the GPU
- * service's copy of an index's tree whose rows are those rows or differ by a
- * few (on the device only, with its references in memory when with_refs:
- * All-kNN reads them); else as source_host_tree.
+ * service's copy of an index's tree whose rows are those rows or (but for
+ * All-kNN) differ by a few (on the device only, with its references in
+ * memory for All-kNN, which reads them); else as source_host_tree.
  */
 KdgTree *
-kdg_source_tree(const KdSource *src, int64 work, bool with_refs)
+kdg_source_tree(const KdSource *src, int64 work, bool all_knn)
 {
 	KdgTree    *tree = NULL;
 
 	if (kdg_gpu_wanted(work))
-		tree = kdg_index_device_tree(src, with_refs);
-	return tree ? tree : source_host_tree(src, work);
+		tree = kdg_index_device_tree(src, all_knn);
+	return tree ? tree : source_host_tree(src, work, all_knn);
 }
 
 /*
@@ -223,18 +223,19 @@ kdg_exec_for(KdExec *exec, const KdgTree *tree)
 }
 
 /*
- * After a search of tree failed with st: the source's tree in memory, to
- * search again, when tree was only on the device (the GPU service stopped or
- * failed: the work goes where it would without the copy); NULL when the
- * failure stands.
+ * After a search of tree (for All-kNN, or not) failed with st: the source's
+ * tree in memory, to search again, when tree was only on the device (the
+ * GPU service stopped or failed: the work goes where it would without the
+ * copy); NULL when the failure stands.
  */
 static const KdgTree *
-kdg_tree_to_retry(KdStatus st, const KdgTree *tree, const KdSource *src)
+kdg_tree_to_retry(KdStatus st, const KdgTree *tree, const KdSource *src,
+				  bool all_knn)
 {
 	if (st == KD_OK || st == KD_ERR_CANCELED || tree->tree->coords != NULL)
 		return NULL;
 	elog(DEBUG1, "kdgpu: the GPU service's copy failed, searching the tree in memory");
-	return source_host_tree(src, 0);
+	return source_host_tree(src, 0, all_knn);
 }
 
 /* What pass 1 of kdg_refine_knn shares with its threads. */
@@ -414,7 +415,7 @@ kdg_knn_raw(const KdSource *src, const KdgTree *tree, const double *points,
 
 	kdg_exec_for(&exec, tree);
 	st = kdg_tree_knn(tree, points, nq, kk, raw, count, &complete, &exec, &err);
-	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
+	if ((again = kdg_tree_to_retry(st, tree, src, false)) != NULL)
 	{
 		tree = again;
 		kdg_exec_for(&exec, tree);
@@ -452,89 +453,6 @@ kdg_search_knn(const KdSource *src, const KdgTree *tree, const double *queries,
 }
 
 /*
- * Drop each of n lists' own row (self[q], or none when self is NULL; when
- * not listed, the list's last), moving the lists from kq apart to keep
- * apart, in place: one pass, since a list moves down over the ones before
- * it.
- */
-static void
-kdg_drop_self(KdNeighbor *raw, int32 *count, int64 n, const uint64 *self,
-			  int kq, int keep)
-{
-	for (int64 q = 0; q < n; q++)
-	{
-		const KdNeighbor *in = raw + q * kq;
-		KdNeighbor *out = raw + q * keep;
-		int32		c = count[q];
-		int32		m = 0;
-		bool		dropped = self == NULL;
-
-		for (int32 i = 0; i < c && m < keep; i++)
-		{
-			if (!dropped && in[i].ref == self[q])
-			{
-				dropped = true;
-				continue;
-			}
-			out[m++] = in[i];
-		}
-		count[q] = m;
-	}
-}
-
-/*
- * All-kNN on a tree whose rows differ from the source's (tree_delta.c): a
- * kNN search of every row, its own row then dropped unless include_self.
- * The rows are queried in the tree's node order (then the added ones), as
- * kd_all_knn walks them, so that neighbouring queries touch the same nodes.
- * kk is what the refinement needs; one more is asked for the row itself.
- */
-static KdAnswer *
-kdg_all_knn_by_queries(const KdSource *src, const KdgTree *tree, int k, int kk,
-					   bool include_self)
-{
-	int64		n = src->n;
-	int			full = src->dim + src->extra;
-	int			kq = include_self ? kk : Min(kk + 1, KD_MAX_K);
-	int			keep = include_self ? kq : kq - 1;
-	double	   *queries = palloc_extended(sizeof(double) * full * n, MCXT_ALLOC_HUGE);
-	KdNeighbor *raw = palloc_extended(sizeof(KdNeighbor) * n * kq, MCXT_ALLOC_HUGE);
-	int32	   *count = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
-	uint64	   *self = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
-	bool	   *asked = palloc_extended(sizeof(bool) * n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	const uint64 *refs = tree->tree->refs;
-	KdAnswer   *ans;
-	int64		m = 0;
-
-	/* query i is the row of ordinal self[i] */
-	for (int64 node = 0; refs && node < tree->tree->n; node++)
-	{
-		int64		o = tree->rank_ord[refs[node]];
-
-		if (o >= 0)
-		{
-			self[m++] = o;
-			asked[o] = true;
-		}
-	}
-	for (int64 o = 0; o < n; o++)
-		if (!asked[o])
-			self[m++] = o;
-	pfree(asked);
-	for (int64 i = 0; i < n; i++)
-		memcpy(queries + i * full, kdg_row_coords(src, self[i]), sizeof(double) * full);
-	tree = kdg_knn_raw(src, tree, kdg_engine_points(src, queries, n), n, kq, raw, count);
-	kdg_drop_self(raw, count, n, include_self ? NULL : self, kq, keep);
-	kdg_refine_knn(src, tree, raw, count, n, k, keep, queries,
-				  include_self ? NULL : self, include_self ? n : n - 1);
-	ans = kdg_knn_answer((KdHit *) raw, count, n, keep);
-	ans->order = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < n; i++)
-		ans->order[self[i]] = i;
-	return ans;
-}
-
-/*
  * Every point's k nearest points, exact.  Answer q belongs to the point of
  * ordinal q: the engine's node order is undone through ans->order.
  */
@@ -556,16 +474,12 @@ kdg_search_all_knn(const KdSource *src, const KdgTree *gtree, int k,
 
 	if (n == 0)
 		return kdg_empty_answer(0);
-	if (gtree->rank_ord)
-		return kdg_all_knn_by_queries(src, gtree, k, kk, include_self);
 	raw = palloc_extended(sizeof(KdNeighbor) * n * kk, MCXT_ALLOC_HUGE);
 	count = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
 	kdg_exec_for(&exec, gtree);
 	st = kd_all_knn(gtree->tree, kk, include_self, raw, count, &exec, &err);
-	if ((again = kdg_tree_to_retry(st, gtree, src)) != NULL)
+	if ((again = kdg_tree_to_retry(st, gtree, src, true)) != NULL)
 	{
-		if (again->rank_ord)
-			return kdg_all_knn_by_queries(src, again, k, kk, include_self);
 		gtree = again;
 		kdg_exec_for(&exec, gtree);
 		st = kd_all_knn(gtree->tree, kk, include_self, raw, count, &exec, &err);
@@ -669,7 +583,7 @@ kdg_search_radius(const KdSource *src, const KdgTree *tree,
 	points = kdg_engine_points(src, centers, nq);
 	kdg_exec_for(&exec, tree);
 	st = kdg_tree_range(tree, points, slack, nradii, NULL, NULL, nq, res, &exec, &err);
-	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
+	if ((again = kdg_tree_to_retry(st, tree, src, false)) != NULL)
 	{
 		kdg_exec_for(&exec, again);
 		st = kdg_tree_range(again, points, slack, nradii, NULL, NULL, nq, res,
@@ -699,7 +613,7 @@ kdg_search_box(const KdSource *src, const KdgTree *tree, const double *lows,
 	res = kdg_range_result_new();
 	kdg_exec_for(&exec, tree);
 	st = kdg_tree_range(tree, NULL, NULL, 0, lows, highs, nq, res, &exec, &err);
-	if ((again = kdg_tree_to_retry(st, tree, src)) != NULL)
+	if ((again = kdg_tree_to_retry(st, tree, src, false)) != NULL)
 	{
 		kdg_exec_for(&exec, again);
 		st = kdg_tree_range(again, NULL, NULL, 0, lows, highs, nq, res, &exec, &err);
