@@ -28,6 +28,7 @@ LANGUAGE plpgsql AS $f$
 BEGIN
   SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;
   RETURN QUERY EXECUTE format($q$
+  WITH allknn AS MATERIALIZED (SELECT * FROM kd_all_knn(%1$L, 3))
   SELECT 'kd_knn', count(*), count(*) FILTER (WHERE
       ARRAY(SELECT (nn_ctid, distance)::text FROM kd_knn(%1$L, q, 7) ORDER BY rank)
       IS DISTINCT FROM
@@ -54,12 +55,13 @@ BEGIN
   FROM fx_q
   UNION ALL
   SELECT 'kd_all_knn', count(*), count(*) FILTER (WHERE
-      ARRAY(SELECT (a.nn_ctid, a.distance)::text FROM kd_all_knn(%1$L, 3) a
+      ARRAY(SELECT (a.nn_ctid, a.distance)::text FROM allknn a
             WHERE a.query_ctid = s.ctid ORDER BY a.rank)
       IS DISTINCT FROM
       ARRAY(SELECT (o.ctid, o.p <-> s.p)::text FROM %1$I o
             WHERE o.p IS NOT NULL AND o.ctid <> s.ctid ORDER BY o.p <-> s.p, o.ctid LIMIT 3))
-  FROM (SELECT ctid, p FROM %1$I WHERE p IS NOT NULL AND id %% 100 = 1) s$q$, tbl);
+  FROM (SELECT ctid, p FROM %1$I
+        WHERE p IS NOT NULL AND id %% (SELECT greatest(100, count(*) / 30) FROM %1$I) = 1) s$q$, tbl);
 END $f$;
 
 -- a freshly built index holds exactly the table's rows: its tree is used
