@@ -29,7 +29,16 @@
  * make new trees), and the service also keeps the tree's TIDs in rank
  * order: a later call compares its rows with those in the service, which
  * sends back the difference, and searches that copy without reading the
- * tree at all (kdg_index_device_tree).
+ * tree at all (kdg_index_device_tree).  An index no tree of which can
+ * stand in (a forest built within maintenance_work_mem, as the default
+ * settings build any index of more than a few hundred thousand points)
+ * gets a copy too: the tree a call built over its rows, kept by the
+ * service with the rows' TIDs and points (kdg_index_keep_built), which
+ * later calls search beside what changed since.  Such a copy has no index
+ * tree to vouch for its TIDs, so rows are compared by TID and point: a
+ * TID freed by VACUUM or by pruning a page's HOT chains and taken by a new
+ * row then counts as gone and added (a new row at the same point answers
+ * as the old one would).
  */
 #include "postgres.h"
 
@@ -123,14 +132,16 @@ kdg_diff_alloc(KdgDiff *diff, int64 maxdiff)
 static void
 kdg_index_note(Relation index, const KdgTree *t, bool device)
 {
-	const char *where = device ? "the GPU service's copy of " : "";
+	const char *what = t->tree->key[3] == KDG_KEY_BUILT + 1 ?
+		"the GPU service's copy of the tree built from the rows of" :
+		device ? "the GPU service's copy of the tree of" : "the tree of";
 
 	if (t->rank_ord == NULL)
-		elog(DEBUG1, "kdgpu: searching %sthe tree of index \"%s\"",
-			 where, RelationGetRelationName(index));
+		elog(DEBUG1, "kdgpu: searching %s index \"%s\"",
+			 what, RelationGetRelationName(index));
 	else
-		elog(DEBUG1, "kdgpu: searching %sthe tree of index \"%s\" beside " INT64_FORMAT " rows added since, without " INT64_FORMAT " gone",
-			 where, RelationGetRelationName(index),
+		elog(DEBUG1, "kdgpu: searching %s index \"%s\" beside " INT64_FORMAT " rows added since, without " INT64_FORMAT " gone",
+			 what, RelationGetRelationName(index),
 			 t->n - (t->tree->n - t->ngone), t->ngone);
 }
 
@@ -159,11 +170,15 @@ kdg_index_host_tree(Relation index, const KdSource *src, int64 maxdiff,
 		return NULL;
 	ranked = kdam_ranked_get(t);
 	kdg_diff_alloc(&diff, maxdiff);
-	if (ranked == NULL ||
-		!kdg_rows_diff(ranked->tids, ranked->tree.n,
-					   &src->rows[src->dim + src->extra].tid, src->n, src->stride,
-					   maxdiff, maxdiff, diff.gone, &diff.ngone, diff.added,
-					   &diff.nadded))
+	if (ranked)
+	{
+		KdgRowsView tv = {ranked->tids, 1, NULL, 0, ranked->tree.n};
+		KdgRowsView rv = {&src->rows[src->dim + src->extra].tid, src->stride, NULL, 0, src->n};
+
+		if (!kdg_rows_diff(&tv, &rv, src->dim, maxdiff, maxdiff, &diff))
+			ranked = NULL;
+	}
+	if (ranked == NULL)
 	{
 		kdam_cache_release(t);
 		return NULL;
@@ -173,11 +188,16 @@ kdg_index_host_tree(Relation index, const KdSource *src, int64 maxdiff,
 }
 
 /*
- * The GPU service's copy of the ranked tree of index to search for the
- * source, when the service holds one whose rows differ from the source's
- * by at most maxdiff each way (it compares them with the rows it keeps for
- * the copy): a tree on the device only, with its references in memory when
- * with_refs, freed with the current memory context.  NULL otherwise.
+ * The GPU service's copy of a tree of index to search for the source, when
+ * the service holds one whose rows differ from the source's by at most
+ * maxdiff each way (it compares them with the rows it keeps for the copy):
+ * the copy of the index's ranked tree when a tree of it can stand in for
+ * the source's rows, else the tree last built from the rows a call read
+ * (kdg_index_keep_built), whose rows are compared by TID and point (its
+ * TIDs may have been reused since: VACUUM, or pruning of a page's HOT
+ * chains, frees them).  A tree on the device only, with its references in
+ * memory when with_refs, freed with the current memory context.  NULL
+ * otherwise.
  */
 static KdgTree *
 kdg_index_device_copy(Relation index, const KdSource *src, int64 maxdiff,
@@ -188,7 +208,9 @@ kdg_index_device_copy(Relation index, const KdSource *src, int64 maxdiff,
 	KdamTreeEntry entry;
 	uint64		key[4];
 	uint64	   *rows;
+	double	   *points = NULL;
 	uint64	   *refs = NULL;
+	int64		ntree = -1;
 	KdGpuTree  *copy = NULL;
 	KdTree	   *tree;
 	KdgDiff		diff;
@@ -198,29 +220,40 @@ kdg_index_device_copy(Relation index, const KdSource *src, int64 maxdiff,
 	bool		base = kdg_index_base(index, src, maxdiff, &metabuf, &meta, &entry);
 
 	ReleaseBuffer(metabuf);
-	if (!base)
-		return NULL;
-	kdg_service_key_of_index(key, RelationGetRelid(index), index->rd_node.relNode,
-							 entry.tree_id, entry.ndead, KDG_KEY_RANKED);
+	if (base)
+	{
+		kdg_service_key_of_index(key, RelationGetRelid(index), index->rd_node.relNode,
+								 entry.tree_id, entry.ndead, KDG_KEY_RANKED);
+		ntree = entry.n;
+	}
+	else
+	{
+		kdg_service_key_of_index(key, RelationGetRelid(index), index->rd_node.relNode,
+								 0, 0, KDG_KEY_BUILT);
+		points = kdg_source_coords(src);
+	}
 	rows = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < src->n; i++)
 		rows[i] = kdg_row_tid(src, i);
 	if (with_refs)
-		refs = palloc_extended(sizeof(uint64) * entry.n, MCXT_ALLOC_HUGE);
+		refs = palloc_extended(sizeof(uint64) * (src->n + maxdiff), MCXT_ALLOC_HUGE);
 	kdg_diff_alloc(&diff, maxdiff);
 	memset(&err, 0, sizeof(err));
-	copy = kdg_service_find(key, rows, src->n, entry.n, src->dim, refs,
+	copy = kdg_service_find(key, rows, points, src->n, &ntree, src->dim, refs,
 							maxdiff, maxdiff, &diff, &err);
 	pfree(rows);
+	if (points)
+		pfree(points);
 	if (err.code == KD_ERR_CANCELED)
 		CHECK_FOR_INTERRUPTS();
 	if (copy == NULL)
 		return NULL;
 	tree = kdg_tree_new();
-	tree->n = entry.n;
+	tree->n = ntree;
 	tree->dim = src->dim;
 	tree->refs = refs;
 	tree->gpu = copy;
+	memcpy(tree->key, key, sizeof(tree->key));
 	return kdg_tree_delta(src, tree, &diff);
 }
 
@@ -236,7 +269,7 @@ kdg_index_device_copy(Relation index, const KdSource *src, int64 maxdiff,
  */
 static KdgTree *
 kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
-			   bool all_knn, KdamTree **cached)
+			   bool all_knn, KdamTree **cached, Oid *fitting)
 {
 	Relation	heap;
 	List	   *indexes;
@@ -245,6 +278,8 @@ kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
 	int64		maxdiff = all_knn ? 0 : kdg_delta_max(src->n);
 
 	*indexoid = InvalidOid;
+	if (fitting)
+		*fitting = InvalidOid;
 	if (src->n == 0)
 		return NULL;
 	heap = table_open(src->relid, AccessShareLock);
@@ -259,6 +294,8 @@ kdg_index_find(const KdSource *src, Oid *indexoid, bool device_only,
 			index_close(index, NoLock);
 			continue;
 		}
+		if (fitting && !OidIsValid(*fitting))
+			*fitting = RelationGetRelid(index);
 		t = device_only ? kdg_index_device_copy(index, src, maxdiff, all_knn) :
 			kdg_index_host_tree(index, src, maxdiff, cached);
 		if (t)
@@ -292,7 +329,7 @@ kdg_index_device_tree(const KdSource *src, bool all_knn)
 
 	if (kdgpu_device == KD_DEVICE_CPU || !kdg_service_serving())
 		return NULL;
-	return kdg_index_find(src, &indexoid, true, all_knn, NULL);
+	return kdg_index_find(src, &indexoid, true, all_knn, NULL, NULL);
 }
 
 /*
@@ -303,11 +340,11 @@ kdg_index_device_tree(const KdSource *src, bool all_knn)
  * be kept.
  */
 KdgTree *
-kdg_index_tree(const KdSource *src, int64 work, bool all_knn)
+kdg_index_tree(const KdSource *src, int64 work, bool all_knn, Oid *fitting)
 {
 	Oid			indexoid;
 	KdamTree   *t = NULL;
-	KdgTree    *found = kdg_index_find(src, &indexoid, false, all_knn, &t);
+	KdgTree    *found = kdg_index_find(src, &indexoid, false, all_knn, &t, fitting);
 	KdExec		exec;
 	KdError		err;
 
@@ -326,12 +363,53 @@ kdg_index_tree(const KdSource *src, int64 work, bool all_knn)
 	{
 		if (kd_gpu_upload(&t->ranked->tree, &exec, &err) == KD_OK)
 			kdg_service_give_rows(t->ranked->tree.gpu, t->ranked->tids,
-								  t->ranked->tree.refs, t->ranked->tree.n);
+								  t->ranked->tree.refs, NULL, t->ranked->tree.n);
 	}
 	else if (exec.device != KD_DEVICE_CPU &&
 			 kdam_cache_keep_on_gpu(t, false, &exec, &err) != KD_OK)
 		elog(DEBUG1, "kdgpu: index tree not uploaded: %s", err.message);
 	return found;
+}
+
+/*
+ * After a tree was built over the source's rows for GPU work of that many
+ * items, the table's kdgpu index being fitting (whose trees could not
+ * stand in for the rows: a forest built within maintenance_work_mem, or
+ * rows changed past the limits): with the GPU service, give it the tree as
+ * that index's copy built from rows read, with the rows' TIDs and points,
+ * so that later calls search it beside what changed since instead of
+ * building again (kdg_index_device_copy).  Its references are ordinals,
+ * which are ranks in ctid order.  A failure only leaves the next call to
+ * build.
+ */
+void
+kdg_index_keep_built(const KdSource *src, KdTree *tree, int64 work, Oid fitting)
+{
+	Relation	index;
+	uint64	   *rows;
+	double	   *points;
+	KdExec		exec;
+	KdError		err;
+
+	if (tree == NULL || !OidIsValid(fitting) || !kdg_gpu_wanted(work) ||
+		!kdg_service_serving())
+		return;
+	index = index_open(fitting, AccessShareLock);
+	kdg_service_key_of_index(tree->key, fitting, index->rd_node.relNode, 0, 0,
+							 KDG_KEY_BUILT);
+	index_close(index, AccessShareLock);
+	/* the build's own copy is this backend's: the named one replaces it */
+	kd_gpu_release(tree);
+	kdg_exec_prepare(&exec);
+	if (kd_gpu_upload(tree, &exec, &err) != KD_OK)
+		return;
+	rows = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < src->n; i++)
+		rows[i] = kdg_row_tid(src, i);
+	points = kdg_source_coords(src);
+	kdg_service_give_rows(tree->gpu, rows, tree->refs, points, src->n);
+	pfree(points);
+	pfree(rows);
 }
 
 /*
@@ -344,7 +422,7 @@ KdgTree *
 kdg_index_tree_load(const KdSource *src, Oid *indexoid)
 {
 	KdamTree   *t = NULL;
-	KdgTree    *found = kdg_index_find(src, indexoid, false, false, &t);
+	KdgTree    *found = kdg_index_find(src, indexoid, false, false, &t, NULL);
 	KdExec		exec;
 	KdError		err;
 	KdStatus	st;
@@ -363,6 +441,6 @@ kdg_index_tree_load(const KdSource *src, Oid *indexoid)
 				(errmsg("kdgpu: the tree stays on the CPU: %s", err.message)));
 	else if (kdg_service_in_use())
 		kdg_service_give_rows(t->ranked->tree.gpu, t->ranked->tids,
-							  t->ranked->tree.refs, t->ranked->tree.n);
+							  t->ranked->tree.refs, NULL, t->ranked->tree.n);
 	return found;
 }

@@ -389,6 +389,19 @@ typedef struct KdgTree
 	KdTree	   *added;			/* or NULL */
 } KdgTree;
 
+/*
+ * Rows for kdg_rows_diff: n TIDs, tid_stride words apart, and their points'
+ * coordinates, coord_stride doubles apart, or NULL.
+ */
+typedef struct KdgRowsView
+{
+	const uint64 *tids;
+	int			tid_stride;
+	const double *coords;
+	int			coord_stride;
+	int64		n;
+} KdgRowsView;
+
 /* How an index tree's rows differ from a source's (kdg_rows_diff). */
 typedef struct KdgDiff
 {
@@ -407,10 +420,9 @@ typedef struct KdgDiff
 #define KDG_DELTA_DIVISOR	8
 
 /* tree_delta.c */
-extern bool kdg_rows_diff(const uint64 *tree_tids, int64 ntree,
-						  const uint64 *rows, int64 nrows, int stride,
-						  int64 max_gone, int64 max_added, uint64 *gone,
-						  int64 *ngone, uint64 *added, int64 *nadded);
+extern bool kdg_rows_diff(const KdgRowsView *tree, const KdgRowsView *rows,
+						  int dim, int64 max_gone, int64 max_added,
+						  KdgDiff *diff);
 extern int64 kdg_delta_max(int64 n);
 extern KdgTree *kdg_tree_plain(const KdTree *tree);
 extern KdgTree *kdg_tree_delta(const KdSource *src, const KdTree *tree,
@@ -426,7 +438,10 @@ extern KdStatus kdg_tree_range(const KdgTree *t, const double *centers,
 
 /* index_tree.c */
 extern bool kdg_index_fits(Relation index, const KdSource *src);
-extern KdgTree *kdg_index_tree(const KdSource *src, int64 work, bool all_knn);
+extern KdgTree *kdg_index_tree(const KdSource *src, int64 work, bool all_knn,
+							   Oid *fitting);
+extern void kdg_index_keep_built(const KdSource *src, KdTree *tree, int64 work,
+								 Oid fitting);
 extern KdgTree *kdg_index_device_tree(const KdSource *src, bool all_knn);
 extern KdgTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
 

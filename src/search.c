@@ -182,15 +182,22 @@ kdg_build_tree(const KdSource *src, bool *used_gpu)
  * The tree to search over a source's points for work of that many items, in
  * memory: a kdgpu index's when its rows are those rows or (but for All-kNN)
  * differ from them by a few (index_tree.c), or one built now (its tree NULL
- * when there are no points).
+ * when there are no points), which the GPU service keeps for later calls
+ * when the table has a kdgpu index and the work goes to the GPU.
  */
 static KdgTree *
 source_host_tree(const KdSource *src, int64 work, bool all_knn)
 {
-	KdgTree    *tree = kdg_index_tree(src, work, all_knn);
+	Oid			fitting;
+	KdgTree    *tree = kdg_index_tree(src, work, all_knn, &fitting);
+	KdTree	   *built;
 	bool		used_gpu;
 
-	return tree ? tree : kdg_tree_plain(kdg_build_tree(src, &used_gpu));
+	if (tree)
+		return tree;
+	built = kdg_build_tree(src, &used_gpu);
+	kdg_index_keep_built(src, built, work, fitting);
+	return kdg_tree_plain(built);
 }
 
 /*

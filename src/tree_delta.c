@@ -46,40 +46,59 @@
 #include "engine/kd_error.h"
 #include "kdgpu.h"
 
+/* Whether row i of view a and row j of view b have the same coordinates. */
+static inline bool
+same_point(const KdgRowsView *a, int64 i, const KdgRowsView *b, int64 j, int dim)
+{
+	return memcmp(a->coords + i * a->coord_stride, b->coords + j * b->coord_stride,
+				  sizeof(double) * dim) == 0;
+}
+
 /*
- * Whether the rows of a tree (TIDs in rank order, ntree of them) differ from
- * a source's rows (nrows TIDs, ascending, stride words apart) by at most
- * max_gone rows the source lacks and max_added rows the tree lacks.  If so,
- * gone gets the ranks of the former and added the ordinals of the latter,
- * ascending, and their counts are set.  Pure: the GPU service calls it too.
+ * Whether the rows of a tree (TIDs in rank order) differ from a source's
+ * rows (TIDs ascending) by at most max_gone rows the source lacks and
+ * max_added rows the tree lacks.  If so, diff gets the ranks of the former
+ * and the ordinals of the latter, ascending, and their counts (its arrays
+ * have room for the limits).  When both views have coordinates (of dim), a
+ * row of the same TID but another point counts as gone and added: a tree
+ * built from rows read once may outlive its TIDs (index_tree.c).  Pure:
+ * the GPU service calls it too.
  */
 bool
-kdg_rows_diff(const uint64 *tree_tids, int64 ntree, const uint64 *rows,
-			  int64 nrows, int stride, int64 max_gone, int64 max_added,
-			  uint64 *gone, int64 *ngone, uint64 *added, int64 *nadded)
+kdg_rows_diff(const KdgRowsView *tree, const KdgRowsView *rows, int dim,
+			  int64 max_gone, int64 max_added, KdgDiff *diff)
 {
+	bool		points = tree->coords != NULL && rows->coords != NULL;
 	int64		r = 0;
 	int64		o = 0;
 	int64		g = 0;
 	int64		a = 0;
 
-	if (ntree - nrows > max_gone || nrows - ntree > max_added)
+	if (tree->n - rows->n > max_gone || rows->n - tree->n > max_added)
 		return false;
-	while (r < ntree || o < nrows)
+	while (r < tree->n || o < rows->n)
 	{
-		uint64		tid = o < nrows ? rows[o * stride] : 0;
+		uint64		tid = o < rows->n ? rows->tids[o * rows->tid_stride] : 0;
+		uint64		ttid = r < tree->n ? tree->tids[r * tree->tid_stride] : 0;
 
-		if (o >= nrows || (r < ntree && tree_tids[r] < tid))
+		if (o >= rows->n || (r < tree->n && ttid < tid))
 		{
 			if (g == max_gone)
 				return false;
-			gone[g++] = r++;
+			diff->gone[g++] = r++;
 		}
-		else if (r >= ntree || tid < tree_tids[r])
+		else if (r >= tree->n || tid < ttid)
 		{
 			if (a == max_added)
 				return false;
-			added[a++] = o++;
+			diff->added[a++] = o++;
+		}
+		else if (points && !same_point(tree, r, rows, o, dim))
+		{
+			if (g == max_gone || a == max_added)
+				return false;
+			diff->gone[g++] = r++;
+			diff->added[a++] = o++;
 		}
 		else
 		{
@@ -87,8 +106,8 @@ kdg_rows_diff(const uint64 *tree_tids, int64 ntree, const uint64 *rows,
 			o++;
 		}
 	}
-	*ngone = g;
-	*nadded = a;
+	diff->ngone = g;
+	diff->nadded = a;
 	return true;
 }
 

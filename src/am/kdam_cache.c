@@ -441,7 +441,7 @@ kdam_cache_refresh_service(Relation index)
 		kd_gpu_upload(&t->ranked->tree, &exec, &err) == KD_OK)
 	{
 		kdg_service_give_rows(t->ranked->tree.gpu, t->ranked->tids,
-							  t->ranked->tree.refs, t->ranked->tree.n);
+							  t->ranked->tree.refs, NULL, t->ranked->tree.n);
 		elog(DEBUG1, "kdgpu: VACUUM gave the GPU service the new tree of index \"%s\"",
 			 RelationGetRelationName(index));
 	}

@@ -184,11 +184,16 @@ typedef struct KdgCall
 	Size		refs;
 	Size		split;
 	Size		bounds;
-	Size		points;			/* BUILD: the points and their references */
+	Size		points;			/* BUILD: the points and their references;
+								 * ROWS, ACQUIRE: the rows' points (dim
+								 * each), for a tree built from rows read */
 	Size		point_refs;
 	Size		in1;			/* queries, centres or lows; ACQUIRE, ROWS:
 								 * rows (TIDs in rank order), n of them */
-	int64		ntree;			/* ACQUIRE given rows: the copy's points */
+	bool		any_version;	/* ACQUIRE: the copy of key whatever its
+								 * key[2] (a tree built from rows read) */
+	int64		ntree;			/* ACQUIRE given rows: the copy's points
+								 * (-1: any), and the reply */
 	int64		max_gone;		/* and the most rows the call may lack ... */
 	int64		max_added;		/* ... or the copy may lack */
 	Size		diff;			/* and room for them: max_gone ranks, then
@@ -217,9 +222,14 @@ typedef struct KdgCall
 								 * caller unpins */
 } KdgCall;
 
-/* flavours of an index tree's copies (kdg_service_key_of_index) */
+/*
+ * flavours of an index's copies (kdg_service_key_of_index): its tree, its
+ * ranked tree, or a tree built from the rows a call read (named by the
+ * index, key[2] telling builds apart; index_tree.c)
+ */
 #define KDG_KEY_TREE	0
 #define KDG_KEY_RANKED	1
+#define KDG_KEY_BUILT	2
 
 /* service_shmem.c */
 extern KdgService *kdg_service;
@@ -238,11 +248,13 @@ extern bool kdg_service_in_use(void);
 extern bool kdg_service_serving(void);
 extern int	kdg_service_devices(KdGpuInfo *devices);
 extern KdGpuTree *kdg_service_find(const uint64 *key, const uint64 *rows,
-								   int64 n, int64 ntree, int dim, uint64 *refs,
+								   const double *points, int64 n,
+								   int64 *ntree, int dim, uint64 *refs,
 								   int64 max_gone, int64 max_added,
 								   struct KdgDiff *diff, KdError *err);
 extern void kdg_service_give_rows(KdGpuTree *g, const uint64 *rows,
-								  const uint64 *refs, int64 n);
+								  const uint64 *refs, const double *points,
+								  int64 n);
 extern void kdg_service_forget(Oid dboid, Oid indexrelid);
 extern bool kdg_service_holds(const uint64 *key);
 extern bool kdg_service_holds_index(Oid dboid, Oid indexrelid);

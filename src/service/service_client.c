@@ -680,50 +680,61 @@ kdg_service_serving(void)
 }
 
 /*
- * The service's copy of the ranked tree named key, a tree of ntree points,
- * when it holds one whose rows (TIDs in rank order) differ from rows (n
- * TIDs, ascending) by at most max_gone rows missing from rows and max_added
- * rows missing from the copy; NULL otherwise, or when the wait was canceled
- * (err says so).  The difference goes to diff, whose arrays have room for
- * the limits (kdg_rows_diff).  The copy is a tree of dim that only the GPU
- * can search (kdtree.h).  When refs is given, the tree's references (ranks
- * in node order) are copied there.
+ * The service's copy of the tree named key (of *ntree points; -1: of any
+ * number, and of any key[2]: a tree built from rows read, whose points
+ * are compared too), when it holds one whose rows (TIDs in rank order)
+ * differ from rows (n TIDs, ascending, with their points when given) by at
+ * most max_gone rows missing from rows and max_added rows missing from the
+ * copy; NULL otherwise, or when the wait was canceled (err says so).  The
+ * difference goes to diff, whose arrays have room for the limits
+ * (kdg_rows_diff), and the copy's size to *ntree.  The copy is a tree of
+ * dim that only the GPU can search (kdtree.h).  When refs is given (room
+ * for n + max_gone), the tree's references (ranks in node order) are
+ * copied there.
  */
 KdGpuTree *
-kdg_service_find(const uint64 *key, const uint64 *rows, int64 n, int64 ntree,
-				 int dim, uint64 *refs, int64 max_gone, int64 max_added,
-				 KdgDiff *diff, KdError *err)
+kdg_service_find(const uint64 *key, const uint64 *rows, const double *points,
+				 int64 n, int64 *ntree, int dim, uint64 *refs, int64 max_gone,
+				 int64 max_added, KdgDiff *diff, KdError *err)
 {
 	Size		head = MAXALIGN(sizeof(KdgCall));
 	Size		bytes = sizeof(uint64) * n;
-	Size		refbytes = refs ? sizeof(uint64) * ntree : 0;
+	Size		pbytes = points ? sizeof(double) * dim * n : 0;
+	Size		refbytes = refs ? sizeof(uint64) * (n + max_gone) : 0;
 	Size		diffbytes = sizeof(uint64) * (max_gone + max_added);
 	dsm_segment *seg;
 	KdgCall    *call;
 	KdExec		exec;
 	KdGpuTree  *g = NULL;
 
-	seg = call_begin(head + MAXALIGN(bytes) + MAXALIGN(refbytes) + diffbytes,
-					 KDG_OP_ACQUIRE, &call, err);
+	seg = call_begin(head + MAXALIGN(bytes) + MAXALIGN(pbytes) + MAXALIGN(refbytes) +
+					 diffbytes, KDG_OP_ACQUIRE, &call, err);
 	if (seg == NULL)
 		return NULL;
 	memcpy(call->key, key, sizeof(call->key));
+	call->any_version = *ntree < 0;
 	call->n = n;
-	call->ntree = ntree;
+	call->dim = dim;
+	call->ntree = *ntree;
 	call->max_gone = max_gone;
 	call->max_added = max_added;
 	call->in1 = head;
-	call->out = refs ? head + MAXALIGN(bytes) : 0;
-	call->diff = head + MAXALIGN(bytes) + MAXALIGN(refbytes);
+	call->points = points ? head + MAXALIGN(bytes) : 0;
+	call->out = refs ? head + MAXALIGN(bytes) + MAXALIGN(pbytes) : 0;
+	call->diff = head + MAXALIGN(bytes) + MAXALIGN(pbytes) + MAXALIGN(refbytes);
 	kdg_parallel_copy((char *) call + head, rows, bytes);
+	if (points)
+		kdg_parallel_copy((char *) call + call->points, points, pbytes);
 	kdg_exec_prepare(&exec);
 	if (call_run(seg, call, &exec, err) == KD_OK && !call->missing)
 	{
 		const uint64 *gone = (const uint64 *) ((char *) call + call->diff);
 
-		g = handle_new(call, NULL, ntree, dim, true);
+		*ntree = call->ntree;
+		g = handle_new(call, NULL, call->ntree, dim, true);
 		if (refs)
-			kdg_parallel_copy(refs, (char *) call + call->out, refbytes);
+			kdg_parallel_copy(refs, (char *) call + call->out,
+							  sizeof(uint64) * call->ntree);
 		diff->ngone = call->ngone;
 		diff->nadded = call->nadded;
 		memcpy(diff->gone, gone, sizeof(uint64) * call->ngone);
@@ -734,16 +745,18 @@ kdg_service_find(const uint64 *key, const uint64 *rows, int64 n, int64 ntree,
 }
 
 /*
- * Give the service the rows (TIDs in rank order) and references (ranks in
- * node order) of the named tree whose copy g is, unless it keeps them
- * already; a failure only means that later calls read the tree again.
+ * Give the service the rows (TIDs in rank order), references (ranks in node
+ * order) and, for a tree built from rows read, the rows' points (in rank
+ * order) of the named tree whose copy g is, unless it keeps them already;
+ * a failure only means that later calls read the tree again.
  */
 void
 kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, const uint64 *refs,
-					  int64 n)
+					  const double *points, int64 n)
 {
 	Size		head = MAXALIGN(sizeof(KdgCall));
 	Size		bytes = sizeof(uint64) * n;
+	Size		pbytes = points ? sizeof(double) * g->dim * n : 0;
 	dsm_segment *seg;
 	KdgCall    *call;
 	KdExec		exec;
@@ -753,15 +766,20 @@ kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, const uint64 *refs,
 	service_state(&epoch);
 	if (g == NULL || !g->shared || g->has_rows || g->epoch != epoch)
 		return;
-	if ((seg = call_begin(head + MAXALIGN(bytes) + bytes, KDG_OP_ROWS, &call, &err)) == NULL)
+	if ((seg = call_begin(head + 2 * MAXALIGN(bytes) + pbytes, KDG_OP_ROWS, &call,
+						  &err)) == NULL)
 		return;
 	call->resident = g->resident;
 	call->version = g->version;
 	call->n = n;
+	call->dim = g->dim;
 	call->in1 = head;
 	call->in2 = head + MAXALIGN(bytes);
+	call->points = points ? head + 2 * MAXALIGN(bytes) : 0;
 	kdg_parallel_copy((char *) call + call->in1, rows, bytes);
 	kdg_parallel_copy((char *) call + call->in2, refs, bytes);
+	if (points)
+		kdg_parallel_copy((char *) call + call->points, points, pbytes);
 	kdg_exec_prepare(&exec);
 	if (call_run(seg, call, &exec, &err) == KD_OK)
 		g->has_rows = true;

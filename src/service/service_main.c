@@ -59,7 +59,11 @@ static uint64 *rows[KDG_RESIDENT_MAX];	/* per entry: its rows (TIDs in rank
 										 * order), or NULL */
 static uint64 *ranks[KDG_RESIDENT_MAX]; /* and its references (ranks in node
 										 * order), with the rows */
+static double *points[KDG_RESIDENT_MAX];	/* and, for a tree built from a
+											 * call's rows, their coordinates
+											 * in rank order */
 static bool busy[KDG_RESIDENT_MAX]; /* per entry: a device thread searches it */
+static uint64 built_versions;	/* versions given to trees built from rows */
 static bool *seen;				/* per slot: next_slot looked at it */
 static bool fatal;				/* a GPU error was met: exit once idle */
 static volatile bool stopping;	/* the service exits: calls are to stop */
@@ -91,8 +95,10 @@ entry_free(int i)
 	splits[i] = NULL;
 	free(rows[i]);
 	free(ranks[i]);
+	free(points[i]);
 	rows[i] = NULL;
 	ranks[i] = NULL;
+	points[i] = NULL;
 	SpinLockAcquire(&kdg_service->mutex);
 	kdg_service->memory_used -= e->bytes;
 	for (int d = 0; d < KDG_MAX_DEVICES; d++)
@@ -140,11 +146,11 @@ entry_lru(int except, int device)
 }
 
 /*
- * The shared entry named key, or -1: of several copies (replicas), one
- * that keeps the tree's rows.
+ * The shared entry named key (with any_version, whatever its key[2]), or
+ * -1: of several copies (replicas), one that keeps the tree's rows.
  */
 static int
-entry_named(const uint64 *key)
+entry_named(const uint64 *key, bool any_version)
 {
 	int			found = -1;
 
@@ -153,7 +159,8 @@ entry_named(const uint64 *key)
 		KdgResident *e = &kdg_service->resident[i];
 
 		if (e->used && e->shared && !e->drop &&
-			memcmp(e->key, key, sizeof(e->key)) == 0 &&
+			e->key[0] == key[0] && e->key[1] == key[1] && e->key[3] == key[3] &&
+			(any_version || e->key[2] == key[2]) &&
 			(found < 0 || (rows[i] != NULL && rows[found] == NULL)))
 			found = i;
 	}
@@ -522,20 +529,30 @@ call_spreads(const KdgCall *call)
 
 /*
  * Whether entry e keeps its rows and an ACQUIRE call's rows differ from
- * them within the call's limits; the difference goes to the call's diff
- * area (gone ranks, then added ordinals) and counts.
+ * them within the call's limits (by TID, and by point too where the entry
+ * keeps its rows' points: the call must then send its own); the difference
+ * goes to the call's diff area (gone ranks, then added ordinals) and
+ * counts, and the copy's points to ntree.
  */
 static bool
 call_rows_fit(int e, KdgCall *call)
 {
 	char	   *base = (char *) call;
 	uint64	   *gone = (uint64 *) (base + call->diff);
+	const KdgResident *r = &kdg_service->resident[e];
+	KdgRowsView tv = {rows[e], 1, points[e], r->dim, r->n};
+	KdgRowsView cv = {(uint64 *) (base + call->in1), 1,
+	call->points ? (double *) (base + call->points) : NULL, call->dim, call->n};
+	KdgDiff		diff = {0, gone, 0, gone + call->max_gone};
 
-	if (rows[e] == NULL || kdg_service->resident[e].n != call->ntree)
+	if (rows[e] == NULL || (call->ntree >= 0 && r->n != call->ntree) ||
+		(points[e] && (call->points == 0 || call->dim != r->dim)) ||
+		!kdg_rows_diff(&tv, &cv, r->dim, call->max_gone, call->max_added, &diff))
 		return false;
-	return kdg_rows_diff(rows[e], call->ntree, (uint64 *) (base + call->in1),
-						 call->n, 1, call->max_gone, call->max_added,
-						 gone, &call->ngone, gone + call->max_gone, &call->nadded);
+	call->ngone = diff.ngone;
+	call->nadded = diff.nadded;
+	call->ntree = r->n;
+	return true;
 }
 
 /*
@@ -569,7 +586,9 @@ serve(KdgCall *call, int i, KdRangeResult *range)
 	switch (call->op)
 	{
 		case KDG_OP_ACQUIRE:
-			e = entry_named(call->key);
+			/* a tree built from rows read is found only by its rows */
+			e = call->key[3] == KDG_KEY_BUILT + 1 && !call->any_version ? -1 :
+				entry_named(call->key, call->any_version);
 			if (e >= 0 && call->in1 && !call_rows_fit(e, call))
 				e = -1;
 			call->missing = e < 0;
@@ -591,24 +610,34 @@ serve(KdgCall *call, int i, KdRangeResult *range)
 				kdg_service->resident[e].version == call->version && rows[e] == NULL &&
 				kdg_service->resident[e].n == call->n)
 			{
+				Size		pbytes = sizeof(double) * call->dim * Max(call->n, 1);
+
 				rows[e] = malloc(sizeof(uint64) * Max(call->n, 1));
 				ranks[e] = malloc(sizeof(uint64) * Max(call->n, 1));
-				if (rows[e] && ranks[e])
+				points[e] = call->points ? malloc(pbytes) : NULL;
+				if (rows[e] && ranks[e] && (points[e] || !call->points))
 				{
 					memcpy(rows[e], base + call->in1, sizeof(uint64) * call->n);
 					memcpy(ranks[e], base + call->in2, sizeof(uint64) * call->n);
+					if (call->points)
+						memcpy(points[e], base + call->points, pbytes);
 				}
 				else
 				{
 					free(rows[e]);
 					free(ranks[e]);
+					free(points[e]);
 					rows[e] = ranks[e] = NULL;
+					points[e] = NULL;
 				}
 			}
 			break;
 		case KDG_OP_UPLOAD:
 			t = call_tree(call);
-			if ((e = entry_named(call->key)) >= 0)
+			/* each tree built from rows read is a version of its own */
+			if (call->key[3] == KDG_KEY_BUILT + 1)
+				t.key[2] = ++built_versions;
+			if ((e = entry_named(t.key, false)) >= 0)
 			{
 				call->resident_out = e;
 				call->version_out = kdg_service->resident[e].version;

@@ -81,21 +81,22 @@ $node->safe_psql('postgres', q{
 
 	-- rows of kd_knn_join(rel, 'q', k) that a sequential scan's
 	-- ORDER BY <->, ctid does not give, and the other way round
-	CREATE FUNCTION join_mismatches(rel regclass, k int) RETURNS bigint LANGUAGE plpgsql AS $$
+	CREATE FUNCTION join_mismatches(rel regclass, k int, qrel regclass DEFAULT 'q')
+	RETURNS bigint LANGUAGE plpgsql AS $$
 	DECLARE n bigint;
 	BEGIN
 		PERFORM set_config('enable_indexscan', 'off', true);
 		PERFORM set_config('enable_bitmapscan', 'off', true);
 		EXECUTE format($q$
-			WITH kd AS (SELECT query_ctid, nn_ctid, distance, rank FROM kd_knn_join(%1$L, 'q', %2$s)),
+			WITH kd AS (SELECT query_ctid, nn_ctid, distance, rank FROM kd_knn_join(%1$L, %3$L, %2$s)),
 			     bf AS (SELECT q.ctid AS query_ctid, s.c AS nn_ctid, s.d AS distance,
 			                   s.r::int AS rank
-			              FROM q, LATERAL (SELECT t.ctid c, t.p <-> q.p d,
+			              FROM %3$s q, LATERAL (SELECT t.ctid c, t.p <-> q.p d,
 			                                      row_number() OVER (ORDER BY t.p <-> q.p, t.ctid) r
 			                                 FROM %1$s t ORDER BY t.p <-> q.p, t.ctid LIMIT %2$s) s)
 			SELECT (SELECT count(*) FROM (SELECT * FROM kd EXCEPT ALL SELECT * FROM bf) a) +
 			       (SELECT count(*) FROM (SELECT * FROM bf EXCEPT ALL SELECT * FROM kd) b)$q$,
-			rel, k) INTO n;
+			rel, k, qrel) INTO n;
 		RETURN n;
 	END $$;
 
@@ -224,7 +225,8 @@ $node->safe_psql('postgres', q{
 	DELETE FROM grow WHERE ctid IN (SELECT ctid FROM grow WHERE tag = 0 ORDER BY random() LIMIT 100);
 	UPDATE grow SET tag = 2 WHERE ctid IN (SELECT ctid FROM grow WHERE tag = 0 ORDER BY random() LIMIT 50);
 });
-my $grow_copy = q{SELECT count(*), min(loaded_at) FROM kd_resident WHERE index = 'grow_p'::regclass};
+my $grow_copy = q{SELECT count(*), min(loaded_at) FROM kd_resident
+	WHERE index = 'grow_p'::regclass AND flavour = 'ranked'};
 my $grow1 = $node->safe_psql('postgres', $grow_copy);
 ($rc, $out, $err) = $node->psql('postgres', q{
 	SET client_min_messages = debug1;
@@ -254,7 +256,8 @@ $node->safe_psql('postgres', q{
 	CREATE TABLE freed AS SELECT ctid AS tid FROM dead WHERE random() < 0.02;
 	DELETE FROM dead WHERE ctid IN (SELECT tid FROM freed);
 });
-my $dead_copy = q{SELECT string_agg(format('%s:%s', loaded_at, relfilenode), ',') FROM kd_resident WHERE index = 'dead_p'::regclass};
+my $dead_copy = q{SELECT string_agg(format('%s:%s', loaded_at, relfilenode), ',') FROM kd_resident
+	WHERE index = 'dead_p'::regclass AND flavour = 'ranked'};
 my $dead1 = $node->safe_psql('postgres', $dead_copy);
 $node->safe_psql('postgres', q{
 	SET maintenance_work_mem = '1MB';
@@ -279,6 +282,54 @@ cmp_ok(scalar(@searched), '>=', 3, 'the calls searched the index\'s tree');
 is(scalar(@beside), 2 * scalar(@searched), 'each of them the copy VACUUM made, beside the rows changed since');
 is($node->safe_psql('postgres', $dead_copy), $dead2, 'which no call replaced');
 $node->safe_psql('postgres', 'DROP TABLE dead, freed');
+
+# an index built as several trees within maintenance_work_mem has no tree
+# that can stand in for the table's rows: a call builds one, and the
+# service keeps it as the index's copy built from the rows read; later
+# calls, from any session, search it beside the rows changed since,
+# compared by TID and point, since such a copy outlives its TIDs: here
+# HOT versions it holds die, pruning frees their TIDs, and new rows with
+# other points take them
+$node->safe_psql('postgres', q{
+	CREATE TABLE forest (p point, tag int) WITH (fillfactor = 50, autovacuum_enabled = false);
+	INSERT INTO forest SELECT point(random() * 100, random() * 100), 0 FROM generate_series(1, 40000);
+	SET maintenance_work_mem = '1MB';
+	CREATE INDEX forest_p ON forest USING kdgpu (p);
+	UPDATE forest SET tag = 1 WHERE ctid IN (SELECT ctid FROM forest ORDER BY random() LIMIT 300);
+	CREATE TABLE hot_tids AS SELECT ctid AS tid, p FROM forest WHERE tag = 1;
+});
+cmp_ok($node->safe_psql('postgres', q{SELECT trees FROM kd_index_stats('forest_p')}), '>', 1,
+	'the index is several trees');
+($rc, $out, $err) = $node->psql('postgres', q{
+	SET client_min_messages = debug1;
+	SELECT join_mismatches('forest', 5)});
+is($out, '0', 'a join on the forest index\'s table equals a sequential scan');
+is($node->safe_psql('postgres', q{SELECT string_agg(flavour, ',') FROM kd_resident WHERE index = 'forest_p'::regclass}),
+	'built', 'the service keeps the tree the join built as the index\'s');
+$node->safe_psql('postgres', q{
+	UPDATE forest SET tag = 2 WHERE tag = 1;
+	SET maintenance_work_mem = '1MB';
+	VACUUM forest;
+	ALTER TABLE forest SET (fillfactor = 100);
+	INSERT INTO forest SELECT point(random() * 100, random() * 100), 3 FROM generate_series(1, 2000);
+});
+my $reused = $node->safe_psql('postgres', q{SELECT count(*) FROM forest WHERE tag = 3 AND ctid IN (SELECT tid FROM hot_tids)});
+cmp_ok($reused, '>', 0, "new rows took TIDs the kept tree holds, with other points ($reused)");
+# queries at those rows' old and new points
+$node->safe_psql('postgres', q{
+	CREATE TABLE reused_q AS SELECT p FROM forest WHERE tag = 3 AND ctid IN (SELECT tid FROM hot_tids)
+		UNION ALL SELECT h.p FROM hot_tids h JOIN forest f ON f.ctid = h.tid AND f.tag = 3;
+});
+($rc, $out, $err) = $node->psql('postgres', q{
+	SET client_min_messages = debug1;
+	SELECT join_mismatches('forest', 5);
+	SELECT join_mismatches('forest', 3, 'reused_q');
+	SELECT all_knn_mismatches(4, 'forest');
+	SELECT range_mismatches(3.5, 'forest')});
+is($out, "0\n0\n0\n0", 'joins (at the reused TIDs\' old and new points too), All-kNN and range in a new session equal sequential scans');
+like($err, qr/searching the GPU service's copy of the tree built from the rows of index "forest_p" beside \d+ rows added since, without \d+ gone/,
+	'the join searched the kept tree beside the rows changed since');
+$node->safe_psql('postgres', 'DROP TABLE forest, hot_tids, reused_q');
 
 # many sessions at once, each checking its answers: joins, All-kNN and
 # range queries on two indexes
