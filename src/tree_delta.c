@@ -12,9 +12,12 @@
  * (kdg_rows_diff) finds the tree's rows the function does not hold ("gone":
  * deleted, updated, or not visible to its snapshot) and the function's rows
  * the tree does not hold ("added": inserted since, or updated).  A TID names
- * one tuple version, and so one point, while the tree marks no row dead
- * (index_tree.c checks that), so every other row is the same row in both,
- * and its rank maps to its ordinal (rank_ord) preserving order.
+ * one tuple version, and so one point, until it is freed and reused: an
+ * index tree's TIDs are freed only after VACUUM has marked them dead in it,
+ * which the trees' and copies' names follow, and the rows of a tree built
+ * from rows read are compared by point too (index_tree.c).  So every other
+ * row is the same row in both, and its rank maps to its ordinal (rank_ord)
+ * preserving order.
  *
  * The searches then run on both trees and merge:
  *
