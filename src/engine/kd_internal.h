@@ -51,6 +51,13 @@ kd_within_radius(double d2, double r2max, double r)
 /* kd_parallel.c */
 extern bool kd_interrupted(KdExec *exec);
 
+/* kd_parallel.c: one item per thread, each driving a device */
+#define KD_PARALLEL_MAX_DEVICES 16
+typedef KdStatus (*KdDeviceFn) (void *arg, int item, const KdExec *exec,
+								KdError *err);
+extern KdStatus kd_parallel_devices(KdExec *exec, int n, KdDeviceFn fn,
+									void *arg, KdError *err);
+
 /* kd_build.c */
 extern KdStatus kd_build_top(const double *points, const uint64_t *refs,
 							 int64_t n, int dim, int levels, KdTree *tree,

@@ -1,6 +1,7 @@
 /*
  * kd_parallel.c
- *	  A parallel loop over item ranges for batch work on the CPU.
+ *	  A parallel loop over item ranges for batch work on the CPU, and work
+ *	  on several GPUs at once, a thread driving each.
  *
  * Workers (pthreads) and the calling thread take chunks of items from a
  * shared counter until none are left.  Only the calling thread polls the
@@ -8,9 +9,16 @@
  * worker thread (PostgreSQL's interrupt flags are the caller's business).
  * When it asks to stop, no further chunks are handed out and the loop
  * returns KD_ERR_CANCELED once the chunks in flight are done.
+ *
+ * kd_parallel_devices runs one item per thread, each driving a device (the
+ * GPU object's device selection holds per calling thread, and each device
+ * takes one caller at a time, kd_gpu_abi.h), with the caller's plan less
+ * its interrupt callback and GPU times of its own: kd_split.c's parts and
+ * kd_replicas.c's copies use it.
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kd_internal.h"
 
@@ -103,4 +111,69 @@ kd_parallel_for(KdExec *exec, int64_t nitems, int64_t chunk,
 	if (canceled)
 		return kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
 	return KD_OK;
+}
+
+/* What kd_parallel_devices shares with its threads. */
+typedef struct KdDevices
+{
+	KdDeviceFn	fn;
+	void	   *arg;
+	KdExec		exec[KD_PARALLEL_MAX_DEVICES];
+	KdGpuTimes	times[KD_PARALLEL_MAX_DEVICES];
+	KdStatus	st[KD_PARALLEL_MAX_DEVICES];
+	KdError		err[KD_PARALLEL_MAX_DEVICES];
+} KdDevices;
+
+/* Parallel body: items [begin, end), each with its own plan and error. */
+static void
+devices_body(void *arg, int64_t begin, int64_t end)
+{
+	KdDevices  *d = arg;
+
+	for (int64_t i = begin; i < end; i++)
+		d->st[i] = d->fn(d->arg, (int) i, &d->exec[i], &d->err[i]);
+}
+
+/*
+ * Run fn on items 0 .. n - 1 at once, one thread each (n at most
+ * KD_PARALLEL_MAX_DEVICES), each with the caller's plan less its interrupt
+ * callback.  The first failure is returned; the items' GPU times are added
+ * to the caller's, and exec->used_gpu is set when every item succeeded.
+ */
+KdStatus
+kd_parallel_devices(KdExec *exec, int n, KdDeviceFn fn, void *arg,
+					KdError *err)
+{
+	KdDevices	d;
+	KdExec		loop = *exec;
+	KdStatus	st;
+
+	if (n < 1 || n > KD_PARALLEL_MAX_DEVICES)
+		return kd_set_error(err, KD_ERR_ARG, -1, "%d devices to drive at once (1 to %d)",
+							n, KD_PARALLEL_MAX_DEVICES);
+	d.fn = fn;
+	d.arg = arg;
+	for (int i = 0; i < n; i++)
+	{
+		d.exec[i] = *exec;
+		d.exec[i].interrupt = NULL;
+		d.exec[i].times = &d.times[i];
+		memset(&d.times[i], 0, sizeof(d.times[i]));
+		d.st[i] = KD_OK;
+	}
+	loop.threads = n;
+	st = kd_parallel_for(&loop, n, 1, devices_body, &d, err);
+	for (int i = 0; i < n; i++)
+	{
+		if (exec->times)
+			exec->times->kernel_ms += d.times[i].kernel_ms;
+		if (st == KD_OK && d.st[i] != KD_OK)
+		{
+			*err = d.err[i];
+			st = d.st[i];
+		}
+	}
+	if (st == KD_OK)
+		exec->used_gpu = true;
+	return st;
 }

@@ -50,7 +50,7 @@
 #include "kd_internal.h"
 
 /* devices a split copy uses, at most, and its parts: 2^5 */
-#define KD_SPLIT_MAX_DEVICES 16
+#define KD_SPLIT_MAX_DEVICES KD_PARALLEL_MAX_DEVICES
 #define KD_SPLIT_MAX_PARTS 32
 
 /* queries of All-kNN's cross-part rounds at a time (host memory) */
@@ -148,62 +148,32 @@ struct DeviceWork
 	KdSplitCopy *split;
 	PartFn		fn;
 	void	   *arg;
-	KdExec		exec[KD_SPLIT_MAX_DEVICES];
-	KdGpuTimes	times[KD_SPLIT_MAX_DEVICES];
-	KdStatus	st[KD_SPLIT_MAX_DEVICES];
-	KdError		err[KD_SPLIT_MAX_DEVICES];
 };
 
-/* Parallel body: devices [begin, end) each run fn on their parts in turn. */
-static void
-device_body(void *arg, int64_t begin, int64_t end)
+/* KdDeviceFn: device d runs fn on its parts in turn. */
+static KdStatus
+device_parts(void *arg, int d, const KdExec *exec, KdError *err)
 {
 	DeviceWork *w = arg;
+	KdStatus	st = KD_OK;
 
-	for (int64_t d = begin; d < end; d++)
-		for (int p = 0; p < w->split->nparts && w->st[d] == KD_OK; p++)
-			if (w->split->parts[p].device == d)
-				w->st[d] = w->fn(w, p, &w->exec[d], &w->err[d]);
+	for (int p = 0; p < w->split->nparts && st == KD_OK; p++)
+		if (w->split->parts[p].device == d)
+			st = w->fn(w, p, exec, err);
+	return st;
 }
 
 /*
- * Run fn on every part with one thread per device; the first failure is
- * returned.  GPU times are added to the caller's.
+ * Run fn on every part with one thread per device (kd_parallel_devices);
+ * the first failure is returned.  GPU times are added to the caller's.
  */
 static KdStatus
 on_devices(KdSplitCopy *split, PartFn fn, void *arg, KdExec *exec,
 		   KdError *err)
 {
-	DeviceWork	w;
-	KdExec		loop = *exec;
-	KdStatus	st;
+	DeviceWork	w = {split, fn, arg};
 
-	w.split = split;
-	w.fn = fn;
-	w.arg = arg;
-	for (int d = 0; d < split->ndevices; d++)
-	{
-		w.exec[d] = *exec;
-		w.exec[d].interrupt = NULL;
-		w.exec[d].times = &w.times[d];
-		memset(&w.times[d], 0, sizeof(w.times[d]));
-		w.st[d] = KD_OK;
-	}
-	loop.threads = split->ndevices;
-	st = kd_parallel_for(&loop, split->ndevices, 1, device_body, &w, err);
-	for (int d = 0; d < split->ndevices; d++)
-	{
-		if (exec->times)
-			exec->times->kernel_ms += w.times[d].kernel_ms;
-		if (st == KD_OK && w.st[d] != KD_OK)
-		{
-			*err = w.err[d];
-			st = w.st[d];
-		}
-	}
-	if (st == KD_OK)
-		exec->used_gpu = true;
-	return st;
+	return kd_parallel_devices(exec, split->ndevices, device_parts, &w, err);
 }
 
 /* The calling thread's selected device, to restore after placing parts. */
