@@ -88,8 +88,9 @@ kdg_index_fits(Relation index, const KdSource *src)
  * Read index's metapage (left pinned in *metabuf, for the caller to
  * release) and forest, and choose the tree that may stand in for the
  * source's rows: the largest live tree, of the source's dimension, and of a
- * size that a difference of at most maxdiff rows each way allows.  *tree is then its
- * entry; false when there is none.  Its rows marked dead count as rows the
+ * size that a difference of at most maxdiff rows each way allows.  *tree is
+ * then its entry; false when there is none.  Its rows marked dead count as
+ * rows the
  * source does not hold: their TIDs may have been reused, so the tree's copy
  * must have been made with as many marked (the cache's and the service's
  * names of a tree include the count).
@@ -98,24 +99,8 @@ static bool
 kdg_index_base(Relation index, const KdSource *src, int64 maxdiff,
 			   Buffer *metabuf, KdamMetaPageData *meta, KdamTreeEntry *tree)
 {
-	KdamForest	forest;
-	int			best;
-	bool		ok;
-
-	*metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
-	LockBuffer(*metabuf, BUFFER_LOCK_SHARE);
-	*meta = *kdam_metapage(index, BufferGetPage(*metabuf));
-	kdam_forest_read(index, meta, &forest);
-	LockBuffer(*metabuf, BUFFER_LOCK_UNLOCK);
-	best = kdam_forest_largest(&forest);
-	ok = best >= 0 && meta->dim == src->dim &&
-		forest.trees[best].n - src->n <= maxdiff &&
-		src->n - forest.trees[best].n <= maxdiff;
-	if (ok)
-		*tree = forest.trees[best];
-	if (forest.trees)
-		pfree(forest.trees);
-	return ok;
+	return kdam_largest_tree(index, metabuf, meta, tree) && meta->dim == src->dim &&
+		tree->n - src->n <= maxdiff && src->n - tree->n <= maxdiff;
 }
 
 /* Room for a difference of at most maxdiff rows each way. */
@@ -232,9 +217,7 @@ kdg_index_device_copy(Relation index, const KdSource *src, int64 maxdiff,
 								 0, 0, KDG_KEY_BUILT);
 		points = kdg_source_coords(src);
 	}
-	rows = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < src->n; i++)
-		rows[i] = kdg_row_tid(src, i);
+	rows = kdg_source_tids(src);
 	if (with_refs)
 		refs = palloc_extended(sizeof(uint64) * (src->n + maxdiff), MCXT_ALLOC_HUGE);
 	kdg_diff_alloc(&diff, maxdiff);
@@ -360,11 +343,7 @@ kdg_index_tree(const KdSource *src, int64 work, bool all_knn, Oid *fitting)
 	 * engine's usual choice.
 	 */
 	if (kdg_gpu_wanted(work) && kdg_service_serving())
-	{
-		if (kd_gpu_upload(&t->ranked->tree, &exec, &err) == KD_OK)
-			kdg_service_give_rows(t->ranked->tree.gpu, t->ranked->tids,
-								  t->ranked->tree.refs, NULL, t->ranked->tree.n);
-	}
+		(void) kdam_ranked_share(t->ranked, &exec, &err);
 	else if (exec.device != KD_DEVICE_CPU &&
 			 kdam_cache_keep_on_gpu(t, false, &exec, &err) != KD_OK)
 		elog(DEBUG1, "kdgpu: index tree not uploaded: %s", err.message);
@@ -403,9 +382,7 @@ kdg_index_keep_built(const KdSource *src, KdTree *tree, int64 work, Oid fitting)
 	kdg_exec_prepare(&exec);
 	if (kd_gpu_upload(tree, &exec, &err) != KD_OK)
 		return;
-	rows = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < src->n; i++)
-		rows[i] = kdg_row_tid(src, i);
+	rows = kdg_source_tids(src);
 	points = kdg_source_coords(src);
 	kdg_service_give_rows(tree->gpu, rows, tree->refs, points, src->n);
 	pfree(points);
@@ -440,7 +417,6 @@ kdg_index_tree_load(const KdSource *src, Oid *indexoid)
 		ereport(NOTICE,
 				(errmsg("kdgpu: the tree stays on the CPU: %s", err.message)));
 	else if (kdg_service_in_use())
-		kdg_service_give_rows(t->ranked->tree.gpu, t->ranked->tids,
-							  t->ranked->tree.refs, NULL, t->ranked->tree.n);
+		(void) kdam_ranked_share(t->ranked, &exec, &err);
 	return found;
 }

@@ -354,6 +354,7 @@ extern void kdg_source_check_query(const KdSource *src, KdPointType qtype,
 								  Oid argtype, const char *arg);
 extern void kdg_source_check_dims(const KdSource *src, const KdSource *other);
 extern double *kdg_source_coords(const KdSource *src);
+extern uint64 *kdg_source_tids(const KdSource *src);
 
 /* engine_call.c */
 extern char kdg_last_run[512];

@@ -489,6 +489,17 @@ kdg_source_coords(const KdSource *src)
 	return coords;
 }
 
+/* The packed TIDs of a source's rows, in ordinal order, palloc'd. */
+uint64 *
+kdg_source_tids(const KdSource *src)
+{
+	uint64	   *tids = palloc_extended(sizeof(uint64) * Max(src->n, 1), MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < src->n; i++)
+		tids[i] = kdg_row_tid(src, i);
+	return tids;
+}
+
 /* Read the visible points of an opened source, in ctid order. */
 void
 kdg_source_read(KdSource *src)

@@ -444,7 +444,8 @@ extern void kdam_retired_read(Relation index, const KdamMetaPageData *meta,
 extern BlockNumber kdam_forest_write(Relation index, const KdamForest *forest,
 									 bool wal, BlockNumber *tail);
 extern void kdam_forest_add(KdamForest *forest, const KdamTreeEntry *entry);
-extern int	kdam_forest_largest(const KdamForest *forest);
+extern bool kdam_largest_tree(Relation index, Buffer *metabuf,
+							  KdamMetaPageData *meta, KdamTreeEntry *entry);
 extern void kdam_tree_box(const double *coords, int64 n, int dim, double *box);
 extern void kdam_free_tree_pages(Relation index, const KdamTreeEntry *entry);
 
@@ -591,6 +592,8 @@ extern void kdam_cache_usage(int *trees, int *on_gpu, Size *gpu_bytes);
 /* kdam_ranked.c */
 extern KdamRankedTree *kdam_ranked_get(KdamTree *t);
 extern Size kdam_ranked_gpu_bytes(const KdamRankedTree *ranked);
+extern KdStatus kdam_ranked_share(KdamRankedTree *ranked, KdExec *exec,
+								  KdError *err);
 
 /* kdam_postgis.c */
 extern KdPointType kdam_postgis_index_type(Relation index, KdPointType type);

@@ -406,45 +406,29 @@ kdam_cache_refresh_service(Relation index)
 {
 	Buffer		metabuf;
 	KdamMetaPageData meta;
-	KdamForest	forest;
 	KdamTreeEntry entry;
 	uint64		key[4];
-	KdamTree   *t;
+	KdamTree   *t = NULL;
 	KdExec		exec;
 	KdError		err;
-	int			best;
 
 	if (!kdg_service_serving() ||
 		!kdg_service_holds_index(MyDatabaseId, RelationGetRelid(index)))
 		return;
-	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	meta = *kdam_metapage(index, BufferGetPage(metabuf));
-	kdam_forest_read(index, &meta, &forest);
-	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-	best = kdam_forest_largest(&forest);
-	if (best >= 0)
+	if (kdam_largest_tree(index, &metabuf, &meta, &entry) && meta.dim > 0)
 	{
-		entry = forest.trees[best];
 		kdg_service_key_of_index(key, RelationGetRelid(index), index->rd_node.relNode,
 								 entry.tree_id, entry.ndead, KDG_KEY_RANKED);
+		if (!kdg_service_holds(key))
+			t = kdam_cache_get(index, &meta, &entry);
 	}
-	if (best < 0 || meta.dim == 0 || kdg_service_holds(key))
-	{
-		ReleaseBuffer(metabuf);
-		return;
-	}
-	t = kdam_cache_get(index, &meta, &entry);
 	ReleaseBuffer(metabuf);
+	if (t == NULL)
+		return;
 	kdg_exec_prepare(&exec);
-	if (kdam_ranked_get(t) != NULL &&
-		kd_gpu_upload(&t->ranked->tree, &exec, &err) == KD_OK)
-	{
-		kdg_service_give_rows(t->ranked->tree.gpu, t->ranked->tids,
-							  t->ranked->tree.refs, NULL, t->ranked->tree.n);
+	if (kdam_ranked_get(t) != NULL && kdam_ranked_share(t->ranked, &exec, &err) == KD_OK)
 		elog(DEBUG1, "kdgpu: VACUUM gave the GPU service the new tree of index \"%s\"",
 			 RelationGetRelationName(index));
-	}
 	kdam_cache_release(t);
 }
 

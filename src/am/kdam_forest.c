@@ -190,18 +190,31 @@ kdam_forest_add(KdamForest *forest, const KdamTreeEntry *entry)
 }
 
 /*
- * The forest's largest tree (the first of equals), the one the kd_*
- * functions search (index_tree.c); -1 when there is none.
+ * Read index's metapage (left pinned in *metabuf, for the caller to
+ * release) and live trees, and put the largest one (the first of equals),
+ * the one the kd_* functions search (index_tree.c), in *entry; false when
+ * there is none.
  */
-int
-kdam_forest_largest(const KdamForest *forest)
+bool
+kdam_largest_tree(Relation index, Buffer *metabuf, KdamMetaPageData *meta,
+				  KdamTreeEntry *entry)
 {
+	KdamForest	forest;
 	int			best = -1;
 
-	for (int i = 0; i < forest->n; i++)
-		if (best < 0 || forest->trees[i].n > forest->trees[best].n)
+	*metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	LockBuffer(*metabuf, BUFFER_LOCK_SHARE);
+	*meta = *kdam_metapage(index, BufferGetPage(*metabuf));
+	kdam_forest_read(index, meta, &forest);
+	LockBuffer(*metabuf, BUFFER_LOCK_UNLOCK);
+	for (int i = 0; i < forest.n; i++)
+		if (best < 0 || forest.trees[i].n > forest.trees[best].n)
 			best = i;
-	return best;
+	if (best >= 0)
+		*entry = forest.trees[best];
+	if (forest.trees)
+		pfree(forest.trees);
+	return best >= 0;
 }
 
 /* The bounding box of n points (low corner, then high) into box. */

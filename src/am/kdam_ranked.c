@@ -89,7 +89,6 @@ kdam_ranked_get(KdamTree *t)
 	TidNode    *pairs;
 	TidNode    *tmp;
 	MemoryContextCallback *cb;
-
 	int64		ndead = 0;
 	int64		nlive;
 
@@ -138,6 +137,22 @@ kdam_ranked_get(KdamTree *t)
 	MemoryContextRegisterResetCallback(cxt, cb);
 	t->ranked = ranked;
 	return ranked;
+}
+
+/*
+ * Upload a ranked tree's copy (unless it has one) and give the GPU service
+ * its rows and references, so that calls from any session find it by its
+ * rows (index_tree.c).
+ */
+KdStatus
+kdam_ranked_share(KdamRankedTree *ranked, KdExec *exec, KdError *err)
+{
+	KdStatus	st = kd_gpu_upload(&ranked->tree, exec, err);
+
+	if (st == KD_OK)
+		kdg_service_give_rows(ranked->tree.gpu, ranked->tids, ranked->tree.refs,
+							  NULL, ranked->tree.n);
+	return st;
 }
 
 /* Bytes of device memory a ranked tree's tree takes. */
