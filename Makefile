@@ -22,7 +22,7 @@
 EXTENSION = kdgpu kdgpu_postgis
 MODULE_big = kdgpu
 DATA = kdgpu--0.1.sql kdgpu--0.2.sql kdgpu--0.1--0.2.sql kdgpu--0.2--0.3.sql \
-	kdgpu--0.3--0.4.sql kdgpu--0.4--0.5.sql \
+	kdgpu--0.3--0.4.sql kdgpu--0.4--0.5.sql kdgpu--0.5--0.6.sql \
 	kdgpu_postgis--0.1.sql kdgpu_postgis--0.2.sql kdgpu_postgis--0.1--0.2.sql \
 	kdgpu_postgis--0.2--0.3.sql
 PGFILEDESC = "kdgpu - exact kd-tree neighbour search on GPU and CPU"

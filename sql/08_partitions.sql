@@ -36,4 +36,63 @@ EXPLAIN (COSTS OFF) SELECT id FROM grid ORDER BY p <-> point(1, 1) LIMIT 3;
 SELECT id, p <-> point(1, 1) AS d FROM grid ORDER BY p <-> point(1, 1), id LIMIT 3;
 RESET enable_seqscan;
 
+-- kd_all_knn_chunks, the part of a distributed All-kNN a shard answers
+-- (allknn_chunks.c), read here byte by byte: a 36-byte header, then for
+-- each point its row slots (coordinates' bits, packed ctid, key ref), its
+-- number of neighbours and each one's ref and distance bits, big-endian.
+-- Every point and answer equals kd_all_knn_arrays's.
+CREATE FUNCTION chunk_i64(c bytea, o int) RETURNS bigint
+  LANGUAGE sql IMMUTABLE AS $$ SELECT ('x' || encode(substring(c FROM o + 1 FOR 8), 'hex'))::bit(64)::bigint $$;
+CREATE FUNCTION chunk_points(c bytea, keyed bool)
+  RETURNS TABLE(ident text, nn text[], dist_bits text[])
+  LANGUAGE plpgsql AS $$
+DECLARE
+  dim int := ('x' || encode(substring(c FROM 9 FOR 4), 'hex'))::bit(32)::int;
+  npoints int := ('x' || encode(substring(c FROM 33 FOR 4), 'hex'))::bit(32)::int;
+  stride int := dim + 1 + keyed::int;
+  o int := 36;
+  cnt int;
+  ref bigint;
+BEGIN
+  FOR i IN 1 .. npoints LOOP
+    ref := chunk_i64(c, o + 8 * (stride - 1));
+    ident := CASE WHEN keyed THEN (ref # (-9223372036854775807 - 1))::text
+                  ELSE format('(%s,%s)', ref >> 16, ref & 65535) END;
+    o := o + 8 * stride;
+    cnt := ('x' || encode(substring(c FROM o + 1 FOR 4), 'hex'))::bit(32)::int;
+    o := o + 4;
+    nn := '{}';
+    dist_bits := '{}';
+    FOR j IN 1 .. cnt LOOP
+      ref := chunk_i64(c, o);
+      nn := nn || CASE WHEN keyed THEN (ref # (-9223372036854775807 - 1))::text
+                       ELSE format('(%s,%s)', ref >> 16, ref & 65535) END;
+      dist_bits := dist_bits || encode(substring(c FROM o + 9 FOR 8), 'hex');
+      o := o + 16;
+    END LOOP;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+SELECT length(c) AS bytes, encode(substring(c FROM 1 FOR 36), 'hex') AS header
+FROM (SELECT kd_all_knn_chunks('grid', 'p', 2, 'id', false) c) s;
+SELECT count(*) AS points,
+       count(*) FILTER (WHERE (ident, nn, dist_bits) NOT IN
+         (SELECT query_key::text, nn_keys::text[],
+                 ARRAY(SELECT encode(float8send(d), 'hex') FROM unnest(distances) d)
+          FROM kd_all_knn_arrays('grid', 2, 'id'))) AS differing
+FROM (SELECT (chunk_points(c, true)).* FROM (SELECT kd_all_knn_chunks('grid', 'p', 2, 'id', false) c) s) x;
+CREATE TABLE grid_plain AS SELECT * FROM grid;
+SELECT count(*) AS points,
+       count(*) FILTER (WHERE (ident, nn, dist_bits) NOT IN
+         (SELECT query_ctid::text, nn_ctids::text[],
+                 ARRAY(SELECT encode(float8send(d), 'hex') FROM unnest(distances) d)
+          FROM kd_all_knn_arrays('grid_plain', 3, true))) AS differing
+FROM (SELECT (chunk_points(c, false)).* FROM (SELECT kd_all_knn_chunks('grid_plain', 'p', 3, NULL, true) c) s) x;
+-- a partitioned table needs a key; NULL arguments
+SELECT kd_all_knn_chunks('grid', 'p', 2, NULL, false);
+SELECT kd_all_knn_chunks('grid', 'p', NULL, 'id', false);
+DROP TABLE grid_plain;
+DROP FUNCTION chunk_points(bytea, bool);
+DROP FUNCTION chunk_i64(bytea, int);
+
 DROP TABLE grid;

@@ -349,6 +349,7 @@ extern void kdg_source_add(KdSource *src, Datum value, bool isnull,
 						   ItemPointer tid, Datum key, bool keynull);
 extern void kdg_source_sort(KdSource *src);
 extern void kdg_source_set_key(KdSource *src, const char *keyname);
+extern int	kdg_source_stride(const KdSource *src, int dim);
 extern void kdg_sources_spi(KdSource *srcs, const Oid *oids, int n, Oid relid);
 extern void kdg_source_check_query(const KdSource *src, KdPointType qtype,
 								  Oid argtype, const char *arg);
@@ -486,7 +487,20 @@ extern KdAnswer *kdg_remote_answer(const KdTable *t, int leaf, int64 nq,
 								   bool batched, bool distance);
 extern void kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn,
 									int k, bool include_self);
-extern KdAnswer *kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k);
+extern void kdg_remote_all_knn_points(const KdTable *t, int leaf, int k);
+extern void kdg_remote_all_knn_fill(const KdTable *t, int leaf, int k,
+									KdHit *hits, int *count);
+
+/* allknn_chunks.c */
+extern bool kdg_all_knn_chunks_count(KdSource *src, int k,
+									 const char *const *chunks,
+									 const int64 *lens, int nchunks,
+									 int64 *chunk_first);
+extern bool kdg_all_knn_chunks_fill(KdSource *src, int k,
+									const char *const *chunks,
+									const int64 *lens,
+									const int64 *chunk_first, int nchunks,
+									KdHit *hits, int *count);
 
 /* table_search.c */
 extern KdAnswer *kdg_table_knn(const KdTable *t, const double *queries,

@@ -27,9 +27,11 @@
  * points made here (a query table's rows, All-kNN's cross-leaf queries) go
  * as one array parameter, in binary for point and float8[] and as hex EWKB
  * text for PostGIS points, every coordinate's bits kept either way.
- * Results come back in binary (the types' send formats: float8 bit for
- * bit, points read with their type's receive function, arrays walked in
- * place), so neither side prints or parses a number in decimal.
+ * Results come back in binary (the types' send formats, float8 bit for
+ * bit), so neither side prints or parses a number in decimal; a leaf's own
+ * All-kNN comes as kd_all_knn_chunks's few large values (allknn_chunks.c),
+ * held in libpq's result until its points are copied into the rows that
+ * table_allknn.c gathers for the whole table.
  */
 #include "postgres.h"
 
@@ -76,6 +78,15 @@ struct KdRemote
 	char	   *colname;		/* remote point column */
 	char	   *keyname;		/* remote key column, or NULL */
 	char	   *sql;			/* the query sent, until its result is read */
+	/* an All-kNN answer between kdg_remote_all_knn_points and _fill */
+	PGresult   *res;
+	char	   *res_sql;		/* the query it answers */
+	const char **chunks;		/* its values */
+	int64	   *lens;
+	int64	   *chunk_first;	/* points before each */
+	int			nchunks;
+	bool		res_callback;	/* remote_free_result is registered */
+	MemoryContextCallback free_res;
 };
 
 /* Load postgres_fdw's connection functions once. */
@@ -539,47 +550,6 @@ kdg_bin_int(const KdRemote *r, PGresult *res, int i, int col)
 /* The size of a binary tid: block number and offset. */
 #define KD_BIN_TID	((int) (sizeof(uint32) + sizeof(uint16)))
 
-/* The size of a binary array's element: its length word and its bytes. */
-#define KD_BIN_ELEM(elemlen)	((int) sizeof(int32) + (elemlen))
-
-/*
- * Field col of row i, a one-dimensional array of elemtype without NULLs in
- * binary (array_send's format: ndim, flags, element type, then length and
- * lower bound of each dimension, then each element as its length and its
- * bytes), every element elemlen bytes long.  Returns the number of
- * elements; *elems is the first one's bytes, the next KD_BIN_ELEM(elemlen)
- * further on.
- */
-static int
-kdg_bin_array(const KdRemote *r, PGresult *res, int i, int col, Oid elemtype,
-			  int elemlen, const char **elems)
-{
-	const char *v = kdg_bin_field(r, res, i, col, -1);
-	int			len = PQgetlength(res, i, col);
-	uint32		head[5] = {0};
-	int			n;
-
-	if (len < 3 * (int) sizeof(uint32))
-		kdg_remote_shape_error(r);
-	memcpy(head, v, Min(len, (int) sizeof(head)));
-	if (pg_ntoh32(head[0]) == 0 && len == 3 * sizeof(uint32))
-		return 0;
-	n = (int) pg_ntoh32(head[3]);
-	if (pg_ntoh32(head[0]) != 1 || pg_ntoh32(head[2]) != elemtype || n < 0 ||
-		len != (int) sizeof(head) + n * KD_BIN_ELEM(elemlen))
-		kdg_remote_shape_error(r);
-	*elems = v + sizeof(head) + sizeof(int32);
-	for (int j = 0; j < n; j++)
-	{
-		uint32		elen;
-
-		memcpy(&elen, *elems - sizeof(int32) + j * KD_BIN_ELEM(elemlen), sizeof(elen));
-		if ((int32) pg_ntoh32(elen) != elemlen)
-			kdg_remote_shape_error(r);
-	}
-	return n;
-}
-
 /*
  * Send the call of kdgpu's function fn (schema-qualified) on a remote leaf:
  * fn(table, col, args [, key]), returning [query_ord,] the row's key or
@@ -660,111 +630,105 @@ kdg_remote_answer(const KdTable *t, int leaf, int64 nq, bool batched,
 }
 
 /*
- * Send a remote leaf's own All-kNN: kd_all_knn_arrays on its table (in the
- * schema of fn, the function called), each point with its ctid and point.
+ * Send a remote leaf's own All-kNN: fn (kd_all_knn_chunks, in the schema
+ * of the function called) on its table, its points with their answers in
+ * binary chunks (allknn_chunks.c).
  */
 void
 kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
 						bool include_self)
 {
 	KdRemote   *r = t->parts[leaf].remote;
-	bool		key = r->keyname != NULL;
 
-	r->sql = psprintf("SELECT a.%s, t.ctid, t.%s, a.%s, a.distances FROM %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %d%s%s%s, %s) a JOIN %s t ON t.%s = a.%s",
-					  key ? "query_key" : "query_ctid", quote_identifier(r->colname),
-					  key ? "nn_keys" : "nn_ctids", fn,
-					  quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), k,
-					  key ? ", " : "", key ? quote_literal_cstr(r->keyname) : "",
-					  key ? "::pg_catalog.name" : "", include_self ? "true" : "false",
-					  r->relname, key ? quote_identifier(r->keyname) : "ctid",
-					  key ? "query_key" : "query_ctid");
+	r->sql = psprintf("SELECT %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %d, %s::pg_catalog.name, %s)",
+					  fn, quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), k,
+					  r->keyname ? quote_literal_cstr(r->keyname) : "NULL",
+					  include_self ? "true" : "false");
 	kdg_remote_exec(r, NULL);
 }
 
-/* A key as a Datum of the key column's type. */
-static Datum
-kdg_key_datum(Oid keytype, int64 key)
+/*
+ * Reset callback of the memory context of a KdRemote: free the libpq result
+ * of an All-kNN answer still held (an error between reading and filling).
+ */
+static void
+remote_free_result(void *arg)
 {
-	if (keytype == INT2OID)
-		return Int16GetDatum((int16) key);
-	if (keytype == INT4OID)
-		return Int32GetDatum((int32) key);
-	return Int64GetDatum(key);
+	KdRemote   *r = arg;
+
+	if (r->res)
+		PQclear(r->res);
+	r->res = NULL;
+}
+
+/* Raise the error of an All-kNN answer from r's server out of shape. */
+static void
+kdg_remote_chunks_error(const KdRemote *r)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+			 errmsg("server \"%s\" returned an All-kNN answer out of shape", r->server),
+			 errdetail("Remote query: %s", r->res_sql)));
 }
 
 /*
- * Read a remote leaf's own All-kNN (at most k neighbours a point): its
- * points become the leaf's rows (in the order received) and its answers
- * those of the rows, in the same order.
+ * Read the result of a remote leaf's own All-kNN, sent by
+ * kdg_remote_all_knn_send: the leaf gets room for its points (its n set),
+ * and the result is held until kdg_remote_all_knn_fill copies them.
  */
-KdAnswer *
-kdg_remote_all_knn_answer(const KdTable *t, int leaf, int k)
+void
+kdg_remote_all_knn_points(const KdTable *t, int leaf, int k)
 {
 	KdSource   *src = &t->parts[leaf];
 	KdRemote   *r = src->remote;
 	PGresult   *res = remote_result(r);
-	KdAnswer   *ans;
-	int			nrows;
-	Oid			recv;
-	Oid			ioparam;
-	bool		key = r->keyname != NULL;
-	int			nnsize = key ? sizeof(int64) : KD_BIN_TID;
-	FmgrInfo	pointrecv;
-	MemoryContext rowcxt;
 
-	nrows = PQntuples(res);
-	getTypeBinaryInputInfo(get_atttype(t->head.relid, t->head.attnum), &recv, &ioparam);
-	fmgr_info(recv, &pointrecv);
-	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu remote All-kNN row",
-								   ALLOCSET_DEFAULT_SIZES);
-	ans = kdg_empty_answer(nrows);
-	PG_TRY();
+	if (!r->res_callback)
 	{
-		ans->hits = palloc_extended(sizeof(KdHit) * Max((int64) nrows * k, 1), MCXT_ALLOC_HUGE);
-		for (int i = 0; i < nrows; i++)
-		{
-			MemoryContext oldcxt = MemoryContextSwitchTo(rowcxt);
-			ItemPointerData tid;
-			StringInfoData point;
-			Datum		value;
-			int64		before = src->n;
-			const char *nns;
-			const char *dists;
-			int			nn = kdg_bin_array(r, res, i, 3, key ? INT8OID : TIDOID, nnsize, &nns);
-			int			nd = kdg_bin_array(r, res, i, 4, FLOAT8OID, sizeof(double), &dists);
-			int64		off = ans->offsets[i];
-
-			kdg_bin_tid(kdg_bin_field(r, res, i, 1, KD_BIN_TID), &tid);
-			point.data = (char *) kdg_bin_field(r, res, i, 2, -1);
-			point.len = PQgetlength(res, i, 2);
-			point.maxlen = point.len + 1;
-			point.cursor = 0;
-			value = ReceiveFunctionCall(&pointrecv, &point, ioparam, -1);
-			kdg_source_add(src, value, false, &tid,
-						   key ? kdg_key_datum(src->keytype, kdg_bin_int(r, res, i, 0))
-						   : (Datum) 0, false);
-			if (src->n != before + 1 || nn != nd || nn > k)
-				kdg_remote_shape_error(r);
-			for (int j = 0; j < nn; j++)
-			{
-				const char *v = nns + j * KD_BIN_ELEM(nnsize);
-
-				ans->hits[off + j].ref = kdg_remote_ref(src, v);
-				ans->hits[off + j].dist = kdg_bin_float8(dists + j * KD_BIN_ELEM(sizeof(double)));
-			}
-			ans->offsets[i + 1] = off + nn;
-			MemoryContextSwitchTo(oldcxt);
-			MemoryContextReset(rowcxt);
-			if ((i & 1023) == 0)
-				CHECK_FOR_INTERRUPTS();
-		}
+		r->free_res.func = remote_free_result;
+		r->free_res.arg = r;
+		MemoryContextRegisterResetCallback(GetMemoryChunkContext(r), &r->free_res);
+		r->res_callback = true;
 	}
-	PG_FINALLY();
-	{
-		PQclear(res);
-	}
-	PG_END_TRY();
-	MemoryContextDelete(rowcxt);
+	r->res = res;
+	r->res_sql = r->sql;
 	r->sql = NULL;
-	return ans;
+	if (PQnfields(res) != 1)
+		kdg_remote_chunks_error(r);
+	r->nchunks = PQntuples(res);
+	r->chunks = palloc(sizeof(char *) * Max(r->nchunks, 1));
+	r->lens = palloc(sizeof(int64) * Max(r->nchunks, 1));
+	r->chunk_first = palloc(sizeof(int64) * Max(r->nchunks, 1));
+	for (int i = 0; i < r->nchunks; i++)
+	{
+		if (PQgetisnull(res, i, 0))
+			kdg_remote_chunks_error(r);
+		r->chunks[i] = PQgetvalue(res, i, 0);
+		r->lens[i] = PQgetlength(res, i, 0);
+	}
+	if (!kdg_all_knn_chunks_count(src, k, r->chunks, r->lens, r->nchunks,
+								  r->chunk_first))
+		kdg_remote_chunks_error(r);
+}
+
+/*
+ * Copy the points read by kdg_remote_all_knn_points into the leaf's rows,
+ * and their answers into hits and count (point i's at hits[i * k ..], as
+ * kdg_all_knn_chunks_fill), then free the result.
+ */
+void
+kdg_remote_all_knn_fill(const KdTable *t, int leaf, int k, KdHit *hits,
+						int *count)
+{
+	KdSource   *src = &t->parts[leaf];
+	KdRemote   *r = src->remote;
+
+	if (!kdg_all_knn_chunks_fill(src, k, r->chunks, r->lens, r->chunk_first,
+								 r->nchunks, hits, count))
+		kdg_remote_chunks_error(r);
+	PQclear(r->res);
+	r->res = NULL;
+	pfree(r->chunks);
+	pfree(r->lens);
+	pfree(r->chunk_first);
 }

@@ -160,7 +160,7 @@ kdg_key_column(Relation rel, const char *keyname, Oid *keytype)
 }
 
 /* Rows of a source take one more slot for their key when it has one. */
-static int
+int
 kdg_source_stride(const KdSource *src, int dim)
 {
 	return dim + src->extra + 1 + (src->keyattnum != InvalidAttrNumber ? 1 : 0);

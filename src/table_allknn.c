@@ -5,7 +5,8 @@
  *	  leaf only when its ball reaches that leaf's region.
  *
  * Every leaf first answers the All-kNN of its own points (a local leaf
- * through the engine, a foreign one on its server: remote.c), which gives
+ * through the engine, a foreign one on its server, which sends its points
+ * and their answers in binary chunks: allknn_chunks.c, remote.c), which gives
  * each point p its k-th distance d(p) within its own leaf (infinite when
  * the leaf has k points or fewer).  p's k nearest rows of the whole table
  * lie within d(p), so another leaf can hold one only if its bounding box
@@ -102,17 +103,58 @@ kdg_gather_init(KdGather *g, int64 n, int k)
 	g->merged = palloc(sizeof(KdHit) * k);
 }
 
+/* What the threads of kdg_gather_own share. */
+typedef struct KdGatherOwn
+{
+	KdGather   *g;
+	const KdAnswer *own;
+	int64		first;
+} KdGatherOwn;
+
+/* kd_parallel_for body of kdg_gather_own: the leaf's points begin .. end. */
+static void
+kdg_gather_own_range(void *arg, int64_t begin, int64_t end)
+{
+	KdGatherOwn *o = arg;
+	KdGather   *g = o->g;
+
+	for (int64 i = begin; i < end; i++)
+	{
+		int64		nb;
+		const KdHit *b = kdg_answer_hits(o->own, i, &nb);
+
+		nb = Min(nb, g->k);
+		memcpy(g->hits + (o->first + i) * g->k, b, sizeof(KdHit) * nb);
+		g->count[o->first + i] = (int) nb;
+	}
+}
+
 /*
- * Merge part, the answers to nq queries of which query i is point idx[i]
- * (idx NULL: point first + i), into the gathered answers.
+ * Put a local leaf's own answers, those of points first .. first + nq, in
+ * place, on the engine's threads (bound by mapping the new pages).
  */
 static void
-kdg_gather_merge(KdGather *g, const KdAnswer *part, const int64 *idx,
-				 int64 first, int64 nq)
+kdg_gather_own(KdGather *g, const KdAnswer *own, int64 first, int64 nq)
+{
+	KdGatherOwn o = {g, own, first};
+	KdExec		exec;
+	KdError		err;
+
+	kdg_exec_prepare(&exec);
+	exec.interrupt = NULL;
+	(void) kd_parallel_for(&exec, nq, 16384, kdg_gather_own_range, &o, &err);
+}
+
+/*
+ * Merge part, the answers to nq queries of which query i is point idx[i],
+ * into the gathered answers.
+ */
+static void
+kdg_gather_merge(KdGather *g, const KdAnswer *part, const int64 *idx, int64 nq)
 {
 	for (int64 i = 0; i < nq; i++)
 	{
-		int64		p = idx ? idx[i] : first + i;
+		int64		p = idx[i];
 		KdHit	   *mine = g->hits + p * g->k;
 		int64		nb;
 		const KdHit *b = kdg_answer_hits(part, i, &nb);
@@ -146,6 +188,107 @@ kdg_gather_answer(KdGather *g)
 	return out;
 }
 
+/* What the threads of kdg_leaf_boxes and kdg_cross_plan share. */
+typedef struct KdCrossPlan
+{
+	const KdTable *t;
+	KdBox	   *boxes;
+	const KdGather *all;
+	const int64 *first;
+	int64	  **idx;
+	int64	   *nidx;
+	char	   *asked;			/* per point: asked of another leaf */
+} KdCrossPlan;
+
+/* kd_parallel_for body of kdg_leaf_boxes: leaves begin .. end. */
+static void
+kdg_leaf_boxes_range(void *arg, int64_t begin, int64_t end)
+{
+	KdCrossPlan *c = arg;
+
+	for (int64 p = begin; p < end; p++)
+		if (c->t->parts[p].n > 0)
+			kdg_leaf_box(&c->t->parts[p], &c->boxes[p]);
+}
+
+/* The bounding box of each leaf's points, leaves on the engine's threads. */
+static void
+kdg_leaf_boxes(const KdTable *t, KdBox *boxes)
+{
+	KdCrossPlan c = {t, boxes};
+	KdExec		exec;
+	KdError		err;
+
+	kdg_exec_prepare(&exec);
+	exec.interrupt = NULL;
+	(void) kd_parallel_for(&exec, t->nparts, 1, kdg_leaf_boxes_range, &c, &err);
+}
+
+/*
+ * kd_parallel_for body of kdg_cross_plan: for each leaf m of begin .. end,
+ * the points of the other leaves whose ball reaches m's box, ascending.
+ */
+static void
+kdg_cross_plan_range(void *arg, int64_t begin, int64_t end)
+{
+	KdCrossPlan *c = arg;
+	const KdTable *t = c->t;
+	const KdGather *all = c->all;
+	int			k = all->k;
+
+	for (int64 m = begin; m < end; m++)
+	{
+		if (t->parts[m].n == 0)
+			continue;
+		for (int p = 0; p < t->nparts; p++)
+		{
+			if (p == m)
+				continue;
+			for (int64 i = 0; i < t->parts[p].n; i++)
+			{
+				int64		g = c->first[p] + i;
+				/* the k-th distance within its own leaf, when it has k */
+				double		r = all->count[g] == k ? all->hits[g * k + k - 1].dist : INFINITY;
+
+				if (t->head.type != KD_TYPE_GEOGRAPHY &&
+					!kdg_ball_reaches(kdg_row_coords(&t->parts[p], i), t->head.dim,
+									  &c->boxes[m], r))
+					continue;
+				c->idx[m][c->nidx[m]++] = g;
+				__atomic_store_n(&c->asked[g], 1, __ATOMIC_RELAXED);
+			}
+		}
+	}
+}
+
+/*
+ * For each leaf m, the points of the other leaves that must be asked of it
+ * (their own k-th distance reaches m's box): idx[m][0 .. nidx[m]), in
+ * ascending order; *nasked is the number of points asked of any.  The
+ * leaves are done at once on the engine's threads.
+ */
+static void
+kdg_cross_plan(const KdTable *t, const KdGather *all, KdBox *boxes,
+			   const int64 *first, int64 **idx, int64 *nidx, int64 *nasked)
+{
+	KdCrossPlan c = {t, boxes, all, first, idx, nidx};
+	KdExec		exec;
+	KdError		err;
+	int64		n = first[t->nparts];
+
+	c.asked = palloc_extended(n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (int m = 0; m < t->nparts; m++)
+		if (t->parts[m].n > 0)
+			idx[m] = palloc_extended(sizeof(int64) * Max(n - t->parts[m].n, 1), MCXT_ALLOC_HUGE);
+	kdg_exec_prepare(&exec);
+	exec.interrupt = NULL;
+	(void) kd_parallel_for(&exec, t->nparts, 1, kdg_cross_plan_range, &c, &err);
+	*nasked = 0;
+	for (int64 g = 0; g < n; g++)
+		*nasked += c.asked[g];
+	pfree(c.asked);
+}
+
 /*
  * Every point's k nearest rows of the table, exact; answer i belongs to the
  * table's i-th point, leaf after leaf (through ans->order for a plain
@@ -165,10 +308,9 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	char	  **cross = palloc0(sizeof(char *) * Max(np, 1));
 	KdParams   *crossp = palloc0(sizeof(KdParams) * Max(np, 1));
 	/* what foreign leaves run: their own All-kNN, then kNN queries */
-	char	   *fn = t->nremote ? psprintf("%s.kd_all_knn_arrays", t->rschema) : NULL;
+	char	   *fn = t->nremote ? psprintf("%s.kd_all_knn_chunks", t->rschema) : NULL;
 	char	   *join = t->nremote ? psprintf("%s.kd_knn_join", t->rschema) : NULL;
 	KdSource   *lead = NULL;
-	double	   *queries;
 	int			full;
 	KdGather	all;
 	int64		n;
@@ -195,7 +337,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		{
 			if (!kdg_remote_in_flight(&t->parts[p]))
 				kdg_remote_all_knn_send(t, p, fn, k, include_self);
-			own[p] = kdg_remote_all_knn_answer(t, p, k);
+			kdg_remote_all_knn_points(t, p, k);
 		}
 
 	/* the points, leaf after leaf, all of one dimension */
@@ -208,7 +350,6 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 			lead = &t->parts[p];
 		else
 			kdg_source_check_dims(lead, &t->parts[p]);
-		kdg_leaf_box(&t->parts[p], &boxes[p]);
 	}
 	n = first[np];
 	t->head.n = n;
@@ -216,56 +357,44 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		return kdg_empty_answer(0);
 	t->head.dim = lead->dim;
 	t->head.info = lead->info;
+
+	/* each leaf's own answers in place, a foreign leaf's points with them */
+	kdg_gather_init(&all, n, k);
+	for (int p = 0; p < np; p++)
+		if (t->parts[p].remote)
+			kdg_remote_all_knn_fill(t, p, k, all.hits + first[p] * k, all.count + first[p]);
+		else if (t->parts[p].n > 0)
+		{
+			kdg_gather_own(&all, own[p], first[p], t->parts[p].n);
+			pfree(own[p]->hits);
+		}
+	kdg_leaf_boxes(t, boxes);
 	/* with the foreign leaves' points read, keys are checked over them all */
 	if (t->nremote > 0)
 		kdg_check_keys_unique(t);
 	full = t->head.dim + t->head.extra;
-	queries = kdg_table_queries(t);
-
-	/* each leaf's own answers, in place */
-	kdg_gather_init(&all, n, k);
-	for (int p = 0; p < np; p++)
-		if (t->parts[p].n > 0)
-		{
-			kdg_gather_merge(&all, own[p], NULL, first[p], t->parts[p].n);
-			pfree(own[p]->hits);
-		}
 
 	/* the points whose ball reaches another leaf, for each leaf */
-	for (int p = 0; p < np; p++)
-		if (t->parts[p].n > 0)
-			idx[p] = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
-	for (int p = 0; p < np; p++)
-		for (int64 g = first[p]; g < first[p + 1]; g++)
-		{
-			bool		asked = false;
-			/* the k-th distance within its own leaf, when it has k */
-			double		r = all.count[g] == k ? all.hits[g * k + k - 1].dist : INFINITY;
-
-			for (int m = 0; m < np; m++)
-			{
-				if (m == p || t->parts[m].n == 0)
-					continue;
-				if (t->head.type != KD_TYPE_GEOGRAPHY &&
-					!kdg_ball_reaches(queries + g * full, t->head.dim, &boxes[m], r))
-					continue;
-				idx[m][nidx[m]++] = g;
-				asked = true;
-			}
-			nasked += asked;
-		}
+	kdg_cross_plan(t, &all, boxes, first, idx, nidx, &nasked);
 
 	/* those queries: sent to the foreign leaves, searched in the local ones */
 	for (int m = 0; m < np; m++)
 	{
 		double	   *q;
+		int			p = 0;
 
 		if (nidx[m] == 0)
 			continue;
 		nqueries += nidx[m];
 		q = palloc_extended(sizeof(double) * full * nidx[m], MCXT_ALLOC_HUGE);
+		/* idx[m] ascends, so its points' leaves do too */
 		for (int64 i = 0; i < nidx[m]; i++)
-			memcpy(q + i * full, queries + idx[m][i] * full, sizeof(double) * full);
+		{
+			while (idx[m][i] >= first[p + 1])
+				p++;
+			memcpy(q + i * full, kdg_row_coords(&t->parts[p], idx[m][i] - first[p]),
+				   sizeof(double) * full);
+		}
 		if (t->parts[m].remote)
 		{
 			cross[m] = psprintf("%s, %d", kdg_remote_points(&crossp[m], &t->head, q, nidx[m]), k);
@@ -274,7 +403,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		}
 		else
 			kdg_gather_merge(&all, kdg_search_knn(&t->parts[m], trees[m], q, nidx[m], k),
-							 idx[m], 0, nidx[m]);
+							 idx[m], nidx[m]);
 		pfree(q);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -286,7 +415,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 			if (!kdg_remote_in_flight(&t->parts[m]))
 				kdg_remote_send(t, m, join, cross[m], &crossp[m], true, true);
 			kdg_gather_merge(&all, kdg_remote_answer(t, m, nidx[m], true, true),
-							 idx[m], 0, nidx[m]);
+							 idx[m], nidx[m]);
 		}
 	elog(DEBUG1, "kdgpu: All-kNN over %d partitions: %lld of %lld points queried other partitions, %lld queries",
 		 np, (long long) nasked, (long long) n, (long long) nqueries);

@@ -1,0 +1,19 @@
+/*
+ * kdgpu--0.5--0.6.sql
+ *	  ALTER EXTENSION kdgpu UPDATE from 0.5: a shard's part of a distributed
+ *	  All-kNN.
+ *
+ * kd_all_knn_chunks is what a coordinator runs on each shard of a table
+ * whose partitions are postgres_fdw foreign tables (allknn_chunks.c): the
+ * shard's points and their All-kNN in binary chunks.  It is called in a
+ * SELECT list, where its values are not stored in a tuplestore.
+ */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION kdgpu UPDATE TO '0.6'" to load this file. \quit
+
+CREATE FUNCTION kd_all_knn_chunks(rel regclass, col name, k integer, key_col name,
+								  include_self boolean)
+	RETURNS SETOF bytea
+	AS 'MODULE_PATHNAME', 'kdgpu_all_knn_chunks'
+	LANGUAGE C STABLE PARALLEL RESTRICTED;
