@@ -36,63 +36,88 @@ EXPLAIN (COSTS OFF) SELECT id FROM grid ORDER BY p <-> point(1, 1) LIMIT 3;
 SELECT id, p <-> point(1, 1) AS d FROM grid ORDER BY p <-> point(1, 1), id LIMIT 3;
 RESET enable_seqscan;
 
--- kd_all_knn_chunks, the part of a distributed All-kNN a shard answers
--- (allknn_chunks.c), read here byte by byte: a 36-byte header, then for
--- each point its row slots (coordinates' bits, packed ctid, key ref), its
--- number of neighbours and each one's ref and distance bits, big-endian.
--- Every point and answer equals kd_all_knn_arrays's.
+-- kd_all_knn_chunks and kd_knn_join_chunks, what a shard answers a
+-- coordinator (answer_chunks.c), read here byte by byte: a 40-byte header,
+-- then for each entry (a point of the table, or a query) its row's slots
+-- (coordinates' bits, packed ctid, key ref; none for a query), its number
+-- of neighbours and each one's ref and distance bits, big-endian.  Every
+-- entry equals kd_all_knn_arrays's or kd_knn_join's.
 CREATE FUNCTION chunk_i64(c bytea, o int) RETURNS bigint
   LANGUAGE sql IMMUTABLE AS $$ SELECT ('x' || encode(substring(c FROM o + 1 FOR 8), 'hex'))::bit(64)::bigint $$;
-CREATE FUNCTION chunk_points(c bytea, keyed bool)
+CREATE FUNCTION chunk_i32(c bytea, o int) RETURNS int
+  LANGUAGE sql IMMUTABLE AS $$ SELECT ('x' || encode(substring(c FROM o + 1 FOR 4), 'hex'))::bit(32)::int $$;
+CREATE FUNCTION chunk_ref(ref bigint, keyed bool) RETURNS text
+  LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN keyed THEN (ref # (-9223372036854775807 - 1))::text
+                ELSE format('(%s,%s)', ref >> 16, ref & 65535) END $$;
+CREATE FUNCTION chunk_entries(c bytea)
   RETURNS TABLE(ident text, nn text[], dist_bits text[])
   LANGUAGE plpgsql AS $$
 DECLARE
-  dim int := ('x' || encode(substring(c FROM 9 FOR 4), 'hex'))::bit(32)::int;
-  npoints int := ('x' || encode(substring(c FROM 33 FOR 4), 'hex'))::bit(32)::int;
-  stride int := dim + 1 + keyed::int;
-  o int := 36;
+  keyed bool := chunk_i32(c, 16) <> 0;
+  slots int := chunk_i32(c, 32);
+  o int := 40;
   cnt int;
-  ref bigint;
 BEGIN
-  FOR i IN 1 .. npoints LOOP
-    ref := chunk_i64(c, o + 8 * (stride - 1));
-    ident := CASE WHEN keyed THEN (ref # (-9223372036854775807 - 1))::text
-                  ELSE format('(%s,%s)', ref >> 16, ref & 65535) END;
-    o := o + 8 * stride;
-    cnt := ('x' || encode(substring(c FROM o + 1 FOR 4), 'hex'))::bit(32)::int;
+  FOR i IN 1 .. chunk_i32(c, 36) LOOP
+    ident := CASE WHEN slots = 0 THEN i::text
+                  ELSE chunk_ref(chunk_i64(c, o + 8 * (slots - 1)), keyed) END;
+    o := o + 8 * slots;
+    cnt := chunk_i32(c, o);
     o := o + 4;
     nn := '{}';
     dist_bits := '{}';
     FOR j IN 1 .. cnt LOOP
-      ref := chunk_i64(c, o);
-      nn := nn || CASE WHEN keyed THEN (ref # (-9223372036854775807 - 1))::text
-                       ELSE format('(%s,%s)', ref >> 16, ref & 65535) END;
+      nn := nn || chunk_ref(chunk_i64(c, o), keyed);
       dist_bits := dist_bits || encode(substring(c FROM o + 9 FOR 8), 'hex');
       o := o + 16;
     END LOOP;
     RETURN NEXT;
   END LOOP;
 END $$;
-SELECT length(c) AS bytes, encode(substring(c FROM 1 FOR 36), 'hex') AS header
+SELECT length(c) AS bytes, encode(substring(c FROM 1 FOR 40), 'hex') AS header
 FROM (SELECT kd_all_knn_chunks('grid', 'p', 2, 'id', false) c) s;
 SELECT count(*) AS points,
        count(*) FILTER (WHERE (ident, nn, dist_bits) NOT IN
          (SELECT query_key::text, nn_keys::text[],
                  ARRAY(SELECT encode(float8send(d), 'hex') FROM unnest(distances) d)
           FROM kd_all_knn_arrays('grid', 2, 'id'))) AS differing
-FROM (SELECT (chunk_points(c, true)).* FROM (SELECT kd_all_knn_chunks('grid', 'p', 2, 'id', false) c) s) x;
+FROM (SELECT (chunk_entries(c)).* FROM (SELECT kd_all_knn_chunks('grid', 'p', 2, 'id', false) c) s) x;
 CREATE TABLE grid_plain AS SELECT * FROM grid;
 SELECT count(*) AS points,
        count(*) FILTER (WHERE (ident, nn, dist_bits) NOT IN
          (SELECT query_ctid::text, nn_ctids::text[],
                  ARRAY(SELECT encode(float8send(d), 'hex') FROM unnest(distances) d)
           FROM kd_all_knn_arrays('grid_plain', 3, true))) AS differing
-FROM (SELECT (chunk_points(c, false)).* FROM (SELECT kd_all_knn_chunks('grid_plain', 'p', 3, NULL, true) c) s) x;
+FROM (SELECT (chunk_entries(c)).* FROM (SELECT kd_all_knn_chunks('grid_plain', 'p', 3, NULL, true) c) s) x;
+SELECT encode(substring(c FROM 1 FOR 40), 'hex') AS header
+FROM (SELECT kd_knn_join_chunks('grid', 'p', ARRAY[point(1, 1), point(9, 9), point(3, 0)], 3, 'id') c) s;
+SELECT count(*) AS queries,
+       count(*) FILTER (WHERE (ident, nn, dist_bits) NOT IN
+         (SELECT query_ord::text, array_agg(nn_key::text ORDER BY distance, nn_key),
+                 array_agg(encode(float8send(distance), 'hex') ORDER BY distance, nn_key)
+          FROM kd_knn_join('grid', ARRAY[point(1, 1), point(9, 9), point(3, 0)], 3, 'id')
+          GROUP BY query_ord)) AS differing
+FROM (SELECT (chunk_entries(c)).*
+      FROM (SELECT kd_knn_join_chunks('grid', 'p', ARRAY[point(1, 1), point(9, 9), point(3, 0)], 3, 'id') c) s) x;
+CREATE TABLE grid_vec AS SELECT ARRAY[p[0], p[1]] AS v FROM grid WHERE p IS NOT NULL;
+SELECT count(*) AS queries,
+       count(*) FILTER (WHERE (ident, nn, dist_bits) NOT IN
+         (SELECT query_ord::text, array_agg(nn_ctid::text ORDER BY distance, nn_ctid),
+                 array_agg(encode(float8send(distance), 'hex') ORDER BY distance, nn_ctid)
+          FROM kd_knn_join('grid_vec', '{{1,1},{9,9}}'::float8[], 2)
+          GROUP BY query_ord)) AS differing
+FROM (SELECT (chunk_entries(c)).*
+      FROM (SELECT kd_knn_join_chunks('grid_vec', 'v', '{{1,1},{9,9}}'::float8[], 2, NULL) c) s) x;
 -- a partitioned table needs a key; NULL arguments
 SELECT kd_all_knn_chunks('grid', 'p', 2, NULL, false);
 SELECT kd_all_knn_chunks('grid', 'p', NULL, 'id', false);
-DROP TABLE grid_plain;
-DROP FUNCTION chunk_points(bytea, bool);
+SELECT kd_knn_join_chunks('grid', 'p', ARRAY[point(1, 1)], 2, NULL);
+SELECT kd_knn_join_chunks('grid', 'p', NULL::point[], 2, 'id');
+DROP TABLE grid_plain, grid_vec;
+DROP FUNCTION chunk_entries(bytea);
+DROP FUNCTION chunk_ref(bigint, bool);
+DROP FUNCTION chunk_i32(bytea, int);
 DROP FUNCTION chunk_i64(bytea, int);
 
 DROP TABLE grid;

@@ -224,6 +224,7 @@ typedef struct KdTable
 	KdParams	rparams;		/* the parameters they name */
 	bool		rbatched;		/* it returns query_ord */
 	bool		rdistance;		/* it returns distances */
+	bool		rchunks;		/* it returns chunks (answer_chunks.c) */
 } KdTable;
 
 /*
@@ -481,26 +482,26 @@ extern char *kdg_remote_points(KdParams *params, const KdSource *src,
 							   const double *coords, int64 nq);
 extern void kdg_remote_send(const KdTable *t, int leaf, const char *fn,
 							const char *args, const KdParams *params,
-							bool batched, bool distance);
+							bool batched, bool distance, bool chunks);
 extern void kdg_remote_drain(const KdTable *t);
 extern KdAnswer *kdg_remote_answer(const KdTable *t, int leaf, int64 nq,
-								   bool batched, bool distance);
+								   int k, bool batched, bool distance);
 extern void kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn,
 									int k, bool include_self);
 extern void kdg_remote_all_knn_points(const KdTable *t, int leaf, int k);
 extern void kdg_remote_all_knn_fill(const KdTable *t, int leaf, int k,
 									KdHit *hits, int *count);
 
-/* allknn_chunks.c */
-extern bool kdg_all_knn_chunks_count(KdSource *src, int k,
+/* answer_chunks.c */
+extern int64 kdg_answer_chunks_count(KdSource *src, int k, bool rows,
 									 const char *const *chunks,
 									 const int64 *lens, int nchunks,
 									 int64 *chunk_first);
-extern bool kdg_all_knn_chunks_fill(KdSource *src, int k,
-									const char *const *chunks,
-									const int64 *lens,
-									const int64 *chunk_first, int nchunks,
-									KdHit *hits, int *count);
+extern bool kdg_answer_chunks_fill(KdSource *src, int k, bool rows,
+								   const char *const *chunks,
+								   const int64 *lens,
+								   const int64 *chunk_first, int nchunks,
+								   KdHit *hits, int *count);
 
 /* table_search.c */
 extern KdAnswer *kdg_table_knn(const KdTable *t, const double *queries,

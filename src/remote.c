@@ -65,6 +65,8 @@ typedef PGresult *(*KdGetResult) (PGconn *conn, const char *query);
 typedef void (*KdReportError) (int elevel, PGresult *res, PGconn *conn,
 							   bool clear, const char *sql);
 
+static KdAnswer *kdg_remote_chunks_answer(KdSource *src, int64 nq, int k);
+
 static KdGetConnection fdw_get_connection;
 static KdGetResult fdw_get_result;
 static KdReportError fdw_report_error;
@@ -78,7 +80,8 @@ struct KdRemote
 	char	   *colname;		/* remote point column */
 	char	   *keyname;		/* remote key column, or NULL */
 	char	   *sql;			/* the query sent, until its result is read */
-	/* an All-kNN answer between kdg_remote_all_knn_points and _fill */
+	bool		chunks_sent;	/* it returns chunks (answer_chunks.c) */
+	/* a result of chunks, held while its values are copied */
 	PGresult   *res;
 	char	   *res_sql;		/* the query it answers */
 	const char **chunks;		/* its values */
@@ -553,21 +556,29 @@ kdg_bin_int(const KdRemote *r, PGresult *res, int i, int col)
 /*
  * Send the call of kdgpu's function fn (schema-qualified) on a remote leaf:
  * fn(table, col, args [, key]), returning [query_ord,] the row's key or
- * ctid [, distance].
+ * ctid [, distance]; or, with chunks, fn(table, col, args, key or NULL) in
+ * the SELECT list, returning the answers in chunks (answer_chunks.c).
  */
 void
 kdg_remote_send(const KdTable *t, int leaf, const char *fn, const char *args,
-				const KdParams *params, bool batched, bool distance)
+				const KdParams *params, bool batched, bool distance,
+				bool chunks)
 {
 	KdRemote   *r = t->parts[leaf].remote;
 	char	   *ident = r->keyname ? "nn_key" : "nn_ctid";
 
-	r->sql = psprintf("SELECT %s%s%s FROM %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %s%s%s%s)",
-					  batched ? "query_ord, " : "", ident, distance ? ", distance" : "", fn,
-					  quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), args,
-					  r->keyname ? ", " : "",
-					  r->keyname ? quote_literal_cstr(r->keyname) : "",
-					  r->keyname ? "::pg_catalog.name" : "");
+	if (chunks)
+		r->sql = psprintf("SELECT %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %s, %s::pg_catalog.name)",
+						  fn, quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), args,
+						  r->keyname ? quote_literal_cstr(r->keyname) : "NULL");
+	else
+		r->sql = psprintf("SELECT %s%s%s FROM %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %s%s%s%s)",
+						  batched ? "query_ord, " : "", ident, distance ? ", distance" : "", fn,
+						  quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), args,
+						  r->keyname ? ", " : "",
+						  r->keyname ? quote_literal_cstr(r->keyname) : "",
+						  r->keyname ? "::pg_catalog.name" : "");
+	r->chunks_sent = chunks;
 	kdg_remote_exec(r, params);
 }
 
@@ -585,21 +596,24 @@ kdg_remote_ref(const KdSource *leaf, const char *v)
 
 /*
  * Read the result of the call sent to a remote leaf as the answers to nq
- * queries (batched: the first column numbers them from 1; they come in
- * query order and, within one, in result order).
+ * queries of at most k neighbours (batched: the first column numbers them
+ * from 1; they come in query order and, within one, in result order).
  */
 KdAnswer *
-kdg_remote_answer(const KdTable *t, int leaf, int64 nq, bool batched,
+kdg_remote_answer(const KdTable *t, int leaf, int64 nq, int k, bool batched,
 				  bool distance)
 {
-	const KdSource *src = &t->parts[leaf];
+	KdSource   *src = &t->parts[leaf];
 	KdRemote   *r = src->remote;
-	PGresult   *res = remote_result(r);
+	PGresult   *res;
 	KdAnswer   *ans;
 	int			nrows;
 	int			col = batched ? 1 : 0;
 	int			refsize = r->keyname ? sizeof(int64) : KD_BIN_TID;
 
+	if (r->chunks_sent)
+		return kdg_remote_chunks_answer(src, nq, k);
+	res = remote_result(r);
 	nrows = PQntuples(res);
 	ans = kdg_empty_answer(nq);
 	ans->hits = palloc_extended(sizeof(KdHit) * Max(nrows, 1), MCXT_ALLOC_HUGE);
@@ -630,26 +644,8 @@ kdg_remote_answer(const KdTable *t, int leaf, int64 nq, bool batched,
 }
 
 /*
- * Send a remote leaf's own All-kNN: fn (kd_all_knn_chunks, in the schema
- * of the function called) on its table, its points with their answers in
- * binary chunks (allknn_chunks.c).
- */
-void
-kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
-						bool include_self)
-{
-	KdRemote   *r = t->parts[leaf].remote;
-
-	r->sql = psprintf("SELECT %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %d, %s::pg_catalog.name, %s)",
-					  fn, quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), k,
-					  r->keyname ? quote_literal_cstr(r->keyname) : "NULL",
-					  include_self ? "true" : "false");
-	kdg_remote_exec(r, NULL);
-}
-
-/*
  * Reset callback of the memory context of a KdRemote: free the libpq result
- * of an All-kNN answer still held (an error between reading and filling).
+ * of chunks still held (an error between reading and copying them).
  */
 static void
 remote_free_result(void *arg)
@@ -661,26 +657,23 @@ remote_free_result(void *arg)
 	r->res = NULL;
 }
 
-/* Raise the error of an All-kNN answer from r's server out of shape. */
+/* Raise the error of chunks from r's server out of shape. */
 static void
 kdg_remote_chunks_error(const KdRemote *r)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
-			 errmsg("server \"%s\" returned an All-kNN answer out of shape", r->server),
+			 errmsg("server \"%s\" returned chunks out of shape", r->server),
 			 errdetail("Remote query: %s", r->res_sql)));
 }
 
 /*
- * Read the result of a remote leaf's own All-kNN, sent by
- * kdg_remote_all_knn_send: the leaf gets room for its points (its n set),
- * and the result is held until kdg_remote_all_knn_fill copies them.
+ * Read the result of chunks sent to r and hold it, its values listed in
+ * r->chunks, until remote_release_chunks.
  */
-void
-kdg_remote_all_knn_points(const KdTable *t, int leaf, int k)
+static void
+remote_hold_chunks(KdRemote *r)
 {
-	KdSource   *src = &t->parts[leaf];
-	KdRemote   *r = src->remote;
 	PGresult   *res = remote_result(r);
 
 	if (!r->res_callback)
@@ -706,15 +699,93 @@ kdg_remote_all_knn_points(const KdTable *t, int leaf, int k)
 		r->chunks[i] = PQgetvalue(res, i, 0);
 		r->lens[i] = PQgetlength(res, i, 0);
 	}
-	if (!kdg_all_knn_chunks_count(src, k, r->chunks, r->lens, r->nchunks,
-								  r->chunk_first))
+}
+
+/* Free the chunks held by remote_hold_chunks. */
+static void
+remote_release_chunks(KdRemote *r)
+{
+	PQclear(r->res);
+	r->res = NULL;
+	pfree(r->chunks);
+	pfree(r->lens);
+	pfree(r->chunk_first);
+}
+
+/*
+ * The answers to nq queries of at most k neighbours that src's server
+ * returned in chunks (kd_knn_join_chunks).
+ */
+static KdAnswer *
+kdg_remote_chunks_answer(KdSource *src, int64 nq, int k)
+{
+	KdRemote   *r = src->remote;
+	KdAnswer   *ans = kdg_empty_answer(nq);
+	int		   *count = palloc_extended(sizeof(int) * Max(nq, 1), MCXT_ALLOC_HUGE);
+	int64		at = 0;
+
+	remote_hold_chunks(r);
+	if (kdg_answer_chunks_count(src, k, false, r->chunks, r->lens, r->nchunks,
+								r->chunk_first) != nq)
+		kdg_remote_chunks_error(r);
+	ans->hits = palloc_extended(sizeof(KdHit) * Max(nq * k, 1), MCXT_ALLOC_HUGE);
+	if (!kdg_answer_chunks_fill(src, k, false, r->chunks, r->lens, r->chunk_first,
+								r->nchunks, ans->hits, count))
+		kdg_remote_chunks_error(r);
+	remote_release_chunks(r);
+	/* close the gaps of queries with fewer than k neighbours */
+	for (int64 q = 0; q < nq; q++)
+	{
+		if (at != q * k)
+			memmove(ans->hits + at, ans->hits + q * k, sizeof(KdHit) * count[q]);
+		ans->offsets[q] = at;
+		at += count[q];
+	}
+	ans->offsets[nq] = at;
+	pfree(count);
+	return ans;
+}
+
+/*
+ * Send a remote leaf's own All-kNN: fn (kd_all_knn_chunks, in the schema
+ * of the function called) on its table, its points with their answers in
+ * binary chunks (answer_chunks.c).
+ */
+void
+kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
+						bool include_self)
+{
+	KdRemote   *r = t->parts[leaf].remote;
+
+	r->sql = psprintf("SELECT %s(%s::pg_catalog.regclass, %s::pg_catalog.name, %d, %s::pg_catalog.name, %s)",
+					  fn, quote_literal_cstr(r->relname), quote_literal_cstr(r->colname), k,
+					  r->keyname ? quote_literal_cstr(r->keyname) : "NULL",
+					  include_self ? "true" : "false");
+	r->chunks_sent = true;
+	kdg_remote_exec(r, NULL);
+}
+
+/*
+ * Read the result of a remote leaf's own All-kNN, sent by
+ * kdg_remote_all_knn_send: the leaf gets room for its points (its n set),
+ * and the result is held until kdg_remote_all_knn_fill copies them.
+ */
+void
+kdg_remote_all_knn_points(const KdTable *t, int leaf, int k)
+{
+	KdSource   *src = &t->parts[leaf];
+	KdRemote   *r = src->remote;
+
+	remote_hold_chunks(r);
+	if (kdg_answer_chunks_count(src, k, true, r->chunks, r->lens, r->nchunks,
+								r->chunk_first) < 0)
 		kdg_remote_chunks_error(r);
 }
 
 /*
  * Copy the points read by kdg_remote_all_knn_points into the leaf's rows,
  * and their answers into hits and count (point i's at hits[i * k ..], as
- * kdg_all_knn_chunks_fill), then free the result.
+ * kdg_answer_chunks_fill), then free the result.
  */
 void
 kdg_remote_all_knn_fill(const KdTable *t, int leaf, int k, KdHit *hits,
@@ -723,12 +794,8 @@ kdg_remote_all_knn_fill(const KdTable *t, int leaf, int k, KdHit *hits,
 	KdSource   *src = &t->parts[leaf];
 	KdRemote   *r = src->remote;
 
-	if (!kdg_all_knn_chunks_fill(src, k, r->chunks, r->lens, r->chunk_first,
-								 r->nchunks, hits, count))
+	if (!kdg_answer_chunks_fill(src, k, true, r->chunks, r->lens, r->chunk_first,
+								r->nchunks, hits, count))
 		kdg_remote_chunks_error(r);
-	PQclear(r->res);
-	r->res = NULL;
-	pfree(r->chunks);
-	pfree(r->lens);
-	pfree(r->chunk_first);
+	remote_release_chunks(r);
 }

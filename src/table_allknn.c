@@ -309,7 +309,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	KdParams   *crossp = palloc0(sizeof(KdParams) * Max(np, 1));
 	/* what foreign leaves run: their own All-kNN, then kNN queries */
 	char	   *fn = t->nremote ? psprintf("%s.kd_all_knn_chunks", t->rschema) : NULL;
-	char	   *join = t->nremote ? psprintf("%s.kd_knn_join", t->rschema) : NULL;
+	char	   *join = t->nremote ? psprintf("%s.kd_knn_join_chunks", t->rschema) : NULL;
 	KdSource   *lead = NULL;
 	int			full;
 	KdGather	all;
@@ -399,7 +399,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		{
 			cross[m] = psprintf("%s, %d", kdg_remote_points(&crossp[m], &t->head, q, nidx[m]), k);
 			if (kdg_remote_can_send(t, m))
-				kdg_remote_send(t, m, join, cross[m], &crossp[m], true, true);
+				kdg_remote_send(t, m, join, cross[m], &crossp[m], true, true, true);
 		}
 		else
 			kdg_gather_merge(&all, kdg_search_knn(&t->parts[m], trees[m], q, nidx[m], k),
@@ -413,8 +413,8 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		if (cross[m])
 		{
 			if (!kdg_remote_in_flight(&t->parts[m]))
-				kdg_remote_send(t, m, join, cross[m], &crossp[m], true, true);
-			kdg_gather_merge(&all, kdg_remote_answer(t, m, nidx[m], true, true),
+				kdg_remote_send(t, m, join, cross[m], &crossp[m], true, true, true);
+			kdg_gather_merge(&all, kdg_remote_answer(t, m, nidx[m], k, true, true),
 							 idx[m], nidx[m]);
 		}
 	elog(DEBUG1, "kdgpu: All-kNN over %d partitions: %lld of %lld points queried other partitions, %lld queries",

@@ -111,10 +111,13 @@ kdg_remote_call(FunctionCallInfo fcinfo, const KdArgs *args, KdTable *t,
 		appendStringInfo(&buf, "%s%s", i > args->next ? ", " : "",
 						 kdg_remote_param(&t->rparams, PG_GETARG_DATUM(i), args->argtypes[i]));
 	t->rschema = pstrdup(quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid))));
-	t->rfn = psprintf("%s.%s", t->rschema, quote_identifier(fn));
 	t->rargs = buf.data;
 	t->rbatched = strstr(fn, "_join") != NULL;
 	t->rdistance = strcmp(fn, "kd_box") != 0;
+	/* a kNN join's answers come in chunks, from kd_knn_join_chunks */
+	t->rchunks = strcmp(fn, "kd_knn_join") == 0;
+	t->rfn = psprintf("%s.%s%s", t->rschema, quote_identifier(fn),
+					  t->rchunks ? "_chunks" : "");
 }
 
 /* Parse rel [, col] [, key_col] and open the table for reading. */

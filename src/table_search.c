@@ -134,7 +134,8 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
 
 	for (int p = 0; p < t->nparts; p++)
 		if (t->parts[p].remote && kdg_remote_can_send(t, p))
-			kdg_remote_send(t, p, t->rfn, t->rargs, &t->rparams, t->rbatched, t->rdistance);
+			kdg_remote_send(t, p, t->rfn, t->rargs, &t->rparams, t->rbatched, t->rdistance,
+							t->rchunks);
 	for (int p = 0; p < t->nparts; p++)
 	{
 		MemoryContext leafcxt;
@@ -167,8 +168,9 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
 			continue;
 		/* a partition whose server was busy with an earlier one's call */
 		if (!kdg_remote_in_flight(&t->parts[p]))
-			kdg_remote_send(t, p, t->rfn, t->rargs, &t->rparams, t->rbatched, t->rdistance);
-		acc = answer_merge(acc, kdg_remote_answer(t, p, nq, t->rbatched, t->rdistance),
+			kdg_remote_send(t, p, t->rfn, t->rargs, &t->rparams, t->rbatched, t->rdistance,
+							t->rchunks);
+		acc = answer_merge(acc, kdg_remote_answer(t, p, nq, limit, t->rbatched, t->rdistance),
 							   0, nq, limit);
 	}
 	return acc;

@@ -157,6 +157,7 @@ INSERT INTO col_templates VALUES
   ('kd_all_knn(''pts'', %C, 3)'),
   ('kd_all_knn_arrays(''pts'', %C, 3, true)'),
   ('kd_all_knn_chunks(''pts'', %C, 3, NULL, false)'),
+  ('kd_knn_join_chunks(''pts'', %C, ARRAY[point(0,0)], 3, NULL)'),
   ('kd_range(''pts'', %C, point(0,0), 1)'),
   ('kd_range_join(''pts'', %C, ARRAY[point(0,0)], 1)'),
   ('kd_range_join(''pts'', %C, ARRAY[point(0,0)], ARRAY[1::float8])'),
@@ -276,7 +277,8 @@ INSERT INTO k_templates VALUES
   ('kd_all_knn(''e0'', %K)'),
   ('kd_all_knn_arrays(''pts'', %K)'),
   ('kd_all_knn_arrays(''vec'', ''v'', %K, true)'),
-  ('kd_all_knn_chunks(''pts'', ''p'', %K, ''id'', false)');
+  ('kd_all_knn_chunks(''pts'', ''p'', %K, ''id'', false)'),
+  ('kd_knn_join_chunks(''pts'', ''p'', ARRAY[point(0,0)], %K, ''id'')');
 INSERT INTO cases (sql, state, descr)
   SELECT 'SELECT * FROM ' || replace(t.tpl, '%K', k), '22023', replace(t.tpl, '%K', k) || ' is 22023'
     FROM k_templates t, unnest(ARRAY['0', '-1', '(-2147483648)', '1025', '1000001', '2147483647']) k

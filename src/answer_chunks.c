@@ -1,0 +1,571 @@
+/*
+ * answer_chunks.c
+ *	  A shard's answers sent to the coordinator in a few large binary
+ *	  values: its own All-kNN with its points, and a kNN join's answers.
+ *
+ * A coordinator over foreign partitions (table_allknn.c, table_search.c)
+ * reads each shard's answers through postgres_fdw's connection.  Sent as
+ * rows, that is a row per point or per hit: the shard makes and sends
+ * every row, and the coordinator's libpq parses and stores every row and
+ * field before the coordinator decodes them one value at a time.  On the
+ * H100 host, with four shards of 1M points, the coordinator of an All-kNN
+ * took 9.6 s where one shard took 1.0 s, most of it in that row traffic.
+ *
+ * kd_all_knn_chunks(rel, col, k, key_col, include_self) answers the shard's
+ * All-kNN as kd_all_knn_arrays does, and kd_knn_join_chunks(rel, col,
+ * queries, k, key_col) a kNN join of an array of points as kd_knn_join
+ * does; each returns its answers as SETOF bytea, a value per call (called
+ * in the SELECT list, it is not stored in a tuplestore), each value holding
+ * about KD_CHUNK_BYTES of entries.  An entry is a point of the table
+ * (All-kNN) or a query (the join), in order.  A chunk is a header (see
+ * KdChunkField: KD_CHUNK_MAGIC, k, the rows' dimension, extra coordinates
+ * and whether they carry a key, the PostGIS metadata of the points, the
+ * slots of an entry's row, 0 for a query, and the number of entries), then
+ * for each entry the slots of its source row as the coordinator keeps them
+ * (coordinates, extra coordinates, packed TID, key ref: source.c), the
+ * number of its neighbours and each neighbour's ref and distance.  Every
+ * field is a big-endian integer, a float8 sent as its bits, so the
+ * coordinator gets every coordinate and distance bit for bit whatever the
+ * servers' byte orders.  The chunks are written a batch at a time on the
+ * engine's threads, one chunk per thread.
+ *
+ * The coordinator counts the entries from the headers
+ * (kdg_answer_chunks_count) and then copies the chunks into place on its
+ * threads (kdg_answer_chunks_fill): a point's slots into the foreign
+ * partition's rows, without parsing a value, and the neighbours into room
+ * for k per entry.  The shard checked each point's type, dimension and
+ * metadata as it read them, and the coordinator checks the shards against
+ * one another (table_allknn.c).
+ */
+#include "postgres.h"
+
+#include "catalog/pg_class.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/pg_bswap.h"
+#include "utils/lsyscache.h"
+
+#include "kdgpu.h"
+
+/* The first word of every chunk: "KDC1". */
+#define KD_CHUNK_MAGIC	0x4B444331
+
+/* About this many bytes of entries a chunk. */
+#define KD_CHUNK_BYTES	(4 * 1024 * 1024)
+
+/* The header of a chunk, each field a big-endian int32. */
+typedef enum KdChunkField
+{
+	KD_CH_MAGIC,
+	KD_CH_K,
+	KD_CH_DIM,
+	KD_CH_EXTRA,
+	KD_CH_KEYED,
+	KD_CH_SRID,
+	KD_CH_ZM,
+	KD_CH_GEOTYPE,
+	KD_CH_SLOTS,
+	KD_CH_NENTRIES,
+	KD_CH_FIELDS
+} KdChunkField;
+
+#define KD_CHUNK_HEAD	(KD_CH_FIELDS * (int) sizeof(uint32))
+
+/* Where a chunk's entries start, how many there are and its bytes. */
+typedef struct KdChunkPlan
+{
+	int			leaf;			/* its first entry's row, with rows */
+	int64		row;
+	int64		entry;			/* its first entry */
+	int64		nentries;
+	Size		len;			/* of the bytea, header included */
+	bytea	   *chunk;
+} KdChunkPlan;
+
+/*
+ * What the chunk functions keep between calls: the answer, whether its
+ * entries are the table's rows, where the next batch of chunks starts, and
+ * the batch made (one chunk per engine thread, filled at once, returned one
+ * per call).
+ */
+typedef struct KdChunkState
+{
+	KdTable    *t;
+	KdAnswer   *ans;
+	int			k;
+	bool		rows;			/* entries are t's rows (All-kNN) */
+	int			leaf;			/* the next batch's first entry's leaf */
+	int64		row;			/* and its row there */
+	int64		entry;			/* the next batch's first entry */
+	KdChunkPlan *batch;
+	int			nbatch;
+	int			maxbatch;
+	int			next;			/* the next chunk of the batch to return */
+} KdChunkState;
+
+/*
+ * Open rel's col for a chunk function named fname (key_col at argument
+ * keyarg, NULL for ctids); a partitioned table needs a key.
+ */
+static KdChunkState *
+kdg_chunks_open(FunctionCallInfo fcinfo, int keyarg, const char *fname)
+{
+	KdChunkState *st = palloc0(sizeof(KdChunkState));
+	Oid			relid = PG_GETARG_OID(0);
+	bool		keyed = !PG_ARGISNULL(keyarg);
+	KdExec		exec;
+
+	if (!keyed && get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a partitioned table", get_rel_name(relid)),
+				 errdetail("ctid does not identify a row across partitions."),
+				 errhint("Name a key column: %s(..., key_col => 'id').", fname)));
+	st->t = palloc0(sizeof(KdTable));
+	kdg_table_open(st->t, relid, PG_GETARG_NAME(1),
+				   keyed ? PG_GETARG_NAME(keyarg) : NULL,
+				   keyed ? KD_IDENT_KEY : KD_IDENT_CTID, fname);
+	kdg_exec_prepare(&exec);
+	st->maxbatch = Max(1, exec.threads);
+	st->batch = palloc(sizeof(KdChunkPlan) * st->maxbatch);
+	return st;
+}
+
+/* kd_all_knn_chunks's answer: every point of rel's col with its own. */
+static KdChunkState *
+kdg_all_knn_chunks_answer(FunctionCallInfo fcinfo)
+{
+	KdChunkState *st;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("kd_all_knn_chunks needs a table, a column, k and include_self")));
+	kdg_check_k(PG_GETARG_INT32(2));
+	st = kdg_chunks_open(fcinfo, 3, "kd_all_knn_chunks");
+	st->k = PG_GETARG_INT32(2);
+	st->rows = true;
+	kdg_table_read(st->t);
+	st->ans = kdg_table_all_knn(st->t, st->k, PG_GETARG_BOOL(4));
+	return st;
+}
+
+/* kd_knn_join_chunks's answer: the k nearest rows to each query point. */
+static KdChunkState *
+kdg_knn_join_chunks_answer(FunctionCallInfo fcinfo)
+{
+	KdChunkState *st;
+	Oid			qtype = get_fn_expr_argtype(fcinfo->flinfo, 2);
+	double	   *queries;
+	KdPointInfo *qinfos;
+	int			qdim;
+	int64		nq;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("kd_knn_join_chunks needs a table, a column, queries and k")));
+	kdg_check_k(PG_GETARG_INT32(3));
+	st = kdg_chunks_open(fcinfo, 4, "kd_knn_join_chunks");
+	st->k = PG_GETARG_INT32(3);
+	kdg_source_check_query(&st->t->head, kdg_array_point_type(qtype), qtype, "queries");
+	nq = kdg_array_points(st->t->head.type, PG_GETARG_DATUM(2), &queries, &qdim,
+						  &qinfos, "queries");
+	kdg_table_read(st->t);
+	kdg_array_check(nq, qdim, qinfos, st->t->head.dim, "queries", &st->t->head);
+	st->ans = kdg_table_knn(st->t, queries, nq, st->k);
+	return st;
+}
+
+/* Write v big-endian at *p and move past it. */
+static inline void
+kdg_put32(char **p, uint32 v)
+{
+	v = pg_hton32(v);
+	memcpy(*p, &v, sizeof(v));
+	*p += sizeof(v);
+}
+
+/* Write v big-endian at *p and move past it. */
+static inline void
+kdg_put64(char **p, uint64 v)
+{
+	v = pg_hton64(v);
+	memcpy(*p, &v, sizeof(v));
+	*p += sizeof(v);
+}
+
+/* The slots of an entry's row in st's chunks: none for queries. */
+static int
+kdg_chunks_slots(const KdChunkState *st)
+{
+	return st->rows ? kdg_source_stride(&st->t->head, Max(st->t->head.dim, 1)) : 0;
+}
+
+/*
+ * Plan the next batch of st's chunks: each as many entries as fit
+ * KD_CHUNK_BYTES (at least one), measured before they are written.
+ */
+static void
+kdg_chunks_plan(KdChunkState *st)
+{
+	const KdTable *t = st->t;
+	Size		slots = kdg_chunks_slots(st) * sizeof(uint64);
+
+	st->nbatch = 0;
+	st->next = 0;
+	while (st->nbatch < st->maxbatch && st->entry < st->ans->nq)
+	{
+		KdChunkPlan *c = &st->batch[st->nbatch++];
+
+		c->leaf = st->leaf;
+		c->row = st->row;
+		c->entry = st->entry;
+		c->nentries = 0;
+		c->len = VARHDRSZ + KD_CHUNK_HEAD;
+		while (st->entry < st->ans->nq && (c->nentries == 0 || c->len < KD_CHUNK_BYTES))
+		{
+			int64		nhits;
+
+			if (st->rows && st->row >= t->parts[st->leaf].n)
+			{
+				st->leaf++;
+				st->row = 0;
+				continue;
+			}
+			kdg_answer_hits(st->ans, st->entry, &nhits);
+			c->len += slots + sizeof(uint32) + nhits * 2 * sizeof(uint64);
+			st->row++;
+			st->entry++;
+			c->nentries++;
+		}
+		c->chunk = palloc(c->len);
+	}
+}
+
+/* Write one planned chunk of st's entries. */
+static void
+kdg_chunk_write(const KdChunkState *st, KdChunkPlan *c)
+{
+	const KdTable *t = st->t;
+	const KdSource *head = &t->head;
+	int			leaf = c->leaf;
+	int64		row = c->row;
+	char	   *p;
+
+	SET_VARSIZE(c->chunk, c->len);
+	p = VARDATA(c->chunk);
+	kdg_put32(&p, KD_CHUNK_MAGIC);
+	kdg_put32(&p, st->k);
+	kdg_put32(&p, head->dim);
+	kdg_put32(&p, head->extra);
+	kdg_put32(&p, head->keyattnum != InvalidAttrNumber);
+	kdg_put32(&p, head->info.srid);
+	kdg_put32(&p, head->info.zm);
+	kdg_put32(&p, head->info.geotype);
+	kdg_put32(&p, kdg_chunks_slots(st));
+	kdg_put32(&p, (uint32) c->nentries);
+	for (int64 i = 0; i < c->nentries; i++)
+	{
+		const KdHit *hits;
+		int64		nhits;
+
+		if (st->rows)
+		{
+			const KdSource *src = &t->parts[leaf];
+			const KdSlot *slots;
+
+			while (row >= src->n)
+			{
+				src = &t->parts[++leaf];
+				row = 0;
+			}
+			slots = src->rows + row * src->stride;
+			for (int s = 0; s < src->stride; s++)
+				kdg_put64(&p, slots[s].tid);
+			row++;
+		}
+		hits = kdg_answer_hits(st->ans, c->entry + i, &nhits);
+		kdg_put32(&p, (uint32) nhits);
+		for (int64 j = 0; j < nhits; j++)
+		{
+			uint64		bits;
+
+			memcpy(&bits, &hits[j].dist, sizeof(bits));
+			kdg_put64(&p, hits[j].ref);
+			kdg_put64(&p, bits);
+		}
+	}
+	Assert(p == (char *) c->chunk + c->len);
+}
+
+/* kd_parallel_for body of kdg_chunks_next: write chunks begin .. end. */
+static void
+kdg_chunks_write_range(void *arg, int64_t begin, int64_t end)
+{
+	KdChunkState *st = arg;
+
+	for (int64 i = begin; i < end; i++)
+		kdg_chunk_write(st, &st->batch[i]);
+}
+
+/*
+ * The next chunk of st's entries as a bytea, NULL after the last.  Chunks
+ * are made a batch at a time, written at once on the engine's threads: on
+ * the H200 host, one thread took 3 s to write the 1.9 GB of 10M points'
+ * All-kNN.  The chunk returned before is freed.
+ */
+static bytea *
+kdg_chunks_next(KdChunkState *st)
+{
+	if (st->next > 0)
+		pfree(st->batch[st->next - 1].chunk);
+	if (st->next == st->nbatch)
+	{
+		KdExec		exec;
+		KdError		err;
+
+		kdg_chunks_plan(st);
+		if (st->nbatch == 0)
+			return NULL;
+		kdg_exec_prepare(&exec);
+		exec.interrupt = NULL;
+		(void) kd_parallel_for(&exec, st->nbatch, 1, kdg_chunks_write_range, st, &err);
+	}
+	return st->batch[st->next++].chunk;
+}
+
+/*
+ * Return the chunks of the answer that answer(fcinfo) makes on the first
+ * call, one per call.
+ */
+static Datum
+kdg_chunks_srf(FunctionCallInfo fcinfo,
+			   KdChunkState *(*answer) (FunctionCallInfo fcinfo))
+{
+	FuncCallContext *fc;
+	MemoryContext oldcxt;
+	bytea	   *chunk;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		fc = SRF_FIRSTCALL_INIT();
+		oldcxt = MemoryContextSwitchTo(fc->multi_call_memory_ctx);
+		fc->user_fctx = answer(fcinfo);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	fc = SRF_PERCALL_SETUP();
+	oldcxt = MemoryContextSwitchTo(fc->multi_call_memory_ctx);
+	chunk = kdg_chunks_next(fc->user_fctx);
+	MemoryContextSwitchTo(oldcxt);
+	if (chunk)
+		SRF_RETURN_NEXT(fc, PointerGetDatum(chunk));
+	SRF_RETURN_DONE(fc);
+}
+
+/*
+ * kd_all_knn_chunks(rel, col, k, key_col, include_self): rel's All-kNN with
+ * its points, in chunks for a coordinator (a NULL key_col identifies rows
+ * by ctid).
+ */
+PG_FUNCTION_INFO_V1(kdgpu_all_knn_chunks);
+Datum
+kdgpu_all_knn_chunks(PG_FUNCTION_ARGS)
+{
+	return kdg_chunks_srf(fcinfo, kdg_all_knn_chunks_answer);
+}
+
+/*
+ * kd_knn_join_chunks(rel, col, queries, k, key_col): the k nearest rows of
+ * rel to each point of an array of any point type, in chunks for a
+ * coordinator (a NULL key_col identifies rows by ctid).
+ */
+PG_FUNCTION_INFO_V1(kdgpu_knn_join_chunks);
+Datum
+kdgpu_knn_join_chunks(PG_FUNCTION_ARGS)
+{
+	return kdg_chunks_srf(fcinfo, kdg_knn_join_chunks_answer);
+}
+
+/* The big-endian 32-bit word at p. */
+static uint32
+kdg_get32(const char *p)
+{
+	uint32		v;
+
+	memcpy(&v, p, sizeof(v));
+	return pg_ntoh32(v);
+}
+
+/* The big-endian 64-bit word at p. */
+static uint64
+kdg_get64(const char *p)
+{
+	uint64		v;
+
+	memcpy(&v, p, sizeof(v));
+	return pg_ntoh64(v);
+}
+
+/* Header field f of a chunk. */
+static int32
+kdg_chunk_field(const char *chunk, KdChunkField f)
+{
+	return (int32) kdg_get32(chunk + sizeof(uint32) * f);
+}
+
+/*
+ * Count the entries of a server's chunks, chunks[c] of lens[c] bytes, for
+ * src (a foreign leaf) and k; chunk_first[c] is set to the number of
+ * entries before chunk c.  With rows (All-kNN) the entries are src's
+ * points: src gets their dimension and PostGIS metadata and room for them.
+ * Returns the number of entries, -1 when a header is out of shape.
+ */
+int64
+kdg_answer_chunks_count(KdSource *src, int k, bool rows,
+						const char *const *chunks, const int64 *lens,
+						int nchunks, int64 *chunk_first)
+{
+	int64		total = 0;
+
+	for (int c = 0; c < nchunks; c++)
+	{
+		const char *h = chunks[c];
+		int64		n;
+		int			dim;
+
+		if (lens[c] < KD_CHUNK_HEAD ||
+			(uint32) kdg_chunk_field(h, KD_CH_MAGIC) != KD_CHUNK_MAGIC ||
+			kdg_chunk_field(h, KD_CH_K) != k ||
+			kdg_chunk_field(h, KD_CH_EXTRA) != src->extra ||
+			(kdg_chunk_field(h, KD_CH_KEYED) != 0) != (src->keyattnum != InvalidAttrNumber))
+			return -1;
+		dim = kdg_chunk_field(h, KD_CH_DIM);
+		n = kdg_chunk_field(h, KD_CH_NENTRIES);
+		if (n < 0 || dim < 0 || dim > KD_MAX_DIM)
+			return -1;
+		if (rows && n > 0)
+		{
+			if (src->dim == 0)
+			{
+				src->dim = dim;
+				src->info.srid = kdg_chunk_field(h, KD_CH_SRID);
+				src->info.zm = kdg_chunk_field(h, KD_CH_ZM);
+				src->info.geotype = kdg_chunk_field(h, KD_CH_GEOTYPE);
+				src->stride = kdg_source_stride(src, dim);
+			}
+			if (dim == 0 || dim != src->dim)
+				return -1;
+		}
+		if (rows ? n > 0 && kdg_chunk_field(h, KD_CH_SLOTS) != src->stride
+			: kdg_chunk_field(h, KD_CH_SLOTS) != 0)
+			return -1;
+		chunk_first[c] = total;
+		total += n;
+	}
+	if (rows)
+	{
+		src->n = total;
+		src->cap = Max(total, 1);
+		src->rows = MemoryContextAllocExtended(src->mcxt,
+											   sizeof(KdSlot) * Max(src->stride, 1) * src->cap,
+											   MCXT_ALLOC_HUGE);
+	}
+	return total;
+}
+
+/* What the threads of kdg_answer_chunks_fill share. */
+typedef struct KdChunkFill
+{
+	KdSource   *src;
+	int			k;
+	bool		rows;
+	const char *const *chunks;
+	const int64 *lens;
+	const int64 *chunk_first;
+	KdHit	   *hits;
+	int		   *count;
+	bool		bad;			/* a chunk was out of shape */
+} KdChunkFill;
+
+/* Fill the rows and answers of one chunk; false when it is out of shape. */
+static bool
+kdg_chunk_fill(KdChunkFill *f, int c)
+{
+	const KdSource *src = f->src;
+	bool		keyed = src->keyattnum != InvalidAttrNumber;
+	int			slots = f->rows ? src->stride : 0;
+	const char *p = f->chunks[c] + KD_CHUNK_HEAD;
+	const char *end = f->chunks[c] + f->lens[c];
+	int64		n = kdg_chunk_field(f->chunks[c], KD_CH_NENTRIES);
+
+	for (int64 i = 0; i < n; i++)
+	{
+		int64		e = f->chunk_first[c] + i;
+		KdHit	   *hits = f->hits + e * f->k;
+		uint32		nn;
+
+		if (end - p < (int64) slots * 8 + 4)
+			return false;
+		if (f->rows)
+		{
+			KdSlot	   *row = src->rows + e * src->stride;
+
+			for (int s = 0; s < slots; s++, p += 8)
+				row[s].tid = kdg_get64(p);
+		}
+		nn = kdg_get32(p);
+		p += 4;
+		if (nn > (uint32) f->k || end - p < (int64) nn * 16)
+			return false;
+		for (uint32 j = 0; j < nn; j++, p += 16)
+		{
+			uint64		ref = kdg_get64(p);
+			uint64		bits = kdg_get64(p + 8);
+
+			if (!keyed && (ref >> KD_PART_SHIFT) != 0)
+				return false;
+			hits[j].ref = keyed ? ref : src->refbase | ref;
+			memcpy(&hits[j].dist, &bits, sizeof(bits));
+		}
+		f->count[e] = (int) nn;
+	}
+	return p == end;
+}
+
+/* kd_parallel_for body of kdg_answer_chunks_fill: chunks begin .. end. */
+static void
+kdg_chunks_fill_range(void *arg, int64_t begin, int64_t end)
+{
+	KdChunkFill *f = arg;
+
+	for (int64 c = begin; c < end; c++)
+		if (!kdg_chunk_fill(f, (int) c))
+			__atomic_store_n(&f->bad, true, __ATOMIC_RELAXED);
+}
+
+/*
+ * Copy the entries of the chunks, counted by kdg_answer_chunks_count: with
+ * rows, each point's slots into src's rows in the order sent; each entry's
+ * neighbours into hits and count, entry i's at hits[i * k ..] and their
+ * number in count[i], the refs made the coordinator's (a TID gets the
+ * leaf's refbase).  The chunks are decoded at once on the engine's
+ * threads, since copying into memory just allocated is bound by mapping
+ * its pages.  Returns false when a chunk is out of shape.
+ */
+bool
+kdg_answer_chunks_fill(KdSource *src, int k, bool rows,
+					   const char *const *chunks, const int64 *lens,
+					   const int64 *chunk_first, int nchunks, KdHit *hits,
+					   int *count)
+{
+	KdChunkFill f = {src, k, rows, chunks, lens, chunk_first, hits, count, false};
+	KdExec		exec;
+	KdError		err;
+
+	kdg_exec_prepare(&exec);
+	exec.interrupt = NULL;
+	(void) kd_parallel_for(&exec, nchunks, 1, kdg_chunks_fill_range, &f, &err);
+	return !f.bad;
+}
