@@ -25,6 +25,9 @@
  *
  * A foreign leaf (postgres_fdw) is not read here: it answers through its
  * server (remote.c), where the remote role's rights and policies apply.
+ * When row-level security applies to the partitioned table, its foreign
+ * leaves' rows are read through it too (postgres_fdw fetches them, under
+ * the remote role's rights and policies as well) and searched here.
  */
 #include "postgres.h"
 
@@ -277,13 +280,15 @@ kdg_table_read(KdTable *t)
 	}
 	if (check_enable_rls(t->head.relid, InvalidOid, false) == RLS_ENABLED)
 	{
-		if (t->nremote > 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("row-level security of table \"%s\" cannot apply to its foreign partitions",
-							get_rel_name(t->head.relid)),
-					 errhint("Define the policies on the shards' tables.")));
+		/*
+		 * The policies hold for the rows of foreign leaves too: postgres_fdw
+		 * fetches them through the partitioned table, and they are searched
+		 * here like a local leaf's.
+		 */
 		kdg_sources_spi(t->parts, t->partoids, t->nparts, t->head.relid);
+		for (int i = 0; i < t->nparts; i++)
+			t->parts[i].remote = NULL;
+		t->nremote = 0;
 	}
 	else
 		for (int i = 0; i < t->nparts; i++)

@@ -6,9 +6,11 @@
 # shards (on their kdgpu indexes), and its answers equal the same query on
 # one table holding every row; kdgpu's own float8[] <-> is shipped only
 # with the server option extensions 'kdgpu'.  The kd_* functions run on
-# every shard and merge; their answers equal those of one table.  A
-# shard lost during a call, one the call times out waiting for, and a
-# stopped shard give errors naming their server, and no rows.
+# every shard and merge; their answers equal those of one table.  Row-level
+# security holds as on one server, on a shard (the remote role's) and on the
+# coordinator's partitioned table.  A shard lost during a call, one the
+# call times out waiting for, and a stopped shard give errors naming their
+# server, and no rows.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -293,6 +295,58 @@ same_rows("SELECT * FROM kd_all_knn('pts', 3, 'id') ORDER BY query_key, rank",
 	       ORDER BY a.p <-> o.p, o.id LIMIT 3) b WHERE a.x BETWEEN 45 AND 55 ORDER BY 1, 4",
 	'kd_all_knn over a shard with row-level security', 'WHERE query_key IN (SELECT id FROM pts WHERE x BETWEEN 45 AND 55)');
 $coord->safe_psql('postgres', q{ALTER USER MAPPING FOR CURRENT_USER SERVER s1 OPTIONS (DROP user)});
+
+# row-level security on the coordinator's partitioned table: its policy
+# holds for the shards' rows too (they are read through it and searched
+# on the coordinator), and every function's answers equal those of the same
+# query under the same policy
+$coord->safe_psql('postgres', q{
+	CREATE ROLE coord_reader;
+	GRANT SELECT ON pts, allpts TO coord_reader;
+	CREATE USER MAPPING FOR coord_reader SERVER s1 OPTIONS (password_required 'false');
+	CREATE USER MAPPING FOR coord_reader SERVER s2 OPTIONS (password_required 'false');
+	CREATE USER MAPPING FOR coord_reader SERVER s3 OPTIONS (password_required 'false');
+	ALTER TABLE pts ENABLE ROW LEVEL SECURITY;
+	CREATE POLICY visible ON pts TO coord_reader USING (id % 3 <> 0 AND x < 70);
+});
+
+# $got and $want give the same rows for coord_reader
+sub same_rows_as_reader
+{
+	my ($got, $want, $name, $filter) = @_;
+	$filter //= '';
+	is($coord->safe_psql('postgres', "SET ROLE coord_reader; SELECT string_agg(r::text, ';') FROM ($got) r $filter"),
+		$coord->safe_psql('postgres', "SET ROLE coord_reader; SELECT string_agg(r::text, ';') FROM ($want) r"), $name);
+}
+same_rows_as_reader("SELECT * FROM kd_knn('pts', point(60, 30), 40, 'id')",
+	"SELECT id::bigint, p <-> point(60, 30), (row_number() OVER (ORDER BY p <-> point(60, 30), id))::int
+	   FROM pts ORDER BY p <-> point(60, 30), id LIMIT 40", "kd_knn under the coordinator's policy");
+is($coord->safe_psql('postgres', q{SET ROLE coord_reader;
+		SELECT count(*) FROM kd_knn('pts', point(60, 30), 400, 'id') n JOIN allpts a ON a.id = n.nn_key
+		 WHERE n.nn_key % 3 = 0 OR a.x >= 70}),
+	'0', "the coordinator's policy hides rows of both shards");
+same_rows_as_reader("SELECT * FROM kd_knn_join('pts', ARRAY[point(50, 40), point(75, 2)], 7, 'id')",
+	"SELECT o::int, s.* FROM unnest(ARRAY[point(50, 40), point(75, 2)]) WITH ORDINALITY u(q, o),
+	   LATERAL (SELECT id::bigint, p <-> q, (row_number() OVER (ORDER BY p <-> q, id))::int
+	              FROM pts ORDER BY p <-> q, id LIMIT 7) s ORDER BY o, 4",
+	"kd_knn_join under the coordinator's policy");
+same_rows_as_reader("SELECT * FROM kd_all_knn('pts', 3, 'id') ORDER BY query_key, rank",
+	"SELECT a.id::bigint, b.* FROM pts a, LATERAL (SELECT o.id::bigint, a.p <-> o.p,
+	        (row_number() OVER (ORDER BY a.p <-> o.p, o.id))::int FROM pts o WHERE o.id <> a.id
+	       ORDER BY a.p <-> o.p, o.id LIMIT 3) b WHERE a.x BETWEEN 45 AND 55 ORDER BY 1, 4",
+	"kd_all_knn under the coordinator's policy", 'WHERE query_key IN (SELECT id FROM allpts WHERE x BETWEEN 45 AND 55)');
+same_rows_as_reader("SELECT * FROM kd_box('pts', point(45, 10), point(72, 20), 'id') ORDER BY 1",
+	"SELECT id::bigint FROM pts WHERE p <@ box(point(45, 10), point(72, 20)) ORDER BY 1",
+	"kd_box under the coordinator's policy");
+$coord->safe_psql('postgres', q{
+	DROP POLICY visible ON pts;
+	ALTER TABLE pts DISABLE ROW LEVEL SECURITY;
+	DROP USER MAPPING FOR coord_reader SERVER s1;
+	DROP USER MAPPING FOR coord_reader SERVER s2;
+	DROP USER MAPPING FOR coord_reader SERVER s3;
+	REVOKE SELECT ON pts, allpts FROM coord_reader;
+	DROP ROLE coord_reader;
+});
 
 # a shard lost or slow in the middle of a call: its table is locked there,
 # so the coordinator's call waits on it
