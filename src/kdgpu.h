@@ -483,7 +483,9 @@ extern char *kdg_remote_points(KdParams *params, const KdSource *src,
 extern void kdg_remote_send(const KdTable *t, int leaf, const char *fn,
 							const char *args, const KdParams *params,
 							bool batched, bool distance, bool chunks);
-extern void kdg_remote_drain(const KdTable *t);
+/* Answers to this many queries or more are read from the servers on threads. */
+#define KD_LARGE_ANSWER 65536
+extern void kdg_remote_drain(const KdTable *t, bool large);
 extern KdAnswer *kdg_remote_answer(const KdTable *t, int leaf, int64 nq,
 								   int k, bool batched, bool distance);
 extern void kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn,
@@ -491,6 +493,14 @@ extern void kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn,
 extern void kdg_remote_all_knn_points(const KdTable *t, int leaf, int k);
 extern void kdg_remote_all_knn_fill(const KdTable *t, int leaf, int k,
 									KdHit *hits, int *count);
+
+/* remote_readers.c */
+struct pg_conn;					/* libpq's PGconn */
+typedef struct KdReaders KdReaders;
+extern KdReaders *kdg_readers_start(struct pg_conn **conns, int n);
+extern bool kdg_readers_started(const KdReaders *set);
+extern int	kdg_readers_busy(KdReaders *set, int *failed);
+extern void kdg_readers_stop(KdReaders *set);
 
 /* answer_chunks.c */
 extern int64 kdg_answer_chunks_count(KdSource *src, int k, bool rows,

@@ -420,16 +420,71 @@ remote_wait_context(void *arg)
 	pfree(names.data);
 }
 
+/* Raise the error of r's connection lost while its result was read. */
+static void
+kdg_remote_lost(const KdRemote *r)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONNECTION_FAILURE),
+			 errmsg("lost the connection to server \"%s\"", r->server),
+			 errdetail_internal("%s", pchomp(PQerrorMessage(r->conn)))));
+}
+
+/*
+ * Read the results of the calls in flight on t's foreign leaves on a
+ * thread per connection (remote_readers.c), until every one is complete or
+ * an interrupt is pending: the threads are stopped first, so that
+ * processing it (and the error context naming the servers not done) finds
+ * the connections to itself, and kdg_remote_drain reads what is left.
+ */
+static void
+kdg_remote_drain_threads(const KdTable *t)
+{
+	KdRemote  **remotes = palloc(sizeof(KdRemote *) * t->nparts);
+	PGconn	  **conns = palloc(sizeof(PGconn *) * t->nparts);
+	KdReaders  *readers;
+	int			n = 0;
+	int			failed = -1;
+
+	for (int p = 0; p < t->nparts; p++)
+	{
+		KdRemote   *r = t->parts[p].remote;
+
+		if (r && r->sql)
+		{
+			remotes[n] = r;
+			conns[n++] = r->conn;
+		}
+	}
+	readers = kdg_readers_start(conns, n);
+	if (kdg_readers_started(readers))
+		while (kdg_readers_busy(readers, &failed) > 0 && failed < 0 &&
+			   !INTERRUPTS_PENDING_CONDITION())
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 100, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
+	kdg_readers_stop(readers);
+	if (failed >= 0)
+		kdg_remote_lost(remotes[failed]);
+	pfree(remotes);
+	pfree(conns);
+}
+
 /*
  * Read what the servers of t's foreign leaves send for the calls in flight,
  * from all of them at once, until every one of those results is complete
- * in libpq's buffers (where kdg_remote_answer and kdg_remote_all_knn_answer
- * then find it).  Read one after another, a server whose result is large
- * would wait, its socket full, while an earlier server's result is read
- * and decoded.
+ * in libpq's buffers (where kdg_remote_answer and the All-kNN readers then
+ * find it).  Read one after another, a server whose result is large would
+ * wait, its socket full, while an earlier server's result is read and
+ * decoded.  With large answers expected (large), each connection is read
+ * on a thread of its own: libpq's reading and parsing of the answers, not
+ * the shards, then bound the wait (at 10M points a shard, 7.8 GB of
+ * All-kNN chunks).
  */
 void
-kdg_remote_drain(const KdTable *t)
+kdg_remote_drain(const KdTable *t, bool large)
 {
 	ErrorContextCallback context;
 
@@ -437,6 +492,8 @@ kdg_remote_drain(const KdTable *t)
 	context.arg = (void *) t;
 	context.previous = error_context_stack;
 	error_context_stack = &context;
+	if (large && t->nremote > 1)
+		kdg_remote_drain_threads(t);
 	for (;;)
 	{
 		WaitEventSet *set;
@@ -450,10 +507,7 @@ kdg_remote_drain(const KdTable *t)
 			if (r == NULL || r->sql == NULL)
 				continue;
 			if (!PQconsumeInput(r->conn))
-				ereport(ERROR,
-						(errcode(ERRCODE_CONNECTION_FAILURE),
-						 errmsg("lost the connection to server \"%s\"", r->server),
-						 errdetail_internal("%s", pchomp(PQerrorMessage(r->conn)))));
+				kdg_remote_lost(r);
 			nbusy += PQisBusy(r->conn);
 		}
 		if (nbusy == 0)

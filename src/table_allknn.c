@@ -337,7 +337,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 			own[p] = kdg_search_all_knn(&t->parts[p], trees[p], k, include_self);
 		}
 	if (t->nremote > 0)
-		kdg_remote_drain(t);
+		kdg_remote_drain(t, true);
 	for (int p = 0; p < np; p++)
 		if (t->parts[p].remote)
 		{
@@ -416,7 +416,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (t->nremote > 0)
-		kdg_remote_drain(t);
+		kdg_remote_drain(t, nqueries >= KD_LARGE_ANSWER);
 	for (int m = 0; m < np; m++)
 		if (cross[m])
 		{

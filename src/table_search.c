@@ -161,7 +161,7 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
 		MemoryContextDelete(leafcxt);
 	}
 	if (t->nremote > 0)
-		kdg_remote_drain(t);
+		kdg_remote_drain(t, nq >= KD_LARGE_ANSWER);
 	for (int p = 0; p < t->nparts; p++)
 	{
 		if (t->parts[p].remote == NULL)

@@ -378,6 +378,21 @@ like($qerr, qr/terminating connection.*call to server "s2"/s,
 	'a shard lost during kd_knn is named');
 is($qout, '', 'kd_knn returns no rows when a shard is lost');
 
+# the same during All-kNN, whose shards' answers are read on threads
+($qout, $qerr) = ('', '');
+$query = IPC::Run::start(
+	[ 'psql', '-X', '-d', $coord->connstr('postgres'), '-c',
+	  q{SELECT * FROM kd_all_knn('pts', 3, 'id')} ],
+	'>', \$qout, '2>', \$qerr);
+ok($shards[1]->poll_query_until('postgres', $waiting),
+	"the coordinator's All-kNN waits on the shard's lock");
+$shards[1]->safe_psql('postgres', q{
+	SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	 WHERE wait_event_type = 'Lock' AND backend_type = 'client backend'});
+$query->finish;
+like($qerr, qr/server "s2"/, 'a shard lost during All-kNN is named');
+is($qout, '', 'All-kNN returns no rows when a shard is lost');
+
 # the coordinator's statement_timeout while a shard has not answered: the
 # error says which shard it was waiting for, and returns nothing
 ($ret, $stdout, $stderr) = $coord->psql('postgres', q{
