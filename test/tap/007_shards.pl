@@ -362,36 +362,29 @@ ok($shards[1]->poll_query_until('postgres', q{
 my $waiting = q{SELECT count(*) > 0 FROM pg_stat_activity
 	 WHERE wait_event_type = 'Lock' AND backend_type = 'client backend'};
 
-# the shard's backend ends during the call: the error names the server
-my ($qout, $qerr) = ('', '');
-my $query = IPC::Run::start(
-	[ 'psql', '-X', '-d', $coord->connstr('postgres'), '-c',
-	  q{SELECT * FROM kd_knn('pts', point(50, 40), 10, 'id')} ],
-	'>', \$qout, '2>', \$qerr);
-ok($shards[1]->poll_query_until('postgres', $waiting),
-	"the coordinator's call waits on the shard's lock");
-$shards[1]->safe_psql('postgres', q{
-	SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-	 WHERE wait_event_type = 'Lock' AND backend_type = 'client backend'});
-$query->finish;
-like($qerr, qr/terminating connection.*call to server "s2"/s,
-	'a shard lost during kd_knn is named');
-is($qout, '', 'kd_knn returns no rows when a shard is lost');
-
-# the same during All-kNN, whose shards' answers are read on threads
-($qout, $qerr) = ('', '');
-$query = IPC::Run::start(
-	[ 'psql', '-X', '-d', $coord->connstr('postgres'), '-c',
-	  q{SELECT * FROM kd_all_knn('pts', 3, 'id')} ],
-	'>', \$qout, '2>', \$qerr);
-ok($shards[1]->poll_query_until('postgres', $waiting),
-	"the coordinator's All-kNN waits on the shard's lock");
-$shards[1]->safe_psql('postgres', q{
-	SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-	 WHERE wait_event_type = 'Lock' AND backend_type = 'client backend'});
-$query->finish;
-like($qerr, qr/server "s2"/, 'a shard lost during All-kNN is named');
-is($qout, '', 'All-kNN returns no rows when a shard is lost');
+# the shard's backend ends during a call ($sql, called $name) waiting on
+# its lock: the error names the server ($error), and no rows come back
+sub shard_lost_during
+{
+	my ($sql, $name, $error) = @_;
+	my ($qout, $qerr) = ('', '');
+	my $query = IPC::Run::start(
+		[ 'psql', '-X', '-d', $coord->connstr('postgres'), '-c', $sql ],
+		'>', \$qout, '2>', \$qerr);
+	ok($shards[1]->poll_query_until('postgres', $waiting),
+		"the coordinator's $name waits on the shard's lock");
+	$shards[1]->safe_psql('postgres', q{
+		SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		 WHERE wait_event_type = 'Lock' AND backend_type = 'client backend'});
+	$query->finish;
+	like($qerr, $error, "a shard lost during $name is named");
+	is($qout, '', "$name returns no rows when a shard is lost");
+}
+shard_lost_during(q{SELECT * FROM kd_knn('pts', point(50, 40), 10, 'id')}, 'kd_knn',
+	qr/terminating connection.*call to server "s2"/s);
+# All-kNN reads the shards' answers on threads
+shard_lost_during(q{SELECT * FROM kd_all_knn('pts', 3, 'id')}, 'kd_all_knn',
+	qr/server "s2"/);
 
 # the coordinator's statement_timeout while a shard has not answered: the
 # error says which shard it was waiting for, and returns nothing
