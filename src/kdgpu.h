@@ -475,6 +475,7 @@ extern double *kdg_table_queries(const KdTable *t);
 
 /* remote.c */
 extern void kdg_remote_open(KdSource *leaf);
+extern char *kdg_remote_kdgpu_schema(void);
 extern bool kdg_remote_can_send(const KdTable *t, int leaf);
 extern bool kdg_remote_in_flight(const KdSource *leaf);
 extern char *kdg_remote_param(KdParams *params, Datum value, Oid type);
@@ -507,11 +508,15 @@ extern int64 kdg_answer_chunks_count(KdSource *src, int k, bool rows,
 									 const char *const *chunks,
 									 const int64 *lens, int nchunks,
 									 int64 *chunk_first);
-extern bool kdg_answer_chunks_fill(KdSource *src, int k, bool rows,
+extern bool kdg_answer_chunks_fill(KdSource *src, int k,
 								   const char *const *chunks,
 								   const int64 *lens,
 								   const int64 *chunk_first, int nchunks,
 								   KdHit *hits, int *count);
+extern KdAnswer *kdg_answer_chunks_answer(KdSource *src, int k,
+										  const char *const *chunks,
+										  const int64 *lens, int nchunks,
+										  int64 nq);
 
 /* table_search.c */
 extern KdAnswer *kdg_table_knn(const KdTable *t, const double *queries,

@@ -37,8 +37,12 @@
 
 #include <math.h>
 
+#include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/table.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
@@ -48,6 +52,7 @@
 #include "libpq-fe.h"
 #include "port/pg_bswap.h"
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/wait_event.h"
 #include "utils/array.h"
@@ -160,6 +165,33 @@ kdg_remote_open(KdSource *leaf)
 		r->keyname = kdg_remote_column(leaf->relid, leaf->keyattnum);
 	r->conn = fdw_get_connection(GetUserMapping(GetUserId(), server->serverid), false, NULL);
 	leaf->remote = r;
+}
+
+/*
+ * kdgpu's schema here, quoted: where the shards have the functions that
+ * only kdgpu defines (the _chunks functions), whichever extension's
+ * function was called (kdgpu_postgis may live in another schema).
+ */
+char *
+kdg_remote_kdgpu_schema(void)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nsp = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum("kdgpu"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	if (!OidIsValid(nsp))
+		elog(ERROR, "extension \"kdgpu\" is not installed");
+	return pstrdup(quote_identifier(get_namespace_name(nsp)));
 }
 
 /*
@@ -457,15 +489,28 @@ kdg_remote_drain_threads(const KdTable *t)
 		}
 	}
 	readers = kdg_readers_start(conns, n);
-	if (kdg_readers_started(readers))
-		while (kdg_readers_busy(readers, &failed) > 0 && failed < 0 &&
+	PG_TRY();
+	{
+		while (kdg_readers_started(readers) &&
+			   kdg_readers_busy(readers, &failed) > 0 && failed < 0 &&
 			   !INTERRUPTS_PENDING_CONDITION())
 		{
-			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 100, PG_WAIT_EXTENSION);
+			int			rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_POSTMASTER_DEATH,
+									   100, PG_WAIT_EXTENSION);
+
 			ResetLatch(MyLatch);
+			if (rc & WL_POSTMASTER_DEATH)
+			{
+				kdg_readers_stop(readers);
+				proc_exit(1);
+			}
 		}
-	kdg_readers_stop(readers);
+	}
+	PG_FINALLY();
+	{
+		kdg_readers_stop(readers);
+	}
+	PG_END_TRY();
 	if (failed >= 0)
 		kdg_remote_lost(remotes[failed]);
 	pfree(remotes);
@@ -774,29 +819,13 @@ static KdAnswer *
 kdg_remote_chunks_answer(KdSource *src, int64 nq, int k)
 {
 	KdRemote   *r = src->remote;
-	KdAnswer   *ans = kdg_empty_answer(nq);
-	int		   *count = palloc_extended(sizeof(int) * Max(nq, 1), MCXT_ALLOC_HUGE);
-	int64		at = 0;
+	KdAnswer   *ans;
 
 	remote_hold_chunks(r);
-	if (kdg_answer_chunks_count(src, k, false, r->chunks, r->lens, r->nchunks,
-								r->chunk_first) != nq)
-		kdg_remote_chunks_error(r);
-	ans->hits = palloc_extended(sizeof(KdHit) * Max(nq * k, 1), MCXT_ALLOC_HUGE);
-	if (!kdg_answer_chunks_fill(src, k, false, r->chunks, r->lens, r->chunk_first,
-								r->nchunks, ans->hits, count))
+	ans = kdg_answer_chunks_answer(src, k, r->chunks, r->lens, r->nchunks, nq);
+	if (ans == NULL)
 		kdg_remote_chunks_error(r);
 	remote_release_chunks(r);
-	/* close the gaps of queries with fewer than k neighbours */
-	for (int64 q = 0; q < nq; q++)
-	{
-		if (at != q * k)
-			memmove(ans->hits + at, ans->hits + q * k, sizeof(KdHit) * count[q]);
-		ans->offsets[q] = at;
-		at += count[q];
-	}
-	ans->offsets[nq] = at;
-	pfree(count);
 	return ans;
 }
 
@@ -848,7 +877,7 @@ kdg_remote_all_knn_fill(const KdTable *t, int leaf, int k, KdHit *hits,
 	KdSource   *src = &t->parts[leaf];
 	KdRemote   *r = src->remote;
 
-	if (!kdg_answer_chunks_fill(src, k, true, r->chunks, r->lens, r->chunk_first,
+	if (!kdg_answer_chunks_fill(src, k, r->chunks, r->lens, r->chunk_first,
 								r->nchunks, hits, count))
 		kdg_remote_chunks_error(r);
 	remote_release_chunks(r);

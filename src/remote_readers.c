@@ -40,7 +40,8 @@ typedef struct KdReader
 {
 	pthread_t	thread;
 	bool		started;
-	PGconn	  **conns;			/* its connections, of the set's */
+	PGconn	  **conns;			/* its connections */
+	int		   *index;			/* each one's place in the set's */
 	int			nconns;
 	struct KdReaders *set;
 } KdReader;
@@ -81,8 +82,7 @@ kdg_reader_main(void *arg)
 			{
 				int			failed = -1;
 
-				__atomic_compare_exchange_n(&set->failed, &failed,
-											(int) (rd->conns + i - set->conns), false,
+				__atomic_compare_exchange_n(&set->failed, &failed, rd->index[i], false,
 											__ATOMIC_RELAXED, __ATOMIC_RELAXED);
 				__atomic_store_n(&set->stop, true, __ATOMIC_RELAXED);
 				SetLatch(MyLatch);
@@ -130,8 +130,12 @@ kdg_readers_start(PGconn **conns, int n)
 
 		rd->set = set;
 		rd->conns = palloc(sizeof(PGconn *) * (n / set->nreaders + 1));
+		rd->index = palloc(sizeof(int) * (n / set->nreaders + 1));
 		for (int i = r; i < n; i += set->nreaders)
+		{
+			rd->index[rd->nconns] = i;
 			rd->conns[rd->nconns++] = conns[i];
+		}
 	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -309,8 +309,9 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	char	  **cross = palloc0(sizeof(char *) * Max(np, 1));
 	KdParams   *crossp = palloc0(sizeof(KdParams) * Max(np, 1));
 	/* what foreign leaves run: their own All-kNN, then kNN queries */
-	char	   *fn = t->nremote ? psprintf("%s.kd_all_knn_chunks", t->rschema) : NULL;
-	char	   *join = t->nremote ? psprintf("%s.kd_knn_join_chunks", t->rschema) : NULL;
+	char	   *schema = t->nremote ? kdg_remote_kdgpu_schema() : NULL;
+	char	   *fn = t->nremote ? psprintf("%s.kd_all_knn_chunks", schema) : NULL;
+	char	   *join = t->nremote ? psprintf("%s.kd_knn_join_chunks", schema) : NULL;
 	KdSource   *lead = NULL;
 	int			full;
 	KdGather	all;

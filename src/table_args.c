@@ -116,8 +116,9 @@ kdg_remote_call(FunctionCallInfo fcinfo, const KdArgs *args, KdTable *t,
 	t->rdistance = strcmp(fn, "kd_box") != 0;
 	/* a kNN join's answers come in chunks, from kd_knn_join_chunks */
 	t->rchunks = strcmp(fn, "kd_knn_join") == 0;
-	t->rfn = psprintf("%s.%s%s", t->rschema, quote_identifier(fn),
-					  t->rchunks ? "_chunks" : "");
+	t->rfn = t->rchunks ?
+		psprintf("%s.kd_knn_join_chunks", kdg_remote_kdgpu_schema()) :
+		psprintf("%s.%s", t->rschema, quote_identifier(fn));
 }
 
 /* Parse rel [, col] [, key_col] and open the table for reading. */
