@@ -112,16 +112,16 @@ typedef struct KdChunkState
 } KdChunkState;
 
 /*
- * Open rel's col for a chunk function named fname (key_col at argument
- * keyarg, NULL for ctids); a partitioned table needs a key.
+ * Open rel's col for a chunk function named fname, k at argument karg,
+ * key_col at argument keyarg (NULL for ctids); a partitioned table needs a
+ * key.
  */
 static KdChunkState *
-kdg_chunks_open(FunctionCallInfo fcinfo, int keyarg, const char *fname)
+kdg_chunks_open(FunctionCallInfo fcinfo, int karg, int keyarg, const char *fname)
 {
 	KdChunkState *st = palloc0(sizeof(KdChunkState));
 	Oid			relid = PG_GETARG_OID(0);
 	bool		keyed = !PG_ARGISNULL(keyarg);
-	KdExec		exec;
 
 	if (!keyed && get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
@@ -129,12 +129,12 @@ kdg_chunks_open(FunctionCallInfo fcinfo, int keyarg, const char *fname)
 				 errmsg("\"%s\" is a partitioned table", get_rel_name(relid)),
 				 errdetail("ctid does not identify a row across partitions."),
 				 errhint("Name a key column: %s(..., key_col => 'id').", fname)));
+	st->k = PG_GETARG_INT32(karg);
 	st->t = palloc0(sizeof(KdTable));
 	kdg_table_open(st->t, relid, PG_GETARG_NAME(1),
 				   keyed ? PG_GETARG_NAME(keyarg) : NULL,
 				   keyed ? KD_IDENT_KEY : KD_IDENT_CTID, fname);
-	kdg_exec_prepare(&exec);
-	st->maxbatch = Max(1, Min(exec.threads, KD_CHUNK_BATCH));
+	st->maxbatch = Min(kdg_cpu_threads(), KD_CHUNK_BATCH);
 	st->batch = palloc(sizeof(KdChunkPlan) * st->maxbatch);
 	return st;
 }
@@ -150,8 +150,7 @@ kdg_all_knn_chunks_answer(FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("kd_all_knn_chunks needs a table, a column, k and include_self")));
 	kdg_check_k(PG_GETARG_INT32(2));
-	st = kdg_chunks_open(fcinfo, 3, "kd_all_knn_chunks");
-	st->k = PG_GETARG_INT32(2);
+	st = kdg_chunks_open(fcinfo, 2, 3, "kd_all_knn_chunks");
 	st->rows = true;
 	kdg_table_read(st->t);
 	st->ans = kdg_table_all_knn(st->t, st->k, PG_GETARG_BOOL(4));
@@ -163,25 +162,14 @@ static KdChunkState *
 kdg_knn_join_chunks_answer(FunctionCallInfo fcinfo)
 {
 	KdChunkState *st;
-	Oid			qtype = get_fn_expr_argtype(fcinfo->flinfo, 2);
-	double	   *queries;
-	KdPointInfo *qinfos;
-	int			qdim;
-	int64		nq;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("kd_knn_join_chunks needs a table, a column, queries and k")));
-	kdg_check_k(PG_GETARG_INT32(3));
-	st = kdg_chunks_open(fcinfo, 4, "kd_knn_join_chunks");
-	st->k = PG_GETARG_INT32(3);
-	kdg_source_check_query(&st->t->head, kdg_array_point_type(qtype), qtype, "queries");
-	nq = kdg_array_points(st->t->head.type, PG_GETARG_DATUM(2), &queries, &qdim,
-						  &qinfos, "queries");
-	kdg_table_read(st->t);
-	kdg_array_check(nq, qdim, qinfos, st->t->head.dim, "queries", &st->t->head);
-	st->ans = kdg_table_knn(st->t, queries, nq, st->k);
+	st = kdg_chunks_open(fcinfo, 3, 4, "kd_knn_join_chunks");
+	st->ans = kdg_knn_join_answer(st->t, PG_GETARG_DATUM(2),
+								  get_fn_expr_argtype(fcinfo->flinfo, 2), st->k);
 	return st;
 }
 
@@ -330,15 +318,10 @@ kdg_chunks_next(KdChunkState *st)
 		pfree(st->batch[st->next - 1].chunk);
 	if (st->next == st->nbatch)
 	{
-		KdExec		exec;
-		KdError		err;
-
 		kdg_chunks_plan(st);
 		if (st->nbatch == 0)
 			return NULL;
-		kdg_exec_prepare(&exec);
-		exec.interrupt = NULL;
-		(void) kd_parallel_for(&exec, st->nbatch, 1, kdg_chunks_write_range, st, &err);
+		kdg_parallel_for(st->nbatch, 1, kdg_chunks_write_range, st);
 	}
 	return st->batch[st->next++].chunk;
 }
@@ -587,12 +570,7 @@ kdg_chunks_fill_range(void *arg, int64_t begin, int64_t end)
 static bool
 kdg_chunks_fill(KdChunkFill *f, int nchunks)
 {
-	KdExec		exec;
-	KdError		err;
-
-	kdg_exec_prepare(&exec);
-	exec.interrupt = NULL;
-	(void) kd_parallel_for(&exec, nchunks, 1, kdg_chunks_fill_range, f, &err);
+	kdg_parallel_for(nchunks, 1, kdg_chunks_fill_range, f);
 	return !f->bad;
 }
 
@@ -620,13 +598,14 @@ kdg_answer_chunks_fill(KdSource *src, int k, const char *const *chunks,
  * (kd_knn_join_chunks), with refs made the coordinator's: the neighbour
  * counts are read first (one pass over the chunks), so that the answer
  * takes the room its hits need, then the chunks are decoded on the
- * engine's threads.  Returns NULL when a chunk is out of shape.
+ * engine's threads.  chunk_first has room for nchunks entries (as for
+ * kdg_answer_chunks_count).  Returns NULL when a chunk is out of shape.
  */
 KdAnswer *
 kdg_answer_chunks_answer(KdSource *src, int k, const char *const *chunks,
-						 const int64 *lens, int nchunks, int64 nq)
+						 const int64 *lens, int nchunks, int64 *chunk_first,
+						 int64 nq)
 {
-	int64	   *chunk_first = palloc(sizeof(int64) * Max(nchunks, 1));
 	KdAnswer   *ans;
 	KdChunkFill f = {src, k, chunks, lens, chunk_first, NULL, NULL, NULL, false};
 	int64		e = 0;
@@ -657,6 +636,5 @@ kdg_answer_chunks_answer(KdSource *src, int k, const char *const *chunks,
 	f.ans = ans;
 	if (!kdg_chunks_fill(&f, nchunks))
 		return NULL;
-	pfree(chunk_first);
 	return ans;
 }

@@ -36,22 +36,25 @@ kdg_interrupt(void *arg)
 /* Where the last batched work of this backend ran, and why (kd_status). */
 char		kdg_last_run[512] = "";
 
+/* The engine's CPU threads: kdgpu.cpu_threads, or every core when 0. */
+int
+kdg_cpu_threads(void)
+{
+	long		cores;
+
+	if (kdgpu_cpu_threads > 0)
+		return kdgpu_cpu_threads;
+	cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return cores > 0 ? (int) Min(cores, 1024) : 1;
+}
+
 /* Fill exec from the kdgpu.* settings. */
 void
 kdg_exec_prepare(KdExec *exec)
 {
-	int			threads = kdgpu_cpu_threads;
-
-	if (threads == 0)
-	{
-		long		cores = sysconf(_SC_NPROCESSORS_ONLN);
-
-		threads = cores > 0 ? (int) Min(cores, 1024) : 1;
-	}
-
 	kd_exec_init(exec);
 	exec->device = (KdDevice) kdgpu_device;
-	exec->threads = threads;
+	exec->threads = kdg_cpu_threads();
 	exec->gpu_min_work = kdgpu_gpu_min_points;
 	exec->gpu_memory_limit = (int64) kdgpu_gpu_memory_limit * 1024 * 1024;
 	exec->interrupt = kdg_interrupt;
@@ -202,22 +205,32 @@ kdg_copy_range(void *arg, int64_t begin, int64_t end)
 }
 
 /*
+ * Run fn over [0, nitems) in chunks of chunk items on the engine's threads
+ * (the caller's included).  Not interruptible, and it cannot fail (without
+ * threads the caller does it all), so it is for work that calls nothing of
+ * PostgreSQL and cannot err: copies, merges, decoding.
+ */
+void
+kdg_parallel_for(int64 nitems, int64 chunk, KdRangeFn fn, void *arg)
+{
+	KdExec		exec;
+	KdError		err;
+
+	kdg_exec_prepare(&exec);
+	exec.interrupt = NULL;
+	(void) kd_parallel_for(&exec, nitems, chunk, fn, arg, &err);
+}
+
+/*
  * Copy bytes from src to dst on the engine's threads: a large copy into
  * memory just mapped is bound by mapping its pages, which the threads do at
- * once.  Not interruptible, and it cannot fail (without threads the caller
- * copies alone), so the engine's callbacks may use it too.
+ * once.  The engine's callbacks may use it too (kdg_parallel_for).
  */
 void
 kdg_parallel_copy(void *dst, const void *src, Size bytes)
 {
 	KdCopy		c = {dst, src};
-	KdExec		exec;
-	KdError		err;
 
-	if (bytes == 0)
-		return;
-	kdg_exec_prepare(&exec);
-	exec.interrupt = NULL;
-	(void) kd_parallel_for(&exec, (int64) bytes, KD_COPY_CHUNK, kdg_copy_range,
-						   &c, &err);
+	if (bytes > 0)
+		kdg_parallel_for((int64) bytes, KD_COPY_CHUNK, kdg_copy_range, &c);
 }

@@ -360,7 +360,9 @@ extern uint64 *kdg_source_tids(const KdSource *src);
 
 /* engine_call.c */
 extern char kdg_last_run[512];
+extern int	kdg_cpu_threads(void);
 extern void kdg_exec_prepare(KdExec *exec);
+extern void kdg_parallel_for(int64 nitems, int64 chunk, KdRangeFn fn, void *arg);
 extern bool kdg_gpu_wanted(int64 work);
 extern void kdg_parallel_copy(void *dst, const void *src, Size bytes);
 extern void kdg_check_status(KdStatus status, const KdError *err,
@@ -516,7 +518,7 @@ extern bool kdg_answer_chunks_fill(KdSource *src, int k,
 extern KdAnswer *kdg_answer_chunks_answer(KdSource *src, int k,
 										  const char *const *chunks,
 										  const int64 *lens, int nchunks,
-										  int64 nq);
+										  int64 *chunk_first, int64 nq);
 
 /* table_search.c */
 extern KdAnswer *kdg_table_knn(const KdTable *t, const double *queries,
@@ -555,6 +557,7 @@ extern void kdg_rows_materialize(FunctionCallInfo fcinfo, KdRows *rows);
  */
 typedef KdRows *(*KdRowsFn) (FunctionCallInfo fcinfo);
 extern KdRows *kdg_knn_rows(FunctionCallInfo fcinfo);
+extern KdAnswer *kdg_knn_join_answer(KdTable *t, Datum queries, Oid qtype, int k);
 extern KdRows *kdg_knn_join_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_knn_join_table_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_all_knn_rows(FunctionCallInfo fcinfo);

@@ -53,6 +53,28 @@ kdg_knn_rows(FunctionCallInfo fcinfo)
 }
 
 /*
+ * The k nearest rows of t, opened, to each point of queries, an array of
+ * type qtype (point[], float8[] with one point per row, or a PostGIS
+ * type's array): kd_knn_join's answer, and kd_knn_join_chunks's.
+ */
+KdAnswer *
+kdg_knn_join_answer(KdTable *t, Datum queries, Oid qtype, int k)
+{
+	double	   *coords;
+	KdPointInfo *qinfos;
+	int			qdim;
+	int64		nq;
+
+	kdg_source_check_query(&t->head, kdg_array_point_type(qtype),
+						  qtype, "queries");
+	kdg_check_k(k);
+	nq = kdg_array_points(t->head.type, queries, &coords, &qdim, &qinfos, "queries");
+	kdg_table_read(t);
+	kdg_array_check(nq, qdim, qinfos, t->head.dim, "queries", &t->head);
+	return kdg_table_knn(t, coords, nq, k);
+}
+
+/*
  * kd_knn_join(rel [, col], queries, k): the k nearest rows to each point of
  * an array (point[], or float8[] with one point per row).
  */
@@ -61,24 +83,12 @@ kdg_knn_join_rows(FunctionCallInfo fcinfo)
 {
 	KdArgs		args;
 	KdTable    *t = palloc0(sizeof(KdTable));
-	double	   *queries;
-	KdPointInfo *qinfos;
-	int			qdim;
-	int64		nq;
-	int			k;
-	Oid			qtype;
 
 	kdg_args(fcinfo, &args, t);
-	qtype = args.argtypes[args.next];
-	kdg_source_check_query(&t->head, kdg_array_point_type(qtype),
-						  qtype, "queries");
-	k = PG_GETARG_INT32(args.next + 1);
-	kdg_check_k(k);
-	nq = kdg_array_points(t->head.type, PG_GETARG_DATUM(args.next), &queries, &qdim, &qinfos,
-						  "queries");
-	kdg_table_read(t);
-	kdg_array_check(nq, qdim, qinfos, t->head.dim, "queries", &t->head);
-	return kdg_rows_pairs(t, kdg_table_knn(t, queries, nq, k), KD_KEY_ORD, NULL);
+	return kdg_rows_pairs(t, kdg_knn_join_answer(t, PG_GETARG_DATUM(args.next),
+												 args.argtypes[args.next],
+												 PG_GETARG_INT32(args.next + 1)),
+						  KD_KEY_ORD, NULL);
 }
 
 /*

@@ -91,7 +91,7 @@ struct KdRemote
 	char	   *res_sql;		/* the query it answers */
 	const char **chunks;		/* its values */
 	int64	   *lens;
-	int64	   *chunk_first;	/* points before each */
+	int64	   *chunk_first;	/* entries before each */
 	int			nchunks;
 	bool		res_callback;	/* remote_free_result is registered */
 	MemoryContextCallback free_res;
@@ -822,7 +822,8 @@ kdg_remote_chunks_answer(KdSource *src, int64 nq, int k)
 	KdAnswer   *ans;
 
 	remote_hold_chunks(r);
-	ans = kdg_answer_chunks_answer(src, k, r->chunks, r->lens, r->nchunks, nq);
+	ans = kdg_answer_chunks_answer(src, k, r->chunks, r->lens, r->nchunks,
+								   r->chunk_first, nq);
 	if (ans == NULL)
 		kdg_remote_chunks_error(r);
 	remote_release_chunks(r);

@@ -180,15 +180,10 @@ static void
 kdg_parallel_sort_refs(uint64 *refs, int64 n)
 {
 	KdRefRuns	r = {refs, NULL, n, n};
-	KdExec		exec;
-	KdError		err;
-	int64		nruns;
+	int64		nruns = Max(1, Min(kdg_cpu_threads(), n / 65536));
 
-	kdg_exec_prepare(&exec);
-	exec.interrupt = NULL;
-	nruns = Max(1, Min(exec.threads, n / 65536));
 	r.run = (n + nruns - 1) / nruns;
-	(void) kd_parallel_for(&exec, nruns, 1, kdg_sort_runs, &r, &err);
+	kdg_parallel_for(nruns, 1, kdg_sort_runs, &r);
 	if (r.run >= n)
 		return;
 	r.out = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
@@ -196,8 +191,7 @@ kdg_parallel_sort_refs(uint64 *refs, int64 n)
 	{
 		uint64	   *swap = r.a;
 
-		(void) kd_parallel_for(&exec, (n + 2 * r.run - 1) / (2 * r.run), 1,
-							   kdg_merge_runs, &r, &err);
+		kdg_parallel_for((n + 2 * r.run - 1) / (2 * r.run), 1, kdg_merge_runs, &r);
 		r.a = r.out;
 		r.out = swap;
 	}

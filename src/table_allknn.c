@@ -138,12 +138,8 @@ static void
 kdg_gather_own(KdGather *g, const KdAnswer *own, int64 first, int64 nq)
 {
 	KdGatherOwn o = {g, own, first};
-	KdExec		exec;
-	KdError		err;
 
-	kdg_exec_prepare(&exec);
-	exec.interrupt = NULL;
-	(void) kd_parallel_for(&exec, nq, 16384, kdg_gather_own_range, &o, &err);
+	kdg_parallel_for(nq, 16384, kdg_gather_own_range, &o);
 }
 
 /*
@@ -217,12 +213,8 @@ static void
 kdg_leaf_boxes(const KdTable *t, KdBox *boxes)
 {
 	KdCrossPlan c = {t, boxes};
-	KdExec		exec;
-	KdError		err;
 
-	kdg_exec_prepare(&exec);
-	exec.interrupt = NULL;
-	(void) kd_parallel_for(&exec, t->nparts, 1, kdg_leaf_boxes_range, &c, &err);
+	kdg_parallel_for(t->nparts, 1, kdg_leaf_boxes_range, &c);
 }
 
 /*
@@ -273,17 +265,13 @@ kdg_cross_plan(const KdTable *t, const KdGather *all, KdBox *boxes,
 			   const int64 *first, int64 **idx, int64 *nidx, int64 *nasked)
 {
 	KdCrossPlan c = {t, boxes, all, first, idx, nidx};
-	KdExec		exec;
-	KdError		err;
 	int64		n = first[t->nparts];
 
 	c.asked = palloc_extended(n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (int m = 0; m < t->nparts; m++)
 		if (t->parts[m].n > 0)
 			idx[m] = palloc_extended(sizeof(int64) * Max(n - t->parts[m].n, 1), MCXT_ALLOC_HUGE);
-	kdg_exec_prepare(&exec);
-	exec.interrupt = NULL;
-	(void) kd_parallel_for(&exec, t->nparts, 1, kdg_cross_plan_range, &c, &err);
+	kdg_parallel_for(t->nparts, 1, kdg_cross_plan_range, &c);
 	*nasked = 0;
 	for (int64 g = 0; g < n; g++)
 		*nasked += c.asked[g];
