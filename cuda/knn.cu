@@ -37,7 +37,11 @@
  * place) from 27.6 to 9.6 ms, and cost uniform 2-D 11.5 -> 11.9 ms,
  * uniform 3-D 30.1 -> 31.4 ms, clustered 3-D 28.1 -> 29.2 ms, the uniform
  * queries against clustered 3-D data 328 -> 365 ms (moving the checks off
- * the push, to the rare skip, gained nothing).  Measured on an H100
+ * the push, to the rare skip, gained nothing).  What the ties by reference
+ * still cost there was measured by a walk that keeps any k of the tied
+ * points (strict pruning, as cudaKDTree does; not exact by reference):
+ * duplicate-heavy 5.4 ms against 9.6, uniform 2-D 11.6 against 12.6
+ * (bench/results/h200-engine-cct; the peer's kernels 3.3 and 7.6 ms).  Measured on an H100
  * with 10M points, k = 10 (bench/README.md, `make cukd-bench`), this list
  * and the copies below took All-kNN of uniform 2-D points from 201 ms to
  * 54 ms end to end, and 10M uniform queries against clustered 3-D data from
@@ -235,6 +239,34 @@ knn_node(const KdGpuTree &t, const float4 *recs, int64_t node, int dim, double *
 	return __float_as_int(v.w);
 }
 
+/*
+ * The squared gaps between q and the box [lo, hi] in each dimension, each
+ * rounded down to a float, into gap; returns their sum in dimension order,
+ * a lower bound of kdc_dist2 for every point of the box (as kdc_box_dist2).
+ */
+template <int DIM>
+static __device__ __forceinline__ double
+knn_box_gaps(const double *q, const double *box, float *gap)
+{
+	double		d2 = 0.0;
+
+#pragma unroll
+	for (int j = 0; j < DIM; j++)
+	{
+		double		lo = box[j];
+		double		hi = box[DIM + j];
+		double		t = 0.0;
+
+		if (q[j] < lo)
+			t = __dadd_rn(lo, -q[j]);
+		else if (q[j] > hi)
+			t = __dadd_rn(q[j], -hi);
+		gap[j] = __double2float_rd(__dmul_rn(t, t));
+		d2 = __dadd_rn(d2, gap[j]);
+	}
+	return d2;
+}
+
 /* What a visit does in knn_heap_kernel: the heap of (d2, ref). */
 struct KdcHeapVisit
 {
@@ -272,6 +304,21 @@ struct KdcHeapVisit
  * cost more than the little it prunes.  The stack keeps a bound as a float
  * rounded down, still a lower bound, in half the bytes.
  *
+ * With CCT (kNN of queries other than the tree's points) a subtree's bound
+ * is the distance to the closest point of its cell rather than to one of
+ * its splitting planes: the walk keeps the squared gap to the cell in each
+ * dimension (gap, rounded down to floats, on the stack beside the bound),
+ * the far child's gaps differ from its parent's in the split dimension
+ * only, and an entered node's box replaces them.  Each gap is a rounded
+ * term of kdc_dist2 for the cell's closest point, so their sum in
+ * dimension order is still a lower bound.  On an H200, 10M points rounded
+ * to float, k = 10 (bench/results/h200-engine-cct), that took the kernels
+ * of 10M uniform queries against clustered data from 263 to 170 ms in 3-D
+ * and from 27.3 to 19.9 ms in 2-D; All-kNN, where each query is inside its
+ * own cell, went from 12.6 to 13.7 ms (uniform 2-D), 29.5 to 34.2 ms
+ * (uniform 3-D) and 28.7 to 32.4 ms (clustered 3-D) with it, so it runs
+ * without.
+ *
  * Many points at the query's exact place all tie at distance 0, and a
  * subtree whose bound equals the k-th distance must be entered in case one
  * of them wins on its reference.  Where the tree keeps (split coordinate,
@@ -292,13 +339,16 @@ struct KdcHeapVisit
  * uniform 3-D points from 31.0 to 29.5 ms; All-kNN of uniform 2-D points,
  * whose warps hardly diverge, went from 11.9 to 12.7 ms.
  */
-template <int DIM, bool FIXED, typename Index, int STACK, typename C, typename Best>
+template <int DIM, bool FIXED, bool CCT, typename Index, int STACK, typename C, typename Best>
 static __device__ __forceinline__ void
 knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 		 Best &best)
 {
+	static_assert(!CCT || FIXED, "closest-point bounds need the dimension fixed");
 	Index		stack_node[STACK];
 	float		stack_lb[STACK];
+	float		stack_gap[CCT ? STACK : 1][CCT ? DIM : 1];
+	float		gap[CCT ? DIM : 1];
 	bool		entering = true;
 	Index		n = (Index) t.n;
 	Index		nbounds = (Index) t.nbounds;
@@ -307,12 +357,19 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 	double		lb = 0.0;
 	int			sp = 0;
 
+	if constexpr (CCT)
+	{
+#pragma unroll
+		for (int j = 0; j < DIM; j++)
+			gap[j] = 0.0f;
+	}
 	for (;;)
 	{
 		double		p[DIM];
 		double		worst = best.worst();
 		double		d2;
 		double		diff;
+		double		far_gap;
 		double		far_lb;
 		Index		near;
 		Index		far;
@@ -321,10 +378,20 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 
 		if (go && entering && node < nbounds)
 		{
-			double		bd = kdc_box_dist2<DIM>(q, t.bounds + (int64_t) node * 2 * dim, dim);
+			const double *box = t.bounds + (int64_t) node * 2 * dim;
 
-			go = !(bd > worst);
-			lb = bd > lb ? bd : lb;
+			if constexpr (CCT)
+			{
+				lb = knn_box_gaps<DIM>(q, box, gap);
+				go = !(lb > worst);
+			}
+			else
+			{
+				double		bd = kdc_box_dist2<DIM>(q, box, dim);
+
+				go = !(bd > worst);
+				lb = bd > lb ? bd : lb;
+			}
 		}
 		if (!go)
 		{
@@ -340,6 +407,12 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 				{
 					node = stack_node[sp];
 					lb = fabsf(stack_lb[sp]);
+					if constexpr (CCT)
+					{
+#pragma unroll
+						for (int j = 0; j < DIM; j++)
+							gap[j] = stack_gap[sp][j];
+					}
 					entering = true;
 					break;
 				}
@@ -353,12 +426,30 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 		diff = __dadd_rn(kdc_coord<DIM>(q, s), -kdc_coord<DIM>(p, s));
 		near = 2 * node + (diff > 0 ? 2 : 1);
 		far = (near & 1) ? near + 1 : near - 1;
-		far_lb = __dmul_rn(diff, diff);
-		far_lb = far_lb > lb ? far_lb : lb;
+		if constexpr (CCT)
+		{
+			/* the far child's closest point differs from its parent's in s */
+			far_gap = __double2float_rd(__dmul_rn(diff, diff));
+			far_lb = 0.0;
+#pragma unroll
+			for (int j = 0; j < DIM; j++)
+				far_lb = __dadd_rn(far_lb, j == s && far_gap > gap[j] ? far_gap : gap[j]);
+		}
+		else
+		{
+			far_gap = __dmul_rn(diff, diff);
+			far_lb = far_gap > lb ? far_gap : lb;
+		}
 		if (far < n && far_lb <= best.worst())
 		{
 			stack_node[sp] = far;
 			stack_lb[sp] = __double2float_rd(far_lb);
+			if constexpr (CCT)
+			{
+#pragma unroll
+				for (int j = 0; j < DIM; j++)
+					stack_gap[sp][j] = j == s && far_gap > gap[j] ? (float) far_gap : gap[j];
+			}
 			if (t.ref_order && diff == 0 && far_lb == 0 &&
 				fabs(kdc_coord<DIM>(p, s)) >= 0x1p-400)
 				stack_lb[sp] = -0.0f;
@@ -397,7 +488,7 @@ knn_heap_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 	h.size = 0;
 	visit.h = &h;
 	visit.refs = t.refs;
-	knn_walk<KD_MAX_DIM, false, int64_t, KDC_STACK>(t, t.coords, q,
+	knn_walk<KD_MAX_DIM, false, false, int64_t, KDC_STACK>(t, t.coords, q,
 												   self_base >= 0 ? self_base + qi : -1,
 												   visit);
 	h.sort();
@@ -411,7 +502,7 @@ knn_heap_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
  * k <= K, with the dimension DIM and the list capacity K fixed, the tree's
  * coordinates read from coords (of type C).
  */
-template <int DIM, int K, typename C>
+template <int DIM, int K, typename C, bool CCT>
 static __global__ void __launch_bounds__(KDC_BLOCK)
 knn_list_kernel(KdGpuTree t, const C *coords, const double *queries,
 				const uint32_t *order, int64_t start, int64_t count, int k,
@@ -430,7 +521,7 @@ knn_list_kernel(KdGpuTree t, const C *coords, const double *queries,
 		exclude = (int32_t) (self_base + qi);
 	knn_load<DIM, true>(q, queries + qi * DIM, DIM);
 	best.init(k, t.refs);
-	knn_walk<DIM, true, int32_t, 32>(t, coords, q, exclude, best);
+	knn_walk<DIM, true, CCT, int32_t, 32>(t, coords, q, exclude, best);
 #pragma unroll
 	for (int c = 0; c < K; c++)
 	{
@@ -445,19 +536,26 @@ knn_list_kernel(KdGpuTree t, const C *coords, const double *queries,
 }
 
 /*
- * The list kernel of one dimension and coordinate type for k; false if k
- * is above every capacity.
+ * The list kernel of one dimension and coordinate type for k, with
+ * closest-point bounds where cct is set (and DIM > 1); false if k is above
+ * every capacity.
  */
 template <int DIM, typename C>
 static bool
 knn_launch_list(const KdGpuTree &t, const C *coords, const double *queries,
 				const uint32_t *order, int64_t start, int64_t count, int k,
-				int64_t self_base, KdNeighbor *res)
+				int64_t self_base, bool cct, KdNeighbor *res)
 {
 	unsigned int nb = kdc_blocks(count);
 
-#define KNN_LIST(K) knn_list_kernel<DIM, K, C> <<< nb, KDC_BLOCK >>> \
-		(t, coords, queries, order, start, count, k, self_base, res)
+#define KNN_LIST(K) do { \
+		if (DIM > 1 && cct) \
+			knn_list_kernel<DIM, K, C, (DIM > 1)> <<< nb, KDC_BLOCK >>> \
+				(t, coords, queries, order, start, count, k, self_base, res); \
+		else \
+			knn_list_kernel<DIM, K, C, false> <<< nb, KDC_BLOCK >>> \
+				(t, coords, queries, order, start, count, k, self_base, res); \
+	} while (0)
 	if (k <= 1)
 		KNN_LIST(1);
 	else if (k <= 4)
@@ -481,35 +579,40 @@ template <int DIM>
 static bool
 knn_launch_dim(const KdGpuTree &t, const double *queries, const uint32_t *order,
 			   int64_t start, int64_t count, int k, int64_t self_base,
-			   KdNeighbor *res)
+			   bool cct, KdNeighbor *res)
 {
 	if constexpr (DIM == 3)
 	{
 		if (t.dim == DIM && t.coords_f)
 			return knn_launch_list<DIM>(t, (const float4 *) t.coords_f, queries,
-										order, start, count, k, self_base, res);
+										order, start, count, k, self_base, cct, res);
 	}
 	else if (t.dim == DIM && t.coords_f)
 		return knn_launch_list<DIM>(t, (const float *) t.coords_f, queries, order, start,
-									count, k, self_base, res);
+									count, k, self_base, cct, res);
 	if (t.dim == DIM)
 		return knn_launch_list<DIM>(t, (const double *) t.coords, queries, order, start,
-									count, k, self_base, res);
+									count, k, self_base, cct, res);
 	if constexpr (DIM < KD_MAX_DIM)
-		return knn_launch_dim<DIM + 1>(t, queries, order, start, count, k, self_base, res);
+		return knn_launch_dim<DIM + 1>(t, queries, order, start, count, k, self_base,
+									   cct, res);
 	return false;
 }
 
-/* Launch the kernel instance for the tree and k on one slice. */
+/*
+ * Launch the kernel instance for the tree and k on one slice; all_knn says
+ * the queries are the tree's own points.
+ */
 static void
 knn_launch(const KdGpuTree &t, const double *queries, const uint32_t *order,
 		   int64_t start, int64_t count, int k, int64_t self_base,
-		   KdNeighbor *res)
+		   bool all_knn, KdNeighbor *res)
 {
 	unsigned int nb = kdc_blocks(count);
 
 	if (t.n < ((int64_t) 1 << 30) &&
-		knn_launch_dim<1>(t, queries, order, start, count, k, self_base, res))
+		knn_launch_dim<1>(t, queries, order, start, count, k, self_base,
+						  !all_knn, res))
 		return;
 	if (k <= 64)
 		knn_heap_kernel<64> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
@@ -600,7 +703,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 								{
 									knn_launch(*g, qpts, d_order, start, len, k,
 											   queries || include_self ? -1 : c0,
-											   d_res);
+											   queries == NULL, d_res);
 								},
 								[&](int64_t start, int64_t len)
 								{
