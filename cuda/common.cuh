@@ -21,6 +21,8 @@
 #define KDGPU_COMMON_CUH
 
 #include <stdint.h>
+#include <thread>
+#include <vector>
 #include <cuda_runtime.h>
 
 #include "../src/engine/kd_gpu_abi.h"
@@ -91,6 +93,14 @@ extern size_t kdc_tree_bytes(int64_t n, int dim, int64_t nbounds);
 extern size_t kdc_tree_size(const KdGpuTree *gtree);
 
 /* transfer.cu: copies between the device and pageable host memory */
+typedef struct KdcPrefault
+{
+	std::vector<std::thread> threads;	/* faulting pages in, until joined */
+} KdcPrefault;
+extern void kdc_prefault_begin(KdcPrefault *pf, void *const *bufs,
+							   const size_t *bytes, int nbufs,
+							   const KdExec *exec);
+extern void kdc_prefault_end(KdcPrefault *pf);
 extern cudaError_t kdc_to_host(void *dst, const void *d_src, size_t bytes,
 							   const KdExec *exec);
 extern cudaError_t kdc_to_device(void *d_dst, const void *src, size_t bytes,

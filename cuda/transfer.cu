@@ -199,6 +199,76 @@ staged_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
 					  });
 }
 
+/*
+ * Start faulting in the pages of host buffers that a copy from the device
+ * will fill later (bufs[i], bytes[i] each), on threads of their own, so that
+ * the faults overlap the device's work instead of slowing the copy.  A
+ * fresh page costs a fault and a cleared page when first written, and the
+ * faults of one process scale poorly over threads: on an H200 host, the
+ * build's copy of a 10M-point 3-D tree (330 MB) into fresh memory took
+ * about 25 ms, 13 GB/s, where the copy up of its points ran at 33 GB/s.
+ * Each page gets one zero byte, which the copy overwrites.  With one CPU
+ * thread, or no threads to be had, the copy takes the faults as before.
+ */
+void
+kdc_prefault_begin(KdcPrefault *pf, void *const *bufs, const size_t *bytes,
+				   int nbufs, const KdExec *exec)
+{
+	int			nt = copy_threads(exec);
+	std::vector<std::pair<char *, size_t>> spans;
+	size_t		total = 0;
+	sigset_t	all;
+	sigset_t	old;
+
+	for (int i = 0; i < nbufs; i++)
+	{
+		spans.emplace_back((char *) bufs[i], bytes[i]);
+		total += bytes[i];
+	}
+	if (nt < 2 || total < KDC_STAGE_BYTES)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	try
+	{
+		for (int t = 0; t < nt; t++)
+			pf->threads.emplace_back([spans, total, nt, t]()
+			{
+				/* this thread's share of the buffers laid end to end */
+				size_t		lo = total / nt * t;
+				size_t		hi = t == nt - 1 ? total : total / nt * (t + 1);
+				size_t		base = 0;
+
+				for (const auto &sp : spans)
+				{
+					size_t		a = lo > base ? lo - base : 0;
+					size_t		b = hi > base ? hi - base : 0;
+
+					if (b > sp.second)
+						b = sp.second;
+					for (char *p = sp.first + a; p < sp.first + b;
+						 p = (char *) (((uintptr_t) p | 4095) + 1))
+						*(volatile char *) p = 0;
+					base += sp.second;
+				}
+			});
+	}
+	catch (...)
+	{
+		/* fewer threads: the copy faults in the pages nobody took */
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Wait for kdc_prefault_begin's threads. */
+void
+kdc_prefault_end(KdcPrefault *pf)
+{
+	for (auto &th : pf->threads)
+		th.join();
+	pf->threads.clear();
+}
+
 /* Copy bytes from the device (d_src) to host memory (dst). */
 cudaError_t
 kdc_to_host(void *dst, const void *d_src, size_t bytes, const KdExec *exec)
