@@ -76,6 +76,23 @@
 #define KNN_SEGMENT_MIN ((int64_t) 1 << 16)
 
 /*
+ * Blocks of KDC_BLOCK threads a multiprocessor should hold at once for the
+ * list kernel of dimension DIM and capacity K: 8 (64 registers a thread)
+ * where ptxas fits that kernel in them without spilling, else as many as
+ * its registers allow.
+ */
+#define KNN_LIST_MIN_BLOCKS(DIM, K) ((DIM) <= 3 && (K) <= 10 ? 8 : 1)
+
+/*
+ * Left to themselves those kernels took 69-75 registers (7 blocks); held to
+ * 64, on an H200 with 10M points, k = 10 (bench/results/h200-engine-regs),
+ * All-kNN kernels went from 12.6 to 12.3 ms (uniform 2-D), 29.5 to 28.3
+ * (uniform 3-D), 28.6 to 27.6 (clustered 3-D), and 10M uniform queries
+ * against clustered 3-D data from 170 to 161 ms.  Higher dimensions and
+ * capacities spill at 64.
+ */
+
+/*
  * The k best (d2, node) pairs in registers, ascending by (d2, the node's
  * row reference).  The first K - k entries are padding that sorts before
  * every real candidate (d2 = -inf, node -2), empty entries sort after every
@@ -503,7 +520,7 @@ knn_heap_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
  * coordinates read from coords (of type C).
  */
 template <int DIM, int K, typename C, bool CCT>
-static __global__ void __launch_bounds__(KDC_BLOCK)
+static __global__ void __launch_bounds__(KDC_BLOCK, KNN_LIST_MIN_BLOCKS(DIM, K))
 knn_list_kernel(KdGpuTree t, const C *coords, const double *queries,
 				const uint32_t *order, int64_t start, int64_t count, int k,
 				int64_t self_base, KdNeighbor *res)
