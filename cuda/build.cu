@@ -398,8 +398,8 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 		goto done;
 	{
 		void	   *bufs[] = {tree->coords, tree->refs, tree->split, tree->bounds};
-		size_t		sizes[] = {sizeof(double) * dim * n, sizeof(uint64_t) * n, (size_t) n,
-		sizeof(double) * 2 * dim * nbounds};
+		size_t		sizes[] = {sizeof(double) * dim * n, sizeof(uint64_t) * n,
+			(size_t) n, sizeof(double) * 2 * dim * nbounds};
 
 		kdc_prefault_begin(&prefault, bufs, sizes, 4, exec);
 	}

@@ -6,8 +6,10 @@
  * stack of (node, lower bound).  At each node the thread offers the node's
  * point to the k best (d2, ref) pairs found so far, descends into the near
  * child and pushes the far child with the lower bound max(parent bound,
- * (q[s] - p[s])^2); nodes that carry a bounding box tighten the bound with
- * the box distance.  A subtree is skipped only when its bound is strictly
+ * (q[s] - p[s])^2), or for queries other than the tree's points the
+ * distance to the closest point of its cell (closest-point bounds,
+ * knn_walk); nodes that carry a bounding box tighten the bound with the
+ * box distance.  A subtree is skipped only when its bound is strictly
  * greater than the current k-th distance, because an equal distance may
  * still win on the reference.  All these bounds are rounded sums of a
  * subset of the terms of the exact distance, so they never exceed it and
@@ -41,8 +43,8 @@
  * still cost there was measured by a walk that keeps any k of the tied
  * points (strict pruning, as cudaKDTree does; not exact by reference):
  * duplicate-heavy 5.4 ms against 9.6, uniform 2-D 11.6 against 12.6
- * (bench/results/h200-engine-cct; the peer's kernels 3.3 and 7.6 ms).  Measured on an H100
- * with 10M points, k = 10 (bench/README.md, `make cukd-bench`), this list
+ * (bench/results/h200-engine-cct; the peer's kernels 3.3 and 7.6 ms).
+ * Measured on an H100 with 10M points, k = 10 (bench/README.md, `make cukd-bench`), this list
  * and the copies below took All-kNN of uniform 2-D points from 201 ms to
  * 54 ms end to end, and 10M uniform queries against clustered 3-D data from
  * 725 ms to 497 ms.  Other k and larger trees use knn_heap_kernel: a bounded
@@ -78,19 +80,15 @@
 /*
  * Blocks of KDC_BLOCK threads a multiprocessor should hold at once for the
  * list kernel of dimension DIM and capacity K: 8 (64 registers a thread)
- * where ptxas fits that kernel in them without spilling, else as many as
- * its registers allow.
+ * where ptxas fits that kernel in them without spilling (sm_80 and sm_90),
+ * else as many as its registers allow.  Left to themselves those kernels
+ * took 69-75 registers (7 blocks); held to 64, on an H200 with 10M points,
+ * k = 10 (bench/results/h200-engine-regs), All-kNN kernels went from 12.6
+ * to 12.3 ms (uniform 2-D), 29.5 to 28.3 (uniform 3-D), 28.6 to 27.6
+ * (clustered 3-D), and 10M uniform queries against clustered 3-D data from
+ * 170 to 161 ms.  Higher dimensions and capacities spill at 64.
  */
 #define KNN_LIST_MIN_BLOCKS(DIM, K) ((DIM) <= 3 && (K) <= 10 ? 8 : 1)
-
-/*
- * Left to themselves those kernels took 69-75 registers (7 blocks); held to
- * 64, on an H200 with 10M points, k = 10 (bench/results/h200-engine-regs),
- * All-kNN kernels went from 12.6 to 12.3 ms (uniform 2-D), 29.5 to 28.3
- * (uniform 3-D), 28.6 to 27.6 (clustered 3-D), and 10M uniform queries
- * against clustered 3-D data from 170 to 161 ms.  Higher dimensions and
- * capacities spill at 64.
- */
 
 /*
  * The k best (d2, node) pairs in registers, ascending by (d2, the node's
@@ -334,7 +332,10 @@ struct KdcHeapVisit
  * and from 27.3 to 19.9 ms in 2-D; All-kNN, where each query is inside its
  * own cell, went from 12.6 to 13.7 ms (uniform 2-D), 29.5 to 34.2 ms
  * (uniform 3-D) and 28.7 to 32.4 ms (clustered 3-D) with it, so it runs
- * without.
+ * without.  The gaps' floats keep the bounds exact but cost them their
+ * reach at extreme scales: below about 4e-23 between coordinates a gap
+ * rounds down to 0, above about 1.8e19 to the largest float, and a walk
+ * over such data prunes less (not measured).
  *
  * Many points at the query's exact place all tie at distance 0, and a
  * subtree whose bound equals the k-th distance must be entered in case one
@@ -565,6 +566,10 @@ knn_launch_list(const KdGpuTree &t, const C *coords, const double *queries,
 {
 	unsigned int nb = kdc_blocks(count);
 
+	/*
+	 * In one dimension the closest point of a cell is on its splitting
+	 * plane, so DIM 1 has no kernel with closest-point bounds.
+	 */
 #define KNN_LIST(K) do { \
 		if (DIM > 1 && cct) \
 			knn_list_kernel<DIM, K, C, (DIM > 1)> <<< nb, KDC_BLOCK >>> \

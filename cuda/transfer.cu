@@ -18,7 +18,10 @@
  * synchronize with the default stream, finished kNN results go down while
  * the next kernels run (knn.cu).  The threads start with every signal
  * blocked, so that a PostgreSQL backend's handlers only ever run on its own
- * thread.  Copies under KDC_STAGE_BYTES are plain cudaMemcpy.
+ * thread.  Copies under KDC_STAGE_BYTES are plain cudaMemcpy.  A copy down
+ * into fresh memory pays the kernel's page faults, which scale poorly, so
+ * the build has their pages faulted in while the device works
+ * (kdc_prefault_begin).
  */
 #include <mutex>
 #include <signal.h>
@@ -32,6 +35,8 @@
 /* Threads that copy results out, at most, and each one's pinned buffer. */
 #define KDC_COPY_THREADS 16
 #define KDC_STAGE_BYTES ((size_t) 4 << 20)
+/* host buffers one kdc_prefault_begin takes, at most */
+#define KDC_PREFAULT_BUFS 8
 /* devices with stages of their own, at most (others share the last set) */
 #define KDC_STAGE_DEVICES 16
 
@@ -201,28 +206,38 @@ staged_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
 
 /*
  * Start faulting in the pages of host buffers that a copy from the device
- * will fill later (bufs[i], bytes[i] each), on threads of their own, so that
- * the faults overlap the device's work instead of slowing the copy.  A
- * fresh page costs a fault and a cleared page when first written, and the
- * faults of one process scale poorly over threads: on an H200 host, the
- * build's copy of a 10M-point 3-D tree (330 MB) into fresh memory took
- * about 25 ms, 13 GB/s, where the copy up of its points ran at 33 GB/s.
- * Each page gets one zero byte, which the copy overwrites.  With one CPU
- * thread, or no threads to be had, the copy takes the faults as before.
+ * will fill later (bufs[i], bytes[i] each, at most KDC_PREFAULT_BUFS), on
+ * up to KDC_COPY_THREADS threads of their own, so that the faults overlap
+ * the device's work instead of slowing the copy.  A fresh page costs a
+ * fault and a cleared page when first written, and the faults of one
+ * process scale poorly over threads: on an H200 host, the build's copy of
+ * a 10M-point 3-D tree (330 MB) into fresh memory took about 25 ms, 13
+ * GB/s, where the copy up of its points ran at 33 GB/s.  Each page gets one
+ * zero byte, which the copy overwrites.  With one CPU thread (as in the GPU
+ * service), or no threads to be had, the copy takes the faults itself.
  */
 void
 kdc_prefault_begin(KdcPrefault *pf, void *const *bufs, const size_t *bytes,
 				   int nbufs, const KdExec *exec)
 {
+	struct Span
+	{
+		char	   *p;
+		size_t		len;
+	}			spans[KDC_PREFAULT_BUFS];
 	int			nt = copy_threads(exec);
-	std::vector<std::pair<char *, size_t>> spans;
 	size_t		total = 0;
 	sigset_t	all;
 	sigset_t	old;
 
+	if (nt > KDC_COPY_THREADS)
+		nt = KDC_COPY_THREADS;
+	if (nbufs > KDC_PREFAULT_BUFS)
+		nbufs = KDC_PREFAULT_BUFS;
 	for (int i = 0; i < nbufs; i++)
 	{
-		spans.emplace_back((char *) bufs[i], bytes[i]);
+		spans[i].p = (char *) bufs[i];
+		spans[i].len = bytes[i];
 		total += bytes[i];
 	}
 	if (nt < 2 || total < KDC_STAGE_BYTES)
@@ -232,24 +247,23 @@ kdc_prefault_begin(KdcPrefault *pf, void *const *bufs, const size_t *bytes,
 	try
 	{
 		for (int t = 0; t < nt; t++)
-			pf->threads.emplace_back([spans, total, nt, t]()
+			pf->threads.emplace_back([spans, nbufs, total, nt, t]()
 			{
 				/* this thread's share of the buffers laid end to end */
 				size_t		lo = total / nt * t;
 				size_t		hi = t == nt - 1 ? total : total / nt * (t + 1);
 				size_t		base = 0;
 
-				for (const auto &sp : spans)
+				for (int i = 0; i < nbufs; base += spans[i].len, i++)
 				{
 					size_t		a = lo > base ? lo - base : 0;
 					size_t		b = hi > base ? hi - base : 0;
 
-					if (b > sp.second)
-						b = sp.second;
-					for (char *p = sp.first + a; p < sp.first + b;
-						 p = (char *) (((uintptr_t) p | 4095) + 1))
-						*(volatile char *) p = 0;
-					base += sp.second;
+					if (b > spans[i].len)
+						b = spans[i].len;
+					for (size_t off = a; off < b;
+						 off += 4096 - ((uintptr_t) (spans[i].p + off) & 4095))
+						*(volatile char *) (spans[i].p + off) = 0;
 				}
 			});
 	}
