@@ -277,6 +277,14 @@ kdg_refine_range(void *arg, int64_t begin, int64_t end)
 		int64		ncand;
 		int64		n;
 
+		/*
+		 * The candidates' rows lie anywhere in the source: ask for the next
+		 * query's while this one is ranked, so that their cache misses
+		 * overlap its work rather than stall it.
+		 */
+		if (q + 1 < end)
+			for (int i = 0; i < r->count[q + 1]; i++)
+				__builtin_prefetch(kdg_row_coords(src, cand[r->kk + i].ref));
 		if (c == r->avail)
 			ncand = c;			/* every eligible point is a candidate */
 		else if (r->kk > r->k &&
