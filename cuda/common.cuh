@@ -300,6 +300,20 @@ kdc_dist2(const double *q, const double *p, int dim)
 }
 
 /*
+ * The rounded gap between a coordinate q and the interval [lo, hi] (0
+ * inside it): at most |q - x| rounded, for every x of the interval.
+ */
+static __device__ __forceinline__ double
+kdc_axis_gap(double q, double lo, double hi)
+{
+	if (q < lo)
+		return __dadd_rn(lo, -q);
+	if (q > hi)
+		return __dadd_rn(q, -hi);
+	return 0.0;
+}
+
+/*
  * Squared distance from q to the box [lo, hi], term by term in dimension
  * order: a lower bound of kdc_dist2 for every point of the box.
  */
@@ -313,14 +327,8 @@ kdc_box_dist2(const double *q, const double *box, int dim)
 	for (int j = 0; j < D; j++)
 		if (j < dim)
 		{
-			double		lo = box[j];
-			double		hi = box[dim + j];
-			double		t = 0.0;
+			double		t = kdc_axis_gap(q[j], box[j], box[dim + j]);
 
-			if (q[j] < lo)
-				t = __dadd_rn(lo, -q[j]);
-			else if (q[j] > hi)
-				t = __dadd_rn(q[j], -hi);
 			d2 = __dadd_rn(d2, __dmul_rn(t, t));
 		}
 	return d2;

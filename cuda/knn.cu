@@ -268,14 +268,8 @@ knn_box_gaps(const double *q, const double *box, float *gap)
 #pragma unroll
 	for (int j = 0; j < DIM; j++)
 	{
-		double		lo = box[j];
-		double		hi = box[DIM + j];
-		double		t = 0.0;
+		double		t = kdc_axis_gap(q[j], box[j], box[DIM + j]);
 
-		if (q[j] < lo)
-			t = __dadd_rn(lo, -q[j]);
-		else if (q[j] > hi)
-			t = __dadd_rn(q[j], -hi);
 		gap[j] = __double2float_rd(__dmul_rn(t, t));
 		d2 = __dadd_rn(d2, gap[j]);
 	}
