@@ -44,10 +44,10 @@
  * points (strict pruning, as cudaKDTree does; not exact by reference):
  * duplicate-heavy 5.4 ms against 9.6, uniform 2-D 11.6 against 12.6
  * (bench/results/h200-engine-cct; the peer's kernels 3.3 and 7.6 ms).
- * Measured on an H100 with 10M points, k = 10 (bench/README.md, `make cukd-bench`), this list
- * and the copies below took All-kNN of uniform 2-D points from 201 ms to
- * 54 ms end to end, and 10M uniform queries against clustered 3-D data from
- * 725 ms to 497 ms.  Other k and larger trees use knn_heap_kernel: a bounded
+ * Measured on an H100 with 10M points, k = 10 (bench/README.md, `make
+ * cukd-bench`), this list and the copies below took All-kNN of uniform 2-D
+ * points from 201 ms to 54 ms end to end, and 10M uniform queries against
+ * clustered 3-D data from 725 ms to 497 ms.  Other k and larger trees use knn_heap_kernel: a bounded
  * max-heap in local memory for k <= 64, in the query's result slots in
  * global memory above that, with the dimension known at run time.
  *
@@ -351,7 +351,8 @@ struct KdcHeapVisit
  * uniform 3-D points from 31.0 to 29.5 ms; All-kNN of uniform 2-D points,
  * whose warps hardly diverge, went from 11.9 to 12.7 ms.
  */
-template <int DIM, bool FIXED, bool CCT, typename Index, int STACK, typename C, typename Best>
+template <int DIM, bool FIXED, bool CCT, typename Index, int STACK, typename C,
+		  typename Best>
 static __device__ __forceinline__ void
 knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 		 Best &best)
