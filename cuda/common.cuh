@@ -117,6 +117,24 @@ extern void kdc_release(KdGpuTree *gtree);
 extern KdStatus kdc_tree_compact(KdGpuTree *gtree, const KdExec *exec,
 								 KdError *err);
 
+/* query_runs.cu: kNN queries at one place walked once */
+typedef struct KdcRuns
+{
+	int64_t		nheads;			/* runs found, 0 when not used */
+	int			head_k;			/* neighbours a run's walk keeps */
+	uint32_t   *run_of;			/* per query: its run, from 1 */
+	double	   *heads;			/* per run: its point */
+	KdNeighbor *head_res;		/* per run: head_k neighbours */
+} KdcRuns;
+extern KdStatus kdc_query_runs(const double *qpts, const uint32_t *order,
+							   int64_t m, int dim, int64_t segment,
+							   int head_k, size_t room,
+							   KdcAllocs *a, KdcRuns *runs,
+							   const KdExec *exec, KdError *err);
+extern void kdc_runs_expand(const KdcRuns *runs, int64_t start,
+							int64_t count, int k, int cnt,
+							const uint64_t *self_refs, KdNeighbor *res);
+
 /* the entry points, one file each */
 extern KdStatus kdc_build(const double *points, const uint64_t *refs,
 						  int64_t n, int dim, KdTree *tree, KdGpuTree **out,

@@ -62,12 +62,17 @@
  * segment of nodes is a few compact regions (each level of a left-balanced
  * tree is in in-order), so this costs the kernels little coherence; user
  * queries come in any order, and segments of them would cost much more.
+ * Where at most half the queries of a chunk head a run of equal points
+ * (in one spatial order of them all), each run is walked once and its
+ * answer copied to its members (query_runs.cu).
  * Measured on an H100, 10M points, k = 10: All-kNN of uniform 2-D points
  * took 67 ms end to end in one segment (14.4 ms of kernels) and 56 ms in
  * 16 (17.9 ms of kernels); 10M uniform queries against clustered 2-D data
  * took 95 ms in one segment (38 ms of kernels), 84 ms in 4 (53 ms) and 97
  * ms in 16 (75 ms).
  */
+#include <functional>
+
 #include "common.cuh"
 
 /*
@@ -76,6 +81,9 @@
  */
 #define KNN_SEGMENTS 16
 #define KNN_SEGMENT_MIN ((int64_t) 1 << 16)
+
+/* The first launch of the walks of runs of equal queries (query_runs.cu). */
+#define KNN_RUN_SLICE ((int64_t) 1 << 20)
 
 /*
  * Blocks of KDC_BLOCK threads a multiprocessor should hold at once for the
@@ -474,8 +482,9 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 }
 
 /*
- * Queries order[start .. start + count) of a chunk, the dimension known at
- * run time; query qi leaves its neighbours in res[qi * k ...].  self_base
+ * Queries order[start .. start + count) of a chunk (start .. start + count
+ * themselves where order is NULL), the dimension known at run time; query
+ * qi leaves its neighbours in res[qi * k ...].  self_base
  * >= 0 excludes node self_base + qi (All-kNN).  K is the heap capacity in
  * local memory, 0 for the heap in res.
  */
@@ -494,7 +503,7 @@ knn_heap_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 
 	if (pos >= start + count)
 		return;
-	qi = order[pos];
+	qi = order ? order[pos] : pos;
 	kdc_load_point(q, queries + qi * t.dim, t.dim);
 	h.h = K > 0 ? local : res + qi * k;
 	h.k = k;
@@ -529,7 +538,7 @@ knn_list_kernel(KdGpuTree t, const C *coords, const double *queries,
 
 	if (pos >= start + count)
 		return;
-	qi = order[pos];
+	qi = order ? order[pos] : pos;
 	if (self_base >= 0)
 		exclude = (int32_t) (self_base + qi);
 	knn_load<DIM, true>(q, queries + qi * DIM, DIM);
@@ -652,6 +661,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	size_t		per_query;
 	int64_t		chunk;
 	int64_t		slice = ((int64_t) 1 << 16) / (k > 8 ? k / 8 : 1);
+	int64_t		expand_slice = (int64_t) 1 << 20;
 	KdStatus	st;
 
 	if ((st = kdc_check_k(k, err)) != KD_OK)
@@ -681,6 +691,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	for (int64_t c0 = 0; c0 < nq; c0 += chunk)
 	{
 		KdcAllocs	a = {0};
+		KdcRuns		runs = {0};
 		int64_t		m = nq - c0 < chunk ? nq - c0 : chunk;
 		int64_t		segment = queries ? 0 : m / KNN_SEGMENTS + 1;
 		int64_t		copied = 0;
@@ -688,6 +699,9 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 		const double *qpts;
 		uint32_t   *d_order;
 		KdNeighbor *d_res;
+		int			head_k;
+		size_t		used;
+		std::function<KdStatus(int64_t, int64_t)> copy_done;
 		cudaError_t e;
 
 		if (segment > 0 && segment < KNN_SEGMENT_MIN)
@@ -715,29 +729,64 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 			(st = kdc_alloc(&a, (void **) &d_res, sizeof(KdNeighbor) * k * m, "results", err)) != KD_OK ||
 			(st = kdc_spatial_order(qpts, m, g->dim, segment, d_order, &a, err)) != KD_OK)
 			goto chunk_done;
-		st = kdc_run_overlapped(exec, m, &slice, 10.0, "a kNN query", err,
-								[&](int64_t start, int64_t len)
-								{
-									knn_launch(*g, qpts, d_order, start, len, k,
-											   queries || include_self ? -1 : c0,
-											   queries == NULL, d_res);
-								},
-								[&](int64_t start, int64_t len)
-								{
-									/* the segments every query of which has run */
-									int64_t		done = start + len;
+		copy_done = [&](int64_t start, int64_t len)
+		{
+			/* the segments every query of which has its answer */
+			int64_t		done = start + len;
 
-									if (done < m)
-										done = segment > 0 ? done - done % segment : 0;
-									if (done <= copied)
-										return KD_OK;
-									done = done - copied;
-									copied += done;
-									return kdc_results_to_host(d_res + (copied - done) * k,
-															   done, k, cnt,
-															   out + (c0 + copied - done) * k,
-															   exec, err);
-								});
+			if (done < m)
+				done = segment > 0 ? done - done % segment : 0;
+			if (done <= copied)
+				return KD_OK;
+			done = done - copied;
+			copied += done;
+			return kdc_results_to_host(d_res + (copied - done) * k, done, k, cnt,
+									   out + (c0 + copied - done) * k, exec, err);
+		};
+		head_k = queries || include_self ? k : k + 1;
+		used = (size_t) m * per_query + ((size_t) 4 << 20);
+		if (head_k <= KD_MAX_K &&
+			(st = kdc_query_runs(qpts, d_order, m, g->dim, segment, head_k,
+								 budget > used ? budget - used : 0, &a, &runs,
+								 exec, err)) != KD_OK)
+			goto chunk_done;
+		if (runs.nheads == 0)
+			st = kdc_run_overlapped(exec, m, &slice, 10.0, "a kNN query", err,
+									[&](int64_t start, int64_t len)
+									{
+										knn_launch(*g, qpts, d_order, start, len, k,
+												   queries || include_self ? -1 : c0,
+												   queries == NULL, d_res);
+									},
+									copy_done);
+		else
+		{
+			/*
+			 * One walk a run of equal queries, then each query's answer.  The
+			 * runs' walks are few and long (every copy of a place ties), so
+			 * they go in as few launches as the pacing allows: a launch costs
+			 * its longest walk.
+			 */
+			int64_t		run_slice = runs.nheads < KNN_RUN_SLICE ? runs.nheads : KNN_RUN_SLICE;
+
+			st = kdc_run_paced(exec, runs.nheads, &run_slice, "a kNN query", err,
+							   [&](int64_t start, int64_t len)
+							   {
+								   knn_launch(*g, runs.heads, NULL, start, len,
+											  head_k, -1, queries == NULL,
+											  runs.head_res);
+							   });
+			if (st == KD_OK)
+				st = kdc_run_overlapped(exec, m, &expand_slice, 10.0, "a kNN query", err,
+										[&](int64_t start, int64_t len)
+										{
+											/* a segment's positions are its queries */
+											kdc_runs_expand(&runs, start, len, k, cnt,
+															head_k > k ? g->refs + c0 : NULL,
+															d_res);
+										},
+										copy_done);
+		}
 chunk_done:
 		kdc_free_all(&a);
 		if (st != KD_OK)

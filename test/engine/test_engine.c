@@ -675,6 +675,68 @@ done:
 	free(cb);
 }
 
+/*
+ * Duplicate-heavy data on the GPU (about 100 copies of each place, and
+ * queries that repeat the data's points), where equal queries are walked
+ * once: kNN and All-kNN with and without each point itself, for k at the
+ * list capacities either side of k + 1, identical to the CPU's.
+ */
+static void
+test_gpu_places(int64_t n, int dim)
+{
+	static const int ks[] = {1, 9, 10, 31, 32, 64};
+	int64_t		nq = n / 4;
+	int			kmax = 64;
+	double	   *pts = malloc(sizeof(double) * (size_t) (n * dim));
+	double	   *qs = malloc(sizeof(double) * (size_t) (nq * dim));
+	uint64_t   *refs = malloc(sizeof(uint64_t) * (size_t) n);
+	KdNeighbor *a = malloc(sizeof(KdNeighbor) * (size_t) (n * kmax));
+	KdNeighbor *b = malloc(sizeof(KdNeighbor) * (size_t) (n * kmax));
+	int32_t    *ca = malloc(sizeof(int32_t) * (size_t) n);
+	int32_t    *cb = malloc(sizeof(int32_t) * (size_t) n);
+	KdTree		tree;
+	KdExec		cpu,
+				gpu;
+	KdError		err;
+
+	data_places(n, dim, n / 100, 21, pts);
+	for (int64_t q = 0; q < nq; q++)
+		memcpy(qs + q * dim, pts + (q * 7919 % n) * dim, sizeof(double) * dim);
+	for (int64_t i = 0; i < n; i++)
+		refs[i] = ref_of(i);
+	exec_for(&cpu, KD_DEVICE_CPU, ncpu);
+	exec_for(&gpu, KD_DEVICE_GPU, ncpu);
+	if (!check(kd_build(pts, refs, n, dim, &tree, &gpu, &err) == KD_OK,
+			   "places gpu build n=%lld d=%d: %s", (long long) n, dim, err.message))
+		goto done;
+	for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
+	{
+		int			k = ks[ki];
+
+		check(kd_knn(&tree, qs, nq, k, a, ca, &gpu, &err) == KD_OK &&
+			  kd_knn_cpu(&tree, qs, nq, k, b, cb, &cpu, &err) == KD_OK &&
+			  memcmp(ca, cb, sizeof(int32_t) * nq) == 0 &&
+			  same_neighbors(a, nq * k, b, nq * k),
+			  "places knn gpu == cpu n=%lld d=%d k=%d", (long long) n, dim, k);
+		for (int self = 0; self <= 1; self++)
+			check(kd_all_knn(&tree, k, self, a, ca, &gpu, &err) == KD_OK &&
+				  kd_all_knn_cpu(&tree, k, self, b, cb, &cpu, &err) == KD_OK &&
+				  memcmp(ca, cb, sizeof(int32_t) * n) == 0 &&
+				  same_neighbors(a, n * k, b, n * k),
+				  "places all-knn gpu == cpu n=%lld d=%d k=%d self=%d",
+				  (long long) n, dim, k, self);
+	}
+	kd_tree_free(&tree);
+done:
+	free(pts);
+	free(qs);
+	free(refs);
+	free(a);
+	free(b);
+	free(ca);
+	free(cb);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -726,6 +788,8 @@ main(int argc, char **argv)
 		test_gpu_large(DATA_CLUSTERED, 300000, 2, 100);
 		test_gpu_large(DATA_GRID, 500000, 2, 16);
 		test_gpu_large(DATA_FLOAT, 1000000, 2, 10);
+		test_gpu_places(1000000, 2);
+		test_gpu_places(300000, 3);
 	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
