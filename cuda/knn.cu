@@ -77,9 +77,15 @@
 
 /*
  * All-kNN runs a chunk's queries in about this many segments of consecutive
- * node numbers, each of at least KNN_SEGMENT_MIN queries.
+ * node numbers, each of at least KNN_SEGMENT_MIN queries.  On an H200, 10M
+ * points, k = 10 (bench/results/h200-engine-runs/segments.txt), 16, 8 and
+ * 4 segments gave kernels of 12.4, 12.3 and 12.1 ms (uniform 2-D), 28.6,
+ * 28.0 and 27.3 ms (uniform 3-D), 28.0, 27.4 and 26.1 ms (clustered 3-D),
+ * and All-kNN end to end of 56-57, 56.5 and 61 ms (uniform 3-D): with 4,
+ * the last segment's copy, after every kernel, costs more than the
+ * kernels gain.
  */
-#define KNN_SEGMENTS 16
+#define KNN_SEGMENTS 8
 #define KNN_SEGMENT_MIN ((int64_t) 1 << 16)
 
 /* The first launch of the walks of runs of equal queries (query_runs.cu). */
