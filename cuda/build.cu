@@ -314,7 +314,10 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	uint32_t   *d_point;
 	void	   *d_temp;
 	BuildNodes	nodes;
-	KdcPrefault prefault;
+	KdcPrefault *prefault = NULL;
+	void	   *host[4];		/* the tree's arrays: in host memory, */
+	const void *dev[4];			/* on the device, */
+	size_t		bytes[4];		/* and their sizes */
 	size_t		sort_bytes = 0;
 	size_t		scan_bytes = 0;
 	size_t		temp_bytes;
@@ -393,16 +396,22 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 		goto done;
 	nodes.point = d_point;
 	nodes.split = g->split;
+	host[0] = tree->coords;
+	dev[0] = g->coords;
+	bytes[0] = sizeof(double) * dim * n;
+	host[1] = tree->refs;
+	dev[1] = g->refs;
+	bytes[1] = sizeof(uint64_t) * n;
+	host[2] = tree->split;
+	dev[2] = g->split;
+	bytes[2] = (size_t) n;
+	host[3] = tree->bounds;
+	dev[3] = g->bounds;
+	bytes[3] = sizeof(double) * 2 * dim * nbounds;
 
 	if ((st = kdc_upload_points(points, refs, n, dim, d_pts, d_refs, &a, exec, err)) != KD_OK)
 		goto done;
-	{
-		void	   *bufs[] = {tree->coords, tree->refs, tree->split, tree->bounds};
-		size_t		sizes[] = {sizeof(double) * dim * n, sizeof(uint64_t) * n,
-			(size_t) n, sizeof(double) * 2 * dim * nbounds};
-
-		kdc_prefault_begin(&prefault, bufs, sizes, 4, exec);
-	}
+	prefault = kdc_prefault_begin(host, bytes, 4, exec);
 
 	/*
 	 * presort every dimension, starting from the points in ref order (in
@@ -447,19 +456,14 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if ((st = kdc_sync(exec, "the build", err)) != KD_OK)
 		goto done;
 
-	kdc_prefault_end(&prefault);
-	e = kdc_to_host(tree->coords, g->coords, sizeof(double) * dim * n, exec);
-	if (e == cudaSuccess)
-		e = kdc_to_host(tree->refs, g->refs, sizeof(uint64_t) * n, exec);
-	if (e == cudaSuccess)
-		e = kdc_to_host(tree->split, g->split, n, exec);
-	if (e == cudaSuccess)
-		e = kdc_to_host(tree->bounds, g->bounds, sizeof(double) * 2 * dim * nbounds, exec);
-	if (e != cudaSuccess)
-		st = kdc_cuda_error(err, e, "copying the tree to the host");
+	kdc_prefault_end(prefault);
+	prefault = NULL;
+	for (int i = 0; i < 4 && st == KD_OK; i++)
+		if ((e = kdc_to_host(host[i], dev[i], bytes[i], exec)) != cudaSuccess)
+			st = kdc_cuda_error(err, e, "copying the tree to the host");
 
 done:
-	kdc_prefault_end(&prefault);
+	kdc_prefault_end(prefault);
 	kdc_free_all(&a);
 	g->ref_order = true;
 	if (st == KD_OK && out)

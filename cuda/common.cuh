@@ -21,8 +21,6 @@
 #define KDGPU_COMMON_CUH
 
 #include <stdint.h>
-#include <thread>
-#include <vector>
 #include <cuda_runtime.h>
 
 #include "../src/engine/kd_gpu_abi.h"
@@ -93,13 +91,9 @@ extern size_t kdc_tree_bytes(int64_t n, int dim, int64_t nbounds);
 extern size_t kdc_tree_size(const KdGpuTree *gtree);
 
 /* transfer.cu: copies between the device and pageable host memory */
-typedef struct KdcPrefault
-{
-	std::vector<std::thread> threads;	/* faulting pages in, until joined */
-} KdcPrefault;
-extern void kdc_prefault_begin(KdcPrefault *pf, void *const *bufs,
-							   const size_t *bytes, int nbufs,
-							   const KdExec *exec);
+typedef struct KdcPrefault KdcPrefault;
+extern KdcPrefault *kdc_prefault_begin(void *const *bufs, const size_t *bytes,
+									   int nbufs, const KdExec *exec);
 extern void kdc_prefault_end(KdcPrefault *pf);
 extern cudaError_t kdc_to_host(void *dst, const void *d_src, size_t bytes,
 							   const KdExec *exec);
@@ -156,6 +150,20 @@ extern KdStatus kdc_box(const KdGpuTree *gtree, const double *lows,
 /* device bytes that a spatial ordering of n points needs */
 #define KDC_ORDER_BYTES(n) ((size_t) (n) * 40 + ((size_t) 1 << 20))
 
+/* Create the two events ev[0], ev[1] that time device work. */
+static inline KdStatus
+kdc_event_pair(cudaEvent_t *ev, KdError *err)
+{
+	if (cudaEventCreate(&ev[0]) != cudaSuccess)
+		return kdc_cuda_error(err, cudaGetLastError(), "cudaEventCreate");
+	if (cudaEventCreate(&ev[1]) != cudaSuccess)
+	{
+		cudaEventDestroy(ev[0]);
+		return kdc_cuda_error(err, cudaGetLastError(), "cudaEventCreate");
+	}
+	return KD_OK;
+}
+
 /*
  * Run work over items [0, total) in launches of paced size: launch(start,
  * count) enqueues the kernels for one slice on the default stream; while
@@ -180,15 +188,9 @@ kdc_run_overlapped(const KdExec *exec, int64_t total, int64_t *slice,
 	cudaEvent_t ev[2];
 	KdStatus	st;
 
-	if ((st = kdc_poll(exec, err)) != KD_OK)
+	if ((st = kdc_poll(exec, err)) != KD_OK ||
+		(st = kdc_event_pair(ev, err)) != KD_OK)
 		return st;
-	if (cudaEventCreate(&ev[0]) != cudaSuccess)
-		return kdc_cuda_error(err, cudaGetLastError(), "cudaEventCreate");
-	if (cudaEventCreate(&ev[1]) != cudaSuccess)
-	{
-		cudaEventDestroy(ev[0]);
-		return kdc_cuda_error(err, cudaGetLastError(), "cudaEventCreate");
-	}
 	while (start < total)
 	{
 		int64_t		count = total - start < *slice ? total - start : *slice;

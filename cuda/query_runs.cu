@@ -191,15 +191,9 @@ kdc_query_runs(const double *qpts, const uint32_t *order, int64_t m, int dim,
 	runs->nheads = 0;
 	if (m < 2 || m > UINT32_MAX)
 		return KD_OK;
-	if ((st = kdc_alloc(a, (void **) &d_equal, sizeof(unsigned int), "a count", err)) != KD_OK)
+	if ((st = kdc_alloc(a, (void **) &d_equal, sizeof(unsigned int), "a count", err)) != KD_OK ||
+		(st = kdc_event_pair(ev, err)) != KD_OK)
 		return st;
-	if (cudaEventCreate(&ev[0]) != cudaSuccess)
-		return kdc_cuda_error(err, cudaGetLastError(), "cudaEventCreate");
-	if (cudaEventCreate(&ev[1]) != cudaSuccess)
-	{
-		cudaEventDestroy(ev[0]);
-		return kdc_cuda_error(err, cudaGetLastError(), "cudaEventCreate");
-	}
 	cudaEventRecord(ev[0]);
 	nsample = m - 1 < RUNS_SAMPLE ? m - 1 : RUNS_SAMPLE;
 	e = cudaMemsetAsync(d_equal, 0, sizeof(unsigned int));

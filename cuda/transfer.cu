@@ -24,6 +24,7 @@
  * (kdc_prefault_begin).
  */
 #include <mutex>
+#include <new>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,21 +205,29 @@ staged_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
 					  });
 }
 
+/* Threads faulting in pages (kdc_prefault_begin), until joined. */
+struct KdcPrefault
+{
+	std::vector<std::thread> threads;
+};
+
 /*
  * Start faulting in the pages of host buffers that a copy from the device
  * will fill later (bufs[i], bytes[i] each, at most KDC_PREFAULT_BUFS), on
  * up to KDC_COPY_THREADS threads of their own, so that the faults overlap
- * the device's work instead of slowing the copy.  A fresh page costs a
+ * the device's work instead of slowing the copy; kdc_prefault_end waits
+ * for them.  A fresh page costs a
  * fault and a cleared page when first written, and the faults of one
  * process scale poorly over threads: on an H200 host, the build's copy of
  * a 10M-point 3-D tree (330 MB) into fresh memory took about 25 ms, 13
  * GB/s, where the copy up of its points ran at 33 GB/s.  Each page gets one
  * zero byte, which the copy overwrites.  With one CPU thread (as in the GPU
- * service), or no threads to be had, the copy takes the faults itself.
+ * service), or no threads or memory to be had, the copy takes the faults
+ * itself, and the result is NULL.
  */
-void
-kdc_prefault_begin(KdcPrefault *pf, void *const *bufs, const size_t *bytes,
-				   int nbufs, const KdExec *exec)
+KdcPrefault *
+kdc_prefault_begin(void *const *bufs, const size_t *bytes, int nbufs,
+				   const KdExec *exec)
 {
 	struct Span
 	{
@@ -227,6 +236,7 @@ kdc_prefault_begin(KdcPrefault *pf, void *const *bufs, const size_t *bytes,
 	}			spans[KDC_PREFAULT_BUFS];
 	int			nt = copy_threads(exec);
 	size_t		total = 0;
+	KdcPrefault *pf;
 	sigset_t	all;
 	sigset_t	old;
 
@@ -240,8 +250,9 @@ kdc_prefault_begin(KdcPrefault *pf, void *const *bufs, const size_t *bytes,
 		spans[i].len = bytes[i];
 		total += bytes[i];
 	}
-	if (nt < 2 || total < KDC_STAGE_BYTES)
-		return;
+	if (nt < 2 || total < KDC_STAGE_BYTES ||
+		(pf = new(std::nothrow) KdcPrefault()) == NULL)
+		return NULL;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	try
@@ -272,15 +283,18 @@ kdc_prefault_begin(KdcPrefault *pf, void *const *bufs, const size_t *bytes,
 		/* fewer threads: the copy faults in the pages nobody took */
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return pf;
 }
 
-/* Wait for kdc_prefault_begin's threads. */
+/* Wait for kdc_prefault_begin's threads and free pf (NULL: nothing to do). */
 void
 kdc_prefault_end(KdcPrefault *pf)
 {
+	if (pf == NULL)
+		return;
 	for (auto &th : pf->threads)
 		th.join();
-	pf->threads.clear();
+	delete pf;
 }
 
 /* Copy bytes from the device (d_src) to host memory (dst). */
