@@ -88,6 +88,20 @@
 #define KNN_SEGMENTS 8
 #define KNN_SEGMENT_MIN ((int64_t) 1 << 16)
 
+/*
+ * The first launch of a kNN batch, in queries for k <= 8 (fewer in
+ * proportion above), before the pacing adapts it; All-kNN's first is its
+ * first segment, whose results then go down while the next launch runs.
+ * A first launch of 65,536 queries filled half an H200 (132
+ * multiprocessors, 8 blocks of 128 each) and ramped up over four launches:
+ * starting at these sizes took the kernels, on an H200 with 10M points,
+ * k = 10 (bench/results/h200-engine-runs/first-slice.txt), from 163-165 to
+ * 155 ms for uniform queries against clustered 3-D data, and All-kNN's
+ * from 12.3 to 12.1 ms (uniform 2-D), 28.0 to 27.7 ms (uniform 3-D) and
+ * 27.3 to 26.9 ms (clustered 3-D), end to end within the runs' noise.
+ */
+#define KNN_FIRST_SLICE ((int64_t) 1 << 20)
+
 /* The first launch of the walks of runs of equal queries (query_runs.cu). */
 #define KNN_RUN_SLICE ((int64_t) 1 << 20)
 
@@ -666,7 +680,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	size_t		budget;
 	size_t		per_query;
 	int64_t		chunk;
-	int64_t		slice = ((int64_t) 1 << 16) / (k > 8 ? k / 8 : 1);
+	int64_t		slice = queries ? KNN_FIRST_SLICE / (k > 8 ? k / 8 : 1) : 0;
 	int64_t		expand_slice = (int64_t) 1 << 20;
 	KdStatus	st;
 
@@ -712,6 +726,8 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 
 		if (segment > 0 && segment < KNN_SEGMENT_MIN)
 			segment = KNN_SEGMENT_MIN;
+		if (slice == 0)
+			slice = segment / (k > 8 ? k / 8 : 1);
 		if (queries)
 		{
 			if ((st = kdc_alloc(&a, (void **) &d_q, sizeof(double) * g->dim * m,
