@@ -62,9 +62,11 @@
  * segment of nodes is a few compact regions (each level of a left-balanced
  * tree is in in-order), so this costs the kernels little coherence; user
  * queries come in any order, and segments of them would cost much more.
- * Where at most half the queries of a chunk head a run of equal points
- * (in one spatial order of them all), each run is walked once and its
- * answer copied to its members (query_runs.cu).
+ * Where a sample of adjacent queries in that order suggests many repeated
+ * points and at most half the queries head a run of equal points, each
+ * run (found again over one spatial order of all the queries, for
+ * All-kNN) is walked once and its answer copied to its members
+ * (query_runs.cu).
  * Measured on an H100, 10M points, k = 10: All-kNN of uniform 2-D points
  * took 67 ms end to end in one segment (14.4 ms of kernels) and 56 ms in
  * 16 (17.9 ms of kernels); 10M uniform queries against clustered 2-D data
@@ -90,17 +92,21 @@
 
 /*
  * The first launch of a kNN batch, in queries for k <= 8 (fewer in
- * proportion above), before the pacing adapts it; All-kNN's first is its
- * first segment, whose results then go down while the next launch runs.
- * A first launch of 65,536 queries filled half an H200 (132
- * multiprocessors, 8 blocks of 128 each) and ramped up over four launches:
- * starting at these sizes took the kernels, on an H200 with 10M points,
- * k = 10 (bench/results/h200-engine-runs/first-slice.txt), from 163-165 to
- * 155 ms for uniform queries against clustered 3-D data, and All-kNN's
- * from 12.3 to 12.1 ms (uniform 2-D), 28.0 to 27.7 ms (uniform 3-D) and
- * 27.3 to 26.9 ms (clustered 3-D), end to end within the runs' noise.
+ * proportion above), before the pacing adapts it to about 10 ms a launch.
+ * In up to three dimensions it is KNN_FIRST_SLICE, for All-kNN its first
+ * segment (whose results then go down while the next launch runs) up to
+ * twice that; elsewhere, where a walk may cost many times more,
+ * KNN_PROBE_SLICE.  A first launch of 65,536 queries filled half an H200
+ * (132 multiprocessors, 8 blocks of 128 each) and ramped up over four
+ * launches: starting at these sizes took the kernels, on an H200 with 10M
+ * points, k = 10 (bench/results/h200-engine-runs/first-slice.txt), from
+ * 163-165 to 155 ms for uniform queries against clustered 3-D data, and
+ * All-kNN's from 12.3 to 12.1 ms (uniform 2-D), 28.0 to 27.7 ms (uniform
+ * 3-D) and 27.3 to 26.9 ms (clustered 3-D), end to end within the runs'
+ * noise.
  */
 #define KNN_FIRST_SLICE ((int64_t) 1 << 20)
+#define KNN_PROBE_SLICE ((int64_t) 1 << 16)
 
 /* The first launch of the walks of runs of equal queries (query_runs.cu). */
 #define KNN_RUN_SLICE ((int64_t) 1 << 20)
@@ -680,7 +686,9 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	size_t		budget;
 	size_t		per_query;
 	int64_t		chunk;
-	int64_t		slice = queries ? KNN_FIRST_SLICE / (k > 8 ? k / 8 : 1) : 0;
+	int			kscale = k > 8 ? k / 8 : 1;
+	int64_t		slice = g && g->dim > 3 ? KNN_PROBE_SLICE / kscale :
+		queries ? KNN_FIRST_SLICE / kscale : 0;
 	int64_t		expand_slice = (int64_t) 1 << 20;
 	KdStatus	st;
 
@@ -727,7 +735,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 		if (segment > 0 && segment < KNN_SEGMENT_MIN)
 			segment = KNN_SEGMENT_MIN;
 		if (slice == 0)
-			slice = segment / (k > 8 ? k / 8 : 1);
+			slice = (segment < 2 * KNN_FIRST_SLICE ? segment : 2 * KNN_FIRST_SLICE) / kscale;
 		if (queries)
 		{
 			if ((st = kdc_alloc(&a, (void **) &d_q, sizeof(double) * g->dim * m,
@@ -789,7 +797,8 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 			 * they go in as few launches as the pacing allows: a launch costs
 			 * its longest walk.
 			 */
-			int64_t		run_slice = runs.nheads < KNN_RUN_SLICE ? runs.nheads : KNN_RUN_SLICE;
+			int64_t		run_slice = (runs.nheads < KNN_RUN_SLICE ? runs.nheads : KNN_RUN_SLICE) /
+				(head_k > 8 ? head_k / 8 : 1) + 1;
 
 			st = kdc_run_paced(exec, runs.nheads, &run_slice, "a kNN query", err,
 							   [&](int64_t start, int64_t len)

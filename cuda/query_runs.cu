@@ -16,8 +16,8 @@
  *
  * Equal points have the same Morton code, and the sort of the codes is
  * stable, so in a spatial order of the queries (kdc_spatial_order) they
- * are adjacent unless another point shares their code; such a run is then
- * split in two, which costs a walk, not exactness.  Data with many copies
+ * are adjacent unless other points share their code; such a run is then
+ * split, which costs walks, not exactness.  Data with many copies
  * of each place (addresses of one building, points snapped to a grid)
  * then walks once per place rather than once per point, and those are the
  * long walks: every copy of the place ties at distance 0.  Every batch
@@ -157,6 +157,21 @@ runs_count(const double *qpts, const uint32_t *order, int64_t m, int dim,
 }
 
 /*
+ * Whether nheads runs among m queries are worth walking (at most half the
+ * queries head one) and their arrays, with reserve bytes more, fit in room
+ * bytes; head_k neighbours a run, dim coordinates a point.
+ */
+static bool
+runs_pay(int64_t nheads, int64_t m, int dim, int head_k, size_t reserve,
+		 size_t room)
+{
+	size_t		need = reserve + ((size_t) dim * sizeof(double) +
+								  (size_t) head_k * sizeof(KdNeighbor)) * nheads;
+
+	return nheads * 2 <= m && need <= room;
+}
+
+/*
  * Find the runs of equal points among the m queries qpts (dim coordinates
  * each), given their order (kdc_spatial_order, in segments of segment
  * queries if that is above 0).  If at most half the queries of order head
@@ -180,7 +195,7 @@ kdc_query_runs(const double *qpts, const uint32_t *order, int64_t m, int dim,
 	void	   *d_temp = NULL;
 	size_t		temp_bytes = 0;
 	size_t		run_bytes = sizeof(uint32_t) * (size_t) m;
-	size_t		need;
+	size_t		reserve;
 	uint32_t   *run;
 	uint32_t   *all_order = NULL;
 	cudaEvent_t ev[2];
@@ -216,10 +231,8 @@ kdc_query_runs(const double *qpts, const uint32_t *order, int64_t m, int dim,
 		(st = kdc_alloc(a, &d_temp, temp_bytes, "scan space", err)) != KD_OK)
 		goto done;
 	e = runs_count(qpts, order, m, dim, d_temp, temp_bytes, run, &nheads);
-	need = run_bytes + ((size_t) dim * sizeof(double) +
-						(size_t) head_k * sizeof(KdNeighbor)) * nheads;
-	if (e != cudaSuccess || (int64_t) nheads * 2 > m ||
-		need + (segment > 0 ? KDC_ORDER_BYTES(m) + run_bytes : 0) > room)
+	reserve = run_bytes + (segment > 0 ? KDC_ORDER_BYTES(m) + run_bytes : 0);
+	if (e != cudaSuccess || !runs_pay(nheads, m, dim, head_k, reserve, room))
 		goto done;
 	if (segment > 0)
 	{
@@ -229,7 +242,7 @@ kdc_query_runs(const double *qpts, const uint32_t *order, int64_t m, int dim,
 			goto done;
 		order = all_order;
 		e = runs_count(qpts, order, m, dim, d_temp, temp_bytes, run, &nheads);
-		if (e != cudaSuccess)
+		if (e != cudaSuccess || !runs_pay(nheads, m, dim, head_k, reserve, room))
 			goto done;
 	}
 	if ((st = kdc_alloc(a, (void **) &runs->run_of, run_bytes, "query runs", err)) != KD_OK ||

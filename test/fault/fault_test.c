@@ -50,8 +50,9 @@ check(int ok, const char *what, const char *ctx)
 
 /*
  * Clustered points, two of every three a copy of the one before them (so
- * that the GPU's All-kNN walks runs of equal points: cuda/query_runs.cu),
- * and queries on and off the data.
+ * that the GPU's All-kNN walks runs of equal points: cuda/query_runs.cu;
+ * the far coordinates are near enough that copies keep Morton codes of
+ * their own), and queries on and off the data.
  */
 static void
 make_data(void)
@@ -61,7 +62,7 @@ make_data(void)
 	for (int i = 0; i < NPTS * DIM; i++)
 	{
 		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-		pts[i] = (double) ((s >> 33) % 1000) / 10.0 + (i % 7 == 0 ? 1e6 : 0.0);
+		pts[i] = (double) ((s >> 33) % 1000) / 10.0 + (i % 7 == 0 ? 1e3 : 0.0);
 		if (i / DIM % 3 != 0)
 			pts[i] = pts[i - DIM];
 	}
