@@ -795,9 +795,10 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 			 * One walk a run of equal queries, then each query's answer.  The
 			 * runs' walks are few and long (every copy of a place ties), so
 			 * they go in as few launches as the pacing allows: a launch costs
-			 * its longest walk.
+			 * its longest walk.  Above three dimensions they start as a probe.
 			 */
-			int64_t		run_slice = (runs.nheads < KNN_RUN_SLICE ? runs.nheads : KNN_RUN_SLICE) /
+			int64_t		first = g->dim > 3 ? KNN_PROBE_SLICE : KNN_RUN_SLICE;
+			int64_t		run_slice = (runs.nheads < first ? runs.nheads : first) /
 				(head_k > 8 ? head_k / 8 : 1) + 1;
 
 			st = kdc_run_paced(exec, runs.nheads, &run_slice, "a kNN query", err,
