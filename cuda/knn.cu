@@ -108,8 +108,12 @@
 #define KNN_FIRST_SLICE ((int64_t) 1 << 20)
 #define KNN_PROBE_SLICE ((int64_t) 1 << 16)
 
-/* The first launch of the walks of runs of equal queries (query_runs.cu). */
-#define KNN_RUN_SLICE ((int64_t) 1 << 20)
+/* How many times fewer queries a launch takes for k than for k <= 8. */
+static inline int
+knn_slice_scale(int k)
+{
+	return k > 8 ? k / 8 : 1;
+}
 
 /*
  * Blocks of KDC_BLOCK threads a multiprocessor should hold at once for the
@@ -686,9 +690,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	size_t		budget;
 	size_t		per_query;
 	int64_t		chunk;
-	int			kscale = k > 8 ? k / 8 : 1;
-	int64_t		slice = g && g->dim > 3 ? KNN_PROBE_SLICE / kscale :
-		queries ? KNN_FIRST_SLICE / kscale : 0;
+	int64_t		slice;
 	int64_t		expand_slice = (int64_t) 1 << 20;
 	KdStatus	st;
 
@@ -698,6 +700,9 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 		return kd_set_error(err, KD_ERR_ARG, -1, "no device tree");
 	if (nq < 0)
 		return kd_set_error(err, KD_ERR_ARG, -1, "negative query count");
+	/* the first launch: a probe above three dimensions, All-kNN's per chunk */
+	slice = g->dim > 3 ? KNN_PROBE_SLICE / knn_slice_scale(k) :
+		queries ? KNN_FIRST_SLICE / knn_slice_scale(k) : 0;
 	candidates = queries == NULL && !include_self ? g->n - 1 : g->n;
 	cnt = candidates < k ? (int) (candidates > 0 ? candidates : 0) : k;
 	if ((st = kdc_begin(g->device, err)) != KD_OK)
@@ -735,7 +740,8 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 		if (segment > 0 && segment < KNN_SEGMENT_MIN)
 			segment = KNN_SEGMENT_MIN;
 		if (slice == 0)
-			slice = (segment < 2 * KNN_FIRST_SLICE ? segment : 2 * KNN_FIRST_SLICE) / kscale;
+			slice = (segment < 2 * KNN_FIRST_SLICE ? segment : 2 * KNN_FIRST_SLICE) /
+				knn_slice_scale(k);
 		if (queries)
 		{
 			if ((st = kdc_alloc(&a, (void **) &d_q, sizeof(double) * g->dim * m,
@@ -797,9 +803,9 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 			 * they go in as few launches as the pacing allows: a launch costs
 			 * its longest walk.  Above three dimensions they start as a probe.
 			 */
-			int64_t		first = g->dim > 3 ? KNN_PROBE_SLICE : KNN_RUN_SLICE;
+			int64_t		first = g->dim > 3 ? KNN_PROBE_SLICE : KNN_FIRST_SLICE;
 			int64_t		run_slice = (runs.nheads < first ? runs.nheads : first) /
-				(head_k > 8 ? head_k / 8 : 1) + 1;
+				knn_slice_scale(head_k) + 1;
 
 			st = kdc_run_paced(exec, runs.nheads, &run_slice, "a kNN query", err,
 							   [&](int64_t start, int64_t len)

@@ -37,28 +37,28 @@
  */
 #define RUNS_SAMPLE 65536
 
+/* Whether the query at position i of order (i > 0) equals the one before. */
+static __device__ __forceinline__ bool
+runs_repeats(const double *qpts, const uint32_t *order, int64_t i, int dim)
+{
+	const double *a = qpts + (int64_t) order[i] * dim;
+	const double *b = qpts + (int64_t) order[i - 1] * dim;
+	bool		same = true;
+
+	for (int j = 0; j < dim; j++)
+		same &= a[j] == b[j];
+	return same;
+}
+
 /* run[i] = 1 where the query at position i of order differs from the one before. */
 static __global__ void
 runs_mark_kernel(const double *qpts, const uint32_t *order, int64_t m, int dim,
 				 uint32_t *run)
 {
 	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
-	const double *a;
-	const double *b;
-	uint32_t	head = 0;
 
-	if (i >= m)
-		return;
-	if (i == 0)
-	{
-		run[i] = 1;
-		return;
-	}
-	a = qpts + (int64_t) order[i] * dim;
-	b = qpts + (int64_t) order[i - 1] * dim;
-	for (int j = 0; j < dim; j++)
-		head |= a[j] != b[j];
-	run[i] = head;
+	if (i < m)
+		run[i] = i == 0 || !runs_repeats(qpts, order, i, dim);
 }
 
 /*
@@ -71,17 +71,8 @@ runs_sample_kernel(const double *qpts, const uint32_t *order, int64_t nsample,
 				   int64_t stride, int dim, unsigned int *equal)
 {
 	int64_t		s = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
-	const double *a;
-	const double *b;
-	bool		same = true;
 
-	if (s >= nsample)
-		return;
-	a = qpts + (int64_t) order[1 + s * stride] * dim;
-	b = qpts + (int64_t) order[s * stride] * dim;
-	for (int j = 0; j < dim; j++)
-		same &= a[j] == b[j];
-	if (same)
+	if (s < nsample && runs_repeats(qpts, order, 1 + s * stride, dim))
 		atomicAdd(equal, 1u);
 }
 
