@@ -611,68 +611,123 @@ test_cancel(void)
 	free(count);
 }
 
+/*
+ * A large set for the GPU tests: n points of dim coordinates, nq = n / 4
+ * queries, and room for the GPU's and the CPU's answers of up to kmax
+ * neighbours a point.
+ */
+typedef struct GpuSet
+{
+	int64_t		n;
+	int64_t		nq;
+	int			dim;
+	double	   *pts;
+	double	   *qs;
+	uint64_t   *refs;
+	KdNeighbor *a;				/* the GPU's answers */
+	KdNeighbor *b;				/* the CPU's */
+	int32_t    *ca;
+	int32_t    *cb;
+	KdExec		cpu;
+	KdExec		gpu;
+} GpuSet;
+
+/* Allocate s's arrays and give its points their references. */
+static void
+gpu_set_alloc(GpuSet *s, int64_t n, int dim, int kmax)
+{
+	s->n = n;
+	s->nq = n / 4;
+	s->dim = dim;
+	s->pts = malloc(sizeof(double) * (size_t) (n * dim));
+	s->qs = malloc(sizeof(double) * (size_t) (s->nq * dim));
+	s->refs = malloc(sizeof(uint64_t) * (size_t) n);
+	s->a = malloc(sizeof(KdNeighbor) * (size_t) (n * kmax));
+	s->b = malloc(sizeof(KdNeighbor) * (size_t) (n * kmax));
+	s->ca = malloc(sizeof(int32_t) * (size_t) n);
+	s->cb = malloc(sizeof(int32_t) * (size_t) n);
+	for (int64_t i = 0; i < n; i++)
+		s->refs[i] = ref_of(i);
+	exec_for(&s->cpu, KD_DEVICE_CPU, ncpu);
+	exec_for(&s->gpu, KD_DEVICE_GPU, ncpu);
+}
+
+/* Free s's arrays. */
+static void
+gpu_set_free(GpuSet *s)
+{
+	free(s->pts);
+	free(s->qs);
+	free(s->refs);
+	free(s->a);
+	free(s->b);
+	free(s->ca);
+	free(s->cb);
+}
+
+/* kNN of s's queries on the GPU (answers left in s->a) against the CPU's. */
+static void
+check_gpu_knn(GpuSet *s, const KdTree *tree, int k, const char *name)
+{
+	KdError		err;
+
+	check(kd_knn(tree, s->qs, s->nq, k, s->a, s->ca, &s->gpu, &err) == KD_OK &&
+		  kd_knn_cpu(tree, s->qs, s->nq, k, s->b, s->cb, &s->cpu, &err) == KD_OK &&
+		  memcmp(s->ca, s->cb, sizeof(int32_t) * s->nq) == 0 &&
+		  same_neighbors(s->a, s->nq * k, s->b, s->nq * k),
+		  "%s knn gpu == cpu n=%lld d=%d k=%d", name, (long long) s->n, s->dim, k);
+}
+
+/* All-kNN on the GPU (answers left in s->a) against the CPU's. */
+static void
+check_gpu_all_knn(GpuSet *s, const KdTree *tree, int k, bool self, const char *name)
+{
+	KdError		err;
+
+	check(kd_all_knn(tree, k, self, s->a, s->ca, &s->gpu, &err) == KD_OK &&
+		  kd_all_knn_cpu(tree, k, self, s->b, s->cb, &s->cpu, &err) == KD_OK &&
+		  memcmp(s->ca, s->cb, sizeof(int32_t) * s->n) == 0 &&
+		  same_neighbors(s->a, s->n * k, s->b, s->n * k),
+		  "%s all-knn gpu == cpu n=%lld d=%d k=%d self=%d", name,
+		  (long long) s->n, s->dim, k, self);
+}
+
 /* Large sets on the GPU: results identical to the CPU's. */
 static void
 test_gpu_large(DataKind kind, int64_t n, int dim, int k)
 {
-	int64_t		nq = n / 4;
-	double	   *pts = malloc(sizeof(double) * (size_t) (n * dim));
-	double	   *qs = malloc(sizeof(double) * (size_t) (nq * dim));
-	uint64_t   *refs = malloc(sizeof(uint64_t) * (size_t) n);
-	KdNeighbor *a = malloc(sizeof(KdNeighbor) * (size_t) (n * k));
-	KdNeighbor *b = malloc(sizeof(KdNeighbor) * (size_t) (n * k));
-	int32_t    *ca = malloc(sizeof(int32_t) * (size_t) n);
-	int32_t    *cb = malloc(sizeof(int32_t) * (size_t) n);
+	const char *name = data_kind_name(kind);
+	GpuSet		s;
 	KdRangeResult ra,
 				rb;
 	double		r;
 	KdTree		tree;
-	KdExec		cpu,
-				gpu;
 	KdError		err;
 	KdStatus	st;
 
-	data_generate(kind, n, dim, 7, pts);
-	data_queries(kind, nq, dim, 8, pts, n, qs);
-	for (int64_t i = 0; i < n; i++)
-		refs[i] = ref_of(i);
-	exec_for(&cpu, KD_DEVICE_CPU, ncpu);
-	exec_for(&gpu, KD_DEVICE_GPU, ncpu);
-	if (!check(kd_build(pts, refs, n, dim, &tree, &gpu, &err) == KD_OK &&
+	gpu_set_alloc(&s, n, dim, k);
+	data_generate(kind, n, dim, 7, s.pts);
+	data_queries(kind, s.nq, dim, 8, s.pts, n, s.qs);
+	if (!check(kd_build(s.pts, s.refs, n, dim, &tree, &s.gpu, &err) == KD_OK &&
 			   kd_tree_check(&tree, &err) == KD_OK,
-			   "large gpu build %s n=%lld d=%d: %s", data_kind_name(kind),
-			   (long long) n, dim, err.message))
+			   "large gpu build %s n=%lld d=%d: %s", name, (long long) n, dim,
+			   err.message))
 		goto done;
-	st = kd_knn(&tree, qs, nq, k, a, ca, &gpu, &err);
-	check(st == KD_OK && kd_knn_cpu(&tree, qs, nq, k, b, cb, &cpu, &err) == KD_OK &&
-		  memcmp(ca, cb, sizeof(int32_t) * nq) == 0 &&
-		  same_neighbors(a, nq * k, b, nq * k),
-		  "large knn gpu == cpu %s n=%lld d=%d k=%d", data_kind_name(kind),
-		  (long long) n, dim, k);
-	st = kd_all_knn(&tree, k, false, a, ca, &gpu, &err);
-	check(st == KD_OK && kd_all_knn_cpu(&tree, k, false, b, cb, &cpu, &err) == KD_OK &&
-		  same_neighbors(a, n * k, b, n * k),
-		  "large all-knn gpu == cpu %s n=%lld d=%d k=%d", data_kind_name(kind),
-		  (long long) n, dim, k);
-	r = sqrt(a[k - 1].d2) * 2.0;
-	st = kd_radius(&tree, qs, nq, &r, 1, &ra, &gpu, &err);
-	if (check(st == KD_OK && kd_radius_cpu(&tree, qs, nq, &r, 1, &rb, &cpu, &err) == KD_OK,
+	check_gpu_knn(&s, &tree, k, name);
+	check_gpu_all_knn(&s, &tree, k, false, name);
+	r = sqrt(s.a[k - 1].d2) * 2.0;
+	st = kd_radius(&tree, s.qs, s.nq, &r, 1, &ra, &s.gpu, &err);
+	if (check(st == KD_OK && kd_radius_cpu(&tree, s.qs, s.nq, &r, 1, &rb, &s.cpu, &err) == KD_OK,
 			  "large radius runs %s", err.message))
 	{
 		check(same_ranges(&ra, &rb), "large radius gpu == cpu %s n=%lld d=%d (%lld hits)",
-			  data_kind_name(kind), (long long) n, dim, (long long) ra.offsets[nq]);
+			  name, (long long) n, dim, (long long) ra.offsets[s.nq]);
 		kd_range_result_free(&ra);
 		kd_range_result_free(&rb);
 	}
 	kd_tree_free(&tree);
 done:
-	free(pts);
-	free(qs);
-	free(refs);
-	free(a);
-	free(b);
-	free(ca);
-	free(cb);
+	gpu_set_free(&s);
 }
 
 /*
@@ -686,55 +741,26 @@ static void
 test_gpu_places(int64_t n, int dim, int kmax)
 {
 	static const int ks[] = {1, 9, 10, 31, 32, 64, KD_MAX_K - 1, KD_MAX_K};
-	int64_t		nq = n / 4;
-	double	   *pts = malloc(sizeof(double) * (size_t) (n * dim));
-	double	   *qs = malloc(sizeof(double) * (size_t) (nq * dim));
-	uint64_t   *refs = malloc(sizeof(uint64_t) * (size_t) n);
-	KdNeighbor *a = malloc(sizeof(KdNeighbor) * (size_t) (n * kmax));
-	KdNeighbor *b = malloc(sizeof(KdNeighbor) * (size_t) (n * kmax));
-	int32_t    *ca = malloc(sizeof(int32_t) * (size_t) n);
-	int32_t    *cb = malloc(sizeof(int32_t) * (size_t) n);
+	GpuSet		s;
 	KdTree		tree;
-	KdExec		cpu,
-				gpu;
 	KdError		err;
 
-	data_places(n, dim, n / 100, 21, pts);
-	for (int64_t q = 0; q < nq; q++)
-		memcpy(qs + q * dim, pts + (q * 7919 % n) * dim, sizeof(double) * dim);
-	for (int64_t i = 0; i < n; i++)
-		refs[i] = ref_of(i);
-	exec_for(&cpu, KD_DEVICE_CPU, ncpu);
-	exec_for(&gpu, KD_DEVICE_GPU, ncpu);
-	if (!check(kd_build(pts, refs, n, dim, &tree, &gpu, &err) == KD_OK,
+	gpu_set_alloc(&s, n, dim, kmax);
+	data_places(n, dim, n / 100, 21, s.pts);
+	for (int64_t q = 0; q < s.nq; q++)
+		memcpy(s.qs + q * dim, s.pts + (q * 7919 % n) * dim, sizeof(double) * dim);
+	if (!check(kd_build(s.pts, s.refs, n, dim, &tree, &s.gpu, &err) == KD_OK,
 			   "places gpu build n=%lld d=%d: %s", (long long) n, dim, err.message))
 		goto done;
 	for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]) && ks[ki] <= kmax; ki++)
 	{
-		int			k = ks[ki];
-
-		check(kd_knn(&tree, qs, nq, k, a, ca, &gpu, &err) == KD_OK &&
-			  kd_knn_cpu(&tree, qs, nq, k, b, cb, &cpu, &err) == KD_OK &&
-			  memcmp(ca, cb, sizeof(int32_t) * nq) == 0 &&
-			  same_neighbors(a, nq * k, b, nq * k),
-			  "places knn gpu == cpu n=%lld d=%d k=%d", (long long) n, dim, k);
+		check_gpu_knn(&s, &tree, ks[ki], "places");
 		for (int self = 0; self <= 1; self++)
-			check(kd_all_knn(&tree, k, self, a, ca, &gpu, &err) == KD_OK &&
-				  kd_all_knn_cpu(&tree, k, self, b, cb, &cpu, &err) == KD_OK &&
-				  memcmp(ca, cb, sizeof(int32_t) * n) == 0 &&
-				  same_neighbors(a, n * k, b, n * k),
-				  "places all-knn gpu == cpu n=%lld d=%d k=%d self=%d",
-				  (long long) n, dim, k, self);
+			check_gpu_all_knn(&s, &tree, ks[ki], self, "places");
 	}
 	kd_tree_free(&tree);
 done:
-	free(pts);
-	free(qs);
-	free(refs);
-	free(a);
-	free(b);
-	free(ca);
-	free(cb);
+	gpu_set_free(&s);
 }
 
 int
