@@ -117,16 +117,22 @@ knn_slice_scale(int k)
 
 /*
  * Blocks of KDC_BLOCK threads a multiprocessor should hold at once for the
- * list kernel of dimension DIM and capacity K: 8 (64 registers a thread)
- * where ptxas fits that kernel in them without spilling (sm_80 and sm_90),
+ * list kernel of dimension DIM and capacity K, with closest-point bounds
+ * where CCT: as many as ptxas fits without spilling (sm_80 and sm_90),
  * else as many as its registers allow.  Left to themselves those kernels
- * took 69-75 registers (7 blocks); held to 64, on an H200 with 10M points,
- * k = 10 (bench/results/h200-engine-regs), All-kNN kernels went from 12.6
- * to 12.3 ms (uniform 2-D), 29.5 to 28.3 (uniform 3-D), 28.6 to 27.6
- * (clustered 3-D), and 10M uniform queries against clustered 3-D data from
- * 170 to 161 ms.  Higher dimensions and capacities spill at 64.
+ * took 69-75 registers (7 blocks); held to 64 (8 blocks), on an H200 with
+ * 10M points, k = 10 (bench/results/h200-engine-regs), All-kNN kernels
+ * went from 12.6 to 12.3 ms (uniform 2-D), 29.5 to 28.3 (uniform 3-D),
+ * 28.6 to 27.6 (clustered 3-D), and 10M uniform queries against clustered
+ * 3-D data from 170 to 161 ms.  Up to two dimensions without closest-point
+ * bounds they fit 56 (9 blocks): All-kNN of uniform 2-D points 12.1 ->
+ * 11.8 ms (bench/results/h200-engine-order); the 2-D kernels with
+ * closest-point bounds spill there, and 10M uniform queries against
+ * clustered 2-D data went 18.9 -> 19.3 ms.  Higher dimensions and
+ * capacities spill at 64.
  */
-#define KNN_LIST_MIN_BLOCKS(DIM, K) ((DIM) <= 3 && (K) <= 10 ? 8 : 1)
+#define KNN_LIST_MIN_BLOCKS(DIM, K, CCT) \
+	((DIM) <= 2 && (K) <= 10 && !(CCT) ? 9 : (DIM) <= 3 && (K) <= 10 ? 8 : 1)
 
 /*
  * The k best (d2, node) pairs in registers, ascending by (d2, the node's
@@ -380,6 +386,14 @@ struct KdcHeapVisit
  * in ref order; when the parent does not precede the k-th neighbour, the
  * subtree is skipped.
  *
+ * Every distance and bound here is float8 arithmetic, even over a float
+ * copy.  A walk of float distances and bounds for All-kNN over a float
+ * copy, computing the float8 distance only where a margin over the float
+ * one could not rule the point out (exact: bench/results/h200-engine-order),
+ * made the kernels slower on an H200, 10M points, k = 10: 12.1 -> 12.8 ms
+ * (uniform 2-D), 27.5 -> 29.0 ms (uniform 3-D), 26.7 -> 28.2 ms (clustered
+ * 3-D).  The float8 work of a visit is not what the walk waits on.
+ *
  * The walk is one loop whose every turn either visits a node or takes the
  * next subtree from the stack, rather than a descent loop inside a loop of
  * pops: lanes of a warp whose paths differ in length then wait less for one
@@ -512,9 +526,8 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 }
 
 /*
- * Queries order[start .. start + count) of a chunk (start .. start + count
- * themselves where order is NULL), the dimension known at run time; query
- * qi leaves its neighbours in res[qi * k ...].  self_base
+ * Queries order[start .. start + count) of a chunk, the dimension known at
+ * run time; query qi leaves its neighbours in res[qi * k ...].  self_base
  * >= 0 excludes node self_base + qi (All-kNN).  K is the heap capacity in
  * local memory, 0 for the heap in res.
  */
@@ -533,7 +546,7 @@ knn_heap_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
 
 	if (pos >= start + count)
 		return;
-	qi = order ? order[pos] : pos;
+	qi = order[pos];
 	kdc_load_point(q, queries + qi * t.dim, t.dim);
 	h.h = K > 0 ? local : res + qi * k;
 	h.k = k;
@@ -555,7 +568,7 @@ knn_heap_kernel(KdGpuTree t, const double *queries, const uint32_t *order,
  * coordinates read from coords (of type C).
  */
 template <int DIM, int K, typename C, bool CCT>
-static __global__ void __launch_bounds__(KDC_BLOCK, KNN_LIST_MIN_BLOCKS(DIM, K))
+static __global__ void __launch_bounds__(KDC_BLOCK, KNN_LIST_MIN_BLOCKS(DIM, K, CCT))
 knn_list_kernel(KdGpuTree t, const C *coords, const double *queries,
 				const uint32_t *order, int64_t start, int64_t count, int k,
 				int64_t self_base, KdNeighbor *res)
@@ -568,7 +581,7 @@ knn_list_kernel(KdGpuTree t, const C *coords, const double *queries,
 
 	if (pos >= start + count)
 		return;
-	qi = order ? order[pos] : pos;
+	qi = order[pos];
 	if (self_base >= 0)
 		exclude = (int32_t) (self_base + qi);
 	knn_load<DIM, true>(q, queries + qi * DIM, DIM);
@@ -674,6 +687,24 @@ knn_launch(const KdGpuTree &t, const double *queries, const uint32_t *order,
 		knn_heap_kernel<64> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
 	else
 		knn_heap_kernel<0> <<< nb, KDC_BLOCK >>> (t, queries, order, start, count, k, self_base, res);
+}
+
+/*
+ * order[i] = i for i < n: the runs' heads walked in their own order.  The
+ * kernels read every query through an order; an order that may be missing
+ * cost the 3-D kernel with closest-point bounds a spilled register, and on
+ * an H200, 10M points, k = 10 (bench/results/h200-engine-order), kernels
+ * of 155 against 153 ms (uniform queries, clustered 3-D data), 19.2
+ * against 18.9 ms (the same in 2-D) and 27.7 against 27.5 ms (All-kNN,
+ * uniform 3-D).
+ */
+static __global__ void
+knn_identity_kernel(uint32_t *order, int64_t n)
+{
+	int64_t		i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+
+	if (i < n)
+		order[i] = (uint32_t) i;
 }
 
 /*
@@ -807,10 +838,14 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 			int64_t		run_slice = (runs.nheads < first ? runs.nheads : first) /
 				knn_slice_scale(head_k) + 1;
 
+			/* the queries' order has done its work: it now orders the heads */
+			knn_identity_kernel <<< kdc_blocks(runs.nheads), KDC_BLOCK >>> (d_order,
+																		   runs.nheads);
+
 			st = kdc_run_paced(exec, runs.nheads, &run_slice, "a kNN query", err,
 							   [&](int64_t start, int64_t len)
 							   {
-								   knn_launch(*g, runs.heads, NULL, start, len,
+								   knn_launch(*g, runs.heads, d_order, start, len,
 											  head_k, -1, queries == NULL,
 											  runs.head_res);
 							   });

@@ -16,7 +16,8 @@ const char *
 data_kind_name(DataKind kind)
 {
 	static const char *const names[] = {
-		"uniform", "clustered", "grid", "equal", "line", "offset", "float"
+		"uniform", "clustered", "grid", "equal", "line", "offset", "float",
+		"float-scales"
 	};
 
 	return names[kind];
@@ -54,6 +55,7 @@ rng_normal(Rng *rng)
 void
 data_generate(DataKind kind, int64_t n, int dim, uint64_t seed, double *out)
 {
+	static const double float_scales[] = {1e-41, 1e-20, 1e19, 3e38};
 	Rng			rng = {seed * 0x2545f4914f6cdd1dULL + 1};
 	int			nclusters = 256;
 	double		centers[256 * 8];
@@ -96,6 +98,17 @@ data_generate(DataKind kind, int64_t n, int dim, uint64_t seed, double *out)
 					break;
 				case DATA_FLOAT:
 					p[j] = (double) (float) rng_uniform(&rng);
+					break;
+				case DATA_FLOAT_SCALES:
+
+					/*
+					 * Per point one of four scales, on a grid of 64 steps
+					 * each side of 0 (ties): subnormal floats, floats whose
+					 * squares are subnormal, floats whose squares overflow a
+					 * float, and floats whose differences do.
+					 */
+					p[j] = (double) (float) (float_scales[c % 4] *
+											 (floor(rng_uniform(&rng) * 128.0) - 64.0) / 64.0);
 					break;
 				default:
 					p[j] = 0.0;

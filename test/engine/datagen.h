@@ -19,6 +19,7 @@ typedef enum DataKind
 	DATA_LINE,					/* collinear, on a diagonal */
 	DATA_OFFSET,				/* UTM-like: ~10^6 with 10^-3 spacing */
 	DATA_FLOAT,					/* uniform, each coordinate a float4 value */
+	DATA_FLOAT_SCALES,			/* float4 values at the ends of its range */
 	DATA_NKINDS
 } DataKind;
 

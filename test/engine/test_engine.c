@@ -768,7 +768,7 @@ main(int argc, char **argv)
 {
 	static const DataKind kinds[] = {
 		DATA_UNIFORM, DATA_CLUSTERED, DATA_GRID, DATA_EQUAL, DATA_LINE, DATA_OFFSET,
-		DATA_FLOAT
+		DATA_FLOAT, DATA_FLOAT_SCALES
 	};
 	static const int64_t sizes[] = {0, 1, 2, 3, 17, 300, 2500};
 	static const int dims[] = {1, 2, 3, 4, 5, 6, 7, 8};
