@@ -79,15 +79,22 @@
 
 /*
  * All-kNN runs a chunk's queries in about this many segments of consecutive
- * node numbers, each of at least KNN_SEGMENT_MIN queries.  On an H200, 10M
- * points, k = 10 (bench/results/h200-engine-runs/segments.txt), 16, 8 and
- * 4 segments gave kernels of 12.4, 12.3 and 12.1 ms (uniform 2-D), 28.6,
- * 28.0 and 27.3 ms (uniform 3-D), 28.0, 27.4 and 26.1 ms (clustered 3-D),
- * and All-kNN end to end of 56-57, 56.5 and 61 ms (uniform 3-D): with 4,
- * the last segment's copy, after every kernel, costs more than the
- * kernels gain.
+ * node numbers, each of at least KNN_SEGMENT_MIN queries.  Fewer segments
+ * make more coherent launches; more let the results of a segment go to the
+ * host sooner, while the next one runs.  On an H200, 10M points, k = 10
+ * (bench/results/h200-engine-runs/segments.txt), 16, 8 and 4 segments
+ * gave kernels of 12.4, 12.3 and 12.1 ms (uniform 2-D), 28.6, 28.0 and
+ * 27.3 ms (uniform 3-D), 28.0, 27.4 and 26.1 ms (clustered 3-D), and
+ * All-kNN end to end of 56-57, 56.5 and 61 ms (uniform 3-D): with 4, the
+ * last segment's copy, after every kernel, costs more than the kernels
+ * gain.  Later, 8, 6 and 5 segments (bench/results/h200-engine-order/
+ * segments-ab.txt, three passes): kernels 11.8-11.9 / 11.8 / 11.6 ms
+ * (uniform 2-D), 27.6 / 27.2-27.3 / 27.0-27.1 ms (uniform 3-D), 26.7-26.8 /
+ * 26.5-27.0 / 26.2-26.3 ms (clustered 3-D); end to end 54.4-55.0 /
+ * 56.0-57.0 / 56.0-56.1 ms (uniform 3-D) and 53.9-56.1 / 53.9-55.6 /
+ * 55.4-58.2 ms (clustered 3-D).
  */
-#define KNN_SEGMENTS 8
+#define KNN_SEGMENTS 5
 #define KNN_SEGMENT_MIN ((int64_t) 1 << 16)
 
 /*
