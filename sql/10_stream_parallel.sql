@@ -93,3 +93,23 @@ RESET enable_material;
 -- no rows: an empty table
 CREATE TABLE pnone (p point);
 SELECT count(*) AS no_rows FROM kd_all_knn('pnone', 3);
+
+-- at the planner's default parallel costs: the rows of All-kNN's arrays
+-- for a table made of them come from workers, which make the arrays
+-- (stream_scan.c, KDG_ARRAY_HIT_COST); a count(*), which makes none, and a
+-- small answer stay serial
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+CREATE TABLE pbig AS SELECT i AS id, point(random() * 1000, random() * 1000) AS p FROM generate_series(1, 50000) i;
+ANALYZE pbig;
+EXPLAIN (COSTS OFF) CREATE TABLE pbig_nb AS SELECT * FROM kd_all_knn_arrays('pbig', 10);
+EXPLAIN (COSTS OFF) SELECT count(*) FROM kd_all_knn_arrays('pbig', 10);
+EXPLAIN (COSTS OFF) CREATE TABLE ppts_nb AS SELECT * FROM kd_all_knn_arrays('ppts', 10);
+SET kdgpu.stream_rows = off;
+CREATE TABLE pbig_f AS SELECT * FROM kd_all_knn_arrays('pbig', 10);
+RESET kdgpu.stream_rows;
+CREATE TABLE pbig_nb AS SELECT * FROM kd_all_knn_arrays('pbig', 10);
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE a.nn_ctids IS DISTINCT FROM b.nn_ctids OR
+                              a.distances IS DISTINCT FROM b.distances) AS differ
+  FROM pbig_f a FULL JOIN pbig_nb b USING (query_ctid);

@@ -30,7 +30,7 @@
  * Workers are planned as for a table scan of the answer's size (its hits,
  * against min_parallel_table_scan_size), and copying the answer into
  * shared memory is costed at cpu_operator_cost / 2 per hit; either path
- * costs cpu_operator_cost per hit put in an array that is read.
+ * costs KDG_ARRAY_HIT_COST per hit put in an array that is read.
  */
 #include "postgres.h"
 
@@ -55,6 +55,19 @@
 #include "kdgpu.h"
 
 #define KDG_STREAM_NAME "KdgpuFunctionScan"
+
+/*
+ * The cost of a hit put in an array: about half what the planner counts
+ * for a row through a Gather (parallel_tuple_cost, 10 cpu_tuple_cost by
+ * default).  On an H200 host, 10M points, k = 10 (bench/results/
+ * h200-sql/), a hit took 54-96 ns to put in All-kNN's arrays serially
+ * (sum(cardinality) of them, and CREATE TABLE AS, each less what it cost
+ * without them), where a Gather moved a row in 35-110 ns; counted at
+ * cpu_operator_cost, the arrays stayed serial under a CREATE TABLE AS
+ * (15.5-18.0 s), where the parallel plan took 7.6-8.1 s
+ * (ctas-floor-10m.txt).
+ */
+#define KDG_ARRAY_HIT_COST (5 * cpu_tuple_cost)
 
 static set_rel_pathlist_hook_type kdg_prev_pathlist_hook = NULL;
 
@@ -208,7 +221,7 @@ kdg_stream_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	hits = kdg_rows_hits(fexpr, rel->rows);
 	cpath = kdg_stream_path(rel, fscan->startup_cost,
 							(fscan->total_cost - fscan->startup_cost) / 2 +
-							(kdg_reads_arrays(rel) ? hits * cpu_operator_cost : 0));
+							(kdg_reads_arrays(rel) ? hits * KDG_ARRAY_HIT_COST : 0));
 	add_path(rel, &cpath->path);
 	kdg_stream_add_partial(root, rel, fexpr, hits, cpath);
 }
