@@ -106,6 +106,38 @@ stage_open(int d, int t)
 }
 
 /*
+ * Start body(t) on a thread of its own for t = first .. last - 1, each
+ * appended to threads, with every signal blocked, so that the caller's
+ * signals stay off them; returns how many started (fewer where no more
+ * threads can be had).
+ */
+template <typename Body>
+static int
+start_threads(std::vector<std::thread> &threads, int first, int last, Body body)
+{
+	sigset_t	all;
+	sigset_t	old;
+	int			started = 0;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	try
+	{
+		for (int t = first; t < last; t++)
+		{
+			threads.emplace_back([body, t]() { body(t); });
+			started++;
+		}
+	}
+	catch (...)
+	{
+		/* no more threads */
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return started;
+}
+
+/*
  * Run piece(t, p) for p = 0 .. npieces - 1 on up to nthreads threads, thread
  * t taking pieces t, t + nt, ...; the calling thread is thread 0.  Returns
  * the first error a piece reported.
@@ -117,9 +149,7 @@ run_pieces(int nthreads, int64_t npieces, Piece piece)
 	std::vector<std::thread> threads;
 	cudaError_t errs[KDC_COPY_THREADS];
 	int			nt;
-	int			started = 0;
-	sigset_t	all;
-	sigset_t	old;
+	int			started;
 	int			device = 0;
 	auto		share = [&](int t, int nt)
 	{
@@ -139,22 +169,8 @@ run_pieces(int nthreads, int64_t npieces, Piece piece)
 	/* every thread copies to or from the caller's current device */
 	if (cudaGetDevice(&device) != cudaSuccess)
 		device = kdc_device;
-	/* the threads inherit a mask that keeps the caller's signals off them */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	try
-	{
-		for (int t = 1; t < nt; t++)
-		{
-			threads.emplace_back([&, t, nt]() { errs[t] = share(t, nt); });
-			started = t;
-		}
-	}
-	catch (...)
-	{
-		/* no more threads: this one takes the shares nobody took */
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	started = start_threads(threads, 1, nt, [&](int t) { errs[t] = share(t, nt); });
+	/* this thread takes its share and the shares of threads not started */
 	errs[0] = share(0, nt);
 	for (int t = started + 1; t < nt; t++)
 		errs[t] = share(t, nt);
@@ -237,8 +253,6 @@ kdc_prefault_begin(void *const *bufs, const size_t *bytes, int nbufs,
 	int			nt = copy_threads(exec);
 	size_t		total = 0;
 	KdcPrefault *pf;
-	sigset_t	all;
-	sigset_t	old;
 
 	if (nt > KDC_COPY_THREADS)
 		nt = KDC_COPY_THREADS;
@@ -253,36 +267,26 @@ kdc_prefault_begin(void *const *bufs, const size_t *bytes, int nbufs,
 	if (nt < 2 || total < KDC_STAGE_BYTES ||
 		(pf = new(std::nothrow) KdcPrefault()) == NULL)
 		return NULL;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	try
+	/* where fewer threads start, the copy faults in the pages nobody took */
+	start_threads(pf->threads, 0, nt, [spans, nbufs, total, nt](int t)
 	{
-		for (int t = 0; t < nt; t++)
-			pf->threads.emplace_back([spans, nbufs, total, nt, t]()
-			{
-				/* this thread's share of the buffers laid end to end */
-				size_t		lo = total / nt * t;
-				size_t		hi = t == nt - 1 ? total : total / nt * (t + 1);
-				size_t		base = 0;
+		/* this thread's share of the buffers laid end to end */
+		size_t		lo = total / nt * t;
+		size_t		hi = t == nt - 1 ? total : total / nt * (t + 1);
+		size_t		base = 0;
 
-				for (int i = 0; i < nbufs; base += spans[i].len, i++)
-				{
-					size_t		a = lo > base ? lo - base : 0;
-					size_t		b = hi > base ? hi - base : 0;
+		for (int i = 0; i < nbufs; base += spans[i].len, i++)
+		{
+			size_t		a = lo > base ? lo - base : 0;
+			size_t		b = hi > base ? hi - base : 0;
 
-					if (b > spans[i].len)
-						b = spans[i].len;
-					for (size_t off = a; off < b;
-						 off += 4096 - ((uintptr_t) (spans[i].p + off) & 4095))
-						*(volatile char *) (spans[i].p + off) = 0;
-				}
-			});
-	}
-	catch (...)
-	{
-		/* fewer threads: the copy faults in the pages nobody took */
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+			if (b > spans[i].len)
+				b = spans[i].len;
+			for (size_t off = a; off < b;
+				 off += 4096 - ((uintptr_t) (spans[i].p + off) & 4095))
+				*(volatile char *) (spans[i].p + off) = 0;
+		}
+	});
 	return pf;
 }
 
