@@ -3,17 +3,8 @@
 --   psql -v device=gpu -f bench/sql/allknn-10m.sql
 -- Each statement runs three times; serial (no parallel workers) first,
 -- then with the parallel streaming scan.
-\set ON_ERROR_STOP on
-\timing on
-CREATE EXTENSION IF NOT EXISTS kdgpu;
-SET kdgpu.device = :'device';
-SET kdgpu.gpu_min_points = 0;
-SELECT setseed(0.5);
-CREATE TABLE pts AS SELECT i AS id, point(random() * 1000, random() * 1000) AS p FROM generate_series(1, 10000000) i;
+\ir pts-10m.sql
 CREATE TABLE q AS SELECT i AS id, point(random() * 1000, random() * 1000) AS p FROM generate_series(1, 1000000) i;
-SET maintenance_work_mem = '4GB';
-CREATE INDEX ON pts USING kdgpu (p);
-VACUUM ANALYZE pts;
 VACUUM ANALYZE q;
 SELECT device, runs_on, gpu_usable, gpu FROM kd_status();
 SHOW max_parallel_workers;

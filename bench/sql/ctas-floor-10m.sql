@@ -6,16 +6,7 @@
 -- parallel workers could at best cost.  kdgpu's own table creation runs
 -- serially and then at the planner's default costs.
 --   psql -v device=gpu -f bench/sql/ctas-floor-10m.sql
-\set ON_ERROR_STOP on
-\timing on
-CREATE EXTENSION IF NOT EXISTS kdgpu;
-SET kdgpu.device = :'device';
-SET kdgpu.gpu_min_points = 0;
-SELECT setseed(0.5);
-CREATE TABLE pts AS SELECT i AS id, point(random() * 1000, random() * 1000) AS p FROM generate_series(1, 10000000) i;
-SET maintenance_work_mem = '4GB';
-CREATE INDEX ON pts USING kdgpu (p);
-VACUUM ANALYZE pts;
+\ir pts-10m.sql
 
 \echo '== serial: kdgpu, then the same rows copied from a table (the insert floor)'
 SET max_parallel_workers_per_gather = 0;
