@@ -170,7 +170,8 @@ kdg_build_tree(const KdSource *src, bool *used_gpu)
 	for (int64 i = 0; i < src->n; i++)
 		ords[i] = i;
 	kdg_exec_prepare(&exec);
-	kdg_check_status(kd_build(coords, ords, src->n, src->dim, tree, &exec, &err),
+	kdg_check_status(kd_build_in_place(coords, ords, src->n, src->dim, tree,
+									   &exec, &err),
 					 &err, &exec, "tree build");
 	*used_gpu = exec.used_gpu;
 	pfree(ords);

@@ -185,7 +185,8 @@ kdg_tree_delta(const KdSource *src, const KdTree *tree, const KdgDiff *diff)
 		}
 		t->added = kdg_tree_new();
 		kdg_exec_prepare(&exec);
-		kdg_check_status(kd_build(coords, ords, diff->nadded, dim, t->added, &exec, &err),
+		kdg_check_status(kd_build_in_place(coords, ords, diff->nadded, dim,
+										   t->added, &exec, &err),
 						 &err, &exec, "tree build");
 		pfree(ords);
 		pfree(coords);

@@ -514,7 +514,7 @@ extern Size kdam_build_memory(int64 n, int dim, int words);
 extern IndexBuildResult *kdam_build(Relation heap, Relation index,
 									IndexInfo *indexInfo);
 extern void kdam_buildempty(Relation index);
-extern void kdam_write_new_tree(Relation index, const double *coords,
+extern void kdam_write_new_tree(Relation index, double *coords,
 								const uint64 *refs, const uint64 *payload,
 								int words, int64 n, int dim, bool for_build,
 								uint64 tree_id, KdamTreeEntry *entry);

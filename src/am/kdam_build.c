@@ -65,13 +65,18 @@
 
 #include "kdam_build.h"
 
-/* Bytes a build of n points of dim dimensions needs at its peak. */
+/*
+ * Bytes a build of n points of dim dimensions (with words payload words
+ * each) needs at its peak (kdam_write_new_tree): the points with their TIDs
+ * and payloads as read, the tree, and either the ordinals the engine sorts
+ * in place with the points or, after the build, the payloads in node order.
+ */
 Size
 kdam_build_memory(int64 n, int dim, int words)
 {
-	/* input arrays, the engine's scratch copy and tree, the node-ordered payload */
-	return (Size) n * (sizeof(double) * dim + sizeof(uint64)) * 4 +
-		(Size) n * sizeof(uint64) * words * 3;
+	return (Size) n * (sizeof(double) * dim + sizeof(uint64) * (1 + words)) +
+		(Size) kd_tree_bytes(n, dim, kd_tree_nbounds(n)) +
+		(Size) n * sizeof(uint64) * Max(words, 1);
 }
 
 /*
@@ -373,10 +378,11 @@ kdam_build_callback(Relation index, ItemPointer tid, Datum *values,
  * are WAL-logged.
  *
  * The engine is given the points' ordinals as references, so that each
- * node's TID and payload can then be put in node order.
+ * node's TID and payload can then be put in node order, and sorts them
+ * with coords in place: coords are left in another order.
  */
 void
-kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
+kdam_write_new_tree(Relation index, double *coords, const uint64 *refs,
 					const uint64 *payload, int words, int64 n, int dim,
 					bool for_build, uint64 tree_id, KdamTreeEntry *entry)
 {
@@ -389,7 +395,7 @@ kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
 	KdError		err;
 	KdStatus	st;
 	uint64	   *ords;
-	uint64	   *node_payload;
+	uint64	   *node_payload = NULL;
 
 	Assert(n > 0);
 	memset(entry, 0, sizeof(*entry));
@@ -401,11 +407,13 @@ kdam_write_new_tree(Relation index, const double *coords, const uint64 *refs,
 	for (int64 i = 0; i < n; i++)
 		ords[i] = i;
 	kdg_exec_prepare(&exec);
-	st = kd_build(coords, ords, n, dim, tree, &exec, &err);
+	st = kd_build_in_place(coords, ords, n, dim, tree, &exec, &err);
 	kdg_check_status(st, &err, &exec, "index build");
 	kd_gpu_release(tree);
-	node_payload = palloc_extended(sizeof(uint64) * Max(words, 1) * n,
-								   MCXT_ALLOC_HUGE);
+	pfree(ords);
+	if (words > 0)
+		node_payload = palloc_extended(sizeof(uint64) * words * n,
+									   MCXT_ALLOC_HUGE);
 	/* the tree keeps its (coordinate, ref) order where refs rise with ord */
 	for (int64 i = 1; i < n && tree->ref_order; i++)
 		tree->ref_order = refs[i - 1] < refs[i];

@@ -224,12 +224,12 @@ switch_forest(Relation index, const uint64 *retire, int nretire,
 }
 
 /*
- * Build and write a tree named tree_id of n points (none: no tree) and
- * switch the forest to it (switch_forest).
+ * Build and write a tree named tree_id of n points (none: no tree; coords
+ * are reordered by the build) and switch the forest to it (switch_forest).
  */
 static void
 install_tree(Relation index, const KdamMetaPageData *m, uint64 tree_id,
-			 const double *coords, const uint64 *refs, const uint64 *payload,
+			 double *coords, const uint64 *refs, const uint64 *payload,
 			 int64 n, const uint64 *retire, int nretire, bool flushed)
 {
 	KdamTreeEntry entry;

@@ -2,7 +2,8 @@
  * kd_build.c
  *	  Building a left-balanced kd-tree on the CPU, and the build dispatcher.
  *
- * The builder works on a copy of the points in a scratch array and keeps
+ * The builder works on a copy of the points in a scratch array (or, for
+ * kd_build_in_place, on the caller's arrays themselves) and keeps
  * every subtree's points in one contiguous range: node i owns [begin, end),
  * its left subtree the first leftsize points, itself the next one, its right
  * subtree the rest (an in-order layout).  For each node it takes the tight
@@ -22,8 +23,9 @@
 typedef struct BuildCtx
 {
 	int			dim;
-	double	   *pts;			/* scratch copy of the points, moved around */
-	uint64_t   *refs;			/* scratch copy of the refs, moved alongside */
+	double	   *pts;			/* the points, moved around */
+	uint64_t   *refs;			/* the refs, moved alongside */
+	bool		copied;			/* pts and refs are the build's own copies */
 	KdTree	   *tree;
 	int64_t    *task_node;		/* roots of the subtrees built in parallel */
 	int64_t    *task_begin;
@@ -345,13 +347,15 @@ build_tasks(void *arg, int64_t first, int64_t last)
 }
 
 /*
- * Check the points, allocate tree (unless the caller did: !alloc) and c's
- * scratch copy of the points, and build the levels above task_level,
- * recording the subtrees below as tasks.  c's arrays are freed by
- * build_end, whatever happened.
+ * Check the points, allocate tree (unless the caller did: !alloc), take
+ * the arrays to sort (the caller's scratch when given, else copies of
+ * points and refs), and build the levels above task_level, recording the
+ * subtrees below as tasks.  c's arrays are freed by build_end, whatever
+ * happened.
  */
 static KdStatus
 build_begin(BuildCtx *c, const double *points, const uint64_t *refs,
+			double *scratch_pts, uint64_t *scratch_refs,
 			int64_t n, int dim, int task_level, KdTree *tree, bool alloc,
 			KdExec *exec, KdError *err)
 {
@@ -367,8 +371,9 @@ build_begin(BuildCtx *c, const double *points, const uint64_t *refs,
 	c->tree = tree;
 	c->owned = alloc;
 	c->exec = exec;
-	c->pts = malloc(sizeof(double) * (size_t) (n * dim) + 1);
-	c->refs = malloc(sizeof(uint64_t) * (size_t) n + 1);
+	c->copied = scratch_pts == NULL;
+	c->pts = scratch_pts ? scratch_pts : malloc(sizeof(double) * (size_t) (n * dim) + 1);
+	c->refs = scratch_refs ? scratch_refs : malloc(sizeof(uint64_t) * (size_t) n + 1);
 	c->task_node = malloc(sizeof(int64_t) << task_level);
 	c->task_begin = malloc(sizeof(int64_t) << task_level);
 	c->level_node = malloc(sizeof(int64_t) << task_level);
@@ -378,8 +383,11 @@ build_begin(BuildCtx *c, const double *points, const uint64_t *refs,
 		return kd_set_error(err, KD_ERR_NOMEM, -1,
 							"out of memory building a tree of %lld points",
 							(long long) n);
-	memcpy(c->pts, points, sizeof(double) * (size_t) (n * dim));
-	memcpy(c->refs, refs, sizeof(uint64_t) * (size_t) n);
+	if (c->copied)
+	{
+		memcpy(c->pts, points, sizeof(double) * (size_t) (n * dim));
+		memcpy(c->refs, refs, sizeof(uint64_t) * (size_t) n);
+	}
 	return build_top(c, task_level, err);
 }
 
@@ -390,8 +398,11 @@ build_begin(BuildCtx *c, const double *points, const uint64_t *refs,
 static void
 build_end(BuildCtx *c, KdStatus st)
 {
-	free(c->pts);
-	free(c->refs);
+	if (c->copied)
+	{
+		free(c->pts);
+		free(c->refs);
+	}
 	free(c->task_node);
 	free(c->task_begin);
 	free(c->level_node);
@@ -404,11 +415,13 @@ build_end(BuildCtx *c, KdStatus st)
 
 /*
  * Build a tree over n points (n * dim, input order) with their refs on the
- * CPU.  tree is allocated here; free it with kd_tree_free.
+ * CPU, sorting scratch_pts and scratch_refs (the same points and refs) in
+ * place when given, else copies.  tree is allocated here.
  */
-KdStatus
-kd_build_cpu(const double *points, const uint64_t *refs, int64_t n, int dim,
-			 KdTree *tree, KdExec *exec, KdError *err)
+static KdStatus
+build_cpu(const double *points, const uint64_t *refs,
+		  double *scratch_pts, uint64_t *scratch_refs, int64_t n, int dim,
+		  KdTree *tree, KdExec *exec, KdError *err)
 {
 	BuildCtx	c;
 	int			task_level = 0;
@@ -424,11 +437,23 @@ kd_build_cpu(const double *points, const uint64_t *refs, int64_t n, int dim,
 			(n >> task_level) > 4096))
 		task_level++;
 
-	st = build_begin(&c, points, refs, n, dim, task_level, tree, true, exec, err);
+	st = build_begin(&c, points, refs, scratch_pts, scratch_refs, n, dim,
+					 task_level, tree, true, exec, err);
 	if (st == KD_OK)
 		st = kd_parallel_for(exec, c.ntasks, 1, build_tasks, &c, err);
 	build_end(&c, st);
 	return st;
+}
+
+/*
+ * Build a tree over n points (n * dim, input order) with their refs on the
+ * CPU.  tree is allocated here; free it with kd_tree_free.
+ */
+KdStatus
+kd_build_cpu(const double *points, const uint64_t *refs, int64_t n, int dim,
+			 KdTree *tree, KdExec *exec, KdError *err)
+{
+	return build_cpu(points, refs, NULL, NULL, n, dim, tree, exec, err);
 }
 
 /*
@@ -453,7 +478,8 @@ kd_build_top(const double *points, const uint64_t *refs, int64_t n, int dim,
 		return kd_set_error(err, KD_ERR_ARG, -1,
 							"%lld points are too few for %d top levels",
 							(long long) n, levels);
-	st = build_begin(&c, points, refs, n, dim, levels, tree, false, exec, err);
+	st = build_begin(&c, points, refs, NULL, NULL, n, dim, levels, tree, false,
+					 exec, err);
 	if (st == KD_OK)
 	{
 		memcpy(sub_begin, c.task_begin, sizeof(int64_t) * (size_t) c.ntasks);
@@ -467,13 +493,15 @@ kd_build_top(const double *points, const uint64_t *refs, int64_t n, int dim,
 }
 
 /*
- * Build a tree on the device chosen by exec (see kd_gpu_chosen).  A GPU
+ * Build a tree on the device chosen by exec (see kd_gpu_chosen), a CPU
+ * build sorting scratch_pts and scratch_refs in place when given.  A GPU
  * build keeps the tree's device copy in tree->gpu for the queries that
  * follow.
  */
-KdStatus
-kd_build(const double *points, const uint64_t *refs, int64_t n, int dim,
-		 KdTree *tree, KdExec *exec, KdError *err)
+static KdStatus
+build_chosen(const double *points, const uint64_t *refs,
+			 double *scratch_pts, uint64_t *scratch_refs, int64_t n, int dim,
+			 KdTree *tree, KdExec *exec, KdError *err)
 {
 	KdStatus	st;
 
@@ -495,5 +523,25 @@ kd_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	}
 	else if (st != KD_OK)
 		return st;
-	return kd_build_cpu(points, refs, n, dim, tree, exec, err);
+	return build_cpu(points, refs, scratch_pts, scratch_refs, n, dim, tree,
+					 exec, err);
+}
+
+/* Build a tree over n points with their refs (kdtree.h). */
+KdStatus
+kd_build(const double *points, const uint64_t *refs, int64_t n, int dim,
+		 KdTree *tree, KdExec *exec, KdError *err)
+{
+	return build_chosen(points, refs, NULL, NULL, n, dim, tree, exec, err);
+}
+
+/*
+ * kd_build, using points and refs as the CPU build's scratch: it leaves
+ * them in another order, saving a copy of them.
+ */
+KdStatus
+kd_build_in_place(double *points, uint64_t *refs, int64_t n, int dim,
+				  KdTree *tree, KdExec *exec, KdError *err)
+{
+	return build_chosen(points, refs, points, refs, n, dim, tree, exec, err);
 }

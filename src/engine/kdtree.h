@@ -166,10 +166,19 @@ extern KdStatus kd_check_points(const double *points, int64_t n, int dim,
 								KdError *err);
 extern void kd_range_result_free(KdRangeResult *res);
 
-/* kd_build.c: build a tree from points in input order */
+/*
+ * kd_build.c: build a tree from points in input order, on the device exec
+ * chooses; a GPU build keeps the tree's device copy in tree->gpu.
+ * kd_build_in_place builds the same tree but sorts points and refs
+ * themselves on the CPU (a copy of them less at the peak), leaving them in
+ * another order.
+ */
 extern KdStatus kd_build(const double *points, const uint64_t *refs,
 						 int64_t n, int dim, KdTree *tree,
 						 KdExec *exec, KdError *err);
+extern KdStatus kd_build_in_place(double *points, uint64_t *refs,
+								  int64_t n, int dim, KdTree *tree,
+								  KdExec *exec, KdError *err);
 extern KdStatus kd_build_cpu(const double *points, const uint64_t *refs,
 							 int64_t n, int dim, KdTree *tree,
 							 KdExec *exec, KdError *err);

@@ -323,11 +323,12 @@ build_checked(const Case *c, KdExec *exec, KdTree *tree, const char *how)
 }
 
 /*
- * The GPU's build of c is the CPU's, bit for bit (ties in a coordinate
- * broken by ref; c's refs are not in input order).
+ * Another build of c (how: the GPU's, one in place) is the CPU's on a
+ * copy, bit for bit (ties in a coordinate broken by ref; c's refs are not
+ * in input order).
  */
 static void
-check_same_tree(const Case *c, const KdTree *gpu)
+check_same_tree(const Case *c, const KdTree *built, const char *how)
 {
 	KdTree		cpu;
 	KdExec		exec;
@@ -338,15 +339,45 @@ check_same_tree(const Case *c, const KdTree *gpu)
 	ok = kd_build_cpu(c->pts, c->refs, c->n, c->dim, &cpu, &exec, &err) == KD_OK;
 	if (ok)
 	{
-		ok = gpu->n == cpu.n && gpu->nbounds == cpu.nbounds &&
-			memcmp(gpu->coords, cpu.coords, sizeof(double) * c->n * c->dim) == 0 &&
-			memcmp(gpu->refs, cpu.refs, sizeof(uint64_t) * c->n) == 0 &&
-			memcmp(gpu->split, cpu.split, c->n) == 0 &&
-			memcmp(gpu->bounds, cpu.bounds, sizeof(double) * 2 * c->dim * cpu.nbounds) == 0;
+		ok = built->n == cpu.n && built->nbounds == cpu.nbounds &&
+			memcmp(built->coords, cpu.coords, sizeof(double) * c->n * c->dim) == 0 &&
+			memcmp(built->refs, cpu.refs, sizeof(uint64_t) * c->n) == 0 &&
+			memcmp(built->split, cpu.split, c->n) == 0 &&
+			memcmp(built->bounds, cpu.bounds, sizeof(double) * 2 * c->dim * cpu.nbounds) == 0;
 		kd_tree_free(&cpu);
 	}
-	check(ok, "gpu build equals the cpu build %s d=%d n=%lld", c->name, c->dim,
-		  (long long) c->n);
+	check(ok, "%s build equals the cpu build %s d=%d n=%lld", how, c->name,
+		  c->dim, (long long) c->n);
+}
+
+/*
+ * A CPU build in place (on copies of c's points and refs, 2 threads) makes
+ * the tree of a build on a copy.
+ */
+static void
+check_in_place(const Case *c)
+{
+	double	   *pts = malloc(sizeof(double) * c->n * c->dim + 1);
+	uint64_t   *refs = malloc(sizeof(uint64_t) * c->n + 1);
+	KdTree		tree;
+	KdExec		exec;
+	KdError		err;
+	KdStatus	st;
+
+	memcpy(pts, c->pts, sizeof(double) * c->n * c->dim);
+	memcpy(refs, c->refs, sizeof(uint64_t) * c->n);
+	exec_for(&exec, KD_DEVICE_CPU, 2);
+	st = kd_build_in_place(pts, refs, c->n, c->dim, &tree, &exec, &err);
+	if (st == KD_OK)
+		st = kd_tree_check(&tree, &err);
+	if (check(st == KD_OK, "build in place %s d=%d n=%lld %s", c->name, c->dim,
+			  (long long) c->n, st ? err.message : ""))
+	{
+		check_same_tree(c, &tree, "in-place");
+		kd_tree_free(&tree);
+	}
+	free(pts);
+	free(refs);
 }
 
 /* Every query kind on one case, on the CPU and (when usable) the GPU. */
@@ -378,13 +409,14 @@ test_case(DataKind kind, int64_t n, int dim)
 		}
 		kd_tree_free(&tree);
 	}
+	check_in_place(&c);
 	if (have_gpu)
 	{
 		/* a GPU-built tree, queried on the GPU */
 		exec_for(&exec, KD_DEVICE_GPU, 1);
 		if (build_checked(&c, &exec, &tree, "gpu-build"))
 		{
-			check_same_tree(&c, &tree);
+			check_same_tree(&c, &tree, "gpu");
 			test_knn(&c, &tree, &exec, "gpu-build");
 			test_all_knn(&c, &tree, &exec, "gpu-build");
 			test_ranges(&c, &tree, &exec, "gpu-build");
