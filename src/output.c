@@ -131,16 +131,33 @@ kdg_rows_query(const KdRows *rows, int64 i)
 	return rows->ans->order ? rows->ans->order[i] : i;
 }
 
-/* Prefetch the hits of the query KD_PREFETCH_AHEAD after i. */
-static inline void
+/*
+ * Prefetch the hits of the query KD_PREFETCH_AHEAD after i, whose offsets
+ * were prefetched KD_PREFETCH_AHEAD queries before, and the offsets of the
+ * query twice as far ahead: a prefetch of the hits at once would wait for
+ * its offset to load, as randomly placed as the hits (at 1M points, two
+ * thirds of the time of making pairs went to those two loads).  Always
+ * inlined: GCC takes a separate function that only reads memory and
+ * prefetches for one without effects, and drops its calls.
+ */
+static pg_attribute_always_inline void
 kdg_rows_prefetch(const KdRows *rows, int64 i)
 {
-	if (rows->ans->order && i + KD_PREFETCH_AHEAD < rows->ans->nq)
-	{
-		int64		q = rows->ans->order[i + KD_PREFETCH_AHEAD];
+	const KdAnswer *ans = rows->ans;
 
-		__builtin_prefetch(&rows->ans->offsets[q]);
-		__builtin_prefetch(&rows->ans->hits[rows->ans->offsets[q]]);
+	if (ans->order == NULL)
+		return;
+	if (i + 2 * KD_PREFETCH_AHEAD < ans->nq)
+		__builtin_prefetch(&ans->offsets[ans->order[i + 2 * KD_PREFETCH_AHEAD]]);
+	if (i + KD_PREFETCH_AHEAD < ans->nq)
+	{
+		int64		q = ans->order[i + KD_PREFETCH_AHEAD];
+		const char *from = (const char *) &ans->hits[ans->offsets[q]];
+		const char *to = (const char *) &ans->hits[ans->offsets[q + 1]];
+
+		/* a few lines: the hardware prefetcher follows longer runs */
+		for (int line = 0; line < 4 && from + 64 * line < to; line++)
+			__builtin_prefetch(from + 64 * line);
 	}
 }
 
