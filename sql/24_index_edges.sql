@@ -67,3 +67,50 @@ SELECT cardinality(p_ids) AS p_rows, cardinality(v_ids) AS v_rows,
   FROM ed_null_idx;
 RESET enable_indexscan;
 DROP TABLE ed_null;
+
+-- trees of every shape of last level (full, a single node, less than half
+-- full, exactly half, between half and full: the bottom range and its tail
+-- range of shorter blocks), each node on its pages once: the index is
+-- sound, and its ordered and box scans equal sequential scans
+CREATE TABLE ed_shape_q AS
+  SELECT point((q * 37) % 100, (q * 53) % 100) AS q FROM generate_series(1, 12) q;
+CREATE TABLE ed_shape (id int, p point);
+CREATE FUNCTION ed_shape_diff(n int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  plans text := '';
+  line text;
+  bad bigint;
+BEGIN
+  DROP TABLE ed_shape;
+  CREATE TABLE ed_shape AS
+    SELECT i AS id, point((i * 7919::bigint) % 1000 / 10.0, (i * 104729::bigint) % 997 / 10.0) AS p
+      FROM generate_series(1, n) i;
+  CREATE INDEX ed_shape_p ON ed_shape USING kdgpu (p);
+  PERFORM set_config('enable_seqscan', 'off', true);
+  PERFORM set_config('enable_bitmapscan', 'off', true);
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) SELECT ctid FROM ed_shape ORDER BY p <-> point(1, 1) LIMIT 15' LOOP
+    plans := plans || line;
+  END LOOP;
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) SELECT count(*) FROM ed_shape WHERE p <@ box(point(1, 1), point(20, 20))' LOOP
+    plans := plans || line;
+  END LOOP;
+  EXECUTE 'CREATE TEMP TABLE ed_shape_idx AS SELECT q,
+      ARRAY(SELECT ctid FROM ed_shape ORDER BY p <-> q LIMIT 15) AS c,
+      (SELECT count(*) FROM ed_shape WHERE p <@ box(q, q + point(20, 20))) AS b
+    FROM ed_shape_q';
+  PERFORM set_config('enable_seqscan', 'on', true);
+  PERFORM set_config('enable_bitmapscan', 'on', true);
+  PERFORM set_config('enable_indexscan', 'off', true);
+  EXECUTE 'SELECT count(*) FROM ed_shape_idx i WHERE i.c IS DISTINCT FROM
+      ARRAY(SELECT ctid FROM ed_shape ORDER BY p <-> i.q, ctid LIMIT 15)
+      OR i.b <> (SELECT count(*) FROM ed_shape WHERE p <@ box(i.q, i.q + point(20, 20)))' INTO bad;
+  PERFORM set_config('enable_indexscan', 'on', true);
+  DROP TABLE ed_shape_idx;
+  RETURN format('index scans %s, sound %s, differing %s',
+    (plans LIKE '%Index Scan using ed_shape_p%' AND plans LIKE '%Index Only Scan using ed_shape_p%'),
+    kd_index_check('ed_shape_p'), bad);
+END $$;
+SELECT n, ed_shape_diff(n)
+  FROM unnest(ARRAY[1023, 1024, 1535, 1536, 1537, 1800, 2046, 2047, 40000, 60000, 65534]) n;
+DROP FUNCTION ed_shape_diff(int);
+DROP TABLE ed_shape, ed_shape_q;

@@ -64,7 +64,7 @@
 #include "kdgpu.h"
 
 #define KDAM_MAGIC			0x4B444731	/* "KDG1" */
-#define KDAM_FORMAT_VERSION	8
+#define KDAM_FORMAT_VERSION	9
 #define KDAM_METAPAGE_BLKNO	0
 #define KDAM_PAGE_ID		0xFF8B
 #define KDAM_DEAD_REF		UINT64_MAX
@@ -262,6 +262,8 @@ typedef struct KdamTreeShape
 	int			levels[64];		/* levels of each range */
 	int			boxed[64];		/* slots of each range's blocks with a box */
 	int			group[64];		/* roots whose subtrees share a block */
+	int64		roots_from[64];	/* each range's roots: these of its first */
+	int64		roots_to[64];	/* level's nodes, counted from its first */
 	int64		first_block[65];	/* first block of each range, then nblocks */
 	int			range_of_level[64];
 	int64		nblocks;
@@ -520,8 +522,8 @@ extern void kdam_write_new_tree(Relation index, double *coords,
 								uint64 tree_id, KdamTreeEntry *entry);
 
 /* kdam_tree.c */
-extern bool kdam_tree_fills_pages(int64 n);
 extern void kdam_tree_shape(int64 n, int dim, int words, KdamTreeShape *shape);
+extern bool kdam_tree_layout_sound(int64 n, int dim, int words);
 extern void kdam_write_tree(Relation index, const KdTree *tree,
 							const uint64 *payload, int words, bool wal,
 							KdamTreeEntry *entry);

@@ -4,9 +4,11 @@
  *
  * The heap is read with table_index_build_scan into arrays of coordinates,
  * packed TIDs and payloads (INCLUDE values).  When the points and their
- * tree fit in maintenance_work_mem, one tree is built by the engine (on the
- * GPU when kdgpu.device allows and the table is large enough, else on the
- * CPU) and written to block pages after the metapage (kdam_tree.c).
+ * tree fit in maintenance_work_mem (kdam_build_memory: 61 bytes a 2-D
+ * point, so 1M points at the default 64 MB), one tree is built by the
+ * engine (on the GPU when kdgpu.device allows and the table is large
+ * enough, else on the CPU, sorting the arrays read in place) and written
+ * to block pages after the metapage (kdam_tree.c).
  *
  * When they do not, every point goes to a tuplesort keyed by its place on
  * a Z-order curve over the box of the points read until then (widened by
@@ -15,22 +17,22 @@
  * sorted points are then cut into runs that fit in the other half, each
  * ended where the curve leaves the largest cell of its binary partition
  * that it can (tree_cut), and each run is built and written as a tree of
- * the forest, preferring sizes that fill their pages.  When the planner grants workers, they and the leader scan
+ * the forest.  When the planner grants workers, they and the leader scan
  * and sort the table together (kdam_build_parallel.c) and the leader
  * builds the forest from the merged sort the same way.  Each tree so
- * covers a compact part of space, and a search enters few of them: at 1M uniform points and 6.4 MB (the trees of 10M
- * points at 64 MB), a radius query of about 10 rows read 10.1 index pages
- * (metapage and forest page included) where runs cut at a fixed count on
- * a curve over the raw bits (whose first cells are strips along the axes,
- * gathered into a tree whose box spans the table) read 13.8, and one tree
- * 7.5; with sizes that fill and the forest's list cached, 8.6.  Cutting
- * anywhere in a run rather than in its second half (so that every tree is
- * a cell, not a cell and part of the next: an L whose box overlaps its
- * neighbours'), at 10M points and 64 MB on the 2-core machine: 43 trees
- * and 29609 pages against 37 and 29791, 12.2 buffer reads per radius query
- * of about 10 rows against 12.9 (0.0215 ms against 0.024), 15.7 per
- * LIMIT 10 against 16.4; without the fill bonus, 11.2 and 14.7 but 31084
- * pages.
+ * covers a compact part of space, and a search enters few of them: at 1M
+ * uniform points and 6.4 MB (the trees of 10M points at 64 MB), a radius
+ * query of about 10 rows read 10.1 index pages (metapage and forest page
+ * included) where runs cut at a fixed count on a curve over the raw bits
+ * (whose first cells are strips along the axes, gathered into a tree whose
+ * box spans the table) read 13.8, and one tree 7.5.  Cutting anywhere in a
+ * run rather than in its second half (so that every tree is a cell, not a
+ * cell and part of the next: an L whose box overlaps its neighbours'), at
+ * 10M points and 64 MB on the 2-core machine: 43 trees and 29609 pages
+ * against 37 and 29791, 12.2 buffer reads per radius query of about 10
+ * rows against 12.9 (0.0215 ms against 0.024), 15.7 per LIMIT 10 against
+ * 16.4.  (Cuts once preferred tree sizes that filled their pages; since
+ * every size does, kdam_tree.c, they follow the cells alone.)
  *
  * The trees' pages and the chains after them are built in memory and
  * written straight to the relation's storage, each logged as a new page,
@@ -439,14 +441,6 @@ kdam_write_new_tree(Relation index, double *coords, const uint64 *refs,
 #define KDAM_MIN_RUN 1024
 
 /*
- * Levels of the curve's key (one quadtree level of 2-D points) that an end
- * of a tree where it fills its pages is worth over a higher one (1M points
- * at 6.4 MB: 3339 pages and 8.6 per radius query of ~10 rows, against 3426
- * and 9.1 without; 3150 and 11.0 taking only sizes that fill).
- */
-#define KDAM_FILL_BONUS 2
-
-/*
  * Where to end a tree among the first n sorted points, of keys keys[]
  * (more: points follow them).  First where the keys' top 2 * dim bits
  * change: there the points pass from below, inside or above the box of
@@ -458,8 +452,8 @@ kdam_write_new_tree(Relation index, double *coords, const uint64 *refs,
  * (each key bit halves a cell along one dimension) that it can, and when
  * it started at such a place (as runs of evenly spread points do) it is
  * one whole cell, whose box is compact, where a cut at a fixed count (or
- * only in the run's second half) would straddle cells.  A size that fills its pages
- * (kdam_tree_fills_pages) counts KDAM_FILL_BONUS levels more.
+ * only in the run's second half) would straddle cells.  Every size fills
+ * its pages (kdam_tree_shape), so the cut need not prefer some.
  */
 static int64
 tree_cut(const uint64 *keys, int64 n, int dim, bool more)
@@ -478,8 +472,6 @@ tree_cut(const uint64 *keys, int64 n, int dim, bool more)
 		uint64		diff = keys[c - 1] ^ keys[c];
 		int			level = diff ? pg_leftmost_one_pos64(diff) : -1;
 
-		if (kdam_tree_fills_pages(c))
-			level += KDAM_FILL_BONUS;
 		if (best == n || level > best_level)
 		{
 			best_level = level;

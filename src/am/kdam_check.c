@@ -4,7 +4,8 @@
  *	  kd_index_stats(index): what its metapage says, and a census of its
  *	  pages (in use, free, orphaned).
  *
- * It checks the metapage, reads the tree from its pages and runs the
+ * It checks the metapage, that each tree's page layout puts every node
+ * where scans look for it, reads the tree from its pages and runs the
  * engine's structural check (split dimensions, every point on the right
  * side of each ancestor's plane, bounding boxes containing their subtrees),
  * checks that no reference appears twice among the live tree and pending
@@ -187,6 +188,9 @@ check_tree(CheckState *cs, const KdamMetaPageData *meta,
 
 	if (entry->n <= 0 || entry->nbounds != kd_tree_nbounds(entry->n))
 		check_fail(cs->index, "index \"%s\" has an inconsistent forest", NULL);
+	if (!kdam_tree_layout_sound(entry->n, dim, meta->payload_words))
+		check_fail(cs->index, "index \"%s\" has a tree whose pages scans read amiss",
+				   NULL);
 	kdam_load_tree(cs->index, meta, entry, &t);
 	if (kd_tree_check(&t.tree, &err) != KD_OK)
 		check_fail(cs->index, "index \"%s\" has a malformed tree", err.message);
