@@ -43,9 +43,8 @@ REGRESS = $(if $(HAVE_POSTGIS),$(ALL_REGRESS),$(filter-out 4%,$(ALL_REGRESS)))
 ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
+# not libpq: foreign partitions call it through postgres_fdw's (src/remote_libpq.h)
 SHLIB_LINK = -ldl -pthread
-# libpq, for foreign partitions answering through postgres_fdw (src/remote.c)
-SHLIB_LINK_INTERNAL = $(libpq)
 EXTRA_CLEAN = engine-test engine-bench-bin split-bench-bin bench/cpu-knn-lib.so cukd-compare-bin geo-test $(CUDA_SO) cuda/*.o test-bin
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -49,7 +49,6 @@
 #include "foreign/foreign.h"
 #include "lib/stringinfo.h"
 #include "libpq/pqformat.h"
-#include "libpq-fe.h"
 #include "port/pg_bswap.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
@@ -62,6 +61,7 @@
 #include "utils/memutils.h"
 
 #include "kdgpu.h"
+#include "remote_libpq.h"
 
 /* postgres_fdw's connection functions (connection.c) */
 typedef PGconn *(*KdGetConnection) (UserMapping *user, bool will_prep_stmt,
@@ -75,6 +75,8 @@ static KdAnswer *kdg_remote_chunks_answer(KdSource *src, int64 nq, int k);
 static KdGetConnection fdw_get_connection;
 static KdGetResult fdw_get_result;
 static KdReportError fdw_report_error;
+
+KdLibpq		kdg_pq;
 
 /* A foreign leaf: its connection, remote names and the query in flight. */
 struct KdRemote
@@ -97,18 +99,51 @@ struct KdRemote
 	MemoryContextCallback free_res;
 };
 
-/* Load postgres_fdw's connection functions once. */
+/* The function name of postgres_fdw's library or the libpq it loaded. */
+static void *
+kdg_fdw_function(void *handle, const char *name)
+{
+	void	   *fn = lookup_external_function(handle, name);
+
+	if (fn == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("could not find function \"%s\" in postgres_fdw's library or its libpq",
+						name)));
+	return fn;
+}
+
+/*
+ * Load postgres_fdw's connection functions, and the libpq functions of the
+ * libpq it links (remote_libpq.h), once.
+ */
 static void
 kdg_remote_load(void)
 {
+	void	   *handle;
+
 	if (fdw_get_connection)
 		return;
 	fdw_get_result = (KdGetResult)
-		load_external_function("$libdir/postgres_fdw", "pgfdw_get_result", true, NULL);
+		load_external_function("$libdir/postgres_fdw", "pgfdw_get_result", true,
+							   &handle);
 	fdw_report_error = (KdReportError)
-		load_external_function("$libdir/postgres_fdw", "pgfdw_report_error", true, NULL);
+		kdg_fdw_function(handle, "pgfdw_report_error");
+	kdg_pq.clear = kdg_fdw_function(handle, "PQclear");
+	kdg_pq.consumeInput = kdg_fdw_function(handle, "PQconsumeInput");
+	kdg_pq.errorMessage = kdg_fdw_function(handle, "PQerrorMessage");
+	kdg_pq.getisnull = kdg_fdw_function(handle, "PQgetisnull");
+	kdg_pq.getlength = kdg_fdw_function(handle, "PQgetlength");
+	kdg_pq.getvalue = kdg_fdw_function(handle, "PQgetvalue");
+	kdg_pq.isBusy = kdg_fdw_function(handle, "PQisBusy");
+	kdg_pq.nfields = kdg_fdw_function(handle, "PQnfields");
+	kdg_pq.ntuples = kdg_fdw_function(handle, "PQntuples");
+	kdg_pq.resultStatus = kdg_fdw_function(handle, "PQresultStatus");
+	kdg_pq.sendQueryParams = kdg_fdw_function(handle, "PQsendQueryParams");
+	kdg_pq.socket = kdg_fdw_function(handle, "PQsocket");
+	/* last: it marks the others loaded */
 	fdw_get_connection = (KdGetConnection)
-		load_external_function("$libdir/postgres_fdw", "GetConnection", true, NULL);
+		kdg_fdw_function(handle, "GetConnection");
 }
 
 /* The value of option name in options, or dflt. */
@@ -408,7 +443,7 @@ remote_result(KdRemote *r)
 	context.previous = error_context_stack;
 	error_context_stack = &context;
 	res = fdw_get_result(r->conn, r->sql);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	if (kdg_pq.resultStatus(res) != PGRES_TUPLES_OK)
 		fdw_report_error(ERROR, res, r->conn, true, r->sql);
 	error_context_stack = context.previous;
 	return res;
@@ -421,7 +456,7 @@ remote_result(KdRemote *r)
 static void
 kdg_remote_exec(KdRemote *r, const KdParams *params)
 {
-	if (!PQsendQueryParams(r->conn, r->sql, params ? params->n : 0, NULL,
+	if (!kdg_pq.sendQueryParams(r->conn, r->sql, params ? params->n : 0, NULL,
 						   params ? params->values : NULL,
 						   params ? params->lengths : NULL,
 						   params ? params->formats : NULL, 1))
@@ -444,7 +479,7 @@ remote_wait_context(void *arg)
 	{
 		KdRemote   *r = t->parts[p].remote;
 
-		if (r && r->sql && PQisBusy(r->conn))
+		if (r && r->sql && kdg_pq.isBusy(r->conn))
 			appendStringInfo(&names, "%s\"%s\"", names.len ? ", " : "", r->server);
 	}
 	if (names.len)
@@ -459,7 +494,7 @@ kdg_remote_lost(const KdRemote *r)
 	ereport(ERROR,
 			(errcode(ERRCODE_CONNECTION_FAILURE),
 			 errmsg("lost the connection to server \"%s\"", r->server),
-			 errdetail_internal("%s", pchomp(PQerrorMessage(r->conn)))));
+			 errdetail_internal("%s", pchomp(kdg_pq.errorMessage(r->conn)))));
 }
 
 /*
@@ -551,9 +586,9 @@ kdg_remote_drain(const KdTable *t, bool large)
 
 			if (r == NULL || r->sql == NULL)
 				continue;
-			if (!PQconsumeInput(r->conn))
+			if (!kdg_pq.consumeInput(r->conn))
 				kdg_remote_lost(r);
-			nbusy += PQisBusy(r->conn);
+			nbusy += kdg_pq.isBusy(r->conn);
 		}
 		if (nbusy == 0)
 			break;
@@ -563,8 +598,9 @@ kdg_remote_drain(const KdTable *t, bool large)
 		{
 			KdRemote   *r = t->parts[p].remote;
 
-			if (r && r->sql && PQisBusy(r->conn))
-				AddWaitEventToSet(set, WL_SOCKET_READABLE, PQsocket(r->conn), NULL, NULL);
+			if (r && r->sql && kdg_pq.isBusy(r->conn))
+				AddWaitEventToSet(set, WL_SOCKET_READABLE, kdg_pq.socket(r->conn),
+								  NULL, NULL);
 		}
 		WaitEventSetWait(set, -1, &event, 1, PG_WAIT_EXTENSION);
 		FreeWaitEventSet(set);
@@ -588,9 +624,10 @@ kdg_remote_shape_error(const KdRemote *r)
 static const char *
 kdg_bin_field(const KdRemote *r, PGresult *res, int i, int col, int len)
 {
-	if (PQgetisnull(res, i, col) || (len >= 0 && PQgetlength(res, i, col) != len))
+	if (kdg_pq.getisnull(res, i, col) ||
+		(len >= 0 && kdg_pq.getlength(res, i, col) != len))
 		kdg_remote_shape_error(r);
-	return PQgetvalue(res, i, col);
+	return kdg_pq.getvalue(res, i, col);
 }
 
 /* A binary int8 at v. */
@@ -634,7 +671,7 @@ kdg_bin_int(const KdRemote *r, PGresult *res, int i, int col)
 	uint32		x4;
 	uint16		x2;
 
-	switch (PQgetlength(res, i, col))
+	switch (kdg_pq.getlength(res, i, col))
 	{
 		case 8:
 			return kdg_bin_int8(v);
@@ -713,7 +750,7 @@ kdg_remote_answer(const KdTable *t, int leaf, int64 nq, int k, bool batched,
 	if (r->chunks_sent)
 		return kdg_remote_chunks_answer(src, nq, k);
 	res = remote_result(r);
-	nrows = PQntuples(res);
+	nrows = kdg_pq.ntuples(res);
 	ans = kdg_empty_answer(nq);
 	ans->hits = palloc_extended(sizeof(KdHit) * Max(nrows, 1), MCXT_ALLOC_HUGE);
 	PG_TRY();
@@ -733,7 +770,7 @@ kdg_remote_answer(const KdTable *t, int leaf, int64 nq, int k, bool batched,
 	}
 	PG_FINALLY();
 	{
-		PQclear(res);
+		kdg_pq.clear(res);
 	}
 	PG_END_TRY();
 	for (int64 q = 0; q < nq; q++)
@@ -752,7 +789,7 @@ remote_free_result(void *arg)
 	KdRemote   *r = arg;
 
 	if (r->res)
-		PQclear(r->res);
+		kdg_pq.clear(r->res);
 	r->res = NULL;
 }
 
@@ -785,18 +822,18 @@ remote_hold_chunks(KdRemote *r)
 	r->res = res;
 	r->res_sql = r->sql;
 	r->sql = NULL;
-	if (PQnfields(res) != 1)
+	if (kdg_pq.nfields(res) != 1)
 		kdg_remote_chunks_error(r);
-	r->nchunks = PQntuples(res);
+	r->nchunks = kdg_pq.ntuples(res);
 	r->chunks = palloc(sizeof(char *) * Max(r->nchunks, 1));
 	r->lens = palloc(sizeof(int64) * Max(r->nchunks, 1));
 	r->chunk_first = palloc(sizeof(int64) * Max(r->nchunks, 1));
 	for (int i = 0; i < r->nchunks; i++)
 	{
-		if (PQgetisnull(res, i, 0))
+		if (kdg_pq.getisnull(res, i, 0))
 			kdg_remote_chunks_error(r);
-		r->chunks[i] = PQgetvalue(res, i, 0);
-		r->lens[i] = PQgetlength(res, i, 0);
+		r->chunks[i] = kdg_pq.getvalue(res, i, 0);
+		r->lens[i] = kdg_pq.getlength(res, i, 0);
 	}
 }
 
@@ -804,7 +841,7 @@ remote_hold_chunks(KdRemote *r)
 static void
 remote_release_chunks(KdRemote *r)
 {
-	PQclear(r->res);
+	kdg_pq.clear(r->res);
 	r->res = NULL;
 	pfree(r->chunks);
 	pfree(r->lens);

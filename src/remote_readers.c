@@ -23,11 +23,11 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include "libpq-fe.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
 
 #include "kdgpu.h"
+#include "remote_libpq.h"
 
 /* At most this many reader threads. */
 #define KD_READER_THREADS 16
@@ -78,7 +78,7 @@ kdg_reader_main(void *arg)
 
 			if (done[i])
 				continue;
-			if (!PQconsumeInput(conn))
+			if (!kdg_pq.consumeInput(conn))
 			{
 				int			failed = -1;
 
@@ -88,14 +88,14 @@ kdg_reader_main(void *arg)
 				SetLatch(MyLatch);
 				return NULL;
 			}
-			if (!PQisBusy(conn))
+			if (!kdg_pq.isBusy(conn))
 			{
 				done[i] = true;
 				left--;
 				__atomic_sub_fetch(&set->busy, 1, __ATOMIC_RELAXED);
 				continue;
 			}
-			fds[nfds].fd = PQsocket(conn);
+			fds[nfds].fd = kdg_pq.socket(conn);
 			fds[nfds].events = POLLIN;
 			fds[nfds].revents = 0;
 			nfds++;

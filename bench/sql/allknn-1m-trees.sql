@@ -1,9 +1,10 @@
 -- All-kNN at 1M uniform 2-D points, k = 10, on the CPU: kdgpu's functions
--- on a table whose kdgpu index is a forest (built at the default
--- maintenance_work_mem, so the functions build a tree of their own) and
--- one tree (built at 256 MB, so they search the index's tree), beside the
--- SP-GiST LATERAL peer and the executor's floor for the same row counts,
--- in one session.  psql -f bench/sql/allknn-1m-trees.sql
+-- on a table whose kdgpu index is one tree (built at the default
+-- maintenance_work_mem, which holds 1M 2-D points since builds sort in
+-- place, so the functions search the index's tree) and a forest (built at
+-- 32 MB, so they build a tree of their own), beside the SP-GiST LATERAL
+-- peer and the executor's floor for the same row counts, in one session.
+-- psql -f bench/sql/allknn-1m-trees.sql
 \timing on
 SELECT version();
 SET kdgpu.device = cpu;
@@ -20,7 +21,7 @@ SELECT count(*) FROM kd_all_knn_arrays('akt', 10);
 SELECT count(*) FROM kd_all_knn_arrays('akt', 10);
 SELECT count(*) FROM kd_all_knn('akt', 10);
 SELECT count(*) FROM kd_all_knn('akt', 10);
-SET maintenance_work_mem = '256MB';
+SET maintenance_work_mem = '32MB';
 REINDEX INDEX akt_kd;
 RESET maintenance_work_mem;
 SELECT trees FROM kd_index_stats('akt_kd');
