@@ -43,8 +43,9 @@ REGRESS = $(if $(HAVE_POSTGIS),$(ALL_REGRESS),$(filter-out 4%,$(ALL_REGRESS)))
 ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
-# not libpq: foreign partitions call it through postgres_fdw's (src/remote_libpq.h)
-SHLIB_LINK = -ldl -pthread
+# not libpq: foreign partitions call it through postgres_fdw's (src/remote_libpq.h);
+# only what PostgreSQL looks up by name is exported (src/kdgpu.map)
+SHLIB_LINK = -ldl -pthread -Wl,--version-script=$(srcdir)/src/kdgpu.map
 EXTRA_CLEAN = engine-test engine-bench-bin split-bench-bin bench/cpu-knn-lib.so cukd-compare-bin geo-test $(CUDA_SO) cuda/*.o test-bin
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
