@@ -99,7 +99,7 @@ struct KdRemote
 	MemoryContextCallback free_res;
 };
 
-/* The function name of postgres_fdw's library or the libpq it loaded. */
+/* Function name of postgres_fdw's library or of the libpq it links. */
 static void *
 kdg_fdw_function(void *handle, const char *name)
 {
@@ -457,9 +457,9 @@ static void
 kdg_remote_exec(KdRemote *r, const KdParams *params)
 {
 	if (!kdg_pq.sendQueryParams(r->conn, r->sql, params ? params->n : 0, NULL,
-						   params ? params->values : NULL,
-						   params ? params->lengths : NULL,
-						   params ? params->formats : NULL, 1))
+								params ? params->values : NULL,
+								params ? params->lengths : NULL,
+								params ? params->formats : NULL, 1))
 		fdw_report_error(ERROR, NULL, r->conn, false, r->sql);
 }
 

@@ -372,8 +372,10 @@ build_begin(BuildCtx *c, const double *points, const uint64_t *refs,
 	c->owned = alloc;
 	c->exec = exec;
 	c->copied = scratch_pts == NULL;
-	c->pts = scratch_pts ? scratch_pts : malloc(sizeof(double) * (size_t) (n * dim) + 1);
-	c->refs = scratch_refs ? scratch_refs : malloc(sizeof(uint64_t) * (size_t) n + 1);
+	c->pts = scratch_pts ? scratch_pts :
+		malloc(sizeof(double) * (size_t) (n * dim) + 1);
+	c->refs = scratch_refs ? scratch_refs :
+		malloc(sizeof(uint64_t) * (size_t) n + 1);
 	c->task_node = malloc(sizeof(int64_t) << task_level);
 	c->task_begin = malloc(sizeof(int64_t) << task_level);
 	c->level_node = malloc(sizeof(int64_t) << task_level);
