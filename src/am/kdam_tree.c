@@ -239,13 +239,13 @@ kdam_tree_shape(int64 n, int dim, int words, KdamTreeShape *shape)
 	}
 
 	/*
-	 * A last level between half full and full, in the bottom range's blocks:
-	 * the roots whose subtrees do not reach it get a tail range of blocks a
-	 * level shorter, so that no block is left half empty.
+	 * The bottom range (the last: ranges are cut from the tree's last level
+	 * up) of blocks holding a last level between half full and full: the
+	 * roots whose subtrees do not reach that level get a tail range of
+	 * blocks a level shorter, so that no block is left half empty.  A full
+	 * last level reaches every root; a sparse one is a range of one level.
 	 */
-	if (nr > 0 && shape->start[nr - 1] + shape->levels[nr - 1] == height &&
-		shape->levels[nr - 1] >= 2 && shape->boxed[nr - 1] == 0 &&
-		n < ((int64) 1 << height) - 1)
+	if (nr > 0 && shape->levels[nr - 1] >= 2 && shape->boxed[nr - 1] == 0)
 	{
 		int			below = height - 1 - shape->start[nr - 1];
 		int64		last = n - (((int64) 1 << (height - 1)) - 1);
@@ -397,10 +397,11 @@ kdam_tree_layout_sound(int64 n, int dim, int words)
 	kdam_tree_shape(n, dim, words, &shape);
 	for (int r = 0; r < shape.nranges; r++)
 	{
-		int			slots = ((1 << shape.levels[r]) - 1) * shape.group[r];
+		KdamBlockLayout l;
 
+		block_layout(&shape, r, &l);
 		for (int64 b = shape.first_block[r]; b < shape.first_block[r + 1]; b++)
-			for (int s = 0; s < slots; s++)
+			for (int s = 0; s < l.slots; s++)
 			{
 				int64		node = slot_node(&shape, r, b, s);
 				int64		block;
