@@ -114,3 +114,49 @@ SELECT n, ed_shape_diff(n)
   FROM unnest(ARRAY[1023, 1024, 1535, 1536, 1537, 1800, 2046, 2047, 40000, 60000, 65534]) n;
 DROP FUNCTION ed_shape_diff(int);
 DROP TABLE ed_shape, ed_shape_q;
+
+-- Pending rows (a heap of their own in ordered scans) among tree rows:
+-- duplicates of tree points and of each other, so that ties by ctid cross
+-- the two; one key and two keys, with and without a qual, against
+-- sequential scans.
+CREATE TABLE ed_pend (id int, p point);
+INSERT INTO ed_pend SELECT i, point(i % 9, (i / 9) % 7) FROM generate_series(1, 3000) i;
+CREATE INDEX ed_pend_p ON ed_pend USING kdgpu (p);
+INSERT INTO ed_pend SELECT 3000 + i, point(i % 5, (i * 3) % 7) FROM generate_series(1, 100) i;
+INSERT INTO ed_pend VALUES (4000, point(2.5, 3.5)), (4001, point(2.5, 3.5));
+SELECT pending_rows, trees FROM kd_index_stats('ed_pend_p');
+CREATE TABLE ed_pend_q AS SELECT point(i % 10 * 0.97, i / 10 * 0.71) AS q FROM generate_series(0, 99) i;
+-- the index's runs leave ties to the scan (a ctid key would put a sort
+-- above it), the sequential scan's order them by ctid
+CREATE FUNCTION ed_pend_index() RETURNS TABLE (q point, one int[], two int[], boxed int[])
+LANGUAGE sql AS $$
+  SELECT q,
+    ARRAY(SELECT id FROM ed_pend ORDER BY p <-> q LIMIT 130),
+    ARRAY(SELECT id FROM ed_pend ORDER BY p <-> q, p <-> point(4, 0) LIMIT 130),
+    ARRAY(SELECT id FROM ed_pend WHERE p <@ box(point(1, 1), point(3, 4)) ORDER BY p <-> q LIMIT 60)
+  FROM ed_pend_q
+$$;
+CREATE FUNCTION ed_pend_seq() RETURNS TABLE (q point, one int[], two int[], boxed int[])
+LANGUAGE sql AS $$
+  SELECT q,
+    ARRAY(SELECT id FROM ed_pend ORDER BY p <-> q, ctid LIMIT 130),
+    ARRAY(SELECT id FROM ed_pend ORDER BY p <-> q, p <-> point(4, 0), ctid LIMIT 130),
+    ARRAY(SELECT id FROM ed_pend WHERE p <@ box(point(1, 1), point(3, 4)) ORDER BY p <-> q, ctid LIMIT 60)
+  FROM ed_pend_q
+$$;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM ed_pend ORDER BY p <-> point(1, 1), p <-> point(4, 0) LIMIT 130;
+EXPLAIN (COSTS OFF) SELECT id FROM ed_pend WHERE p <@ box(point(1, 1), point(3, 4)) ORDER BY p <-> point(1, 1) LIMIT 60;
+CREATE TEMP TABLE ed_pend_idx AS SELECT * FROM ed_pend_index();
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SET enable_indexscan = off;
+SELECT count(*) AS queries,
+       count(*) FILTER (WHERE i.one IS DISTINCT FROM s.one) AS one_key_differing,
+       count(*) FILTER (WHERE i.two IS DISTINCT FROM s.two) AS two_keys_differing,
+       count(*) FILTER (WHERE i.boxed IS DISTINCT FROM s.boxed) AS qual_differing
+  FROM ed_pend_idx i JOIN ed_pend_seq() s ON i.q ~= s.q;
+RESET enable_indexscan;
+DROP FUNCTION ed_pend_index(), ed_pend_seq();
+DROP TABLE ed_pend, ed_pend_q;

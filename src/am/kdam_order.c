@@ -254,6 +254,20 @@ kdam_order_box2(const KdamOrderKey *key, const double *box, int dim)
 }
 
 /*
+ * The squared distance from the key's argument to the point p (dim
+ * coordinates): kdam_order_box2 of the box holding p alone.
+ */
+double
+kdam_order_point2(const KdamOrderKey *key, const double *p, int dim)
+{
+	if (key->null)
+		return 0.0;
+	if (key->box)
+		return kdam_order_box2(key, p, 0);
+	return kd_dist2(key->q, p, dim);
+}
+
+/*
  * The key's value for a row outside the tree: exact for KDAM_OUT_EXACT,
  * a lower bound from the box of KDAM_OUT_BOX, -inf for the others (and for
  * a NaN bound); the caller has the executor recheck all but exact ones.

@@ -72,6 +72,20 @@ typedef struct KdamHeapItem
 	bool		boxed;			/* subtree: its own box is in the bounds */
 } KdamHeapItem;
 
+/*
+ * A pending row in the heap of its own that an ordered scan keeps them in
+ * (kdam_scan_ordered.c): its squared distance to the first ORDER BY key's
+ * argument, and its place in so->pending.
+ */
+typedef struct KdamSideRow
+{
+	double		lb2;
+	int64		i;
+} KdamSideRow;
+
+/* the tree of the main heap's item standing for the pending rows' heap */
+#define KDAM_SIDE_TREE		(-1)
+
 /* A match of a range scan: its reference and its location. */
 typedef struct KdamHit
 {
@@ -128,6 +142,8 @@ typedef struct KdamScanOpaqueData
 	KdamHeapItem *heap;			/* NULL until the best-first search starts */
 	int64		nheap;
 	int64		capheap;
+	KdamSideRow *side;			/* the pending rows, a heap apart */
+	int64		nside;
 	MemoryContext tupcxt;		/* index-only scans: the tuple returned */
 	KdamRecords nulls;			/* NULL rows, read when reached */
 	int64	   *nullorder;		/* locations of rows with no distance */
@@ -221,6 +237,8 @@ extern double kdam_order_bound(const KdamScanOpaque so, const KdamOrderKey *key,
 							   double lb2);
 extern double kdam_order_side2(const KdamOrderKey *key, const double *p, int s,
 							   bool left);
+extern double kdam_order_point2(const KdamOrderKey *key, const double *p,
+								int dim);
 extern double kdam_order_box2(const KdamOrderKey *key, const double *box,
 							  int dim);
 extern double kdam_order_outside(const KdamScanOpaque so,

@@ -5,12 +5,24 @@
  * An incremental best-first search: a binary heap holds subtrees keyed by
  * lower bounds of their points' ORDER BY values and points keyed by their
  * values; it starts with the root of every tree whose box meets the quals,
- * bounded by that box, and every pending and outside row the quals may
- * accept.  The smallest entry is expanded (a subtree pushes its own point
- * and its children, and goes on down into the child that would be popped
- * next without pushing it, expand_subtree) or returned (a point), so rows
- * come out in order for as long as the executor asks; filters above the
- * scan never starve a LIMIT.
+ * bounded by that box, and every outside row the quals may accept.  The
+ * smallest entry is expanded (a subtree pushes its own point and its
+ * children, and goes on down into the child that would be popped next
+ * without pushing it, expand_subtree) or returned (a point), so rows come
+ * out in order for as long as the executor asks; filters above the scan
+ * never starve a LIMIT.
+ *
+ * The pending rows the quals accept wait in a heap of their own, keyed by
+ * their squared distances alone (no ORDER BY value computed) and ordered
+ * at once in linear time; the main heap holds one item for them, bounded
+ * by the nearest one's distance, and a pending row's value is computed
+ * only when that item is popped (side_start, side_expand).  A LIMIT 10
+ * thus takes a handful of the up to KDAM_LANES * KDAM_LANE_ROWS pending
+ * rows, and the main heap stays as small as the trees make it.  On the
+ * 2-core machine, a LIMIT 10 on a 1M-point index took 0.116-0.117 ms with
+ * no pending rows and 0.144-0.149 ms with 360, each pushed into the main
+ * heap with its value; kept apart, 0.130-0.132 ms against 0.128-0.136 ms
+ * with none (pgbench, one client).
  *
  * A scan allocates little (a reader only for each tree it enters, a small
  * first heap): at 10M points, a forest of 37 trees had every scan allocate
@@ -31,6 +43,7 @@
 #include <math.h>
 
 #include "access/relscan.h"
+#include "utils/float.h"
 #include "utils/memutils.h"
 
 #include "kdam_scan.h"
@@ -133,6 +146,56 @@ heap_pop(KdamScanOpaque so)
 }
 
 /*
+ * Put row into the hole at i of the pending rows' heap (so->side, nside
+ * rows), sifting the hole down to the row's place.
+ */
+static void
+side_sift_down(KdamScanOpaque so, int64 i, KdamSideRow row)
+{
+	for (;;)
+	{
+		int64		m = 2 * i + 1;
+
+		if (m >= so->nside)
+			break;
+		if (m + 1 < so->nside && so->side[m + 1].lb2 < so->side[m].lb2)
+			m++;
+		if (!(so->side[m].lb2 < row.lb2))
+			break;
+		so->side[i] = so->side[m];
+		i = m;
+	}
+	so->side[i] = row;
+}
+
+/*
+ * Push the main heap's item for the pending rows' heap: bounded by its
+ * nearest row's squared distance for the first key (and by -inf for the
+ * others), and sorting before points on an equal bound, as a subtree does.
+ */
+static void
+side_push(KdamScanOpaque so)
+{
+	KdamHeapItem it;
+
+	if (so->nside == 0)
+		return;
+	it.ref = 0;
+	it.node = 0;
+	it.tree = KDAM_SIDE_TREE;
+	it.boxed = true;
+	it.lb2 = so->side[0].lb2;
+	it.key = kdam_order_bound(so, &so->keys[0], it.lb2);
+	it.more = more_alloc(so);
+	for (int k = 1; k < so->norder; k++)
+	{
+		it.more[k - 1] = -get_float8_infinity();
+		it.more[so->norder - 1 + k - 1] = 0.0;
+	}
+	heap_push(so, &it);
+}
+
+/*
  * A heap item for a point: the row at loc with reference ref, whose
  * coordinates are p (a tree node or a pending record), or an outside
  * record, or (p NULL) a NULL row when every key is null; keyed by every
@@ -171,6 +234,53 @@ row_item(KdamScanOpaque so, int64 loc, KdamHeapItem *it)
 	if (loc < kdam_loc_outside(so))
 		p = so->pending.coords + (loc - so->ntree) * so->meta.dim;
 	point_item(so, loc, kdam_loc_ref(so, loc), p, it);
+}
+
+/*
+ * Put the pending rows the quals accept in their own heap, keyed by their
+ * squared distances to the first key's argument and ordered in linear time
+ * (Floyd's method), and their item in the main heap.
+ */
+static void
+side_start(KdamScanOpaque so)
+{
+	int			dim = so->meta.dim;
+
+	so->side = MemoryContextAlloc(so->cxt,
+								  sizeof(KdamSideRow) * Max(so->pending.n, 1));
+	so->nside = 0;
+	for (int64 i = 0; i < so->pending.n; i++)
+	{
+		const double *p = so->pending.coords + i * dim;
+		KdamSideRow *row = &so->side[so->nside];
+
+		if (!kdam_quals_match(so, p, dim))
+			continue;
+		row->lb2 = kdam_order_point2(&so->keys[0], p, dim);
+		row->i = i;
+		so->nside++;
+	}
+	for (int64 i = so->nside / 2 - 1; i >= 0; i--)
+		side_sift_down(so, i, so->side[i]);
+	side_push(so);
+}
+
+/*
+ * The main heap's item for the pending rows was popped: put the nearest
+ * pending row in the main heap as a point, with its ORDER BY values, and
+ * the item again, bounded by the next one.
+ */
+static void
+side_expand(KdamScanOpaque so)
+{
+	KdamHeapItem it;
+
+	row_item(so, so->ntree + so->side[0].i, &it);
+	heap_push(so, &it);
+	so->nside--;
+	if (so->nside > 0)
+		side_sift_down(so, 0, so->side[so->nside]);
+	side_push(so);
 }
 
 /* A subtree item's squared bound for ORDER BY key k. */
@@ -267,12 +377,7 @@ best_first_start(IndexScanDesc scan)
 			item_set_bound(so, &it, k, kdam_order_box2(&so->keys[k], box, dim));
 		heap_push(so, &it);
 	}
-	for (int64 i = 0; i < so->pending.n; i++)
-		if (kdam_quals_match(so, so->pending.coords + i * dim, dim))
-		{
-			row_item(so, so->ntree + i, &it);
-			heap_push(so, &it);
-		}
+	side_start(so);
 	for (int64 i = 0; i < so->outside.n; i++)
 		if (kdam_scan_outside_ordered(so, i) &&
 			kdam_quals_take_outside(so, kdam_scan_outside_rec(so, i)))
@@ -404,7 +509,10 @@ kdam_ordered_next(IndexScanDesc scan, KdamHeapItem *out)
 			*out = it;
 			return true;
 		}
-		expand_subtree(scan, it);
+		if (it.tree == KDAM_SIDE_TREE)
+			side_expand(so);
+		else
+			expand_subtree(scan, it);
 	}
 	return false;
 }
