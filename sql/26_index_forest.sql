@@ -66,12 +66,12 @@ VACUUM fo_pts;
 RESET maintenance_work_mem;
 SELECT trees = :built_trees AS build_trees_kept FROM kd_index_stats('fo_kd');
 
--- inserts: when an insert lane holds KDAM_LANE_ROWS (128) rows, the pending
--- rows become a tree, and trees of like size merge; answers stay those of
--- a sequential scan
+-- inserts: when the insert lanes hold KDAM_FLUSH_ROWS (1024) rows, the
+-- pending rows become a tree, and trees of like size merge; answers stay
+-- those of a sequential scan
 INSERT INTO fo_pts SELECT 200000 + i, i % 7, point(random() * 1000, random() * 1000)
   FROM generate_series(1, 5000) i;
-SELECT pending_rows < 128 AS pending_bounded, tree_rows + pending_rows AS rows_with_points
+SELECT pending_rows < 1024 AS pending_bounded, tree_rows + pending_rows AS rows_with_points
   FROM kd_index_stats('fo_kd');
 SELECT kd_index_check('fo_kd');
 SELECT * FROM fo_compare();

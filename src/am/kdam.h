@@ -13,8 +13,8 @@
  * points, so that the trees cover disjoint parts of space (kdam_build.c).
  * Rows inserted after the build sit in KDAM_LANES insert lanes, chains of
  * pending pages of fixed-size records (ref, coords, payload) whose header
- * pages are blocks 1 to KDAM_LANES (kdam_lanes.c); when a lane reaches
- * KDAM_LANE_ROWS records the inserter seals every lane's chain and turns
+ * pages are blocks 1 to KDAM_LANES (kdam_lanes.c); when they hold
+ * KDAM_FLUSH_ROWS records the inserter seals every lane's chain and turns
  * the records into a tree of their own, then merges trees of like size,
  * the logarithmic method of the Bkd-tree (kdam_merge.c).  The kd_* functions, kd_index_check and merges
  * read trees into the engine's arrays (kdam_cache.c).
@@ -215,10 +215,14 @@ typedef struct KdamRelCache
 #define KDAM_MAX_DIR		((int) (KDAM_PAGE_BYTES / sizeof(BlockNumber)))
 /* block numbers per directory page */
 #define KDAM_DIR_ENTRIES	((int64) (KDAM_PAGE_BYTES / sizeof(BlockNumber)))
-/* insert lanes, their header pages' blocks, and the records that fill one */
+/*
+ * Insert lanes, their header pages' blocks, how often (in a lane's records)
+ * an inserter counts the pending rows, and how many make it flush.
+ */
 #define KDAM_LANES			8
 #define KDAM_LANE_BLKNO(i)	(KDAM_METAPAGE_BLKNO + 1 + (i))
 #define KDAM_LANE_ROWS		128
+#define KDAM_FLUSH_ROWS		(KDAM_LANES * KDAM_LANE_ROWS)
 
 /*
  * Work locks (heavyweight locks on these block numbers, not on buffers,

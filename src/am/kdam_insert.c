@@ -7,8 +7,8 @@
  * an insert lane (kdam_lanes.c), touching the metapage only when it starts
  * the lane's chain: the index's dimension (and a PostGIS column's SRID and Z/M flags), fixed by
  * its first point, are kept in the relation cache.  Scans search the
- * lanes' records exhaustively beside the trees; when a lane holds
- * KDAM_LANE_ROWS records, the inserter turns every lane's records into a
+ * lanes' records exhaustively beside the trees; when the lanes hold
+ * KDAM_FLUSH_ROWS records, the inserter turns every lane's records into a
  * tree and merges trees of like size (kdam_merge.c), unless another
  * process is doing so.  A row that sets the dimension, a NULL row (a
  * (ref, payload) record in the null chain) and a row whose value the tree

@@ -4,12 +4,12 @@
  *	  method of the Bkd-tree, which keeps the forest to a few trees per
  *	  size class while rows are inserted.
  *
- * When an insert lane reaches KDAM_LANE_ROWS records, the inserter that
+ * When the insert lanes hold KDAM_FLUSH_ROWS records, the inserter that
  * made it so (or VACUUM, for whatever is pending) flushes: it seals the
  * lanes (moves their chains to the metapage's sealed chain, so that inserts
  * start new ones, kdam_lanes.c), builds a tree of the sealed records, and
  * adds the tree to the forest.  Then, while two live trees made since the
- * build are of the same size class (floor(log8(n / KDAM_LANE_ROWS)), see
+ * build are of the same size class (floor(log8(n / KDAM_FLUSH_ROWS)), see
  * KDAM_MERGE_FANOUT) and their points fit in the memory given, it merges
  * them: it builds one tree of their live points and retires the two.  The
  * build's trees each cover their own part of space (kdam_build.c), and
@@ -69,7 +69,7 @@ size_class(int64 n)
 {
 	int			c = 0;
 
-	while (n >= KDAM_MERGE_FANOUT * KDAM_LANE_ROWS)
+	while (n >= KDAM_MERGE_FANOUT * KDAM_FLUSH_ROWS)
 	{
 		n /= KDAM_MERGE_FANOUT;
 		c++;

@@ -9,8 +9,8 @@
  * the metapage pinned for its whole life only under a snapshot that is
  * not MVCC, see kdam.h), and reads the trees' pages in place through
  * shared buffers (kdam_tree.c: no private copy, nothing to load).  The
- * pending records (fewer than KDAM_LANES * KDAM_LANE_ROWS, kdam_lanes.c)
- * and the outside rows are searched exhaustively beside the trees.  WHERE
+ * pending records (about KDAM_FLUSH_ROWS at most, kdam_lanes.c) and the
+ * outside rows are searched exhaustively beside the trees.  WHERE
  * quals are regions (kdam_quals.c), ORDER BY keys distances and bounds
  * (kdam_order.c).  Ordered scans are a best-first search
  * (kdam_scan_ordered.c); range and bitmap scans collect every match at

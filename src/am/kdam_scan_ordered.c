@@ -17,9 +17,9 @@
  * at once in linear time; the main heap holds one item for them, bounded
  * by the nearest one's distance, and a pending row's value is computed
  * only when that item is popped (side_start, side_expand).  A LIMIT 10
- * thus takes a handful of the up to KDAM_LANES * KDAM_LANE_ROWS pending
- * rows, and the main heap stays as small as the trees make it.  On the
- * 2-core machine, a LIMIT 10 on a 1M-point index took 0.116-0.117 ms with
+ * thus takes a handful of the about KDAM_FLUSH_ROWS pending rows, and
+ * the main heap stays as small as the trees make it.  On the 2-core
+ * machine, a LIMIT 10 on a 1M-point index took 0.116-0.117 ms with
  * no pending rows and 0.144-0.149 ms with 360, each pushed into the main
  * heap with its value; kept apart, 0.130-0.132 ms against 0.128-0.136 ms
  * with none (pgbench, one client).
