@@ -493,7 +493,7 @@ extern void kdam_read_records(Relation index, BlockNumber head, int dim,
 extern void kdam_records_reserve(KdamRecords *out, int dim, int words,
 								 int64 more);
 extern void kdam_read_chain(Relation index, BlockNumber head, int dim,
-							int words, KdamRecords *out);
+							int words, int64 limit, KdamRecords *out);
 extern int64 kdam_chain_delete(Relation index, BlockNumber head, Size recsize,
 							   IndexBulkDeleteCallback callback,
 							   void *callback_state);
@@ -563,7 +563,7 @@ extern int64 kdam_lanes_count(Relation index);
 extern int64 kdam_index_rows(Relation index, const KdamMetaPageData *meta);
 extern int64 kdam_lanes_read(Relation index, uint32 used, int dim,
 							 int words, KdamRecords *out);
-extern void kdam_lanes_seal(Relation index, Buffer metabuf);
+extern void kdam_lanes_seal(Relation index);
 extern int64 kdam_lanes_delete(Relation index, Size recsize,
 							   IndexBulkDeleteCallback callback,
 							   void *callback_state);

@@ -15,9 +15,10 @@
  * a new tail).  A process keeps to one lane, so one inserter fills one
  * chain.  Each time its lane reaches a multiple of KDAM_LANE_ROWS records,
  * the inserter counts the records of every lane, and when they are
- * KDAM_FLUSH_ROWS or more it flushes: under an exclusive lock on the
- * metapage every lane's chain moves to the end of the sealed chain
- * (kdam_lanes_seal), whose records become a tree (kdam_merge.c).  So fewer
+ * KDAM_FLUSH_ROWS or more it flushes: each lane's chain in turn moves to
+ * the end of the sealed chain under a short exclusive lock on the metapage
+ * (kdam_lanes_seal), and the sealed records become a tree (kdam_merge.c).
+ * So fewer
  * than KDAM_FLUSH_ROWS + KDAM_LANES * KDAM_LANE_ROWS rows wait in the
  * lanes, and about KDAM_FLUSH_ROWS at a flush however many processes
  * insert: one inserter alone makes trees of 1024 rows, not of 128 that
@@ -33,9 +34,13 @@
  * only the lanes in use: none, on an index that took no insert since its
  * last flush.  Locks are taken in the order metapage, header, chain page.
  * A scan reads the lanes in use under its share lock on the metapage, so
- * no seal runs and no lane comes into use meanwhile, and a share lock on
- * each header in turn, so no insert into that lane changes it while it is
- * read.
+ * no seal moves a chain and no lane comes into use meanwhile.  It reads a
+ * header's count and chain under a share lock on the header, then lets it
+ * go and reads that many records from the chain, a page at a time under
+ * the page's share lock: records appended meanwhile are rows of
+ * transactions that were in progress when the scan read the count, which
+ * its snapshot cannot see (holding the header made inserts into the lane
+ * wait for the whole read).
  */
 #include "postgres.h"
 
@@ -222,14 +227,13 @@ kdam_lanes_read(Relation index, uint32 used, int dim, int words,
 		if (!(used & (1U << i)))
 			continue;
 		buf = lane_lock(index, i, BUFFER_LOCK_SHARE, &lane);
-
+		UnlockReleaseBuffer(buf);
 		if (lane.n > 0)
 		{
 			kdam_records_reserve(out, dim, words, lane.n);
-			kdam_read_chain(index, lane.head, dim, words, out);
+			kdam_read_chain(index, lane.head, dim, words, lane.n, out);
 		}
 		counted += lane.n;
-		UnlockReleaseBuffer(buf);
 	}
 	return counted;
 }
@@ -238,25 +242,35 @@ kdam_lanes_read(Relation index, uint32 used, int dim, int words,
  * Move every lane's chain to the end of the metapage's sealed chain, one
  * Generic WAL record per lane (the metapage, the header and the sealed
  * chain's tail), so that a crash between two leaves each record in one
- * place.  metabuf is the metapage, locked exclusively.
+ * place.  Each move holds the metapage exclusively, so that a scan (which
+ * reads the lanes and the sealed chain under a share lock on it) finds
+ * each record in one place too; but only for that lane, and only once an
+ * insert into the lane has let go of its header, so that scans wait for
+ * one short record at a time.  Under one lock for every lane, a flush's
+ * seal held the metapage 105 us at the median (340 us at p99) on the H100
+ * host under 8 inserting and 8 reading clients.  The caller holds the
+ * flush lock.
  */
 void
-kdam_lanes_seal(Relation index, Buffer metabuf)
+kdam_lanes_seal(Relation index)
 {
+	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+
 	for (int i = 0; i < KDAM_LANES; i++)
 	{
 		KdamLaneData old;
-		Buffer		buf = lane_lock(index, i, BUFFER_LOCK_EXCLUSIVE, &old);
+		Buffer		buf;
 		Buffer		tailbuf = InvalidBuffer;
 		GenericXLogState *state;
 		KdamMetaPage meta;
 		KdamLane	lane;
 
+		/* wait for an insert into the lane before taking the metapage */
+		UnlockReleaseBuffer(lane_lock(index, i, BUFFER_LOCK_SHARE, &old));
 		if (old.n == 0 && old.head == InvalidBlockNumber)
-		{
-			UnlockReleaseBuffer(buf);
 			continue;
-		}
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		buf = lane_lock(index, i, BUFFER_LOCK_EXCLUSIVE, &old);
 		state = GenericXLogStart(index);
 		meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		lane = KdamPageGetLane(GenericXLogRegisterBuffer(state, buf, 0));
@@ -279,7 +293,9 @@ kdam_lanes_seal(Relation index, Buffer metabuf)
 		if (BufferIsValid(tailbuf))
 			UnlockReleaseBuffer(tailbuf);
 		UnlockReleaseBuffer(buf);
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 	}
+	ReleaseBuffer(metabuf);
 }
 
 /*

@@ -134,12 +134,37 @@ start_tree(KdamMetaPage meta, uint64 *tree_id)
 }
 
 /*
- * Switch the forest, under an exclusive lock on the metapage: move the
- * trees of the given ids to the retired list, add the new tree (unless its
- * n is 0), drop the sealed chain (flushed) and count one writer less in
- * the orphans mark.  The trees to retire are live: only the holder of the
- * merge lock retires trees or marks their rows dead.  The old list's
- * pages, and a flushed chain, are freed.
+ * Whether the forest and counts that a switch read in a are still those
+ * of b: no switch, no marks and no retired list changed since.
+ */
+static bool
+forest_unchanged(const KdamMetaPageData *a, const KdamMetaPageData *b)
+{
+	return a->generation == b->generation &&
+		a->forest_head == b->forest_head && a->ntrees == b->ntrees &&
+		a->ntree == b->ntree && a->ndead == b->ndead &&
+		a->retired_head == b->retired_head &&
+		a->retired_tail == b->retired_tail && a->nretired == b->nretired;
+}
+
+/*
+ * Switch the forest: move the trees of the given ids to the retired list,
+ * add the new tree (unless its n is 0), drop the sealed chain (flushed)
+ * and count one writer less in the orphans mark.  The trees to retire are
+ * live: only the holder of the merge lock retires trees or marks their
+ * rows dead.
+ *
+ * Scans wait for an exclusive lock on the metapage, so it is held for the
+ * switch itself and little else: the new list of live trees is written
+ * before (read under a share lock, and written again under the exclusive
+ * lock if another switch came between), and the old list's pages and a
+ * flushed chain, which no scan reaches once the metapage leaves them, are
+ * freed after.  Only the retired trees' entries are written under the
+ * lock, as they carry the transaction id that was next at the switch
+ * (a snapshot taken before it may still read them).  Holding the lock for
+ * all of it, a flush held it 150 us at the median on the H100 host under
+ * 8 inserting and 8 reading clients (a merge 100 us), and readers waited
+ * for it.
  */
 static void
 switch_forest(Relation index, const uint64 *retire, int nretire,
@@ -150,40 +175,56 @@ switch_forest(Relation index, const uint64 *retire, int nretire,
 	KdamMetaPage meta;
 	KdamMetaPageData old;
 	KdamForest	forest;
-	KdamForest	live = {0, NULL};
-	KdamForest	gone = {0, NULL};
+	KdamForest	live;
+	KdamForest	gone;
 	GenericXLogState *state;
 	BlockNumber head,
 				rhead,
 				rtail;
 
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	old = *kdam_metapage(index, BufferGetPage(metabuf));
-	kdam_forest_read(index, &old, &forest);
-	for (int i = 0; i < forest.n; i++)
+	for (int attempt = 0;; attempt++)
 	{
-		KdamTreeEntry *e = &forest.trees[i];
-		bool		retiring = false;
+		/* a second attempt holds the lock throughout: nothing overtakes it */
+		bool		held = attempt > 0;
 
-		for (int r = 0; r < nretire; r++)
-			retiring |= e->tree_id == retire[r];
-		if (retiring)
+		live.n = gone.n = 0;
+		live.trees = gone.trees = NULL;
+		LockBuffer(metabuf, held ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
+		old = *kdam_metapage(index, BufferGetPage(metabuf));
+		kdam_forest_read(index, &old, &forest);
+		if (!held)
+			LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+		for (int i = 0; i < forest.n; i++)
 		{
-			e->retire_xid = U64FromFullTransactionId(ReadNextFullTransactionId());
-			old.ntree -= e->n;
-			old.ndead -= e->ndead;
+			bool		retiring = false;
+
+			for (int r = 0; r < nretire; r++)
+				retiring |= forest.trees[i].tree_id == retire[r];
+			kdam_forest_add(retiring ? &gone : &live, &forest.trees[i]);
 		}
-		kdam_forest_add(retiring ? &gone : &live, e);
+		if (gone.n != nretire)
+			elog(ERROR, "index \"%s\": a tree being merged left the forest",
+				 RelationGetRelationName(index));
+		if (added->n > 0)
+			kdam_forest_add(&live, added);
+		head = kdam_forest_write(index, &live, true, NULL);
+		if (held)
+			break;
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		if (forest_unchanged(&old, KdamPageGetMeta(BufferGetPage(metabuf))))
+			break;
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+		kdam_free_chain(index, head);
 	}
-	if (gone.n != nretire)
-		elog(ERROR, "index \"%s\": a tree being merged left the forest",
-			 RelationGetRelationName(index));
-	if (added->n > 0)
+
+	for (int i = 0; i < gone.n; i++)
 	{
-		kdam_forest_add(&live, added);
-		old.ntree += added->n;
+		gone.trees[i].retire_xid =
+			U64FromFullTransactionId(ReadNextFullTransactionId());
+		old.ntree -= gone.trees[i].n;
+		old.ndead -= gone.trees[i].ndead;
 	}
-	head = kdam_forest_write(index, &live, true, NULL);
+	old.ntree += added->n;
 	rhead = kdam_forest_write(index, &gone, true, &rtail);
 
 	state = GenericXLogStart(index);
@@ -216,11 +257,11 @@ switch_forest(Relation index, const uint64 *retire, int nretire,
 	GenericXLogFinish(state);
 	if (BufferIsValid(tailbuf))
 		UnlockReleaseBuffer(tailbuf);
+	UnlockReleaseBuffer(metabuf);
 
 	kdam_free_chain(index, old.forest_head);
 	if (flushed)
 		kdam_free_chain(index, old.flush_head);
-	UnlockReleaseBuffer(metabuf);
 }
 
 /*
@@ -255,11 +296,16 @@ flush_once(Relation index)
 	GenericXLogState *state;
 	KdamRecords recs;
 	uint64		tree_id;
+	bool		sealed;
 
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = kdam_metapage(index, BufferGetPage(metabuf));
+	sealed = meta->flush_head != InvalidBlockNumber;
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	if (!sealed)
+		kdam_lanes_seal(index);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = kdam_metapage(index, BufferGetPage(metabuf));
-	if (meta->flush_head == InvalidBlockNumber)
-		kdam_lanes_seal(index, metabuf);
 	if (meta->flush_head == InvalidBlockNumber)
 	{
 		UnlockReleaseBuffer(metabuf);

@@ -429,17 +429,19 @@ kdam_records_reserve(KdamRecords *out, int dim, int words, int64 more)
 
 /*
  * Append the live records of the chain at head (pending records of dim
- * coordinates, or records of rows with no point when dim is 0) to out;
- * more than out has room for means the chain holds more than its count.
+ * coordinates, or records of rows with no point when dim is 0) to out, at
+ * most limit of them (a negative limit: all, and more than out has room
+ * for means the chain holds more than its count).
  */
 void
 kdam_read_chain(Relation index, BlockNumber head, int dim, int words,
-				KdamRecords *out)
+				int64 limit, KdamRecords *out)
 {
 	Size		recsize = kdam_pending_record_size(dim, words);
 	BlockNumber blkno = head;
+	int64		stop = limit < 0 ? -1 : out->n + limit;
 
-	while (blkno != InvalidBlockNumber)
+	while (blkno != InvalidBlockNumber && out->n != stop)
 	{
 		Buffer		buf = ReadBuffer(index, blkno);
 		Page		page;
@@ -450,7 +452,7 @@ kdam_read_chain(Relation index, BlockNumber head, int dim, int words,
 		page = BufferGetPage(buf);
 		rec = PageGetContents(page);
 		end = (char *) page + ((PageHeader) page)->pd_lower;
-		for (; rec + recsize <= end; rec += recsize)
+		for (; rec + recsize <= end && out->n != stop; rec += recsize)
 		{
 			uint64		ref;
 
@@ -537,7 +539,7 @@ kdam_read_records(Relation index, BlockNumber head, int dim, int words,
 				  int64 count, KdamRecords *out)
 {
 	records_alloc(out, dim, words, count);
-	kdam_read_chain(index, head, dim, words, out);
+	kdam_read_chain(index, head, dim, words, -1, out);
 }
 
 /*
