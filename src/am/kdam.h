@@ -564,6 +564,7 @@ extern int64 kdam_index_rows(Relation index, const KdamMetaPageData *meta);
 extern int64 kdam_lanes_read(Relation index, uint32 used, int dim,
 							 int words, KdamRecords *out);
 extern void kdam_lanes_seal(Relation index);
+extern void kdam_lanes_unmark(Relation index);
 extern int64 kdam_lanes_delete(Relation index, Size recsize,
 							   IndexBulkDeleteCallback callback,
 							   void *callback_state);

@@ -29,10 +29,11 @@
  *
  * A lane with a chain has its bit set in the metapage's lanes_used: the
  * insert that starts a chain sets it first, under an exclusive lock on the
- * metapage, and a seal clears it as it takes the chain.  So an inserter
- * takes the metapage's lock once per chain, not per row, and a scan reads
- * only the lanes in use: none, on an index that took no insert since its
- * last flush.  Locks are taken in the order metapage, header, chain page.
+ * metapage, unless it is set; a seal leaves it, and VACUUM clears the bits
+ * of lanes with no chain (kdam_lanes_unmark).  So inserters take the
+ * metapage's exclusive lock about once per lane between VACUUMs, not once
+ * per lane and flush, and a scan reads only the lanes in use: none, on an
+ * index that took no insert since its last VACUUM.  Locks are taken in the order metapage, header, chain page.
  * A scan reads the lanes in use under its share lock on the metapage, so
  * no seal moves a chain and no lane comes into use meanwhile.  It reads a
  * header's count and chain under a share lock on the header, then lets it
@@ -168,12 +169,24 @@ kdam_lane_insert(Relation index, const char *rec, Size recsize, Buffer metabuf)
 		}
 
 		/*
-		 * Scans wait for an exclusive lock on the metapage, so it is held
-		 * only to set the bit, and never while waiting for the header:
-		 * when another insert took the lane meanwhile, start over.
+		 * The lane's bit, set since its last chain was sealed (seals leave
+		 * it), stays set while the metapage is held and, once the header is
+		 * held, while the lane has a chain (VACUUM clears the bits of lanes
+		 * with none, kdam_lanes_unmark).  Scans wait for an exclusive lock
+		 * on the metapage, so it is taken only to set the bit, and never
+		 * held while waiting for the header: when another insert took the
+		 * lane meanwhile, start over.
 		 */
 		LockBuffer(headbuf, BUFFER_LOCK_UNLOCK);
 		meta = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+		LockBuffer(meta, BUFFER_LOCK_SHARE);
+		if (KdamPageGetMeta(BufferGetPage(meta))->lanes_used & (1U << i))
+		{
+			LockBuffer(headbuf, BUFFER_LOCK_EXCLUSIVE);
+			UnlockReleaseBuffer(meta);
+			break;
+		}
+		LockBuffer(meta, BUFFER_LOCK_UNLOCK);
 		LockBuffer(meta, BUFFER_LOCK_EXCLUSIVE);
 		if (ConditionalLockBuffer(headbuf))
 		{
@@ -298,7 +311,6 @@ seal_lane(Relation index, Buffer metabuf, int i)
 		meta->flush_head = old.head;
 	meta->flush_tail = old.tail;
 	meta->nflush += old.n;
-	meta->lanes_used &= ~(1U << i);
 	lane->head = InvalidBlockNumber;
 	lane->tail = InvalidBlockNumber;
 	lane->n = 0;
@@ -332,6 +344,47 @@ kdam_lanes_seal(Relation index)
 		while (!seal_lane(index, metabuf, i))
 			CHECK_FOR_INTERRUPTS();
 	ReleaseBuffer(metabuf);
+}
+
+/*
+ * Clear the metapage's bits of the lanes that have no chain, so that scans
+ * of an index that takes no more inserts read no lane's header (a seal
+ * leaves a lane's bit set, so that the next insert into the lane needs no
+ * exclusive lock on the metapage).  A lane whose header an insert holds is
+ * in use and keeps its bit.  For VACUUM.
+ */
+void
+kdam_lanes_unmark(Relation index)
+{
+	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	uint32		used;
+	uint32		unused = 0;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	used = KdamPageGetMeta(BufferGetPage(metabuf))->lanes_used;
+	for (int i = 0; i < KDAM_LANES; i++)
+	{
+		Buffer		buf;
+
+		if (!(used & (1U << i)))
+			continue;
+		buf = ReadBuffer(index, KDAM_LANE_BLKNO(i));
+		if (ConditionalLockBuffer(buf))
+		{
+			if (KdamPageGetLane(BufferGetPage(buf))->head == InvalidBlockNumber)
+				unused |= 1U << i;
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
+	if (unused != 0)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+
+		KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0))->lanes_used &= ~unused;
+		GenericXLogFinish(state);
+	}
+	UnlockReleaseBuffer(metabuf);
 }
 
 /*

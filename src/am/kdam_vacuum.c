@@ -15,7 +15,8 @@
  * cached trees are reloaded.
  *
  * amvacuumcleanup takes the merge lock exclusively and, while it looks for
- * orphaned pages and flushes the lanes, the flush lock: with no writer in
+ * orphaned pages, flushes the lanes and clears the bits of lanes left with
+ * no chain (kdam_lanes_unmark), the flush lock: with no writer in
  * flight, a nonzero orphans mark means one failed (or the server crashed),
  * and it reads every page and frees those no chain reaches.  It turns the
  * pending rows into a tree, then, while inserts go on flushing, merges
@@ -314,6 +315,7 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	kdam_drop_retired(index, metabuf, &retired);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 	kdam_flush(index);
+	kdam_lanes_unmark(index);
 	kdam_work_unlock(index, KDAM_FLUSH_LOCK);
 	kdam_free_trees(index, &retired);
 
