@@ -6,26 +6,25 @@
  *
  * Blocks 1 to KDAM_LANES hold the lanes' header pages, made with the
  * metapage.  A header (KdamLaneData) names its chain of pending pages and
- * how many records the chain holds.  An inserter takes an exclusive lock
- * on one header (and on the metapage only to start the lane's chain, below,
- * or for a row that sets the index's dimension, kdam_insert.c): the lane
- * its process number picks when that is free, else the first free one,
- * else it waits for its own.  Its record goes onto the lane's tail page in
- * one Generic WAL record (the header, the tail and, when the tail is full,
- * a new tail).  A process keeps to one lane, so one inserter fills one
- * chain.  Each time its lane reaches a multiple of KDAM_LANE_ROWS records,
- * the inserter counts the records of every lane, and when they are
- * KDAM_FLUSH_ROWS or more it flushes: each lane's chain in turn moves to
- * the end of the sealed chain under a short exclusive lock on the metapage
+ * how many records the chain holds.  An inserter takes an exclusive lock on
+ * one header (and on the metapage only to start the lane's chain, below, or
+ * for a row that sets the index's dimension, kdam_insert.c): the lane its
+ * process number picks when that is free, else the first free one, else it
+ * waits for its own.  Its record goes onto the lane's tail page in one
+ * Generic WAL record (the header, the tail and, when the tail is full, a new
+ * tail).  A process keeps to one lane, so one inserter fills one chain.
+ * Each time its lane reaches a multiple of KDAM_LANE_ROWS records, the
+ * inserter counts the records of every lane, and when they are
+ * KDAM_FLUSH_ROWS or more it flushes: each lane's chain in turn moves to the
+ * end of the sealed chain under a short exclusive lock on the metapage
  * (kdam_lanes_seal), and the sealed records become a tree (kdam_merge.c).
- * So fewer
- * than KDAM_FLUSH_ROWS + KDAM_LANES * KDAM_LANE_ROWS rows wait in the
- * lanes, and about KDAM_FLUSH_ROWS at a flush however many processes
+ * So fewer than KDAM_FLUSH_ROWS + KDAM_LANES * KDAM_LANE_ROWS rows wait in
+ * the lanes, and about KDAM_FLUSH_ROWS at a flush however many processes
  * insert: one inserter alone makes trees of 1024 rows, not of 128 that
  * merges then copy again and again.  On the 2-core machine, one INSERT of
- * 100k rows into an index of 1M points took 0.65-0.67 s and left 4 trees
- * and 6224 pages until VACUUM (flushing a lane of 128 rows: 0.75 s, 5
- * trees and 12760 pages), LIMIT 10s after it about as fast.
+ * 100k rows into an index of 1M points took 0.65-0.67 s and left 4 trees and
+ * 6224 pages until VACUUM (flushing a lane of 128 rows: 0.75 s, 5 trees and
+ * 12760 pages), LIMIT 10s after it about as fast.
  *
  * A lane with a chain has its bit set in the metapage's lanes_used: the
  * insert that starts a chain sets it first, under an exclusive lock on the
@@ -33,15 +32,15 @@
  * of lanes with no chain (kdam_lanes_unmark).  So inserters take the
  * metapage's exclusive lock about once per lane between VACUUMs, not once
  * per lane and flush, and a scan reads only the lanes in use: none, on an
- * index that took no insert since its last VACUUM.  Locks are taken in the order metapage, header, chain page.
- * A scan reads the lanes in use under its share lock on the metapage, so
- * no seal moves a chain and no lane comes into use meanwhile.  It reads a
- * header's count and chain under a share lock on the header, then lets it
- * go and reads that many records from the chain, a page at a time under
- * the page's share lock: records appended meanwhile are rows of
- * transactions that were in progress when the scan read the count, which
- * its snapshot cannot see (holding the header made inserts into the lane
- * wait for the whole read).
+ * index that took no insert since its last VACUUM.  Locks are taken in the
+ * order metapage, header, chain page.  A scan reads the lanes in use under
+ * its share lock on the metapage, so no seal moves a chain and no lane comes
+ * into use meanwhile.  It reads a header's count and chain under a share
+ * lock on the header, then lets it go and reads that many records from the
+ * chain, a page at a time under the page's share lock: records appended
+ * meanwhile are rows of transactions that were in progress when the scan
+ * read the count, which its snapshot cannot see (holding the header made
+ * inserts into the lane wait for the whole read).
  */
 #include "postgres.h"
 
