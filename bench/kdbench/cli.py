@@ -52,7 +52,8 @@ def options(argv):
                    help="leave out these systems (names or prefixes, e.g. seqscan,kdgpu-cpu-noindex)")
     p.add_argument("--runs", type=int, default=3, help="runs per measurement, median kept (3)")
     p.add_argument("--build-mwm", default="4GB",
-                   help="maintenance_work_mem of every CREATE INDEX the build workload times "
+                   help="maintenance_work_mem of every CREATE INDEX the build workload times, "
+                        "and of the kdgpu indexes the other workloads search "
                         "(4GB; the server's default is 64MB, at which kdgpu builds a forest)")
     p.add_argument("--budget", type=float, default=60,
                    help="stop repeating a measurement once its runs took this many seconds (60)")
@@ -230,7 +231,8 @@ def make_plan(ctx, info):
         args.datasets.remove("geography")
     for n in args.sizes:
         for dname in args.datasets:
-            tb = data.Tables(data.DATASETS[dname], n, args.seed, caps, args.spgist_opclass)
+            tb = data.Tables(data.DATASETS[dname], n, args.seed, caps, args.spgist_opclass,
+                             args.build_mwm)
             units, roles = [], set()
             for wname in args.workloads:
                 if wname == engine.NAME:

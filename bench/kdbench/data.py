@@ -89,8 +89,10 @@ DATASETS = {d.name: d for d in [
 class Tables:
     """The tables and SQL snippets of one data set at one size."""
 
-    def __init__(self, ds, n, seed, caps, spgist_opclass):
+    def __init__(self, ds, n, seed, caps, spgist_opclass, kd_mwm):
         self.ds, self.n, self.seed, self.caps = ds, n, seed, caps
+        # maintenance_work_mem of the kdgpu indexes the workloads search
+        self.kd_mwm = kd_mwm
         self.prefix = "kb_%s_%d" % (ds.name, n)
         self.geography = ds.kind == "geography"
         self.col = {"point": "p", "array": "v", "geography": "g"}[ds.kind]
@@ -202,10 +204,12 @@ class Tables:
         return pg.value("SELECT to_regclass(%s) IS NOT NULL" % pg.quote(self.t(role) + "_idx")) == "t"
 
     def ensure_index(self, role, settings=""):
-        """Build a role's index if it is missing (untimed)."""
+        """Build a role's index if it is missing (untimed): a kdgpu index at
+        --build-mwm (a forest at the server's default), the peers' at 4GB."""
         if not self.has_index(role):
-            pg.psql("SET maintenance_work_mem = '4GB';\n%s\n%s;\nANALYZE %s;"
-                    % (settings, self.index_sql(role), self.t(role)))
+            mwm = self.kd_mwm if role in ("kd", "kdgeom") else "4GB"
+            pg.psql("SET maintenance_work_mem = %s;\n%s\n%s;\nANALYZE %s;"
+                    % (pg.quote(mwm), settings, self.index_sql(role), self.t(role)))
 
     def sample_args(self, role, count, seed):
         """Text forms of `count` data points, chosen by a hash of the seed (the
