@@ -135,14 +135,13 @@ start_tree(KdamMetaPage meta, uint64 *tree_id)
 
 /*
  * Whether the forest and counts that a switch read in a are still those
- * of b: no switch, no marks and no retired list changed since.
+ * of b: no switch and no marks since (each bumps the generation), and the
+ * retired list, which VACUUM shortens without a bump, unchanged.
  */
 static bool
 forest_unchanged(const KdamMetaPageData *a, const KdamMetaPageData *b)
 {
 	return a->generation == b->generation &&
-		a->forest_head == b->forest_head && a->ntrees == b->ntrees &&
-		a->ntree == b->ntree && a->ndead == b->ndead &&
 		a->retired_head == b->retired_head &&
 		a->retired_tail == b->retired_tail && a->nretired == b->nretired;
 }
@@ -181,6 +180,7 @@ switch_forest(Relation index, const uint64 *retire, int nretire,
 	BlockNumber head,
 				rhead,
 				rtail;
+	uint64		retire_xid;
 
 	for (int attempt = 0;; attempt++)
 	{
@@ -217,10 +217,10 @@ switch_forest(Relation index, const uint64 *retire, int nretire,
 		kdam_free_chain(index, head);
 	}
 
+	retire_xid = U64FromFullTransactionId(ReadNextFullTransactionId());
 	for (int i = 0; i < gone.n; i++)
 	{
-		gone.trees[i].retire_xid =
-			U64FromFullTransactionId(ReadNextFullTransactionId());
+		gone.trees[i].retire_xid = retire_xid;
 		old.ntree -= gone.trees[i].n;
 		old.ndead -= gone.trees[i].ndead;
 	}

@@ -347,11 +347,11 @@ subtree_boxed(KdamScanOpaque so, const KdamHeapItem *it, const double *box,
 
 /*
  * Start the best-first search: the root of every tree whose box meets the
- * quals, bounded by the box, and every pending and outside row that the
- * quals may accept.  When every key is null, every
- * row's distances are NULL and a sort orders them by ctid alone: the rows
- * with no distance join the search, and come out in ctid order among the
- * rest.
+ * quals, bounded by the box, the item of the pending rows that the quals
+ * may accept (side_start), and every such outside row.  When every key is
+ * null, every row's distances are NULL and a sort orders them by ctid
+ * alone: the rows with no distance join the search, and come out in ctid
+ * order among the rest.
  */
 static void
 best_first_start(IndexScanDesc scan)
