@@ -129,7 +129,7 @@ def setup_server():
         pg.psql("SET client_min_messages = warning;\nCREATE EXTENSION IF NOT EXISTS kdgpu;\n"
                 + f.read())
     caps = {}
-    for ext in ("postgis", "kdgpu_postgis"):
+    for ext in ("postgis", "kdgpu_postgis", "pg_prewarm"):
         available = pg.value("SELECT count(*) FROM pg_available_extensions WHERE name = '%s'" % ext)
         if available == "1":
             pg.psql("SET client_min_messages = warning;\nCREATE EXTENSION IF NOT EXISTS %s CASCADE;"

@@ -211,6 +211,17 @@ class Tables:
             pg.psql("SET maintenance_work_mem = %s;\n%s\n%s;\nANALYZE %s;"
                     % (pg.quote(mwm), settings, self.index_sql(role), self.t(role)))
 
+    def prewarm(self, role):
+        """Read a role's table and its indexes into shared buffers (pg_prewarm),
+        so that latencies are timed on a warm cache whatever each index's
+        build left there (SP-GiST builds through shared buffers, GiST's
+        sorted build and kdgpu's write their pages past them)."""
+        if not self.caps["pg_prewarm"]:
+            return
+        t = pg.quote(self.t(role))
+        pg.psql("SELECT sum(pg_prewarm(oid)) FROM (SELECT %s::regclass AS oid UNION ALL "
+                "SELECT indexrelid FROM pg_index WHERE indrelid = %s::regclass) s;" % (t, t))
+
     def sample_args(self, role, count, seed):
         """Text forms of `count` data points, chosen by a hash of the seed (the
         same rows for every role), in the type of a role's table."""

@@ -100,6 +100,7 @@ def _runner(role):
         col, op, cast = query(tb, role)
         if role != "base":
             tb.ensure_index(role)
+        tb.prewarm(role)
         t = tb.t(role)
         note = ""
         if role != "base" and not ctx.uses_index(

@@ -104,6 +104,7 @@ def _runner(role, template, agree=True):
         function = role == "function"
         if role not in ("base", "function"):
             tb.ensure_index(role)
+        tb.prewarm(ctx.function_role(system) if function else role)
         args = tb.sample_args(role, ctx.args.radius_queries, ctx.args.seed + 2)
         if function:
             settings = ctx.function_settings(tb, system)

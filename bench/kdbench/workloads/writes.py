@@ -101,6 +101,7 @@ def _read_only(ctx, tb, role):
 def _runner(role):
     def run(ctx, tb, system):
         tb.ensure_index(role)
+        tb.prewarm(role)
         t = tb.t(role)
         col, _, _ = knn10.query(tb, role)
         row = lambda case, metric, vals, unit, **kw: ctx.store.row(
