@@ -26,10 +26,12 @@
  * flushes (KDAM_FLUSH_LOCK), and one at a time merges the trees of each
  * size class (KDAM_CLASS_LOCK), so neither a long merge of big trees nor a
  * flush holds back the merges of small ones that keep the forest to a few
- * trees; merging inserts hold KDAM_MERGE_LOCK in share mode.  A flush adds
- * a tree and a merge retires only trees of its class, read under that
- * class's lock, so they commute; VACUUM takes KDAM_MERGE_LOCK exclusively
- * and the flush lock, so nothing copies a tree while it marks dead rows.  New
+ * trees; merging inserts, and VACUUM's merges, hold KDAM_MERGE_LOCK in
+ * share mode.  A flush adds a tree and a merge retires only trees of its
+ * class, read under that class's lock, so they commute; VACUUM takes
+ * KDAM_MERGE_LOCK exclusively (and the flush lock) while it marks dead rows,
+ * so that nothing copies a tree meanwhile, and while it rebuilds trees of
+ * several classes.  New
  * pages are unreachable until the switch, so each writer counts itself in
  * the metapage's orphans mark before it writes them: after a crash or an
  * error VACUUM finds and frees them.
@@ -148,10 +150,11 @@ forest_unchanged(const KdamMetaPageData *a, const KdamMetaPageData *b)
 
 /*
  * Switch the forest: move the trees of the given ids to the retired list,
- * add the new tree (unless its n is 0), drop the sealed chain (flushed)
- * and count one writer less in the orphans mark.  The trees to retire are
- * live: only the holder of the merge lock retires trees or marks their
- * rows dead.
+ * add the new tree (unless its n is 0), drop the sealed chain (flushed),
+ * free the pages of the old list of live trees and of that chain, and
+ * only then count one writer less in the orphans mark.  The trees to retire are
+ * live: trees are retired, and their rows marked dead, only under the
+ * merge lock held exclusively or under the lock of the trees' size class.
  *
  * Scans wait for an exclusive lock on the metapage, so it is held for the
  * switch itself and little else: the new list of live trees is written
@@ -252,16 +255,19 @@ switch_forest(Relation index, const uint64 *retire, int nretire,
 		meta->flush_tail = InvalidBlockNumber;
 		meta->nflush = 0;
 	}
-	meta->orphans = Max(meta->orphans - 1, 0);
 	meta->generation++;
 	GenericXLogFinish(state);
 	if (BufferIsValid(tailbuf))
 		UnlockReleaseBuffer(tailbuf);
-	UnlockReleaseBuffer(metabuf);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	kdam_free_chain(index, old.forest_head);
 	if (flushed)
 		kdam_free_chain(index, old.flush_head);
+	/* counted until now, so that a crash before leaves them to VACUUM */
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	kdam_orphans_add(index, metabuf, -1);
+	UnlockReleaseBuffer(metabuf);
 }
 
 /*
@@ -416,8 +422,7 @@ pick_pair(Relation index, Size mem, uint64 skip, int only,
 /*
  * Merge two trees of the smallest size class that has two to merge and
  * that no other process is merging (its class lock is free); false when
- * none qualifies.  The caller holds the merge lock in share mode (or, for
- * VACUUM, exclusively, so every class lock is free).
+ * none qualifies.  The caller holds the merge lock in share mode.
  */
 static bool
 merge_once(Relation index, Size mem)
@@ -489,8 +494,7 @@ kdam_flush(Relation index)
 
 /*
  * Merge trees of like size while two qualify, using at most mem bytes for
- * a merge.  The caller holds the merge lock, in share mode or (VACUUM)
- * exclusively.
+ * a merge.  The caller holds the merge lock in share mode.
  */
 void
 kdam_merge(Relation index, Size mem)

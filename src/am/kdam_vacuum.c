@@ -16,16 +16,19 @@
  *
  * amvacuumcleanup takes the merge lock exclusively and, while it looks for
  * orphaned pages, flushes the lanes and clears the bits of lanes left with
- * no chain (kdam_lanes_unmark), the flush lock: with no writer in
- * flight, a nonzero orphans mark means one failed (or the server crashed),
- * and it reads every page and frees those no chain reaches.  It turns the
- * pending rows into a tree, then, while inserts go on flushing, merges
- * trees of like size within maintenance_work_mem and rebuilds trees that
- * are mostly dead.  Before and after, it drops the retired trees from
- * their list under a cleanup lock on the metapage (no scan in flight, so
- * none can still read them), then frees their pages without it, so that
- * its own merges reuse them.  Last, when the GPU service held a copy of
- * the index's tree and VACUUM changed that tree (marks, a merge or a
+ * no chain (kdam_lanes_unmark), the flush lock: with no writer in flight,
+ * a nonzero orphans mark means one failed (or the server crashed), and it
+ * reads every page and frees those no chain reaches.  It turns the pending
+ * rows into a tree.  Then it merges trees of like size within
+ * maintenance_work_mem holding the merge lock in share mode, as merging
+ * inserts do, so that they go on merging the size classes it is not
+ * merging.  Then, exclusively again, it rebuilds trees that are mostly
+ * dead (or the whole forest, when it fits), whose trees are of any class.
+ * Before its merges and at the end, it drops the retired trees from their
+ * list under a cleanup lock on the metapage (no scan in flight, so none
+ * can still read them), then frees their pages without it, so that its
+ * own merges reuse them.  Last, when the GPU service held a copy of the
+ * index's tree and VACUUM changed that tree (marks, a merge or a
  * rebuild), it gives the service a copy of the new one
  * (kdam_cache_refresh_service), so that the next kd_* call finds it.
  */
@@ -144,10 +147,10 @@ record_marks(Relation index, Buffer metabuf, const KdamForest *marked_trees,
 	meta = KdamPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 	meta->forest_head = head;
 	meta->ndead += total;
-	meta->orphans = Max(meta->orphans - 1, 0);
 	meta->generation++;
 	GenericXLogFinish(state);
 	kdam_free_chain(index, m.forest_head);
+	kdam_orphans_add(index, metabuf, -1);
 }
 
 /* ambulkdelete */
@@ -244,7 +247,7 @@ reclaim_pages(IndexVacuumInfo *info, const KdamMetaPageData *meta,
  * Rebuild trees after the flush and merges: the whole forest as one tree
  * when it has several trees or dead rows and fits in mem bytes (as the
  * kd_* functions want it), else each tree more than a tenth dead that
- * fits.  The caller holds the merge lock.
+ * fits.  The caller holds the merge lock exclusively.
  */
 static void
 rebuild_trees(Relation index, Size mem)
@@ -317,11 +320,17 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	kdam_flush(index);
 	kdam_lanes_unmark(index);
 	kdam_work_unlock(index, KDAM_FLUSH_LOCK);
+	kdam_work_unlock_mode(index, KDAM_MERGE_LOCK, ExclusiveLock);
 	kdam_free_trees(index, &retired);
 
+	/* merge as inserts do, beside theirs, a size class at a time */
+	kdam_work_lock_mode(index, KDAM_MERGE_LOCK, ShareLock, true);
 	kdam_merge(index, mem);
-	rebuild_trees(index, mem);
+	kdam_work_unlock_mode(index, KDAM_MERGE_LOCK, ShareLock);
 
+	/* a rebuild's trees are of any class: no merge may retire them */
+	kdam_work_lock_mode(index, KDAM_MERGE_LOCK, ExclusiveLock, true);
+	rebuild_trees(index, mem);
 	LockBufferForCleanup(metabuf);
 	kdam_drop_retired(index, metabuf, &retired);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
