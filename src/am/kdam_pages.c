@@ -354,8 +354,8 @@ kdam_free_chain(Relation index, BlockNumber head)
 /*
  * Append a record of recsize bytes to the chain whose head and tail block
  * numbers are given, fields of a page registered in the Generic WAL record
- * state (the metapage, or a lane's header); a full tail gets a new page of
- * kind flags.  The tail and the new page, locked exclusively and
+ * state (the metapage, or a lane's header); a tail filled to
+ * KDAM_APPEND_FILL gets a new page of kind flags.  The tail and the new page, locked exclusively and
  * registered too, are returned in *tailbuf and *newbuf (or left
  * InvalidBuffer), for the caller to release after GenericXLogFinish.
  */
@@ -373,7 +373,8 @@ kdam_chain_append(Relation index, GenericXLogState *state, BlockNumber *head,
 		tail = GenericXLogRegisterBuffer(state, *tailbuf, 0);
 	}
 	if (tail == NULL ||
-		((PageHeader) tail)->pd_lower + recsize > ((PageHeader) tail)->pd_upper)
+		((PageHeader) tail)->pd_lower + recsize >
+		Min(((PageHeader) tail)->pd_upper, KDAM_APPEND_FILL))
 	{
 		Page		page;
 
