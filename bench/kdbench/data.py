@@ -212,10 +212,14 @@ class Tables:
                     % (pg.quote(mwm), settings, self.index_sql(role), self.t(role)))
 
     def prewarm(self, role):
-        """Read a role's table and its indexes into shared buffers (pg_prewarm),
-        so that latencies are timed on a warm cache whatever each index's
-        build left there (SP-GiST builds through shared buffers, GiST's
-        sorted build and kdgpu's write their pages past them)."""
+        """Write out what earlier work left dirty (CHECKPOINT, so that no
+        system is timed during a checkpoint that another's build or inserts
+        set off), then read a role's table and its indexes into shared
+        buffers (pg_prewarm), so that latencies are timed on a warm cache
+        whatever each index's build left there (SP-GiST builds through
+        shared buffers, GiST's sorted build and kdgpu's write their pages
+        past them)."""
+        pg.psql("CHECKPOINT;")
         if not self.caps["pg_prewarm"]:
             return
         t = pg.quote(self.t(role))
