@@ -54,7 +54,13 @@
  * points lie anywhere, so fewer classes make cheaper queries at the price
  * of more merging: at 8, 200k rows inserted into a forest of 1M points
  * left 3 such trees, a LIMIT 10 reading 31 pages (17 before the inserts),
- * and took 1.39-1.52 s; at 2, 5 trees, 40 pages and 1.22-1.24 s.  Merging
+ * and took 1.39-1.52 s; at 2, 5 trees, 40 pages and 1.22-1.24 s.  Once
+ * appends cost less (KDAM_APPEND_FILL), merges were the larger part of an
+ * insert's cost: the same 200k rows into 1M points (one tree) took 1.03-1.09
+ * s at 8 (3 trees, 10,889 pages, LIMIT 10 0.052 ms), 0.94-0.96 s at 4 (3
+ * trees, 9,794 pages, 0.051-0.052 ms) and 0.85 s at 2 (5 trees, 8,809
+ * pages, 0.058 ms); 100k rows left 4 trees at 4 and at 8, and a LIMIT 10
+ * of 0.059-0.060 ms after either.  Merging
  * inserted rows per region of the build's trees instead (each inserted
  * tree over one build tree's part of space, so that a query enters only
  * those near it) read no fewer: a query still enters a tree per size class,
@@ -63,7 +69,7 @@
  * a forest of 2M points (8 trees), and 35.7 against 36.8 after 1M into 10M
  * (42 trees).
  */
-#define KDAM_MERGE_FANOUT	8
+#define KDAM_MERGE_FANOUT	4
 
 /* A tree's size class. */
 static int

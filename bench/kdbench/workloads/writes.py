@@ -123,6 +123,8 @@ def _runner(role):
             ms, _ = pg.repeat("INSERT INTO %s (id, %s) SELECT %d + i, %s FROM generate_series(1, %d) i"
                               % (t, col, tb.n, _new_point(tb, role, tb.seed + 2, "i"), add), 1, 0)
             rows.append(row("insert n/10", "ms", ms, "ms", rows=add))
+            # the inserted rows' pages written out now, not while timing
+            pg.psql("CHECKPOINT;")
             latency("latency after insert")
             ctx.log("%s: mixed load for %d s" % (system, ctx.args.mixed_secs))
             tps, lat = _mixed(ctx, tb, role)
