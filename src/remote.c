@@ -99,7 +99,7 @@ struct KdRemote
 	MemoryContextCallback free_res;
 };
 
-/* The function called name in postgres_fdw's library or the libpq it links. */
+/* The function of that name in postgres_fdw's library or the libpq it links. */
 static void *
 kdg_fdw_function(void *handle, const char *name)
 {

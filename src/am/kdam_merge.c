@@ -31,10 +31,10 @@
  * class, read under that class's lock, so they commute; VACUUM takes
  * KDAM_MERGE_LOCK exclusively (and the flush lock) while it marks dead rows,
  * so that nothing copies a tree meanwhile, and while it rebuilds trees of
- * several classes.  New
- * pages are unreachable until the switch, so each writer counts itself in
- * the metapage's orphans mark before it writes them: after a crash or an
- * error VACUUM finds and frees them.
+ * several classes.  New pages are unreachable until the switch, so each
+ * writer counts itself in the metapage's orphans mark before it writes
+ * them (and out of it once it has freed the pages the switch left): after a
+ * crash or an error VACUUM finds and frees them.
  */
 #include "postgres.h"
 
@@ -60,14 +60,13 @@
  * s at 8 (3 trees, 10,889 pages, LIMIT 10 0.052 ms), 0.94-0.96 s at 4 (3
  * trees, 9,794 pages, 0.051-0.052 ms) and 0.85 s at 2 (5 trees, 8,809
  * pages, 0.058 ms); 100k rows left 4 trees at 4 and at 8, and a LIMIT 10
- * of 0.059-0.060 ms after either.  Merging
- * inserted rows per region of the build's trees instead (each inserted
- * tree over one build tree's part of space, so that a query enters only
- * those near it) read no fewer: a query still enters a tree per size class,
- * of its region and often of a neighbour's.  Measured on the 2-core machine,
- * a LIMIT 10 read 32.8 buffers against 29.3 after 200k rows inserted into
- * a forest of 2M points (8 trees), and 35.7 against 36.8 after 1M into 10M
- * (42 trees).
+ * of 0.059-0.060 ms after either.  Merging inserted rows per region of
+ * the build's trees instead (each inserted tree over one build tree's part
+ * of space, so that a query enters only those near it) read no fewer: a
+ * query still enters a tree per size class, of its region and often of a
+ * neighbour's.  Measured on the 2-core machine, a LIMIT 10 read 32.8
+ * buffers against 29.3 after 200k rows inserted into a forest of 2M points
+ * (8 trees), and 35.7 against 36.8 after 1M into 10M (42 trees).
  */
 #define KDAM_MERGE_FANOUT	4
 
@@ -158,9 +157,10 @@ forest_unchanged(const KdamMetaPageData *a, const KdamMetaPageData *b)
  * Switch the forest: move the trees of the given ids to the retired list,
  * add the new tree (unless its n is 0), drop the sealed chain (flushed),
  * free the pages of the old list of live trees and of that chain, and
- * only then count one writer less in the orphans mark.  The trees to retire are
- * live: trees are retired, and their rows marked dead, only under the
- * merge lock held exclusively or under the lock of the trees' size class.
+ * only then count one writer less in the orphans mark.  The trees to
+ * retire are live: trees are retired, and their rows marked dead, only
+ * under the merge lock held exclusively or under the lock of the trees'
+ * size class.
  *
  * Scans wait for an exclusive lock on the metapage, so it is held for the
  * switch itself and little else: the new list of live trees is written

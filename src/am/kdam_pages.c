@@ -355,9 +355,10 @@ kdam_free_chain(Relation index, BlockNumber head)
  * Append a record of recsize bytes to the chain whose head and tail block
  * numbers are given, fields of a page registered in the Generic WAL record
  * state (the metapage, or a lane's header); a tail filled to
- * KDAM_APPEND_FILL gets a new page of kind flags.  The tail and the new page, locked exclusively and
- * registered too, are returned in *tailbuf and *newbuf (or left
- * InvalidBuffer), for the caller to release after GenericXLogFinish.
+ * KDAM_APPEND_FILL gets a new page of kind flags.  The tail and the new
+ * page, locked exclusively and registered too, are returned in *tailbuf and
+ * *newbuf (or left InvalidBuffer), for the caller to release after
+ * GenericXLogFinish.
  */
 void
 kdam_chain_append(Relation index, GenericXLogState *state, BlockNumber *head,
