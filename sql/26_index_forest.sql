@@ -135,15 +135,16 @@ SELECT trees > 1 AS several_trees, dead_rows, pending_rows FROM kd_index_stats('
 SELECT kd_index_check('fo_kd');
 SELECT * FROM fo_compare();
 
--- a parallel build: two workers and the leader scan and sort the table,
--- the leader builds the forest from the merged sort, and the NULL and NaN
--- rows come back from it to their chains
+-- a parallel build: two workers and the leader scan the table and write
+-- its points to files of their cells, the leader builds the forest from
+-- every participant's files, and the NULL and NaN rows come back from
+-- them to their chains
 ALTER TABLE fo_pts SET (parallel_workers = 2);
 SET max_parallel_maintenance_workers = 2;
 SET maintenance_work_mem = '1MB';
 REINDEX INDEX fo_kd;
 RESET maintenance_work_mem;
-SELECT trees > 4 AS several_trees, tree_rows = (SELECT count(*) FROM fo_pts
+SELECT trees > 2 AS several_trees, tree_rows = (SELECT count(*) FROM fo_pts
     WHERE p IS NOT NULL AND NOT p ~= point('NaN', 1)) AS all_points,
   pending_rows, null_rows, outside_rows
   FROM kd_index_stats('fo_kd');
@@ -225,6 +226,47 @@ SELECT q, di_run('bitmap', 'fo_far_kd', q) = di_run('seq', '', q) AS equal
     ('SELECT count(*) FROM fo_far WHERE p <@ circle ''((500000,-500000),20000)''')
   ) v(q);
 DROP TABLE fo_far;
+
+-- a cell of the curve with more points than one tree takes (30000 in a
+-- unit square, at 1 MB about 13000 a tree) is built from a sort of its
+-- points, cut into trees along the curve; the other cells are built a
+-- group at a time; serially and in parallel
+CREATE TABLE fo_dense (id int, p point) WITH (autovacuum_enabled = false);
+INSERT INTO fo_dense SELECT i, point(random() * 1000, random() * 1000)
+  FROM generate_series(1, 20000) i;
+INSERT INTO fo_dense SELECT 100000 + i, point(10 + random(), 10 + random())
+  FROM generate_series(1, 30000) i;
+CREATE FUNCTION fo_dense_compare() RETURNS TABLE (query text, equal boolean)
+LANGUAGE sql AS $$
+  SELECT q, di_run('index', 'fo_dense_kd', replace(q, '#', ''))
+          = di_run('seq', '', replace(q, '#', ', ctid'))
+  FROM (VALUES
+    ('SELECT id FROM fo_dense ORDER BY p <-> point(10.5, 10.5)# LIMIT 100'),
+    ('SELECT id FROM fo_dense ORDER BY p <-> point(12, 9)# LIMIT 40'),
+    ('SELECT id FROM fo_dense ORDER BY p <-> point(700, 300)# LIMIT 40')
+  ) v(q)
+  UNION ALL
+  SELECT q, di_run('bitmap', 'fo_dense_kd', q) = di_run('seq', '', q)
+  FROM (VALUES
+    ('SELECT count(*) FROM fo_dense WHERE p <@ box ''(10.5,10.5),(10,10)'''),
+    ('SELECT count(*) FROM fo_dense WHERE p <@ box ''(600,600),(5,5)''')
+  ) v(q)
+$$;
+SET maintenance_work_mem = '1MB';
+CREATE INDEX fo_dense_kd ON fo_dense USING kdgpu (p);
+SELECT trees > 4 AS several_trees, tree_rows FROM kd_index_stats('fo_dense_kd');
+SELECT kd_index_check('fo_dense_kd');
+SELECT * FROM fo_dense_compare();
+ALTER TABLE fo_dense SET (parallel_workers = 2);
+SET max_parallel_maintenance_workers = 2;
+REINDEX INDEX fo_dense_kd;
+RESET max_parallel_maintenance_workers;
+RESET maintenance_work_mem;
+SELECT trees > 4 AS several_trees, tree_rows FROM kd_index_stats('fo_dense_kd');
+SELECT kd_index_check('fo_dense_kd');
+SELECT * FROM fo_dense_compare();
+DROP TABLE fo_dense;
+DROP FUNCTION fo_dense_compare;
 
 DROP TABLE fo_pts;
 DROP FUNCTION fo_compare, fo_counts, fo_scan_across_flush, di_run;

@@ -86,6 +86,8 @@
 #define KDAM_PHASE_TREE		2
 #define KDAM_PHASE_WRITE	3
 #define KDAM_PHASE_SORT		4
+#define KDAM_PHASE_SCAN		5
+#define KDAM_PHASE_READ		6
 
 /* strategies of the operator classes */
 #define KDAM_STRATEGY_IN_BOX		1	/* point <@ box */

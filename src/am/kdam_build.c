@@ -10,29 +10,31 @@
  * enough, else on the CPU, sorting the arrays read in place) and written
  * to block pages after the metapage (kdam_tree.c).
  *
- * When they do not, every point goes to a tuplesort keyed by its place on
- * a Z-order curve over the box of the points read until then (widened by
- * an eighth on each side; points outside it sort before or after by their
- * bits), which spills to disk within half of maintenance_work_mem.  The
- * sorted points are then cut into runs that fit in the other half, each
- * ended where the curve leaves the largest cell of its binary partition
- * that it can (tree_cut), and each run is built and written as a tree of
- * the forest.  When the planner grants workers, they and the leader scan
- * and sort the table together (kdam_build_parallel.c) and the leader
- * builds the forest from the merged sort the same way.  Each tree so
- * covers a compact part of space, and a search enters few of them: at 1M
- * uniform points and 6.4 MB (the trees of 10M points at 64 MB), a radius
- * query of about 10 rows read 10.1 index pages (metapage and forest page
- * included) where runs cut at a fixed count on a curve over the raw bits
- * (whose first cells are strips along the axes, gathered into a tree whose
- * box spans the table) read 13.8, and one tree 7.5.  Cutting anywhere in a
- * run rather than in its second half (so that every tree is a cell, not a
- * cell and part of the next: an L whose box overlaps its neighbours'), at
- * 10M points and 64 MB on the 2-core machine: 43 trees and 29609 pages
- * against 37 and 29791, 12.2 buffer reads per radius query of about 10
- * rows against 12.9 (0.0215 ms against 0.024), 15.7 per LIMIT 10 against
- * 16.4.  (Cuts once preferred tree sizes that filled their pages; since
- * every size does, kdam_tree.c, they follow the cells alone.)
+ * When they do not, every point goes to a file of its cell of a Z-order
+ * curve over the box of the points read until then (widened by an eighth
+ * on each side; points outside it go to a cell of their own), and the
+ * forest is built a group of consecutive cells at a time
+ * (kdam_build_cells.c).  When the planner grants workers, they and the
+ * leader scan the table and write the cells together
+ * (kdam_build_parallel.c).  The points of a cell too large for one tree,
+ * and those outside the box, go through a tuplesort keyed by their place
+ * on the curve (points outside the box sort before or after by their
+ * bits), in half of maintenance_work_mem; the sorted points are cut into
+ * runs that fit in the other half, each ended where the curve leaves the
+ * largest cell of its binary partition that it can (tree_cut), and each
+ * run is built and written as a tree of the forest.  Each tree so covers
+ * a compact part of space, and a search enters few of them.  When every
+ * tree came from such runs: at 1M uniform points and 6.4 MB (the trees of
+ * 10M points at 64 MB), a radius query of about 10 rows read 10.1 index
+ * pages (metapage and forest page included) where runs cut at a fixed
+ * count on a curve over the raw bits (whose first cells are strips along
+ * the axes, gathered into a tree whose box spans the table) read 13.8,
+ * and one tree 7.5.  Cutting anywhere in a run rather than in its second
+ * half (so that every tree is a cell, not a cell and part of the next: an
+ * L whose box overlaps its neighbours'), at 10M points and 64 MB on the
+ * 2-core machine: 43 trees and 29609 pages against 37 and 29791, 12.2
+ * buffer reads per radius query of about 10 rows against 12.9 (0.0215 ms
+ * against 0.024), 15.7 per LIMIT 10 against 16.4.
  *
  * The trees' pages and the chains after them are built in memory and
  * written straight to the relation's storage, each logged as a new page,
@@ -41,7 +43,8 @@
  * log_newpage_range.  NULL rows go to the null
  * chain, and rows whose value the tree cannot hold to the outside chain
  * (kdam_outside.c).  pg_stat_progress_create_index shows the table scan,
- * the sort, and each tree's build and write, with points done and total.
+ * the reading of each group of cells or the sort of a cell, and each
+ * tree's build and write, with points done and total.
  */
 #include "postgres.h"
 
@@ -167,26 +170,44 @@ curve_key(int64 key)
 }
 
 /*
- * Put a row's record into the sort: its key (the largest for rows not on
- * the curve) and an item of its tag and record.
+ * The cell of point p among the 2^bits cells of the curve inside its box
+ * (bs->cells), or 2^bits for a point outside the box: the key's bits after
+ * the 2 * dim bits that say where each coordinate lies against the box.
  */
-static void
-sort_put(KdamBuildState *bs, int tag, uint64 key, const void *rec, Size size)
+int
+kdam_build_cell(const KdamBuildState *bs, const double *p)
 {
-	/* ref, kind and box, payload: the largest record (outrec) */
+	uint64		key = zorder_key(bs, p);
+	int			shift = 64 - 2 * bs->dim;
+	int			bits = bs->cells->bits;
+
+	/* inside the box: each coordinate's top two bits are 01 (curve_coord) */
+	if ((key >> shift) != ((UINT64CONST(1) << bs->dim) - 1))
+		return 1 << bits;
+	return (int) ((key << (2 * bs->dim)) >> (64 - bits));
+}
+
+/*
+ * Put a point's record (ref, coords, payload) into the sort, keyed by its
+ * place on the curve.
+ */
+void
+kdam_build_sort_put(KdamBuildState *bs, const char *rec)
+{
+	double		coords[KD_MAX_DIM];
 	union
 	{
-		char		data[VARHDRSZ + 1 +
-						 sizeof(uint64) * (2 + KDAM_OUTSIDE_COORDS + INDEX_MAX_KEYS)];
+		char		data[VARHDRSZ + sizeof(uint64) * (1 + KD_MAX_DIM + INDEX_MAX_KEYS)];
 		int32		align;
 	}			item;
+	Size		size = kdam_pending_record_size(bs->dim, bs->words);
 
-	Assert(size <= sizeof(item.data) - VARHDRSZ - 1);
-	SET_VARSIZE(item.data, VARHDRSZ + 1 + size);
-	VARDATA(item.data)[0] = (char) tag;
-	memcpy(VARDATA(item.data) + 1, rec, size);
+	Assert(size <= sizeof(item.data) - VARHDRSZ);
+	memcpy(coords, rec + sizeof(uint64), sizeof(double) * bs->dim);
+	SET_VARSIZE(item.data, VARHDRSZ + size);
+	memcpy(VARDATA(item.data), rec, size);
 	ExecClearTuple(bs->putslot);
-	bs->putslot->tts_values[0] = Int64GetDatum(sort_key(key));
+	bs->putslot->tts_values[0] = Int64GetDatum(sort_key(zorder_key(bs, coords)));
 	bs->putslot->tts_values[1] = PointerGetDatum(item.data);
 	bs->putslot->tts_isnull[0] = false;
 	bs->putslot->tts_isnull[1] = false;
@@ -194,42 +215,26 @@ sort_put(KdamBuildState *bs, int tag, uint64 key, const void *rec, Size size)
 	tuplesort_puttupleslot(bs->sort, bs->putslot);
 }
 
-/* Put a point into the sort: its key, then (ref, coords, payload). */
-static void
-sort_put_point(KdamBuildState *bs, const double *coords, uint64 ref,
-			   const uint64 *payload)
-{
-	uint64		rec[1 + KD_MAX_DIM + INDEX_MAX_KEYS + 1];
-
-	rec[0] = ref;
-	memcpy(rec + 1, coords, sizeof(double) * bs->dim);
-	memcpy(rec + 1 + bs->dim, payload, sizeof(uint64) * bs->words);
-	sort_put(bs, KDAM_SORT_POINT, zorder_key(bs, coords), rec,
-			 kdam_pending_record_size(bs->dim, bs->words));
-	bs->nsorted++;
-}
-
 /*
  * Keep a NULL row's or an outside row's record: in its chain's buffer, or
- * in the sort for a participant of a parallel build.
+ * in the participant's file for the leader in a parallel build.
  */
 static void
 keep_record(KdamBuildState *bs, int tag, const void *rec, Size size)
 {
-	if (bs->sort_all)
-		sort_put(bs, tag, PG_UINT64_MAX, rec, size);
+	if (bs->cells && bs->cells->fileset)
+		kdam_cells_put_extra(bs, tag, rec, size);
 	else
-		appendBinaryStringInfo(tag == KDAM_SORT_NULL ? &bs->nulls : &bs->outside,
+		appendBinaryStringInfo(tag == KDAM_EXTRA_NULL ? &bs->nulls : &bs->outside,
 							   rec, size);
 }
 
 /*
- * Start the build's sort, of workmem kilobytes, as a participant of a
- * parallel sort when coordinate is set: tuples (key int8, item bytea)
- * ordered by key.
+ * Start a sort of points in half of maintenance_work_mem: tuples (key
+ * int8, record bytea) ordered by key.
  */
 void
-kdam_build_sort_begin(KdamBuildState *bs, int workmem, SortCoordinate coordinate)
+kdam_build_sort_begin(KdamBuildState *bs)
 {
 	TupleDesc	desc = CreateTemplateTupleDesc(2);
 	AttrNumber	keycol = 1;
@@ -238,12 +243,12 @@ kdam_build_sort_begin(KdamBuildState *bs, int workmem, SortCoordinate coordinate
 	bool		nulls_first = false;
 
 	TupleDescInitEntry(desc, 1, "key", INT8OID, -1, 0);
-	TupleDescInitEntry(desc, 2, "item", BYTEAOID, -1, 0);
+	TupleDescInitEntry(desc, 2, "record", BYTEAOID, -1, 0);
 	bs->putslot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
 	bs->getslot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
 	bs->sort = tuplesort_begin_heap(desc, 1, &keycol, &lt, &collation,
-									&nulls_first, Max(64, workmem), coordinate,
-									TUPLESORT_NONE);
+									&nulls_first, Max(64, (int) (bs->limit / 2048)),
+									NULL, TUPLESORT_NONE);
 }
 
 /*
@@ -263,13 +268,12 @@ kdam_build_widen_box(KdamBuildState *bs)
 }
 
 /*
- * The points have outgrown memory: start the sort, within half of
- * maintenance_work_mem, and move the points read so far into it.
+ * The points have outgrown memory: take the box of the points read so far
+ * for the curve's, widened, and move them to the cells.
  */
 static void
-start_sort(KdamBuildState *bs)
+start_cells(KdamBuildState *bs)
 {
-	kdam_build_sort_begin(bs, (int) (bs->limit / 2048), NULL);
 	for (int j = 0; j < bs->dim; j++)
 	{
 		bs->lo[j] = get_float8_infinity();
@@ -281,9 +285,10 @@ start_sort(KdamBuildState *bs)
 		}
 	}
 	kdam_build_widen_box(bs);
+	kdam_cells_begin(bs, kdam_cells_bits(bs->limit, 1), NULL, 0);
 	for (int64 i = 0; i < bs->n; i++)
-		sort_put_point(bs, bs->coords + i * bs->dim, bs->refs[i],
-					   bs->payload + i * bs->words);
+		kdam_cells_put_point(bs, bs->coords + i * bs->dim, bs->refs[i],
+							 bs->payload + i * bs->words);
 	pfree(bs->coords);
 	pfree(bs->refs);
 	if (bs->payload)
@@ -315,7 +320,7 @@ kdam_build_callback(Relation index, ItemPointer tid, Datum *values,
 		rec[0] = kdg_tid_to_ref(tid);
 		if (bs->words > 0)
 			kdam_payload_from_values(index, values, isnull, rec + 1);
-		keep_record(bs, KDAM_SORT_NULL, rec, sizeof(uint64) * (1 + bs->words));
+		keep_record(bs, KDAM_EXTRA_NULL, rec, sizeof(uint64) * (1 + bs->words));
 		bs->nnull++;
 		return;
 	}
@@ -327,22 +332,22 @@ kdam_build_callback(Relation index, ItemPointer tid, Datum *values,
 		if (bs->words > 0)
 			kdam_payload_from_values(index, values, isnull,
 									 outrec + 1 + KDAM_OUTSIDE_COORDS);
-		keep_record(bs, KDAM_SORT_OUTSIDE, outrec,
+		keep_record(bs, KDAM_EXTRA_OUTSIDE, outrec,
 					kdam_pending_record_size(KDAM_OUTSIDE_COORDS, bs->words));
 		bs->noutside++;
 		bs->nodd += KdamOutsideKind(box) != KDAM_OUT_EMPTY;
 		return;
 	}
-	if (bs->sort == NULL && bs->n == bs->cap &&
+	if (bs->cells == NULL && bs->n == bs->cap &&
 		kdam_build_memory(bs->n + 1, bs->dim, bs->words) > bs->limit)
-		start_sort(bs);
-	if (bs->sort)
+		start_cells(bs);
+	if (bs->cells)
 	{
 		uint64		payload[INDEX_MAX_KEYS + 1];
 
 		if (bs->words > 0)
 			kdam_payload_from_values(index, values, isnull, payload);
-		sort_put_point(bs, coords, kdg_tid_to_ref(tid), payload);
+		kdam_cells_put_point(bs, coords, kdg_tid_to_ref(tid), payload);
 		return;
 	}
 	if (bs->n == bs->cap)
@@ -437,9 +442,6 @@ kdam_write_new_tree(Relation index, double *coords, const uint64 *refs,
 	MemoryContextDelete(tmp);
 }
 
-/* points of a sorted run, however small maintenance_work_mem is */
-#define KDAM_MIN_RUN 1024
-
 /*
  * Where to end a tree among the first n sorted points, of keys keys[]
  * (more: points follow them).  First where the keys' top 2 * dim bits
@@ -482,36 +484,15 @@ tree_cut(const uint64 *keys, int64 n, int dim, bool more)
 }
 
 /*
- * Add a NULL or outside row's record, as a parallel build's merged sort
- * returns it, to its chain's buffer.
+ * Build trees of the npoints points in the sort (kdam_build_sort_begin),
+ * sorted along the curve: trees of at most as many points as fit in half
+ * of maintenance_work_mem, each ended where the curve leaves a cell
+ * (tree_cut); the points after the cut start the next tree.  The sort is
+ * ended.
  */
-static void
-keep_sorted_record(KdamBuildState *bs, int tag, const char *rec, Size size)
-{
-	if (tag == KDAM_SORT_NULL)
-	{
-		appendBinaryStringInfo(&bs->nulls, rec, size);
-		bs->nnull++;
-	}
-	else
-	{
-		double		kind;
-
-		appendBinaryStringInfo(&bs->outside, rec, size);
-		memcpy(&kind, rec + sizeof(uint64), sizeof(double));
-		bs->noutside++;
-		bs->nodd += KdamOutsideKind(&kind) != KDAM_OUT_EMPTY;
-	}
-}
-
-/*
- * Build the forest of the points sorted along the curve: trees of at most
- * as many points as fit in half of maintenance_work_mem, each ended where
- * the curve leaves a cell (tree_cut); the points after the cut start
- * the next tree.
- */
-static void
-build_sorted_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
+void
+kdam_build_sorted_forest(KdamBuildState *bs, int64 npoints, KdamForest *forest,
+						 uint64 *tree_id)
 {
 	/* a point's share of the build, and its key */
 	Size		per = kdam_build_memory(1, bs->dim, bs->words) + sizeof(uint64);
@@ -522,38 +503,30 @@ build_sorted_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
 	uint64	   *payload;
 	uint64	   *keys;
 	int64		have = 0;
-	int64		done = 0;
 	bool		more = true;
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_SORT);
 	tuplesort_performsort(bs->sort);
-	run = Max(Min(run, bs->nsorted), 1);
+	run = Max(Min(run, npoints), 1);
 	coords = palloc_extended(sizeof(double) * bs->dim * run, MCXT_ALLOC_HUGE);
 	refs = palloc_extended(sizeof(uint64) * run, MCXT_ALLOC_HUGE);
 	payload = palloc_extended(sizeof(uint64) * words * run, MCXT_ALLOC_HUGE);
 	keys = palloc_extended(sizeof(uint64) * run, MCXT_ALLOC_HUGE);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs->nsorted);
 	for (;;)
 	{
 		KdamTreeEntry entry;
 		int64		cut;
 		bool		isnull;
 
+		/* the sort's final merge hands out the run */
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_SORT);
 		while (have < run && more &&
 			   (more = tuplesort_gettupleslot(bs->sort, true, false,
 											  bs->getslot, NULL)))
 		{
 			Datum		item = slot_getattr(bs->getslot, 2, &isnull);
-			const char *d = VARDATA_ANY(DatumGetPointer(item));
-			const char *rec = d + 1;
+			const char *rec = VARDATA_ANY(DatumGetPointer(item));
 
-			if (d[0] != KDAM_SORT_POINT)
-			{
-				/* the NULL and outside rows of a parallel build */
-				keep_sorted_record(bs, d[0], rec,
-								   VARSIZE_ANY_EXHDR(DatumGetPointer(item)) - 1);
-				continue;
-			}
 			keys[have] = curve_key(DatumGetInt64(slot_getattr(bs->getslot, 1,
 															  &isnull)));
 			memcpy(refs + have, rec, sizeof(uint64));
@@ -573,10 +546,11 @@ build_sorted_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
 		memmove(refs, refs + cut, sizeof(uint64) * have);
 		memmove(coords, coords + cut * bs->dim, sizeof(double) * bs->dim * have);
 		memmove(payload, payload + cut * bs->words, sizeof(uint64) * bs->words * have);
-		done += cut;
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
+		bs->ndone += cut;
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->ndone);
 	}
 	tuplesort_end(bs->sort);
+	bs->sort = NULL;
 	ExecDropSingleTupleTableSlot(bs->putslot);
 	ExecDropSingleTupleTableSlot(bs->getslot);
 	pfree(coords);
@@ -619,6 +593,7 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	initStringInfo(&bs.nulls);
 	initStringInfo(&bs.outside);
 	bs.limit = (Size) maintenance_work_mem * 1024;
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_SCAN);
 	parallel = kdam_build_parallel_begin(heap, index, indexInfo, &bs,
 										 &reltuples);
 	if (parallel == NULL)
@@ -633,9 +608,9 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 	kdam_lanes_create(index);
 
-	npoints = bs.sort ? bs.nsorted : bs.n;
-	if (bs.sort)
-		build_sorted_forest(&bs, &forest, &tree_id);
+	npoints = bs.cells ? bs.ncells_points : bs.n;
+	if (bs.cells)
+		kdam_cells_build_forest(&bs, &forest, &tree_id);
 	else if (bs.n > 0)
 	{
 		KdamTreeEntry entry;

@@ -1,31 +1,30 @@
 /*
  * kdam_build_parallel.c
  *	  A parallel CREATE INDEX: parallel workers and the leader scan the
- *	  table together and sort its rows along the curve; the leader builds
- *	  the forest from the merged sort.
+ *	  table together and write its points to files of their cells of the
+ *	  curve; the leader builds the forest from every participant's files.
  *
  * A build goes parallel when the planner grants workers for the table
  * (plan_create_index_workers: max_parallel_maintenance_workers, the
  * table's size and its parallel_workers option, and index expressions and
  * predicates safe to run in a worker) and the table's points
- * would not fit in maintenance_work_mem, so that the build would sort
+ * would not fit in maintenance_work_mem, so that the build would spill
  * them anyway.  The leader first reads the table's first blocks
  * (KDAM_BOX_BLOCKS) for the kind of point the index holds and the box of
  * the curve, the part the serial build takes from the points it read
- * before its sort.  Then every participant, the leader too, reads blocks
- * of a parallel heap scan and puts every row into its own sort, a run of
- * a shared tuplesort: the points by their place on the curve, then the
- * NULL rows and the rows outside the trees, tagged so that the merged
- * sort returns them last (kdam_build.h).  The participants share half of
- * maintenance_work_mem; the other half is the leader's, for the merge and
- * the trees.  The leader then builds the forest from the merged sort as
- * the serial build does from its own (kdam_build.c), on the GPU where it
- * builds there: only the leader builds trees and writes pages.
+ * before it spilled.  Then every participant, the leader too, reads blocks
+ * of a parallel heap scan and writes each point to its own file of the
+ * point's cell, in a shared file set, and the NULL rows and the rows
+ * outside the trees to a file of its own (kdam_build_cells.c); the
+ * participants' file buffers take at most a quarter of
+ * maintenance_work_mem.  The leader then builds the forest from every
+ * participant's files as the serial build does from its own, on the GPU
+ * where it builds there: only the leader builds trees and writes pages.
  *
  * The shape follows nbtree's parallel build (nbtsort.c): the same lock
  * modes in the workers, the same snapshot (SnapshotAny, or an MVCC
  * snapshot for CONCURRENTLY), and a condition variable on which the
- * leader waits for every participant's run.
+ * leader waits for every participant's files.
  */
 #include "postgres.h"
 
@@ -50,7 +49,6 @@
 
 /* keys of the parallel build's shared memory */
 #define KDAM_KEY_SHARED		UINT64CONST(0xA000000000000001)
-#define KDAM_KEY_SORT		UINT64CONST(0xA000000000000002)
 #define KDAM_KEY_QUERY		UINT64CONST(0xA000000000000003)
 
 /* table blocks the leader reads first, for the curve's box */
@@ -62,18 +60,20 @@ typedef struct KdamParallelShared
 	Oid			heaprelid;
 	Oid			indexrelid;
 	bool		isconcurrent;
-	int			sortmem;		/* kilobytes for each participant's sort */
+	int			cellbits;		/* the cells' bits (kdam_cells_bits) */
 	int			dim;			/* the points the index holds */
 	int32		srid;
 	int32		zm;
 	double		lo[KD_MAX_DIM]; /* the curve's box */
 	double		hi[KD_MAX_DIM];
+	SharedFileSet fileset;		/* the participants' files of cells */
 
 	ConditionVariable donecv;	/* signalled as each participant ends */
 	slock_t		mutex;			/* protects the fields below */
 	int			ndone;
 	double		reltuples;
 	int64		npoints;
+	int64		counts[KDAM_MAX_CELLS]; /* every participant's points by cell */
 } KdamParallelShared;
 
 #define ParallelTableScanFromShared(shared) \
@@ -123,17 +123,16 @@ box_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 }
 
 /*
- * Read the table's rows in a parallel heap scan and put each into this
- * participant's run of the shared sort (kdam_build_callback, every row);
- * then count the participant done.  progress: report the scan's blocks
- * (the leader).
+ * Read the table's rows in a parallel heap scan and write each to this
+ * participant's files (kdam_build_callback, every row); then add its
+ * counts and count it done.  progress: report the scan's blocks (the
+ * leader, participant 0).
  */
 static void
-participate(KdamParallelShared *shared, Sharedsort *sharedsort, Relation heap,
+participate(KdamParallelShared *shared, int participant, Relation heap,
 			Relation index, IndexInfo *indexInfo, bool progress)
 {
 	KdamBuildState ps;
-	SortCoordinate coordinate = palloc0(sizeof(SortCoordinateData));
 	TableScanDesc scan;
 	double		reltuples;
 
@@ -146,24 +145,22 @@ participate(KdamParallelShared *shared, Sharedsort *sharedsort, Relation heap,
 	ps.zm = shared->zm;
 	memcpy(ps.lo, shared->lo, sizeof(ps.lo));
 	memcpy(ps.hi, shared->hi, sizeof(ps.hi));
-	ps.sort_all = true;
-	coordinate->isWorker = true;
-	coordinate->nParticipants = -1;
-	coordinate->sharedsort = sharedsort;
-	kdam_build_sort_begin(&ps, shared->sortmem, coordinate);
+	kdam_cells_begin(&ps, shared->cellbits, &shared->fileset, participant);
 
 	scan = table_beginscan_parallel(heap, ParallelTableScanFromShared(shared));
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
 									   kdam_build_callback, &ps, scan);
-	tuplesort_performsort(ps.sort);
+	kdam_cells_close(&ps);
 
 	SpinLockAcquire(&shared->mutex);
 	shared->ndone++;
 	shared->reltuples += reltuples;
-	shared->npoints += ps.nsorted;
+	shared->npoints += ps.ncells_points;
+	for (int c = 0; c < KDAM_MAX_CELLS; c++)
+		shared->counts[c] += ps.cells->counts[c];
 	SpinLockRelease(&shared->mutex);
 	ConditionVariableSignal(&shared->donecv);
-	tuplesort_end(ps.sort);
+	pfree(ps.cells);
 }
 
 /* A parallel worker's part of the build. */
@@ -171,7 +168,6 @@ void
 kdam_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 {
 	KdamParallelShared *shared = shm_toc_lookup(toc, KDAM_KEY_SHARED, false);
-	Sharedsort *sharedsort = shm_toc_lookup(toc, KDAM_KEY_SORT, false);
 	LOCKMODE	heaplock = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
 	LOCKMODE	indexlock = shared->isconcurrent ? RowExclusiveLock : AccessExclusiveLock;
 	Relation	heap;
@@ -186,8 +182,8 @@ kdam_parallel_build_main(dsm_segment *seg, shm_toc *toc)
 	index = index_open(shared->indexrelid, indexlock);
 	indexInfo = BuildIndexInfo(index);
 	indexInfo->ii_Concurrent = shared->isconcurrent;
-	tuplesort_attach_shared(sharedsort, seg);
-	participate(shared, sharedsort, heap, index, indexInfo, false);
+	SharedFileSetAttach(&shared->fileset, seg);
+	participate(shared, ParallelWorkerNumber + 1, heap, index, indexInfo, false);
 	index_close(index, indexlock);
 	table_close(heap, heaplock);
 }
@@ -196,7 +192,7 @@ kdam_parallel_build_main(dsm_segment *seg, shm_toc *toc)
  * The workers the planner grants a build of index on heap, counted as for
  * a btree build but without its rule of 32 MB of maintenance_work_mem for
  * each participant: a btree participant sorts in its share, where ours
- * share half of it and hand the leader one sorted run each.
+ * only write files.
  */
 static int
 planned_workers(Relation heap, Relation index)
@@ -215,11 +211,11 @@ planned_workers(Relation heap, Relation index)
 /*
  * Start a parallel build when it pays (see the top of the file): read the
  * first blocks for the box, launch the workers, take part in the scan,
- * and wait for every participant's run; then bs holds the leader's sort,
- * which merges the runs, with the box, the kind of point and the count of
- * points, and *reltuples the table's rows.  NULL when the build is to be
- * serial (bs untouched).  kdam_build_parallel_end ends it, once the
- * leader has read the sort.
+ * and wait for every participant's files; then bs holds the cells, to be
+ * read from every participant's files, with the box, the kind of point
+ * and the count of points, and *reltuples the table's rows.  NULL when the
+ * build is to be serial (bs untouched).  kdam_build_parallel_end ends it,
+ * once the leader has read the files.
  */
 KdamParallelBuild *
 kdam_build_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo,
@@ -230,13 +226,10 @@ kdam_build_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo,
 	KdamBoxScan box;
 	KdamParallelBuild *pb;
 	KdamParallelShared *shared;
-	Sharedsort *sharedsort;
-	SortCoordinate coordinate;
 	ParallelContext *pcxt;
 	int			nworkers;
 	int			nparticipants;
 	Size		estshared;
-	Size		estsort;
 
 	if (!IsNormalProcessingMode() || nblocks == 0)
 		return NULL;
@@ -268,10 +261,8 @@ kdam_build_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo,
 		? RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
 	estshared = add_size(BUFFERALIGN(sizeof(KdamParallelShared)),
 						 table_parallelscan_estimate(heap, pb->snapshot));
-	estsort = tuplesort_estimate_shared(nworkers + 1);
 	shm_toc_estimate_chunk(&pcxt->estimator, estshared);
-	shm_toc_estimate_chunk(&pcxt->estimator, estsort);
-	shm_toc_estimate_keys(&pcxt->estimator, 2);
+	shm_toc_estimate_keys(&pcxt->estimator, 1);
 	if (debug_query_string)
 	{
 		shm_toc_estimate_chunk(&pcxt->estimator, strlen(debug_query_string) + 1);
@@ -284,20 +275,18 @@ kdam_build_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo,
 	shared->heaprelid = RelationGetRelid(heap);
 	shared->indexrelid = RelationGetRelid(index);
 	shared->isconcurrent = indexInfo->ii_Concurrent;
-	shared->sortmem = (int) (bs->limit / 2048 / (nworkers + 1));
+	shared->cellbits = kdam_cells_bits(bs->limit, nworkers + 1);
 	shared->dim = bs->dim;
 	shared->srid = bs->srid;
 	shared->zm = bs->zm;
 	memcpy(shared->lo, bs->lo, sizeof(shared->lo));
 	memcpy(shared->hi, bs->hi, sizeof(shared->hi));
+	SharedFileSetInit(&shared->fileset, pcxt->seg);
 	ConditionVariableInit(&shared->donecv);
 	SpinLockInit(&shared->mutex);
 	table_parallelscan_initialize(heap, ParallelTableScanFromShared(shared),
 								  pb->snapshot);
-	sharedsort = shm_toc_allocate(pcxt->toc, estsort);
-	tuplesort_initialize_shared(sharedsort, nworkers + 1, pcxt->seg);
 	shm_toc_insert(pcxt->toc, KDAM_KEY_SHARED, shared);
-	shm_toc_insert(pcxt->toc, KDAM_KEY_SORT, sharedsort);
 	if (debug_query_string)
 	{
 		char	   *query = shm_toc_allocate(pcxt->toc,
@@ -314,14 +303,13 @@ kdam_build_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo,
 							 RelationGetRelationName(index), nworkers)));
 	/* a worker that failed to start would never count itself done */
 	WaitForParallelWorkersToAttach(pcxt);
-	participate(shared, sharedsort, heap, index, indexInfo, true);
+	participate(shared, 0, heap, index, indexInfo, true);
 	for (;;)
 	{
 		SpinLockAcquire(&shared->mutex);
 		if (shared->ndone == nparticipants)
 		{
 			*reltuples = shared->reltuples;
-			bs->nsorted = shared->npoints;
 			SpinLockRelease(&shared->mutex);
 			break;
 		}
@@ -331,15 +319,14 @@ kdam_build_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo,
 	}
 	ConditionVariableCancelSleep();
 
-	coordinate = palloc0(sizeof(SortCoordinateData));
-	coordinate->isWorker = false;
-	coordinate->nParticipants = nparticipants;
-	coordinate->sharedsort = sharedsort;
-	kdam_build_sort_begin(bs, (int) (bs->limit / 2048), coordinate);
+	kdam_cells_begin(bs, shared->cellbits, &shared->fileset, 0);
+	bs->cells->nparticipants = nparticipants;
+	memcpy(bs->cells->counts, shared->counts, sizeof(shared->counts));
+	bs->ncells_points = shared->npoints;
 	return pb;
 }
 
-/* End a parallel build whose merged sort the leader has read and ended. */
+/* End a parallel build whose files the leader has read. */
 void
 kdam_build_parallel_end(KdamParallelBuild *pb)
 {

@@ -196,6 +196,10 @@ kdam_buildphasename(int64 phasenum)
 			return "writing tree";
 		case KDAM_PHASE_SORT:
 			return "sorting points";
+		case KDAM_PHASE_SCAN:
+			return "scanning table";
+		case KDAM_PHASE_READ:
+			return "reading cells";
 		default:
 			return NULL;
 	}
