@@ -63,6 +63,9 @@ def options(argv):
     p.add_argument("--pgbench-secs", type=int, default=5, help="seconds per pgbench run (5)")
     p.add_argument("--pgbench-warmup", type=int, default=2,
                    help="seconds of each pgbench run left out of its rate (2)")
+    p.add_argument("--pgbench-protocols", default="simple",
+                   help="pgbench query protocols of knn10's throughput, comma-separated: "
+                        "simple, prepared (simple)")
     p.add_argument("--pgbench-runs", type=int, default=None,
                    help="pgbench runs per case (default: --runs, at most 2)")
     p.add_argument("--mixed-secs", type=int, default=60,

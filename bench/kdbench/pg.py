@@ -91,7 +91,7 @@ class Pgbench:
     tps(); with log, latencies() reads its per-transaction log."""
 
     def __init__(self, script, clients, seconds=None, transactions=None, warmup=0,
-                 settings="", log=False):
+                 settings="", log=False, protocol="simple"):
         self.seconds, self.warmup = seconds, warmup
         self.dir = tempfile.mkdtemp(prefix="kdbench-pgbench-")
         path = os.path.join(self.dir, "script.sql")
@@ -100,7 +100,8 @@ class Pgbench:
         env = dict(os.environ)
         if settings:
             env["PGOPTIONS"] = (env.get("PGOPTIONS", "") + " " + settings).strip()
-        cmd = ["pgbench", "-n", "-f", path, "-c", str(clients), "-j", str(clients)]
+        cmd = ["pgbench", "-n", "-M", protocol, "-f", path, "-c", str(clients),
+               "-j", str(clients)]
         if seconds:
             cmd += ["-T", str(int(warmup + seconds)), "-P", "1"]
         else:
@@ -148,10 +149,12 @@ class Pgbench:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def pgbench(script, clients, seconds=None, transactions=None, warmup=0, settings=""):
-    """Run a pgbench script with `clients` clients; returns transactions per
-    second (see Pgbench.tps)."""
-    run = Pgbench(script, clients, seconds, transactions, warmup, settings)
+def pgbench(script, clients, seconds=None, transactions=None, warmup=0, settings="",
+            protocol="simple"):
+    """Run a pgbench script with `clients` clients over a query protocol
+    (pgbench -M); returns transactions per second (see Pgbench.tps)."""
+    run = Pgbench(script, clients, seconds, transactions, warmup, settings,
+                  protocol=protocol)
     try:
         return run.tps()
     finally:

@@ -8,7 +8,8 @@ loads once.  Backend memory: the private memory (Pss_Anon) of a
 session after it ran the latency queries.  Throughput: pgbench with 1 client and
 with --clients clients (default: one per core), query points uniform over
 the data's domain, averaged over --pgbench-secs seconds after
---pgbench-warmup seconds.
+--pgbench-warmup seconds, over the simple query protocol and any other of
+--pgbench-protocols (prepared: parsed and planned once per connection).
 floor-ctid: pgbench alone, fetching 10 random rows of the kdgpu table by
 ctid (a TID scan, no index): what a LIMIT 10 costs outside any index (the
 protocol, the executor and 10 heap pages), against which an index's share
@@ -70,22 +71,28 @@ def floor_script(tb):
     blocks = int(pg.value("SELECT relpages FROM pg_class WHERE oid = %s::regclass"
                           % pg.quote(tb.t("kd"))))
     script = "".join("\\set b%d random(0, %d)\n" % (j, max(0, blocks - 2)) for j in range(10))
-    tids = ",".join('"(:b%d,1)"' % j for j in range(10))
-    return script + "SELECT id FROM %s WHERE ctid = ANY('{%s}'::tid[]);\n" % (tb.t("kd"), tids)
+    tids = ", ".join("'(' || :b%d || ',1)'" % j for j in range(10))
+    return script + "SELECT id FROM %s WHERE ctid = ANY(ARRAY[%s]::tid[]);\n" % (
+        tb.t("kd"), tids)
 
 
 def _pgbench_rows(ctx, tb, system, script, note):
-    """Result rows of pgbench runs of script, 1 client and --clients."""
+    """Result rows of pgbench runs of script, 1 client and --clients, in
+    each of --pgbench-protocols (the simple protocol's case names carry no
+    protocol)."""
     rows = []
-    for c in sorted({1, ctx.args.clients}):
-        tps = []
-        for i in range(ctx.args.pgbench_runs):
-            ctx.log("%s: pgbench, %d client%s, run %d" % (system, c, "s"[:c > 1], i + 1))
-            tps.append(pg.pgbench(script, c, seconds=ctx.args.pgbench_secs,
-                                  transactions=ctx.args.pgbench_transactions,
-                                  warmup=ctx.args.pgbench_warmup))
-        rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "pgbench c=%d" % c, system,
-                                  "tps", tps, "tps", note=note))
+    for protocol in ctx.args.pgbench_protocols.split(","):
+        suffix = "" if protocol == "simple" else " " + protocol
+        for c in sorted({1, ctx.args.clients}):
+            tps = []
+            for i in range(ctx.args.pgbench_runs):
+                ctx.log("%s: pgbench%s, %d client%s, run %d"
+                        % (system, suffix, c, "s"[:c > 1], i + 1))
+                tps.append(pg.pgbench(script, c, seconds=ctx.args.pgbench_secs,
+                                      transactions=ctx.args.pgbench_transactions,
+                                      warmup=ctx.args.pgbench_warmup, protocol=protocol))
+            rows.append(ctx.store.row(tb.ds.name, tb.n, NAME, "pgbench c=%d%s" % (c, suffix),
+                                      system, "tps", tps, "tps", note=note))
     return rows
 
 
