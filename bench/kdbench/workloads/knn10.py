@@ -71,7 +71,8 @@ def floor_script(tb):
     blocks = int(pg.value("SELECT relpages FROM pg_class WHERE oid = %s::regclass"
                           % pg.quote(tb.t("kd"))))
     script = "".join("\\set b%d random(0, %d)\n" % (j, max(0, blocks - 2)) for j in range(10))
-    tids = ", ".join("'(' || :b%d || ',1)'" % j for j in range(10))
+    # text || text folds to a constant where the simple protocol puts the number
+    tids = ", ".join("'(' || :b%d::text || ',1)'" % j for j in range(10))
     return script + "SELECT id FROM %s WHERE ctid = ANY(ARRAY[%s]::tid[]);\n" % (
         tb.t("kd"), tids)
 
