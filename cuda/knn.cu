@@ -136,7 +136,9 @@ knn_slice_scale(int k)
  * 11.8 ms (bench/results/h200-engine-order); the 2-D kernels with
  * closest-point bounds spill there, and 10M uniform queries against
  * clustered 2-D data went 18.9 -> 19.3 ms.  Higher dimensions and
- * capacities spill at 64.
+ * capacities spill at 64.  More blocks for uniform 2-D All-kNN spill:
+ * 10 (48 registers) and 12 (40) took 13.2 and 19.0 ms of kernels against
+ * 11.6 ms at 9 (bench/results/h200-u2-regs).
  */
 #define KNN_LIST_MIN_BLOCKS(DIM, K, CCT) \
 	((DIM) <= 2 && (K) <= 10 && !(CCT) ? 9 : (DIM) <= 3 && (K) <= 10 ? 8 : 1)
