@@ -268,5 +268,56 @@ SELECT * FROM fo_dense_compare();
 DROP TABLE fo_dense;
 DROP FUNCTION fo_dense_compare;
 
+-- float8[] points of 3 and 8 dimensions larger than maintenance_work_mem:
+-- each coordinate takes its share of a cell's bits; serially and in
+-- parallel, answers stay those of a sequential scan
+CREATE TABLE fo_vec (id int, v float8[]) WITH (autovacuum_enabled = false);
+INSERT INTO fo_vec SELECT i, ARRAY[random() * 100, random() * 100, round(random() * 50)]
+  FROM generate_series(1, 30000) i;
+CREATE TABLE fo_vec8 (id int, v float8[]) WITH (autovacuum_enabled = false);
+INSERT INTO fo_vec8 SELECT i, ARRAY(SELECT round((random() * 10)::numeric, 1)::float8 + i * 0
+                                    FROM generate_series(1, 8))
+  FROM generate_series(1, 20000) i;
+CREATE FUNCTION fo_vec_compare() RETURNS TABLE (query text, equal boolean)
+LANGUAGE sql AS $$
+  SELECT q, di_run('index', CASE WHEN q LIKE '%fo_vec8%' THEN 'fo_vec8_kd' ELSE 'fo_vec_kd' END,
+                   replace(q, '#', ''))
+          = di_run('seq', '', replace(q, '#', ', ctid'))
+  FROM (VALUES
+    ('SELECT id FROM fo_vec ORDER BY v <-> ARRAY[50, 50, 25]::float8[]# LIMIT 60'),
+    ('SELECT id FROM fo_vec ORDER BY v <-> ARRAY[-10, 120, 0]::float8[]# LIMIT 30'),
+    ('SELECT id FROM fo_vec8 ORDER BY v <-> ARRAY[5, 5, 5, 5, 5, 5, 5, 5]::float8[]# LIMIT 60'),
+    ('SELECT id FROM fo_vec8 ORDER BY v <-> ARRAY[0, 10, 0, 10, 0, 10, 0, 10]::float8[]# LIMIT 30')
+  ) v(q)
+  UNION ALL
+  SELECT q, di_run('bitmap', CASE WHEN q LIKE '%fo_vec8%' THEN 'fo_vec8_kd' ELSE 'fo_vec_kd' END, q)
+          = di_run('seq', '', q)
+  FROM (VALUES
+    ('SELECT count(*) FROM fo_vec WHERE v <@ kd_ball(ARRAY[30, 70, 10], 9)'),
+    ('SELECT count(*) FROM fo_vec WHERE v <@ kd_rect(ARRAY[10, 10, 0], ARRAY[40, 20, 20])'),
+    ('SELECT count(*) FROM fo_vec8 WHERE v <@ kd_ball(ARRAY[5, 5, 5, 5, 5, 5, 5, 5], 7)')
+  ) v(q)
+$$;
+SET maintenance_work_mem = '1MB';
+CREATE INDEX fo_vec_kd ON fo_vec USING kdgpu (v);
+CREATE INDEX fo_vec8_kd ON fo_vec8 USING kdgpu (v);
+SELECT trees > 2 AS several_trees, tree_rows FROM kd_index_stats('fo_vec_kd');
+SELECT trees > 2 AS several_trees, tree_rows FROM kd_index_stats('fo_vec8_kd');
+SELECT kd_index_check('fo_vec_kd'), kd_index_check('fo_vec8_kd');
+SELECT * FROM fo_vec_compare();
+ALTER TABLE fo_vec SET (parallel_workers = 2);
+ALTER TABLE fo_vec8 SET (parallel_workers = 2);
+SET max_parallel_maintenance_workers = 2;
+REINDEX INDEX fo_vec_kd;
+REINDEX INDEX fo_vec8_kd;
+RESET max_parallel_maintenance_workers;
+RESET maintenance_work_mem;
+SELECT trees > 2 AS several_trees, tree_rows FROM kd_index_stats('fo_vec_kd');
+SELECT trees > 2 AS several_trees, tree_rows FROM kd_index_stats('fo_vec8_kd');
+SELECT kd_index_check('fo_vec_kd'), kd_index_check('fo_vec8_kd');
+SELECT * FROM fo_vec_compare();
+DROP TABLE fo_vec, fo_vec8;
+DROP FUNCTION fo_vec_compare;
+
 DROP TABLE fo_pts;
 DROP FUNCTION fo_compare, fo_counts, fo_scan_across_flush, di_run;

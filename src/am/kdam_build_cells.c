@@ -45,6 +45,9 @@
 /* words of the largest record: the ref, coordinates or a box, the payload */
 #define KDAM_RECORD_WORDS (1 + Max(KD_MAX_DIM, KDAM_OUTSIDE_COORDS) + INDEX_MAX_KEYS)
 
+/* points' records read back at a time */
+#define KDAM_READ_RECORDS 512
+
 /*
  * Bits of cells for nparticipants writers of files whose buffers (a block
  * each: the cells', the outside cell's and the extra rows') fit in a
@@ -207,6 +210,23 @@ read_record(BufFile *file, void *rec, Size size)
 }
 
 /*
+ * Read up to KDAM_READ_RECORDS points' records of size bytes into buf;
+ * returns how many, 0 at the file's end.
+ */
+static int
+read_points(BufFile *file, uint64 *buf, Size size)
+{
+	size_t		got = BufFileRead(file, buf, size * KDAM_READ_RECORDS);
+
+	if (got % size != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read from temporary file: read %zu bytes, not a multiple of %zu",
+						got, size)));
+	return (int) (got / size);
+}
+
+/*
  * Keep the NULL and outside rows that the parallel participants wrote, in
  * their chains' buffers, counted.
  */
@@ -264,7 +284,7 @@ build_group(KdamBuildState *bs, int first, int end, int64 n,
 										 MCXT_ALLOC_HUGE);
 	uint64	   *refs = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
 	uint64	   *payload = NULL;
-	uint64		rec[KDAM_RECORD_WORDS];
+	uint64	   *buf = palloc(size * KDAM_READ_RECORDS);
 	int64		have = 0;
 	KdamTreeEntry entry;
 
@@ -279,16 +299,20 @@ build_group(KdamBuildState *bs, int first, int end, int64 n,
 
 			if (file == NULL)
 				continue;
-			while (read_record(file, rec, size))
+			for (int got; (got = read_points(file, buf, size)) > 0;)
 			{
-				if (have == n)
+				if (got > n - have)
 					elog(ERROR, "kdgpu build: cells hold more points than counted");
-				refs[have] = rec[0];
-				memcpy(coords + have * bs->dim, rec + 1, sizeof(double) * bs->dim);
-				if (payload)
-					memcpy(payload + have * bs->words, rec + 1 + bs->dim,
-						   sizeof(uint64) * bs->words);
-				have++;
+				for (int i = 0; i < got; i++, have++)
+				{
+					const uint64 *rec = buf + i * (size / sizeof(uint64));
+
+					refs[have] = rec[0];
+					memcpy(coords + have * bs->dim, rec + 1, sizeof(double) * bs->dim);
+					if (payload)
+						memcpy(payload + have * bs->words, rec + 1 + bs->dim,
+							   sizeof(uint64) * bs->words);
+				}
 			}
 			close_file(cells, file, cell);
 		}
@@ -301,6 +325,7 @@ build_group(KdamBuildState *bs, int first, int end, int64 n,
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->ndone);
 	pfree(coords);
 	pfree(refs);
+	pfree(buf);
 	if (payload)
 		pfree(payload);
 }
@@ -315,7 +340,7 @@ build_sorted_cell(KdamBuildState *bs, int cell, KdamForest *forest,
 {
 	KdamCells  *cells = bs->cells;
 	Size		size = kdam_pending_record_size(bs->dim, bs->words);
-	uint64		rec[KDAM_RECORD_WORDS];
+	uint64	   *buf = palloc(size * KDAM_READ_RECORDS);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_SORT);
 	kdam_build_sort_begin(bs);
@@ -325,10 +350,12 @@ build_sorted_cell(KdamBuildState *bs, int cell, KdamForest *forest,
 
 		if (file == NULL)
 			continue;
-		while (read_record(file, rec, size))
-			kdam_build_sort_put(bs, (const char *) rec);
+		for (int got; (got = read_points(file, buf, size)) > 0;)
+			for (int i = 0; i < got; i++)
+				kdam_build_sort_put(bs, (const char *) (buf + i * (size / sizeof(uint64))));
 		close_file(cells, file, cell);
 	}
+	pfree(buf);
 	kdam_build_sorted_forest(bs, cells->counts[cell], forest, tree_id);
 }
 
