@@ -216,8 +216,31 @@ kdam_build_sort_put(KdamBuildState *bs, const char *rec)
 }
 
 /*
- * Keep a NULL row's or an outside row's record: in its chain's buffer, or
- * in the participant's file for the leader in a parallel build.
+ * Keep a NULL row's (KDAM_EXTRA_NULL) or an outside row's record in its
+ * chain's buffer, counted.
+ */
+void
+kdam_build_keep_row(KdamBuildState *bs, int tag, const void *rec, Size size)
+{
+	if (tag == KDAM_EXTRA_NULL)
+	{
+		appendBinaryStringInfo(&bs->nulls, rec, size);
+		bs->nnull++;
+	}
+	else
+	{
+		double		kind;
+
+		appendBinaryStringInfo(&bs->outside, rec, size);
+		memcpy(&kind, (const char *) rec + sizeof(uint64), sizeof(double));
+		bs->noutside++;
+		bs->nodd += KdamOutsideKind(&kind) != KDAM_OUT_EMPTY;
+	}
+}
+
+/*
+ * Keep a NULL row's or an outside row's record (kdam_build_keep_row), or
+ * write it to the participant's file for the leader in a parallel build.
  */
 static void
 keep_record(KdamBuildState *bs, int tag, const void *rec, Size size)
@@ -225,8 +248,7 @@ keep_record(KdamBuildState *bs, int tag, const void *rec, Size size)
 	if (bs->cells && bs->cells->fileset)
 		kdam_cells_put_extra(bs, tag, rec, size);
 	else
-		appendBinaryStringInfo(tag == KDAM_EXTRA_NULL ? &bs->nulls : &bs->outside,
-							   rec, size);
+		kdam_build_keep_row(bs, tag, rec, size);
 }
 
 /*
@@ -321,7 +343,6 @@ kdam_build_callback(Relation index, ItemPointer tid, Datum *values,
 		if (bs->words > 0)
 			kdam_payload_from_values(index, values, isnull, rec + 1);
 		keep_record(bs, KDAM_EXTRA_NULL, rec, sizeof(uint64) * (1 + bs->words));
-		bs->nnull++;
 		return;
 	}
 	if (!kdam_classify_row(bs->type, values[0], &bs->dim, &bs->srid, &bs->zm,
@@ -334,8 +355,6 @@ kdam_build_callback(Relation index, ItemPointer tid, Datum *values,
 									 outrec + 1 + KDAM_OUTSIDE_COORDS);
 		keep_record(bs, KDAM_EXTRA_OUTSIDE, outrec,
 					kdam_pending_record_size(KDAM_OUTSIDE_COORDS, bs->words));
-		bs->noutside++;
-		bs->nodd += KdamOutsideKind(box) != KDAM_OUT_EMPTY;
 		return;
 	}
 	if (bs->cells == NULL && bs->n == bs->cap &&
@@ -505,7 +524,6 @@ kdam_build_sorted_forest(KdamBuildState *bs, int64 npoints, KdamForest *forest,
 	int64		have = 0;
 	bool		more = true;
 
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_SORT);
 	tuplesort_performsort(bs->sort);
 	run = Max(Min(run, npoints), 1);
 	coords = palloc_extended(sizeof(double) * bs->dim * run, MCXT_ALLOC_HUGE);
@@ -608,7 +626,7 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 	kdam_lanes_create(index);
 
-	npoints = bs.cells ? bs.ncells_points : bs.n;
+	npoints = bs.cells ? kdam_cells_points(bs.cells) : bs.n;
 	if (bs.cells)
 		kdam_cells_build_forest(&bs, &forest, &tree_id);
 	else if (bs.n > 0)

@@ -72,7 +72,6 @@ typedef struct KdamBuildState
 	int32		srid;			/* PostGIS types: of the first point */
 	int32		zm;
 	KdamCells  *cells;			/* the points, once they outgrow memory */
-	int64		ncells_points;	/* points written to the cells */
 	int64		ndone;			/* points in the trees written */
 	Tuplesortstate *sort;		/* a sorted part of the cells' points */
 	TupleTableSlot *putslot;	/* a sort item being put (virtual) */
@@ -84,6 +83,8 @@ typedef struct KdamBuildState
 extern void kdam_build_callback(Relation index, ItemPointer tid, Datum *values,
 								bool *isnull, bool tupleIsAlive, void *state);
 extern void kdam_build_widen_box(KdamBuildState *bs);
+extern void kdam_build_keep_row(KdamBuildState *bs, int tag, const void *rec,
+								Size size);
 extern void kdam_build_sort_begin(KdamBuildState *bs);
 extern void kdam_build_sort_put(KdamBuildState *bs, const char *rec);
 extern void kdam_build_sorted_forest(KdamBuildState *bs, int64 npoints,
@@ -99,6 +100,7 @@ extern void kdam_cells_put_point(KdamBuildState *bs, const double *coords,
 extern void kdam_cells_put_extra(KdamBuildState *bs, int tag, const void *rec,
 								 Size size);
 extern void kdam_cells_close(KdamBuildState *bs);
+extern int64 kdam_cells_points(const KdamCells *cells);
 extern void kdam_cells_build_forest(KdamBuildState *bs, KdamForest *forest,
 									uint64 *tree_id);
 

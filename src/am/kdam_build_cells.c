@@ -120,7 +120,6 @@ kdam_cells_put_point(KdamBuildState *bs, const double *coords, uint64 ref,
 	BufFileWrite(cells->files[cell], rec,
 				 kdam_pending_record_size(bs->dim, bs->words));
 	cells->counts[cell]++;
-	bs->ncells_points++;
 }
 
 /*
@@ -159,6 +158,17 @@ kdam_cells_close(KdamBuildState *bs)
 		BufFileClose(cells->extra);
 		cells->extra = NULL;
 	}
+}
+
+/* The points written to the cells. */
+int64
+kdam_cells_points(const KdamCells *cells)
+{
+	int64		n = 0;
+
+	for (int c = 0; c < KDAM_MAX_CELLS; c++)
+		n += cells->counts[c];
+	return n;
 }
 
 /*
@@ -227,8 +237,8 @@ read_points(BufFile *file, uint64 *buf, Size size)
 }
 
 /*
- * Keep the NULL and outside rows that the parallel participants wrote, in
- * their chains' buffers, counted.
+ * Keep the NULL and outside rows that the parallel participants wrote
+ * (kdam_build_keep_row).
  */
 static void
 read_extra(KdamBuildState *bs)
@@ -245,26 +255,13 @@ read_extra(KdamBuildState *bs)
 			continue;
 		while (read_record(file, &tag, 1))
 		{
-			if (tag == KDAM_EXTRA_NULL)
-			{
-				Size		size = kdam_pending_record_size(0, bs->words);
-
-				if (!read_record(file, rec, size))
-					elog(ERROR, "kdgpu build: a NULL row's record is cut short");
-				appendBinaryStringInfo(&bs->nulls, (char *) rec, size);
-				bs->nnull++;
-			}
-			else
-			{
-				Size		size = kdam_pending_record_size(KDAM_OUTSIDE_COORDS,
+			Size		size = kdam_pending_record_size(tag == KDAM_EXTRA_NULL ?
+															0 : KDAM_OUTSIDE_COORDS,
 															bs->words);
 
-				if (!read_record(file, rec, size))
-					elog(ERROR, "kdgpu build: an outside row's record is cut short");
-				appendBinaryStringInfo(&bs->outside, (char *) rec, size);
-				bs->noutside++;
-				bs->nodd += KdamOutsideKind((double *) (rec + 1)) != KDAM_OUT_EMPTY;
-			}
+			if (!read_record(file, rec, size))
+				elog(ERROR, "kdgpu build: a NULL or outside row's record is cut short");
+			kdam_build_keep_row(bs, tag, rec, size);
 		}
 		BufFileClose(file);
 	}
@@ -395,7 +392,7 @@ kdam_cells_build_forest(KdamBuildState *bs, KdamForest *forest, uint64 *tree_id)
 	if (cells->fileset)
 		read_extra(bs);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
-								 bs->ncells_points);
+								 kdam_cells_points(cells));
 	for (int first = 0; first < ninside;)
 	{
 		int			end = first;

@@ -72,7 +72,6 @@ typedef struct KdamParallelShared
 	slock_t		mutex;			/* protects the fields below */
 	int			ndone;
 	double		reltuples;
-	int64		npoints;
 	int64		counts[KDAM_MAX_CELLS]; /* every participant's points by cell */
 } KdamParallelShared;
 
@@ -155,7 +154,6 @@ participate(KdamParallelShared *shared, int participant, Relation heap,
 	SpinLockAcquire(&shared->mutex);
 	shared->ndone++;
 	shared->reltuples += reltuples;
-	shared->npoints += ps.ncells_points;
 	for (int c = 0; c < KDAM_MAX_CELLS; c++)
 		shared->counts[c] += ps.cells->counts[c];
 	SpinLockRelease(&shared->mutex);
@@ -322,7 +320,6 @@ kdam_build_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo,
 	kdam_cells_begin(bs, shared->cellbits, &shared->fileset, 0);
 	bs->cells->nparticipants = nparticipants;
 	memcpy(bs->cells->counts, shared->counts, sizeof(shared->counts));
-	bs->ncells_points = shared->npoints;
 	return pb;
 }
 
