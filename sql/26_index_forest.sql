@@ -13,6 +13,14 @@ SELECT setseed(0.25);
 \set di_run_file :abs_srcdir '/sql/include/di_run.sql'
 \i :di_run_file
 
+-- an ordered query's rows through index idx equal a sequential scan's; #
+-- is where the sequential scan's sort adds ctid
+CREATE FUNCTION fo_ordered_equal(idx text, q text) RETURNS boolean
+LANGUAGE sql AS $$
+  SELECT di_run('index', idx, replace(q, '#', ''))
+         = di_run('seq', '', replace(q, '#', ', ctid'))
+$$;
+
 -- clusters and a uniform spread, an INCLUDE column, NULL and NaN rows
 CREATE TABLE fo_pts (id int, tag int, p point) WITH (autovacuum_enabled = false);
 INSERT INTO fo_pts SELECT i, i % 7,
@@ -30,11 +38,10 @@ SELECT trees > 4 AS several_trees, tree_rows, pending_rows, null_rows, outside_r
   FROM kd_index_stats('fo_kd');
 SELECT kd_index_check('fo_kd');
 
--- ordered queries: # is where the sequential scan's sort adds ctid
+-- ordered queries
 CREATE FUNCTION fo_compare() RETURNS TABLE (query text, equal boolean)
 LANGUAGE sql AS $$
-  SELECT q, di_run('index', 'fo_kd', replace(q, '#', ''))
-          = di_run('seq', '', replace(q, '#', ', ctid'))
+  SELECT q, fo_ordered_equal('fo_kd', q)
   FROM (VALUES
     ('SELECT id FROM fo_pts ORDER BY p <-> point(500, 500)# LIMIT 80'),
     ('SELECT id FROM fo_pts ORDER BY p <-> point(0, 0)# LIMIT 25'),
@@ -196,8 +203,7 @@ CREATE INDEX fo_huge_kd ON fo_huge USING kdgpu (p);
 RESET maintenance_work_mem;
 SELECT trees > 1 AS several_trees, tree_rows FROM kd_index_stats('fo_huge_kd');
 SELECT kd_index_check('fo_huge_kd');
-SELECT q, di_run('index', 'fo_huge_kd', replace(q, '#', ''))
-          = di_run('seq', '', replace(q, '#', ', ctid')) AS equal
+SELECT q, fo_ordered_equal('fo_huge_kd', q) AS equal
   FROM (VALUES
     ('SELECT id FROM fo_huge ORDER BY p <-> point(0.5, 0.5)# LIMIT 30'),
     ('SELECT id FROM fo_huge ORDER BY p <-> point(-1e307, 2e307)# LIMIT 30')
@@ -210,8 +216,7 @@ CREATE INDEX fo_far_kd ON fo_far USING kdgpu (p);
 RESET maintenance_work_mem;
 SELECT trees > 4 AS several_trees, tree_rows FROM kd_index_stats('fo_far_kd');
 SELECT kd_index_check('fo_far_kd');
-SELECT q, di_run('index', 'fo_far_kd', replace(q, '#', ''))
-          = di_run('seq', '', replace(q, '#', ', ctid')) AS equal
+SELECT q, fo_ordered_equal('fo_far_kd', q) AS equal
   FROM (VALUES
     ('SELECT id FROM fo_far ORDER BY p <-> point(5, 5)# LIMIT 50'),
     ('SELECT id FROM fo_far ORDER BY p <-> point(-999000, 999000)# LIMIT 50'),
@@ -238,8 +243,7 @@ INSERT INTO fo_dense SELECT 100000 + i, point(10 + random(), 10 + random())
   FROM generate_series(1, 30000) i;
 CREATE FUNCTION fo_dense_compare() RETURNS TABLE (query text, equal boolean)
 LANGUAGE sql AS $$
-  SELECT q, di_run('index', 'fo_dense_kd', replace(q, '#', ''))
-          = di_run('seq', '', replace(q, '#', ', ctid'))
+  SELECT q, fo_ordered_equal('fo_dense_kd', q)
   FROM (VALUES
     ('SELECT id FROM fo_dense ORDER BY p <-> point(10.5, 10.5)# LIMIT 100'),
     ('SELECT id FROM fo_dense ORDER BY p <-> point(12, 9)# LIMIT 40'),
@@ -280,9 +284,7 @@ INSERT INTO fo_vec8 SELECT i, ARRAY(SELECT round((random() * 10)::numeric, 1)::f
   FROM generate_series(1, 20000) i;
 CREATE FUNCTION fo_vec_compare() RETURNS TABLE (query text, equal boolean)
 LANGUAGE sql AS $$
-  SELECT q, di_run('index', CASE WHEN q LIKE '%fo_vec8%' THEN 'fo_vec8_kd' ELSE 'fo_vec_kd' END,
-                   replace(q, '#', ''))
-          = di_run('seq', '', replace(q, '#', ', ctid'))
+  SELECT q, fo_ordered_equal(CASE WHEN q LIKE '%fo_vec8%' THEN 'fo_vec8_kd' ELSE 'fo_vec_kd' END, q)
   FROM (VALUES
     ('SELECT id FROM fo_vec ORDER BY v <-> ARRAY[50, 50, 25]::float8[]# LIMIT 60'),
     ('SELECT id FROM fo_vec ORDER BY v <-> ARRAY[-10, 120, 0]::float8[]# LIMIT 30'),
@@ -320,4 +322,4 @@ DROP TABLE fo_vec, fo_vec8;
 DROP FUNCTION fo_vec_compare;
 
 DROP TABLE fo_pts;
-DROP FUNCTION fo_compare, fo_counts, fo_scan_across_flush, di_run;
+DROP FUNCTION fo_compare, fo_counts, fo_scan_across_flush, fo_ordered_equal, di_run;
