@@ -49,7 +49,10 @@ LANGUAGE sql AS $$
     ('SELECT id, tag FROM fo_pts ORDER BY p <-> point(333, 777)# LIMIT 300'),
     ('SELECT id FROM fo_pts WHERE p <@ box ''(120,300),(80,60)'' ORDER BY p <-> point(100, 100)# LIMIT 40'),
     ('SELECT id FROM fo_pts WHERE p <@ circle ''((650,420),30)'' ORDER BY p <-> point(650, 420)#'),
-    ('SELECT id FROM fo_pts ORDER BY p <-> point(250, 250)# LIMIT 41000')
+    ('SELECT id FROM fo_pts ORDER BY p <-> point(250, 250)# LIMIT 41000'),
+    ('SELECT id FROM fo_pts ORDER BY p <-> point(500, 500), p <-> point(0, 990)# LIMIT 120'),
+    ('SELECT id FROM fo_pts WHERE p <@ box ''(900,900),(300,300)'' ORDER BY p <-> point(0, 0)# LIMIT 60'),
+    ('SELECT id FROM fo_pts ORDER BY p <-> point(''NaN'', 5)# LIMIT 30')
   ) v(q)
 $$;
 CREATE FUNCTION fo_counts() RETURNS TABLE (query text, equal boolean)

@@ -124,6 +124,8 @@ kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	so->nheap = 0;
 	so->side = NULL;
 	so->nside = 0;
+	so->roots = NULL;
+	so->nroots = 0;
 	so->more_left = 0;
 	so->nulls_read = false;
 	so->nullpos = 0;

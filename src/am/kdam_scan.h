@@ -73,18 +73,21 @@ typedef struct KdamHeapItem
 } KdamHeapItem;
 
 /*
- * A pending row in the heap of its own that an ordered scan keeps them in
- * (kdam_scan_ordered.c): its squared distance to the first ORDER BY key's
- * argument, and its place in so->pending.
+ * An entry of a heap that an ordered scan keeps apart from its main heap
+ * and enters lazily (kdam_scan_ordered.c): a pending row, ordered by its
+ * squared distance to the first ORDER BY key's argument, i its place in
+ * so->pending; or a tree's root, ordered by its box's bound for the first
+ * key, i the tree.
  */
-typedef struct KdamSideRow
+typedef struct KdamLazyRow
 {
-	double		lb2;
+	double		v;
 	int64		i;
-} KdamSideRow;
+} KdamLazyRow;
 
-/* the tree of the main heap's item standing for the pending rows' heap */
+/* the trees of the main heap's items standing for the heaps apart */
 #define KDAM_SIDE_TREE		(-1)
+#define KDAM_ROOTS_TREE		(-2)
 
 /* A match of a range scan: its reference and its location. */
 typedef struct KdamHit
@@ -142,8 +145,10 @@ typedef struct KdamScanOpaqueData
 	KdamHeapItem *heap;			/* NULL until the best-first search starts */
 	int64		nheap;
 	int64		capheap;
-	KdamSideRow *side;			/* the pending rows, a heap apart */
+	KdamLazyRow *side;			/* the pending rows, a heap apart */
 	int64		nside;
+	KdamLazyRow *roots;			/* the trees not entered yet, a heap apart */
+	int64		nroots;
 	MemoryContext tupcxt;		/* index-only scans: the tuple returned */
 	KdamRecords nulls;			/* NULL rows, read when reached */
 	int64	   *nullorder;		/* locations of rows with no distance */
