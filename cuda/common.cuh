@@ -322,15 +322,16 @@ kdc_dist2(const double *q, const double *p, int dim)
 /*
  * The rounded gap between a coordinate q and the interval [lo, hi] (0
  * inside it): at most |q - x| rounded, for every x of the interval.
+ * Without branches (fmax takes the number over a NaN, so a NaN q, or
+ * infinities of one sign, give 0 as the comparisons did): on an H200, 10M
+ * points rounded to float, k = 10 (bench/results/h200-engine-list), the
+ * All-kNN kernels, which test a box where they enter a subtree, went from
+ * 25.4 to 23.8 ms (uniform 3-D) and 24.0 to 22.7 ms (clustered 3-D).
  */
 static __device__ __forceinline__ double
 kdc_axis_gap(double q, double lo, double hi)
 {
-	if (q < lo)
-		return __dadd_rn(lo, -q);
-	if (q > hi)
-		return __dadd_rn(q, -hi);
-	return 0.0;
+	return fmax(fmax(__dadd_rn(lo, -q), __dadd_rn(q, -hi)), 0.0);
 }
 
 /*

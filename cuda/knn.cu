@@ -147,7 +147,9 @@ knn_slice_scale(int k)
  * The k best (d2, node) pairs in registers, ascending by (d2, the node's
  * row reference).  The first K - k entries are padding that sorts before
  * every real candidate (d2 = -inf, node -2), empty entries sort after every
- * one (d2 = +inf, node -1), so d[K - 1] is always the k-th best distance.
+ * one (d2 = +inf, node -1), so d[K - 1] is always the k-th best distance;
+ * worst_f keeps it rounded up to a float, for the walk's test of the
+ * float bounds on its stack.
  */
 template <int K>
 struct KdcList
@@ -155,6 +157,7 @@ struct KdcList
 	double		d[K];
 	int32_t		node[K];
 	const uint64_t *refs;
+	float		worst_f;
 
 	__device__ __forceinline__ void init(int k, const uint64_t *r)
 	{
@@ -168,12 +171,19 @@ struct KdcList
 				__longlong_as_double(0x7ff0000000000000LL);
 			node[i] = pad ? -2 : -1;
 		}
+		worst_f = __int_as_float(0x7f800000);
 	}
 
 	/* the k-th best distance, +inf while fewer were found */
 	__device__ __forceinline__ double worst() const
 	{
 		return d[K - 1];
+	}
+
+	/* worst() rounded up to a float */
+	__device__ __forceinline__ float worst_up() const
+	{
+		return worst_f;
 	}
 
 	/* the k-th best's row reference, once k were found */
@@ -193,32 +203,11 @@ struct KdcList
 	}
 
 	/*
-	 * Insert (d2, nd) if it beats the k-th best.  A distance equal to none
-	 * in the list (the usual case) is placed by distance alone; only an
-	 * equal one compares row references.
+	 * Move the entries that (d2, nd) sorts before one place down and put
+	 * it in the hole; b[i] says it sorts before entry i (b[K - 1] is set).
 	 */
-	__device__ __forceinline__ void offer(double d2, int32_t nd)
+	__device__ __forceinline__ void place(double d2, int32_t nd, const bool *b)
 	{
-		bool		b[K];
-		bool		tie = false;
-
-		if (d2 > d[K - 1])
-			return;
-#pragma unroll
-		for (int i = 0; i < K; i++)
-		{
-			b[i] = d2 < d[i];
-			tie |= d2 == d[i];
-		}
-		if (tie)
-		{
-			if (!before(d2, nd, K - 1))
-				return;
-#pragma unroll
-			for (int i = 0; i < K - 1; i++)
-				b[i] = before(d2, nd, i);
-			b[K - 1] = true;
-		}
 #pragma unroll
 		for (int i = K - 1; i > 0; i--)
 		{
@@ -238,6 +227,48 @@ struct KdcList
 			d[0] = d2;
 			node[0] = nd;
 		}
+		worst_f = __double2float_ru(d[K - 1]);
+	}
+
+	/*
+	 * Insert (d2, nd) if it beats the k-th best.  A distance equal to none
+	 * in the list (the usual case) is placed by distance alone; only an
+	 * equal one compares row references.  The test for an equal distance
+	 * comes first and the comparisons that place the candidate after it:
+	 * made together before the test, their predicates were live across
+	 * its branch, and the compiler packed them into a register and out
+	 * again (about 138 instructions an insertion in the 2-D kernel, by
+	 * Nsight Compute).  On an H200, 10M points rounded to float, k = 10
+	 * (bench/results/h200-engine-list), this order took the All-kNN
+	 * kernels from 27.2 to 25.9 ms (uniform 3-D) and 26.4 to 24.4 ms
+	 * (clustered 3-D), and those of 10M uniform queries against clustered
+	 * 2-D data from 19.1 to 17.3 ms.
+	 */
+	__device__ __forceinline__ void offer(double d2, int32_t nd)
+	{
+		bool		b[K];
+		bool		tie = false;
+
+		if (d2 > d[K - 1])
+			return;
+#pragma unroll
+		for (int i = 0; i < K; i++)
+			tie |= d2 == d[i];
+		if (tie)
+		{
+			if (!before(d2, nd, K - 1))
+				return;
+#pragma unroll
+			for (int i = 0; i < K - 1; i++)
+				b[i] = before(d2, nd, i);
+			b[K - 1] = true;
+			place(d2, nd, b);
+			return;
+		}
+#pragma unroll
+		for (int i = 0; i < K; i++)
+			b[i] = d2 < d[i];
+		place(d2, nd, b);
 	}
 };
 
@@ -329,6 +360,24 @@ knn_box_gaps(const double *q, const double *box, float *gap)
 	return d2;
 }
 
+/*
+ * Offer node's point to best unless it is node exclude (the walk's visit
+ * of a leaf, which has no children to go on to).
+ */
+template <int DIM, bool FIXED, typename C, typename Index, typename Best>
+static __device__ __forceinline__ void
+knn_offer_node(const KdGpuTree &t, const C *coords, const double *q, Index node,
+			   Index exclude, int dim, Best &best)
+{
+	double		p[DIM];
+	double		d2;
+
+	knn_node<DIM, FIXED>(t, coords, (int64_t) node, dim, p);
+	d2 = kdc_dist2<DIM>(q, p, dim);
+	if (d2 <= best.worst() && node != exclude)
+		best.offer(d2, node);
+}
+
 /* What a visit does in knn_heap_kernel: the heap of (d2, ref). */
 struct KdcHeapVisit
 {
@@ -338,6 +387,12 @@ struct KdcHeapVisit
 	__device__ __forceinline__ double worst() const
 	{
 		return h->worst();
+	}
+
+	/* worst() rounded up to a float */
+	__device__ __forceinline__ float worst_up() const
+	{
+		return __double2float_ru(h->worst());
 	}
 
 	/* the k-th best's row reference, once k were found */
@@ -402,6 +457,25 @@ struct KdcHeapVisit
  * made the kernels slower on an H200, 10M points, k = 10: 12.1 -> 12.8 ms
  * (uniform 2-D), 27.5 -> 29.0 ms (uniform 3-D), 26.7 -> 28.2 ms (clustered
  * 3-D).  The float8 work of a visit is not what the walk waits on.
+ *
+ * A subtree taken from the stack is tested by its float bound against the
+ * k-th distance rounded up to a float (worst_up): a bound above that is
+ * above the k-th distance, and one that passes is tested again in float8
+ * when the subtree is entered.  The stack is in local memory, and most of
+ * what it holds is pruned by the time it is popped: in the 2-D All-kNN
+ * kernel a warp ran about 470 turns of the pop loop against 114 visits,
+ * waiting on each entry's load, and the float8 test added a conversion to
+ * each turn (Nsight Compute, bench/results/h200-engine-list).
+ *
+ * A far child that is a leaf is offered at once rather than pushed: it has
+ * no children, so its visit would be its offer, after a push, a pop and a
+ * turn of the loop.  On an H200, 10M points rounded to float, k = 10
+ * (bench/results/h200-engine-list), that took the kernels from 10.4 to 9.8
+ * ms (uniform 2-D All-kNN), 23.5 to 22.7 ms (uniform 3-D), 22.4 to 21.8
+ * ms (clustered 3-D), 136.7 to 129.6 ms (10M uniform queries against
+ * clustered 3-D data) and 17.2 to 15.6 ms (the same in 2-D); offering a
+ * near child that is a leaf at once as well was slower (10.1, 23.5, 22.5,
+ * 136.2, 16.3 ms).
  *
  * The walk is one loop whose every turn either visits a node or takes the
  * next subtree from the stack, rather than a descent loop inside a loop of
@@ -475,7 +549,7 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 				if (sp == 0)
 					return;
 				sp--;
-				if (stack_lb[sp] <= best.worst() &&
+				if (stack_lb[sp] <= best.worst_up() &&
 					!(signbit(stack_lb[sp]) && best.worst() == 0.0 &&
 					  __ldg(t.refs + (stack_node[sp] >> 1) - 1) >= best.kth_ref()))
 				{
@@ -514,7 +588,9 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 			far_gap = __dmul_rn(diff, diff);
 			far_lb = far_gap > lb ? far_gap : lb;
 		}
-		if (far < n && far_lb <= best.worst())
+		if (far < n && far_lb <= best.worst() && 2 * far + 1 >= n)
+			knn_offer_node<DIM, FIXED>(t, coords, q, (Index) far, exclude, dim, best);
+		else if (far < n && far_lb <= best.worst())
 		{
 			stack_node[sp] = far;
 			stack_lb[sp] = __double2float_rd(far_lb);
