@@ -200,10 +200,11 @@ lazy_pop(KdamLazyRow *h, int64 *n)
  * Push the main heap's item standing for a heap apart from it (tree
  * KDAM_SIDE_TREE or KDAM_ROOTS_TREE): bounded by key for the first ORDER
  * BY key (and by -inf for the others), and sorting before points on an
- * equal bound, as a subtree does.
+ * equal bound, as a subtree does.  Its squared bounds are never read: the
+ * item is expanded by its own heap, not as a subtree.
  */
 static void
-lazy_push(KdamScanOpaque so, int32 tree, double lb2, double key)
+lazy_push(KdamScanOpaque so, int32 tree, double key)
 {
 	KdamHeapItem it;
 
@@ -211,7 +212,7 @@ lazy_push(KdamScanOpaque so, int32 tree, double lb2, double key)
 	it.node = 0;
 	it.tree = tree;
 	it.boxed = true;
-	it.lb2 = lb2;
+	it.lb2 = 0.0;
 	it.key = key;
 	it.more = more_alloc(so);
 	for (int k = 1; k < so->norder; k++)
@@ -227,7 +228,7 @@ static void
 side_push(KdamScanOpaque so)
 {
 	if (so->nside > 0)
-		lazy_push(so, KDAM_SIDE_TREE, so->side[0].v,
+		lazy_push(so, KDAM_SIDE_TREE,
 				  kdam_order_bound(so, &so->keys[0], so->side[0].v));
 }
 
@@ -383,7 +384,7 @@ static void
 roots_push(KdamScanOpaque so)
 {
 	if (so->nroots > 0)
-		lazy_push(so, KDAM_ROOTS_TREE, 0.0, so->roots[0].v);
+		lazy_push(so, KDAM_ROOTS_TREE, so->roots[0].v);
 }
 
 /*
