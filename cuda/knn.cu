@@ -361,21 +361,20 @@ knn_box_gaps(const double *q, const double *box, float *gap)
 }
 
 /*
- * Offer node's point to best unless it is node exclude (the walk's visit
- * of a leaf, which has no children to go on to).
+ * Load node's point into p and offer it to best unless it is node exclude
+ * (the walk's visit of a node); returns the node's split dimension.
  */
 template <int DIM, bool FIXED, typename C, typename Index, typename Best>
-static __device__ __forceinline__ void
+static __device__ __forceinline__ int
 knn_offer_node(const KdGpuTree &t, const C *coords, const double *q, Index node,
-			   Index exclude, int dim, Best &best)
+			   Index exclude, int dim, double *p, Best &best)
 {
-	double		p[DIM];
-	double		d2;
+	int			s = knn_node<DIM, FIXED>(t, coords, (int64_t) node, dim, p);
+	double		d2 = kdc_dist2<DIM>(q, p, dim);
 
-	knn_node<DIM, FIXED>(t, coords, (int64_t) node, dim, p);
-	d2 = kdc_dist2<DIM>(q, p, dim);
 	if (d2 <= best.worst() && node != exclude)
 		best.offer(d2, node);
+	return s;
 }
 
 /* What a visit does in knn_heap_kernel: the heap of (d2, ref). */
@@ -525,7 +524,6 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 	{
 		double		p[DIM];
 		double		worst = best.worst();
-		double		d2;
 		double		diff;
 		double		far_gap;
 		double		far_lb;
@@ -585,10 +583,7 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 				node = n;
 			continue;
 		}
-		s = knn_node<DIM, FIXED>(t, coords, (int64_t) node, dim, p);
-		d2 = kdc_dist2<DIM>(q, p, dim);
-		if (d2 <= worst && node != exclude)
-			best.offer(d2, node);
+		s = knn_offer_node<DIM, FIXED>(t, coords, q, node, exclude, dim, p, best);
 		diff = __dadd_rn(kdc_coord<DIM>(q, s), -kdc_coord<DIM>(p, s));
 		near = 2 * node + (diff > 0 ? 2 : 1);
 		far = (near & 1) ? near + 1 : near - 1;
@@ -606,22 +601,31 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 			far_gap = __dmul_rn(diff, diff);
 			far_lb = far_gap > lb ? far_gap : lb;
 		}
-		if (far < n && far_lb <= best.worst() && 2 * far + 1 >= n)
-			knn_offer_node<DIM, FIXED>(t, coords, q, (Index) far, exclude, dim, best);
-		else if (far < n && far_lb <= best.worst())
+		if (far < n && far_lb <= best.worst())
 		{
-			stack_node[sp] = far;
-			stack_lb[sp] = __double2float_rd(far_lb);
-			if constexpr (CCT)
+			/* a leaf has no children: its visit is its offer, done now */
+			if (2 * far + 1 >= n)
 			{
-#pragma unroll
-				for (int j = 0; j < DIM; j++)
-					stack_gap[sp][j] = j == s && far_gap > gap[j] ? (float) far_gap : gap[j];
+				double		fp[DIM];
+
+				knn_offer_node<DIM, FIXED>(t, coords, q, (Index) far, exclude, dim,
+										   fp, best);
 			}
-			if (t.ref_order && diff == 0 && far_lb == 0 &&
-				fabs(kdc_coord<DIM>(p, s)) >= 0x1p-400)
-				stack_lb[sp] = -0.0f;
-			sp++;
+			else
+			{
+				stack_node[sp] = far;
+				stack_lb[sp] = __double2float_rd(far_lb);
+				if constexpr (CCT)
+				{
+#pragma unroll
+					for (int j = 0; j < DIM; j++)
+						stack_gap[sp][j] = j == s && far_gap > gap[j] ? (float) far_gap : gap[j];
+				}
+				if (t.ref_order && diff == 0 && far_lb == 0 &&
+					fabs(kdc_coord<DIM>(p, s)) >= 0x1p-400)
+					stack_lb[sp] = -0.0f;
+				sp++;
+			}
 		}
 		node = near;
 		entering = false;
