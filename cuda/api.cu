@@ -657,7 +657,8 @@ kdc_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 		kdc_release(g);
 		return kdc_cuda_error(err, e, "uploading a tree");
 	}
-	if ((st = kdc_tree_compact(g, exec, err)) != KD_OK)
+	if ((st = kdc_tree_box_flags(g, exec, err)) != KD_OK ||
+		(st = kdc_tree_compact(g, exec, err)) != KD_OK)
 	{
 		kdc_release(g);
 		return st;

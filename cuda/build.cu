@@ -466,7 +466,8 @@ done:
 	kdc_prefault_end(prefault);
 	kdc_free_all(&a);
 	g->ref_order = true;
-	if (st == KD_OK && out)
+	if (st == KD_OK && out &&
+		(st = kdc_tree_box_flags(g, exec, err)) == KD_OK)
 		st = kdc_tree_compact(g, exec, err);
 	if (st == KD_OK && out)
 		*out = g;

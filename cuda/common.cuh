@@ -38,7 +38,7 @@ struct KdGpuTree
 								 * a record of 4 floats per node, the
 								 * split dimension's bits last */
 	uint64_t   *refs;			/* n */
-	uint8_t    *split;			/* n */
+	uint8_t    *split;			/* n split bytes (KDC_SPLIT_DIM) */
 	double	   *bounds;			/* nbounds * 2 * dim */
 	bool		ref_order;		/* as KdTree.ref_order */
 	int			device;			/* the device it lives on */
@@ -53,6 +53,17 @@ kdc_float_stride(int dim)
 {
 	return dim == 3 ? 4 : dim;
 }
+
+/*
+ * A device tree's split byte: the split dimension in its low bits, and
+ * KDC_LOOSE_LEFT or KDC_LOOSE_RIGHT where that child's bounding box is
+ * hardly tighter than its cell, so that a kNN walk entering the child does
+ * not test it (box_flags.cu).  The host tree's bytes hold the dimension
+ * alone.
+ */
+#define KDC_SPLIT_DIM 0x07
+#define KDC_LOOSE_LEFT 0x08
+#define KDC_LOOSE_RIGHT 0x10
 
 /* The most stack entries a traversal needs: one per level. */
 #define KDC_STACK 64
@@ -106,6 +117,10 @@ extern KdStatus kdc_tree_create(int64_t n, int dim, int64_t nbounds,
 								const KdExec *exec, KdGpuTree **out,
 								KdError *err);
 extern void kdc_release(KdGpuTree *gtree);
+
+/* box_flags.cu: which children's boxes a kNN walk tests */
+extern KdStatus kdc_tree_box_flags(KdGpuTree *gtree, const KdExec *exec,
+								   KdError *err);
 
 /* compact.cu: a float copy of the coordinates where it is exact */
 extern KdStatus kdc_tree_compact(KdGpuTree *gtree, const KdExec *exec,

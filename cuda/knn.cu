@@ -16,14 +16,14 @@
  * the result is exactly the CPU's.
  *
  * Two kernels share that walk (knn_walk), each with its own record of the
- * best found.  For k <= 32 on trees of fewer than 2^30
- * points (the common case) knn_list_kernel is instantiated per dimension
- * and per list capacity K: the query, the point and the k best live in
- * registers, the best as a sorted list of (d2, node) that an insertion
- * updates without indexing, node numbers are 32-bit, and a point's row
- * reference is read only to break a tie in distance and at the end: a
- * candidate whose distance equals none in the list is placed by distance
- * alone.  A capacity above k is padded with entries that sort before every
+ * best found.  For k <= 32 on trees of fewer than 2^30 points (the common
+ * case) knn_list_kernel is instantiated per dimension and per list
+ * capacity K: the query, the point and the k best live in registers, the
+ * best as a sorted list of (d2's high word, node) that an insertion
+ * updates without indexing (KdcList), node numbers are 32-bit, and a
+ * point's row reference is read only to break a tie in distance and at
+ * the end: a candidate whose distance equals none in the list is placed by
+ * distance alone.  A capacity above k is padded with entries that sort before every
  * real one, so the list's last entry is always the k-th best; k = 10, the
  * usual k, has a capacity of its own.  The walk reads the tree's float copy
  * of its coordinates where that is exact (compact.cu).  Measured on an H200
@@ -145,19 +145,41 @@ knn_slice_scale(int k)
 
 /*
  * The k best (d2, node) pairs in registers, ascending by (d2, the node's
- * row reference).  The first K - k entries are padding that sorts before
- * every real candidate (d2 = -inf, node -2), empty entries sort after every
- * one (d2 = +inf, node -1), so d[K - 1] is always the k-th best distance;
- * worst_f keeps it rounded up to a float, for the walk's test of the
- * float bounds on its stack.
+ * row reference), each kept as the high word of its float8 d2 (hi) and its
+ * node: for d2 >= 0 that word orders as d2 does, so an entry whose word
+ * differs from a candidate's is ordered by the words alone, and only equal
+ * words need the float8 distances, recomputed from the nodes' points by
+ * the offer's exact(), and on equal distances the references.  The first
+ * K - k entries are padding that sorts before every real candidate (hi =
+ * INT_MIN, node -2), empty entries sort after every one (hi of +inf, node
+ * -1), so entry K - 1 is always the k-th best.  worst_d is the least
+ * float8 above every d2 of the k-th best's word, a bound the walk's
+ * pruning may use in place of the k-th distance; worst_f is worst_d
+ * rounded up to a float, for the test of the float bounds on the stack;
+ * zeros counts the entries at distance exactly 0, padding included.
+ *
+ * Against a list of float8 distances this holds one register fewer per
+ * entry and moves one fewer per entry on an insertion, and compares
+ * integers; the walk prunes by a bound at most 2^-20 relatively above the
+ * k-th distance, and the kernel recomputes each answer's distance at the
+ * end.  The 2-D All-kNN kernel no longer spills at its 56 registers.  On
+ * an H200, 10M points rounded to float, k = 10 (bench/results/
+ * h200-engine-hilist, run 3), kernels went from 8.8 to 7.9 ms (uniform 2-D
+ * All-kNN), 21.3 to 20.1 ms (uniform 3-D), 20.7 to 19.3 ms (clustered
+ * 3-D), 130 to 125 ms (10M uniform queries against clustered 3-D data)
+ * and 15.5 to 14.4 ms (the same in 2-D); duplicate-heavy 2-D data, whose
+ * ties at distances above 0 are now recomputed, stayed within its runs'
+ * noise (2.9-3.2 against 3.1-3.2 ms).
  */
 template <int K>
 struct KdcList
 {
-	double		d[K];
+	int32_t		hi[K];
 	int32_t		node[K];
 	const uint64_t *refs;
+	double		worst_d;
 	float		worst_f;
+	int			zeros;
 
 	__device__ __forceinline__ void init(int k, const uint64_t *r)
 	{
@@ -167,17 +189,18 @@ struct KdcList
 		{
 			bool		pad = i < K - k;
 
-			d[i] = pad ? -__longlong_as_double(0x7ff0000000000000LL) :
-				__longlong_as_double(0x7ff0000000000000LL);
+			hi[i] = pad ? INT32_MIN : 0x7ff00000;
 			node[i] = pad ? -2 : -1;
 		}
+		worst_d = __longlong_as_double(0x7ff0000000000000LL);
 		worst_f = __int_as_float(0x7f800000);
+		zeros = K - k;
 	}
 
-	/* the k-th best distance, +inf while fewer were found */
+	/* at or above the k-th best distance, +inf while fewer were found */
 	__device__ __forceinline__ double worst() const
 	{
-		return d[K - 1];
+		return worst_d;
 	}
 
 	/* worst() rounded up to a float */
@@ -186,89 +209,107 @@ struct KdcList
 		return worst_f;
 	}
 
+	/* whether the k-th best distance is 0 */
+	__device__ __forceinline__ bool worst_is_zero() const
+	{
+		return zeros == K;
+	}
+
 	/* the k-th best's row reference, once k were found */
 	__device__ __forceinline__ uint64_t kth_ref() const
 	{
 		return __ldg(refs + node[K - 1]);
 	}
 
-	/* (d2, nd) sorts before entry i */
-	__device__ __forceinline__ bool before(double d2, int32_t nd, int i) const
-	{
-		if (d2 != d[i])
-			return d2 < d[i];
-		if (node[i] < 0)
-			return node[i] == -1;
-		return __ldg(refs + nd) < __ldg(refs + node[i]);
-	}
-
 	/*
-	 * Move the entries that (d2, nd) sorts before one place down and put
-	 * it in the hole; b[i] says it sorts before entry i (b[K - 1] is set).
+	 * Move the entries that the candidate (h, nd, at d2) sorts before one
+	 * place down and put it in the hole; b[i] says it sorts before entry i
+	 * (b[K - 1] is set).
 	 */
-	__device__ __forceinline__ void place(double d2, int32_t nd, const bool *b)
+	__device__ __forceinline__ void place(double d2, int32_t h, int32_t nd,
+										  const bool *b)
 	{
 #pragma unroll
 		for (int i = K - 1; i > 0; i--)
 		{
 			if (b[i - 1])
 			{
-				d[i] = d[i - 1];
+				hi[i] = hi[i - 1];
 				node[i] = node[i - 1];
 			}
 			else if (b[i])
 			{
-				d[i] = d2;
+				hi[i] = h;
 				node[i] = nd;
 			}
 		}
 		if (b[0])
 		{
-			d[0] = d2;
+			hi[0] = h;
 			node[0] = nd;
 		}
-		worst_f = __double2float_ru(d[K - 1]);
+		worst_d = hi[K - 1] >= 0x7ff00000 ? __longlong_as_double(0x7ff0000000000000LL) :
+			__hiloint2double(hi[K - 1] + 1, 0);
+		worst_f = __double2float_ru(worst_d);
+		if (d2 == 0.0 && zeros < K)
+			zeros++;
 	}
 
 	/*
-	 * Insert (d2, nd) if it beats the k-th best.  A distance equal to none
-	 * in the list (the usual case) is placed by distance alone; only an
-	 * equal one compares row references.  The test for an equal distance
-	 * comes first and the comparisons that place the candidate after it:
-	 * made together before the test, their predicates were live across
-	 * its branch, and the compiler packed them into a register and out
-	 * again (about 138 instructions an insertion in the 2-D kernel, by
-	 * Nsight Compute).  On an H200, 10M points rounded to float, k = 10
-	 * (bench/results/h200-engine-list), this order took the All-kNN
-	 * kernels from 27.2 to 25.9 ms (uniform 3-D) and 26.4 to 24.4 ms
-	 * (clustered 3-D), and those of 10M uniform queries against clustered
-	 * 2-D data from 19.1 to 17.3 ms.
+	 * Insert node nd at distance d2 if it beats the k-th best; exact(m)
+	 * gives node m's float8 distance.  A candidate whose word equals none
+	 * in the list (the usual case) is placed by the words alone.  The test
+	 * for an equal word comes first and the comparisons that place the
+	 * candidate after it: made together before the test, their predicates
+	 * were live across its branch, and the compiler packed them into a
+	 * register and out again (about 138 instructions an insertion in the
+	 * 2-D kernel, by Nsight Compute).  On an H200, 10M points rounded to
+	 * float, k = 10 (bench/results/h200-engine-list), this order took the
+	 * All-kNN kernels from 27.2 to 25.9 ms (uniform 3-D) and 26.4 to 24.4
+	 * ms (clustered 3-D), and those of 10M uniform queries against
+	 * clustered 2-D data from 19.1 to 17.3 ms.
 	 */
-	__device__ __forceinline__ void offer(double d2, int32_t nd)
+	template <typename Exact>
+	__device__ __forceinline__ void offer(double d2, int32_t nd, Exact exact)
 	{
+		int32_t		h = __double2hiint(d2);
 		bool		b[K];
 		bool		tie = false;
 
-		if (d2 > d[K - 1])
+		if (h > hi[K - 1])
 			return;
 #pragma unroll
 		for (int i = 0; i < K; i++)
-			tie |= d2 == d[i];
+			tie |= h == hi[i];
 		if (tie)
 		{
-			if (!before(d2, nd, K - 1))
+			auto		before = [&](int i)
+			{
+				double		di;
+
+				if (h != hi[i])
+					return h < hi[i];
+				if (node[i] < 0)
+					return true;	/* an empty entry */
+				di = i < zeros ? 0.0 : exact(node[i]);
+				if (d2 != di)
+					return d2 < di;
+				return __ldg(refs + nd) < __ldg(refs + node[i]);
+			};
+
+			if (!before(K - 1))
 				return;
 #pragma unroll
 			for (int i = 0; i < K - 1; i++)
-				b[i] = before(d2, nd, i);
+				b[i] = before(i);
 			b[K - 1] = true;
-			place(d2, nd, b);
+			place(d2, h, nd, b);
 			return;
 		}
 #pragma unroll
 		for (int i = 0; i < K; i++)
-			b[i] = d2 < d[i];
-		place(d2, nd, b);
+			b[i] = h < hi[i];
+		place(d2, h, nd, b);
 	}
 };
 
@@ -314,8 +355,8 @@ knn_load(double *dst, const C *src, int dim)
 }
 
 /*
- * Load node's point into p (as knn_load) and return its split dimension,
- * from the tree's coordinates of type C and its split array.
+ * Load node's point into p (as knn_load) and return its split byte
+ * (common.cuh), from the tree's coordinates of type C and its split array.
  */
 template <int DIM, bool FIXED, typename C>
 static __device__ __forceinline__ int
@@ -360,9 +401,21 @@ knn_box_gaps(const double *q, const double *box, float *gap)
 	return d2;
 }
 
+/* The float8 distance from q to node's point. */
+template <int DIM, bool FIXED, typename C>
+static __device__ __forceinline__ double
+knn_dist2(const KdGpuTree &t, const C *coords, const double *q, int64_t node,
+		  int dim)
+{
+	double		p[DIM];
+
+	knn_node<DIM, FIXED>(t, coords, node, dim, p);
+	return kdc_dist2<DIM>(q, p, dim);
+}
+
 /*
  * Load node's point into p and offer it to best unless it is node exclude
- * (the walk's visit of a node); returns the node's split dimension.
+ * (the walk's visit of a node); returns the node's split byte.
  */
 template <int DIM, bool FIXED, typename C, typename Index, typename Best>
 static __device__ __forceinline__ int
@@ -372,8 +425,11 @@ knn_offer_node(const KdGpuTree &t, const C *coords, const double *q, Index node,
 	int			s = knn_node<DIM, FIXED>(t, coords, (int64_t) node, dim, p);
 	double		d2 = kdc_dist2<DIM>(q, p, dim);
 
-	if (d2 <= best.worst() && node != exclude)
-		best.offer(d2, node);
+	if (node != exclude)
+		best.offer(d2, node, [&](Index m)
+				   {
+					   return knn_dist2<DIM, FIXED>(t, coords, q, m, dim);
+				   });
 	return s;
 }
 
@@ -394,15 +450,24 @@ struct KdcHeapVisit
 		return __double2float_ru(h->worst());
 	}
 
+	/* whether the k-th best distance is 0 */
+	__device__ __forceinline__ bool worst_is_zero() const
+	{
+		return h->worst() == 0.0;
+	}
+
 	/* the k-th best's row reference, once k were found */
 	__device__ __forceinline__ uint64_t kth_ref() const
 	{
 		return h->h[0].ref;
 	}
 
-	__device__ __forceinline__ void offer(double d2, int64_t node)
+	/* offer node at distance d2 (the heap compares references, not exact()) */
+	template <typename Exact>
+	__device__ __forceinline__ void offer(double d2, int64_t node, Exact)
 	{
-		h->push(d2, refs[node]);
+		if (d2 <= h->worst())
+			h->push(d2, refs[node]);
 	}
 };
 
@@ -412,12 +477,13 @@ struct KdcHeapVisit
  * coordinates (FIXED: the tree's dimension is DIM; else it is t.dim <=
  * DIM), read from coords (t.coords, or its exact float copy); Index numbers
  * the nodes, STACK bounds the depth, and Best says what a visit does
- * (worst(), offer(d2, node)).
+ * (worst(), worst_up(), worst_is_zero(), kth_ref(), offer(d2, node, exact)).
  *
  * A node's box is tested only where the walk enters a subtree, at the root
  * and at a subtree taken from the stack: on the way down to the near
  * child the query is mostly inside the child's box, and the test's loads
- * cost more than the little it prunes.  The stack keeps a bound as a float
+ * cost more than the little it prunes (and, below, not every subtree
+ * taken from the stack either).  The stack keeps a bound as a float
  * rounded down, still a lower bound, in half the bytes.
  *
  * With CCT (kNN of queries other than the tree's points) a subtree's bound
@@ -494,6 +560,27 @@ struct KdcHeapVisit
  * 3-D) and 21.9 to 20.7 ms (clustered 3-D); the kernels with closest-point
  * bounds went from 15.7 to 16.8 ms (10M uniform queries against clustered
  * 2-D data) that way, and keep the loop.
+ *
+ * A stack entry is its node and float bound in one 8-byte record, read and
+ * written by one instruction, and the top entry stays in registers, so
+ * that a pop tests it at once while the load of the one under it is on
+ * its way.  On an H200, 10M points rounded to float, k = 10 (bench/
+ * results/h200-engine-hilist, runs 3 to 5), the record took the kernels
+ * from 20.1 to 19.7 ms (uniform 3-D All-kNN) and 19.3 to 18.9 ms
+ * (clustered 3-D), the top in registers then to 19.1 and 18.4 ms, 10M
+ * uniform queries against clustered 3-D data from 125 to 120 ms and
+ * uniform 2-D All-kNN from 7.9 to 7.8 ms; the same queries against
+ * clustered 2-D data went from 14.3 to 15.0 ms.  Keeping the least bound
+ * under each entry, to end the walk once none can win, took the last from
+ * 125 to 144 ms.
+ *
+ * Without closest-point bounds, a child whose box box_flags.cu found loose
+ * is pushed marked (the node's bit loose) and entered without its box
+ * test.  That took the All-kNN kernels from 7.8 to 6.9 ms (uniform 2-D)
+ * and 19.1 to 15.4 ms (uniform 3-D), clustered 3-D from 18.4 to 18.7 ms
+ * (run 6); marking the children of the walks with closest-point bounds too
+ * took 10M uniform queries against clustered 3-D data from 122 to 124 ms,
+ * so those test every box.
  */
 template <int DIM, bool FIXED, bool CCT, typename Index, int STACK, typename C,
 		  typename Best>
@@ -502,10 +589,15 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 		 Best &best)
 {
 	static_assert(!CCT || FIXED, "closest-point bounds need the dimension fixed");
-	Index		stack_node[STACK];
-	float		stack_lb[STACK];
+	struct alignas(2 * sizeof(Index)) Entry
+	{
+		Index		node;
+		float		lb;
+	}			stack[STACK];
+	Entry		cached;			/* stack[sp - 1], kept in registers */
 	float		stack_gap[CCT ? STACK : 1][CCT ? DIM : 1];
 	float		gap[CCT ? DIM : 1];
+	const Index loose = (Index) 1 << (8 * sizeof(Index) - 2);	/* in a stacked node */
 	bool		entering = true;
 	Index		n = (Index) t.n;
 	Index		nbounds = (Index) t.nbounds;
@@ -529,6 +621,7 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 		double		far_lb;
 		Index		near;
 		Index		far;
+		int			sbyte;
 		int			s;
 		bool		go = node < n && !(lb > worst);
 
@@ -551,6 +644,7 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 		}
 		if (!go)
 		{
+			Entry		top;
 			bool		taken;
 
 			/*
@@ -563,27 +657,31 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 				if (sp == 0)
 					return;
 				sp--;
-				taken = stack_lb[sp] <= best.worst_up() &&
-					!(signbit(stack_lb[sp]) && best.worst() == 0.0 &&
-					  __ldg(t.refs + (stack_node[sp] >> 1) - 1) >= best.kth_ref());
+				top = cached;
+				if (sp > 0)
+					cached = stack[sp - 1];
+				taken = top.lb <= best.worst_up() &&
+					!(signbit(top.lb) && best.worst_is_zero() &&
+					  __ldg(t.refs + ((top.node & ~loose) >> 1) - 1) >= best.kth_ref());
 			} while (CCT && !taken);
 			if (taken)
 			{
-				node = stack_node[sp];
-				lb = fabsf(stack_lb[sp]);
+				node = top.node & ~loose;
+				lb = fabsf(top.lb);
 				if constexpr (CCT)
 				{
 #pragma unroll
 					for (int j = 0; j < DIM; j++)
 						gap[j] = stack_gap[sp][j];
 				}
-				entering = true;
+				entering = !(top.node & loose);
 			}
 			else
 				node = n;
 			continue;
 		}
-		s = knn_offer_node<DIM, FIXED>(t, coords, q, node, exclude, dim, p, best);
+		sbyte = knn_offer_node<DIM, FIXED>(t, coords, q, node, exclude, dim, p, best);
+		s = sbyte & KDC_SPLIT_DIM;
 		diff = __dadd_rn(kdc_coord<DIM>(q, s), -kdc_coord<DIM>(p, s));
 		near = 2 * node + (diff > 0 ? 2 : 1);
 		far = (near & 1) ? near + 1 : near - 1;
@@ -613,8 +711,11 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 			}
 			else
 			{
-				stack_node[sp] = far;
-				stack_lb[sp] = __double2float_rd(far_lb);
+				Entry		push = {far, __double2float_rd(far_lb)};
+
+				if (!CCT && (sbyte & ((far & 1) ? KDC_LOOSE_LEFT : KDC_LOOSE_RIGHT)))
+					push.node |= loose;
+
 				if constexpr (CCT)
 				{
 #pragma unroll
@@ -623,7 +724,10 @@ knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
 				}
 				if (t.ref_order && diff == 0 && far_lb == 0 &&
 					fabs(kdc_coord<DIM>(p, s)) >= 0x1p-400)
-					stack_lb[sp] = -0.0f;
+					push.lb = -0.0f;
+				if (sp > 0)
+					stack[sp - 1] = cached;
+				cached = push;
 				sp++;
 			}
 		}
@@ -701,7 +805,7 @@ knn_list_kernel(KdGpuTree t, const C *coords, const double *queries,
 
 		if (slot >= 0 && best.node[c] >= 0)
 		{
-			res[qi * k + slot].d2 = best.d[c];
+			res[qi * k + slot].d2 = knn_dist2<DIM, true>(t, coords, q, best.node[c], DIM);
 			res[qi * k + slot].ref = t.refs[best.node[c]];
 		}
 	}

@@ -87,7 +87,7 @@ range_search(const KdGpuTree &t, const double *a, const double *b, Emit emit)
 				if (d2 <= r2x && sqrt(d2) <= r)
 					emit(d2, t.refs[node]);
 			}
-			s = t.split[node];
+			s = t.split[node] & KDC_SPLIT_DIM;
 			ps = p[s];
 			if (BOX)
 			{
