@@ -17,7 +17,7 @@ data_kind_name(DataKind kind)
 {
 	static const char *const names[] = {
 		"uniform", "clustered", "grid", "equal", "line", "offset", "float",
-		"float-scales"
+		"float-scales", "shell"
 	};
 
 	return names[kind];
@@ -49,6 +49,23 @@ rng_normal(Rng *rng)
 	double		v = rng_uniform(rng);
 
 	return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/*
+ * Move the direction p (of dim coordinates) to the sphere of radius 0.3
+ * about the unit cube's centre, rounded to float4: the squared distances
+ * to the centre then differ in their last bits only.
+ */
+static void
+shell_place(double *p, int dim)
+{
+	double		len = 0.0;
+
+	for (int j = 0; j < dim; j++)
+		len += p[j] * p[j];
+	len = sqrt(len);
+	for (int j = 0; j < dim; j++)
+		p[j] = (double) (float) (0.5 + (len > 0 ? 0.3 * p[j] / len : 0.3));
 }
 
 /* Fill out (n * dim) with a data set of the given kind. */
@@ -110,17 +127,23 @@ data_generate(DataKind kind, int64_t n, int dim, uint64_t seed, double *out)
 					p[j] = (double) (float) (float_scales[c % 4] *
 											 (floor(rng_uniform(&rng) * 128.0) - 64.0) / 64.0);
 					break;
+				case DATA_SHELL:
+					p[j] = rng_normal(&rng);
+					break;
 				default:
 					p[j] = 0.0;
 			}
 		}
+		if (kind == DATA_SHELL)
+			shell_place(p, dim);
 	}
 }
 
 /*
  * Fill out (nq * dim) with queries for a data set: half of them are data
  * points jittered a little (near hits, exact duplicates when the jitter
- * is zero), half spread over the data's domain.
+ * is zero), half spread over the data's domain; for a shell, a quarter at
+ * its centre instead.
  */
 void
 data_queries(DataKind kind, int64_t nq, int dim, uint64_t seed,
@@ -151,7 +174,9 @@ data_queries(DataKind kind, int64_t nq, int dim, uint64_t seed,
 		{
 			double		w = hi[j] - lo[j];
 
-			if (near)
+			if (kind == DATA_SHELL && q % 4 == 1)
+				out[q * dim + j] = 0.5; /* the centre */
+			else if (near)
 				out[q * dim + j] = points[src * dim + j] +
 					(exact || kind == DATA_OFFSET ? 0.0 : 1e-3 * w * (rng_uniform(&rng) - 0.5));
 			else

@@ -20,6 +20,9 @@ typedef enum DataKind
 	DATA_OFFSET,				/* UTM-like: ~10^6 with 10^-3 spacing */
 	DATA_FLOAT,					/* uniform, each coordinate a float4 value */
 	DATA_FLOAT_SCALES,			/* float4 values at the ends of its range */
+	DATA_SHELL,					/* float4 values all about as far from the
+								 * centre of the unit cube, some queries
+								 * there: distances equal in their high bits */
 	DATA_NKINDS
 } DataKind;
 

@@ -800,7 +800,7 @@ main(int argc, char **argv)
 {
 	static const DataKind kinds[] = {
 		DATA_UNIFORM, DATA_CLUSTERED, DATA_GRID, DATA_EQUAL, DATA_LINE, DATA_OFFSET,
-		DATA_FLOAT, DATA_FLOAT_SCALES
+		DATA_FLOAT, DATA_FLOAT_SCALES, DATA_SHELL
 	};
 	static const int64_t sizes[] = {0, 1, 2, 3, 17, 300, 2500};
 	static const int dims[] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -846,6 +846,8 @@ main(int argc, char **argv)
 		test_gpu_large(DATA_CLUSTERED, 300000, 2, 100);
 		test_gpu_large(DATA_GRID, 500000, 2, 16);
 		test_gpu_large(DATA_FLOAT, 1000000, 2, 10);
+		test_gpu_large(DATA_SHELL, 100000, 2, 10);
+		test_gpu_large(DATA_SHELL, 100000, 3, 32);
 		test_gpu_places(1000000, 2, 64);
 		test_gpu_places(300000, 3, 64);
 		test_gpu_places(20000, 2, KD_MAX_K);
