@@ -125,6 +125,28 @@ def options(argv):
     return a
 
 
+def create_prewarm():
+    """Create pg_prewarm if the server has it, at its default version or,
+    where that version's update script is missing (a server packed without
+    update scripts), at the newest version that installs; whether it is
+    there now."""
+    versions = [r[0] for r in pg.psql(
+        "SELECT version FROM pg_available_extension_versions WHERE name = 'pg_prewarm' "
+        "ORDER BY string_to_array(version, '.')::int[] DESC")]
+    if not versions:
+        return False
+    error = None
+    for v in [None] + versions:
+        try:
+            pg.psql("SET client_min_messages = warning;\nCREATE EXTENSION IF NOT EXISTS pg_prewarm%s;"
+                    % ("" if v is None else " VERSION %s" % pg.quote(v)))
+            return True
+        except pg.PgError as e:
+            error = error or e
+    print("pg_prewarm cannot be created (%s): caches are not prewarmed" % error, file=sys.stderr)
+    return False
+
+
 def setup_server():
     """Extensions and helper functions; returns the server's capabilities."""
     here = os.path.dirname(os.path.abspath(__file__))
@@ -132,19 +154,13 @@ def setup_server():
         pg.psql("SET client_min_messages = warning;\nCREATE EXTENSION IF NOT EXISTS kdgpu;\n"
                 + f.read())
     caps = {}
-    for ext in ("postgis", "kdgpu_postgis", "pg_prewarm"):
+    for ext in ("postgis", "kdgpu_postgis"):
         available = pg.value("SELECT count(*) FROM pg_available_extensions WHERE name = '%s'" % ext)
         caps[ext] = available == "1"
         if caps[ext]:
-            try:
-                pg.psql("SET client_min_messages = warning;\n"
-                        "CREATE EXTENSION IF NOT EXISTS %s CASCADE;" % ext)
-            except pg.PgError as e:
-                if ext != "pg_prewarm":
-                    raise
-                print("pg_prewarm cannot be created (%s): caches are not prewarmed" % e,
-                      file=sys.stderr)
-                caps[ext] = False
+            pg.psql("SET client_min_messages = warning;\n"
+                    "CREATE EXTENSION IF NOT EXISTS %s CASCADE;" % ext)
+    caps["pg_prewarm"] = create_prewarm()
     pg.psql("SET client_min_messages = warning;\n"
             "CREATE TABLE IF NOT EXISTS kb_warm AS SELECT point(i, i) AS p "
             "FROM generate_series(1, 1000) i;")
