@@ -81,10 +81,13 @@ box_flags_loose(const double *coords, const uint8_t *split,
 	return true;
 }
 
-/* Set the loose bits of parents [0, parents) from their children's boxes. */
+/*
+ * Set the loose bits of parents [0, parents) from their children's boxes:
+ * both children of each carry one.
+ */
 static __global__ void
 box_flags_kernel(const double *coords, uint8_t *split, const double *bounds,
-				 int64_t n, int dim, int64_t nbounds, int64_t parents)
+				 int64_t n, int dim, int64_t parents)
 {
 	int64_t		p = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
 	uint8_t		bits = 0;
@@ -93,8 +96,7 @@ box_flags_kernel(const double *coords, uint8_t *split, const double *bounds,
 		return;
 	if (box_flags_loose(coords, split, bounds, n, dim, 2 * p + 1))
 		bits |= KDC_LOOSE_LEFT;
-	if (2 * p + 2 < nbounds &&
-		box_flags_loose(coords, split, bounds, n, dim, 2 * p + 2))
+	if (box_flags_loose(coords, split, bounds, n, dim, 2 * p + 2))
 		bits |= KDC_LOOSE_RIGHT;
 	/* other threads read only this byte's split dimension, which stays */
 	split[p] = (split[p] & KDC_SPLIT_DIM) | bits;
@@ -107,13 +109,16 @@ box_flags_kernel(const double *coords, uint8_t *split, const double *bounds,
 KdStatus
 kdc_tree_box_flags(KdGpuTree *gtree, const KdExec *exec, KdError *err)
 {
-	int64_t		parents = gtree->nbounds / 2;	/* those with a child < nbounds */
+	/*
+	 * nbounds is a number of full levels (2^L - 1): its first nbounds / 2
+	 * nodes are the parents of the others
+	 */
+	int64_t		parents = gtree->nbounds / 2;
 
 	if (parents == 0)
 		return KD_OK;
 	box_flags_kernel <<< kdc_blocks(parents), KDC_BLOCK >>> (gtree->coords, gtree->split,
 															gtree->bounds, gtree->n,
-															gtree->dim, gtree->nbounds,
-															parents);
+															gtree->dim, parents);
 	return kdc_sync(exec, "marking loose boxes", err);
 }
