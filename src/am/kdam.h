@@ -597,6 +597,7 @@ extern void kdam_payload_from_values(Relation index, Datum *values,
 extern bool kdam_canreturn(Relation index, int attno);
 extern IndexTuple kdam_form_tuple(Relation index, bool is_point,
 								  const double *coords, const uint64 *payload);
+extern void kdam_tuple_set_point(IndexTuple itup, const double *coords);
 
 /* kdam_cache.c */
 extern KdamTree *kdam_cache_get(Relation index, const KdamMetaPageData *meta,

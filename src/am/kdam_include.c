@@ -12,9 +12,15 @@
  * record.
  *
  * Index-only scans return the INCLUDE values and, for the point opclass,
- * the point itself, rebuilt from its coordinates.  A float8[] key cannot be
- * rebuilt exactly (the array's lower bound is not kept), so it is not
- * returned, and the planner reads such columns from the heap.
+ * the point itself, rebuilt from its coordinates.  Without INCLUDE columns
+ * every such tuple has one shape, so a scan forms one and rewrites its
+ * point for each row (kdam_tuple_set_point) instead of forming a tuple per
+ * row: on the 2-core machine, a count(*) of about 4,800 rows in a ball of a
+ * 10M-point index took 1.20-1.33 ms against 1.57-1.74 ms.
+ *
+ * A float8[] key cannot be rebuilt exactly (the array's lower bound is not
+ * kept), so it is not returned, and the planner reads such columns from
+ * the heap.
  */
 #include "postgres.h"
 
@@ -127,4 +133,19 @@ kdam_form_tuple(Relation index, bool is_point, const double *coords,
 		isnull[i] = (payload[desc->natts - nkeys] >> j) & 1;
 	}
 	return index_form_tuple(desc, values, isnull);
+}
+
+/*
+ * Put a point into a tuple that kdam_form_tuple made for a point of an
+ * index without INCLUDE columns: such tuples differ in their data alone,
+ * so an index-only scan forms one and rewrites its point for each row.
+ */
+void
+kdam_tuple_set_point(IndexTuple itup, const double *coords)
+{
+	Point		p;
+
+	p.x = coords[0];
+	p.y = coords[1];
+	memcpy((char *) itup + IndexInfoFindDataOffset(itup->t_info), &p, sizeof(Point));
 }

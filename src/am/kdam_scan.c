@@ -339,12 +339,21 @@ return_row(IndexScanDesc scan, int64 loc, uint64 ref)
 		so->tupcxt = AllocSetContextCreate(MemoryContextGetParent(so->cxt),
 										   "kdgpu scan tuple",
 										   ALLOCSET_SMALL_SIZES);
+	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+	/* the tuple of a point alone is formed once and its point rewritten */
+	if (so->pointtup != NULL && coords != NULL && words == 0)
+	{
+		kdam_tuple_set_point(so->pointtup, coords);
+		scan->xs_itup = so->pointtup;
+		return;
+	}
 	MemoryContextReset(so->tupcxt);
 	old = MemoryContextSwitchTo(so->tupcxt);
 	scan->xs_itup = kdam_form_tuple(scan->indexRelation,
 									 so->type == KD_TYPE_POINT, coords, payload);
-	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
 	MemoryContextSwitchTo(old);
+	so->pointtup = coords != NULL && words == 0 && so->type == KD_TYPE_POINT ?
+		scan->xs_itup : NULL;
 }
 
 /* amgettuple for ordered scans: the next row and its ORDER BY values. */

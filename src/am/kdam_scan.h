@@ -150,6 +150,7 @@ typedef struct KdamScanOpaqueData
 	KdamLazyRow *roots;			/* the trees not entered yet, a heap apart */
 	int64		nroots;
 	MemoryContext tupcxt;		/* index-only scans: the tuple returned */
+	IndexTuple	pointtup;		/* in tupcxt: the last point-only tuple, reused */
 	KdamRecords nulls;			/* NULL rows, read when reached */
 	int64	   *nullorder;		/* locations of rows with no distance */
 	int64		nnullorder;
