@@ -126,28 +126,31 @@ INSERT INTO inc_pt SELECT i, point(i % 53 + 0.5, i % 47 + 0.25) FROM generate_se
 INSERT INTO inc_pt VALUES (-1, NULL), (-2, point('NaN', 1)), (-3, point(2, 'Infinity')), (-4, NULL);
 ANALYZE inc_pt;
 SELECT tree_rows, pending_rows, null_rows, outside_rows FROM kd_index_stats('inc_pt_p');
-CREATE FUNCTION inc_pt_answers() RETURNS text[] LANGUAGE sql AS $$
-  SELECT ARRAY[(SELECT string_agg(t, ' ' ORDER BY t) FROM
-                  (SELECT p::text AS t FROM inc_pt WHERE p <@ box '((5,5),(60,70))') s),
-               (SELECT string_agg(coalesce(p::text, 'null'), ' ') FROM
-                  (SELECT p FROM inc_pt ORDER BY p <-> point(30, 30)) s)]
-$$;
+-- the points of a range and of an ordered query, the latter's ties ordered
+-- by tiebreak (the index returns them in ctid order without one)
+CREATE FUNCTION inc_pt_answers(tiebreak text) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE
+  a text[];
+BEGIN
+  EXECUTE format($q$
+    SELECT ARRAY[(SELECT string_agg(t, ' ' ORDER BY t) FROM
+                    (SELECT p::text AS t FROM inc_pt WHERE p <@ box '((5,5),(60,70))') s),
+                 (SELECT string_agg(coalesce(p::text, 'null'), ' ') FROM
+                    (SELECT p FROM inc_pt ORDER BY p <-> point(30, 30)%s) s)]$q$, tiebreak)
+    INTO a;
+  RETURN a;
+END $$;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT p FROM inc_pt WHERE p <@ box '((5,5),(60,70))';
 EXPLAIN (COSTS OFF) SELECT p FROM inc_pt ORDER BY p <-> point(30, 30);
-CREATE TEMP TABLE inc_pt_idx AS SELECT inc_pt_answers() AS a;
+CREATE TEMP TABLE inc_pt_idx AS SELECT inc_pt_answers('') AS a;
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 SET enable_indexscan = off;
 SET enable_indexonlyscan = off;
 SET enable_bitmapscan = off;
--- the sort's ties go by ctid, as the index returns them
-CREATE TEMP TABLE inc_pt_seq AS
-  SELECT ARRAY[(SELECT string_agg(t, ' ' ORDER BY t) FROM
-                  (SELECT p::text AS t FROM inc_pt WHERE p <@ box '((5,5),(60,70))') s),
-               (SELECT string_agg(coalesce(p::text, 'null'), ' ') FROM
-                  (SELECT p FROM inc_pt ORDER BY p <-> point(30, 30), ctid) s)] AS a;
+CREATE TEMP TABLE inc_pt_seq AS SELECT inc_pt_answers(', ctid') AS a;
 RESET enable_indexscan;
 RESET enable_indexonlyscan;
 RESET enable_bitmapscan;
@@ -156,7 +159,7 @@ SELECT array_length(string_to_array(s.a[1], ' '), 1) AS range_rows,
        i.a[1] = s.a[1] AS range_equal, i.a[2] = s.a[2] AS ordered_equal
   FROM inc_pt_idx i, inc_pt_seq s;
 DROP TABLE inc_pt, inc_pt_idx, inc_pt_seq;
-DROP FUNCTION inc_pt_answers();
+DROP FUNCTION inc_pt_answers(text);
 
 -- INCLUDE columns must fit 8 bytes and be passed by value
 CREATE TABLE inc_bad (p point, name text, n numeric);

@@ -304,6 +304,7 @@ return_row(IndexScanDesc scan, int64 loc, uint64 ref)
 	const uint64 *payload;
 	KdamNode	nd;
 	uint64		treepayload[INDEX_MAX_KEYS + 1] = {0};
+	bool		point_alone;
 	MemoryContext old;
 
 	kdg_ref_to_tid(ref, &scan->xs_heaptid);
@@ -341,7 +342,8 @@ return_row(IndexScanDesc scan, int64 loc, uint64 ref)
 										   ALLOCSET_SMALL_SIZES);
 	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
 	/* the tuple of a point alone is formed once and its point rewritten */
-	if (so->pointtup != NULL && coords != NULL && words == 0)
+	point_alone = coords != NULL && words == 0 && so->type == KD_TYPE_POINT;
+	if (point_alone && so->pointtup != NULL)
 	{
 		kdam_tuple_set_point(so->pointtup, coords);
 		scan->xs_itup = so->pointtup;
@@ -352,8 +354,7 @@ return_row(IndexScanDesc scan, int64 loc, uint64 ref)
 	scan->xs_itup = kdam_form_tuple(scan->indexRelation,
 									 so->type == KD_TYPE_POINT, coords, payload);
 	MemoryContextSwitchTo(old);
-	so->pointtup = coords != NULL && words == 0 && so->type == KD_TYPE_POINT ?
-		scan->xs_itup : NULL;
+	so->pointtup = point_alone ? scan->xs_itup : NULL;
 }
 
 /* amgettuple for ordered scans: the next row and its ORDER BY values. */
