@@ -64,7 +64,7 @@
 #include "kdgpu.h"
 
 #define KDAM_MAGIC			0x4B444731	/* "KDG1" */
-#define KDAM_FORMAT_VERSION	9
+#define KDAM_FORMAT_VERSION	10
 #define KDAM_METAPAGE_BLKNO	0
 #define KDAM_PAGE_ID		0xFF8B
 #define KDAM_DEAD_REF		UINT64_MAX
@@ -296,14 +296,18 @@ typedef struct KdamNode
 	double		boxdata[2 * KD_MAX_DIM];
 } KdamNode;
 
-/* Where the arrays of a range's blocks lie on their pages (kdam_tree.c). */
+/*
+ * Where the arrays of a range's blocks lie on their pages (kdam_tree.c):
+ * the node records (coordinates, reference and split dimension of a slot
+ * together), then the payload words and the boxes.
+ */
 typedef struct KdamBlockLayout
 {
 	int64		nbounds;		/* nodes below this keep their box */
-	Size		refs;			/* offsets from the block's data */
-	Size		payload;
+	Size		record;			/* bytes of a node record */
+	Size		payload;		/* offsets from the block's data */
 	Size		bounds;
-	Size		split;
+	Size		end;			/* bytes of the block */
 	int			slots;
 } KdamBlockLayout;
 
@@ -315,6 +319,7 @@ typedef struct KdamTreeReader
 {
 	Relation	index;
 	uint64		tree_id;
+	bool		standby;		/* started during recovery: check page kinds */
 	KdamTreeShape shape;
 	BlockNumber dirhead;		/* the page listing the directory pages */
 	BlockNumber contig;			/* the entry's contig */
@@ -329,6 +334,7 @@ typedef struct KdamTreeReader
 	Buffer		buf;			/* the current block page, one of pinned */
 	int64		block;			/* its block, or -1 */
 	int			range;
+	int			slot;			/* of the node read last */
 	KdamBlockLayout layout;		/* of the current block's range */
 	BufferAccessStrategy strategy;	/* NULL for scans */
 	int64		pages_read;		/* block pages pinned */
@@ -559,6 +565,7 @@ extern void kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box,
 							 KdamNode *out);
 extern void kdam_reader_payload(KdamTreeReader *rd, int64 node, uint64 *out);
 extern void kdam_reader_hold(KdamTreeReader *rd, bool hold);
+extern void kdam_reader_prefetch_children(const KdamTreeReader *rd);
 extern void kdam_reader_end(KdamTreeReader *rd);
 
 /* kdam_outside.c */

@@ -518,6 +518,7 @@ expand_subtree(IndexScanDesc scan, KdamHeapItem it)
 		int			nsub = 0;
 
 		kdam_reader_node(rd, it.node, !it.boxed, &nd);
+		kdam_reader_prefetch_children(rd);
 		if (nd.box && !it.boxed)
 		{
 			KdamHeapItem tight;

@@ -55,6 +55,7 @@ tree_collect(KdamScanOpaque so, Relation index, int t, int64 *cap)
 						right;
 
 			kdam_reader_node(rd, node, true, &nd);
+			kdam_reader_prefetch_children(rd);
 			if (nd.box && !kdam_quals_meet_box(so, nd.box, dim))
 				break;
 			if (nd.ref != KDAM_DEAD_REF && kdam_quals_match(so, nd.coords, dim))
