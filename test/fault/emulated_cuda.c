@@ -19,6 +19,10 @@
  *   KDGPU_FAKE_DELAY_MS   each kNN and All-kNN call sleeps this long first,
  *                         polling the caller's interrupt callback, as long
  *                         GPU work does
+ *   KDGPU_FAKE_CALL_LOG   each kNN call appends a line to this file: its
+ *                         device, queries, and the start and end of its
+ *                         work in milliseconds of CLOCK_MONOTONIC, so that
+ *                         tests see which calls ran at once on which device
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +196,29 @@ emu_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	return KD_OK;
 }
 
+/* Milliseconds of CLOCK_MONOTONIC. */
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+/* Append a kNN call's line to KDGPU_FAKE_CALL_LOG, when set. */
+static void
+log_call(int device, int64_t nq, double start, double end)
+{
+	const char *path = getenv("KDGPU_FAKE_CALL_LOG");
+	FILE	   *f;
+
+	if (!path || !path[0] || (f = fopen(path, "a")) == NULL)
+		return;
+	fprintf(f, "%d %lld %.3f %.3f\n", device, (long long) nq, start, end);
+	fclose(f);
+}
+
 /* knn(): the CPU search, after the trap and the delay. */
 static KdStatus
 emu_knn(const KdGpuTree *g, const double *queries, int64_t nq, int k,
@@ -200,6 +227,7 @@ emu_knn(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	const char *trap = getenv("KDGPU_FAKE_TRAP_FILE");
 	KdExec		e = plan(exec);
 	KdStatus	st;
+	double		start = now_ms();
 
 	if (trap && trap[0] && access(trap, F_OK) == 0)
 	{
@@ -209,7 +237,9 @@ emu_knn(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	}
 	if ((st = delay(exec, err)) != KD_OK)
 		return st;
-	return kd_knn_cpu(&g->tree, queries, nq, k, out, count, &e, err);
+	st = kd_knn_cpu(&g->tree, queries, nq, k, out, count, &e, err);
+	log_call(g->device, nq, start, now_ms());
+	return st;
 }
 
 /* all_knn(): the CPU search, after the delay. */
