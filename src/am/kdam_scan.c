@@ -292,10 +292,12 @@ next_null(IndexScanDesc scan, int64 *loc)
 
 /*
  * Return the row at loc, whose reference is ref: its TID, whether the
- * executor must recheck it, and its index tuple when asked for.
+ * executor must recheck it, and its index tuple when asked for.  known is
+ * the coordinates of a tree row when the caller has them (a range scan's
+ * hits keep them), else NULL: the row's tree page is then read again.
  */
 static void
-return_row(IndexScanDesc scan, int64 loc, uint64 ref)
+return_row(IndexScanDesc scan, int64 loc, uint64 ref, const double *known)
 {
 	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
 	const double *rec = kdam_loc_outside_rec(so, loc);
@@ -317,10 +319,14 @@ return_row(IndexScanDesc scan, int64 loc, uint64 ref)
 		int			t = loc_tree(so, loc);
 		KdamTreeReader *rd = kdam_scan_tree_reader(so, scan->indexRelation, t);
 
-		kdam_reader_node(rd, loc - so->trees[t].base, false, &nd);
+		if (known == NULL)
+		{
+			kdam_reader_node(rd, loc - so->trees[t].base, false, &nd);
+			known = nd.coords;
+		}
 		if (words > 0)
 			kdam_reader_payload(rd, loc - so->trees[t].base, treepayload);
-		coords = nd.coords;
+		coords = known;
 		payload = treepayload;
 	}
 	else if (loc < kdam_loc_outside(so))
@@ -383,7 +389,7 @@ ordered_gettuple(IndexScanDesc scan)
 	else
 		return false;
 	ref = no_distance ? kdam_loc_ref(so, loc) : it.ref;
-	return_row(scan, loc, ref);
+	return_row(scan, loc, ref, NULL);
 	rec = kdam_loc_outside_rec(so, loc);
 	for (int k = 0; k < so->norder; k++)
 	{
@@ -424,11 +430,12 @@ kdam_gettuple(IndexScanDesc scan, ScanDirection dir)
 		return ordered_gettuple(scan);
 	if (so->pos < so->nhits)
 	{
-		return_row(scan, so->hits[so->pos].loc, so->hits[so->pos].ref);
+		return_row(scan, so->hits[so->pos].loc, so->hits[so->pos].ref,
+				   so->hitcoords ? so->hitcoords + so->pos * so->meta.dim : NULL);
 		so->pos++;
 	}
 	else if (next_null(scan, &loc))
-		return_row(scan, loc, kdam_loc_ref(so, loc));
+		return_row(scan, loc, kdam_loc_ref(so, loc), NULL);
 	else
 		return false;
 	return true;

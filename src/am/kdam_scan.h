@@ -158,6 +158,10 @@ typedef struct KdamScanOpaqueData
 	int64		nullpos;
 	/* range scans */
 	KdamHit    *hits;			/* the matches */
+	double	   *hitcoords;		/* index-only scans: the coordinates of each
+								 * tree match (dim a hit, in hits' order),
+								 * so that return_row need not read its page
+								 * again; NULL otherwise */
 	int64		nhits;
 	int64		pos;
 } KdamScanOpaqueData;

@@ -15,15 +15,27 @@
 
 #include "kdam_scan.h"
 
-/* Add a match to the range scan's hits. */
+/*
+ * Add a match to the range scan's hits, with its coordinates when the scan
+ * keeps them (coords is NULL for rows not in a tree, whose coordinates
+ * return_row finds elsewhere).
+ */
 static void
-add_hit(KdamScanOpaque so, int64 loc, uint64 ref, int64 *cap)
+add_hit(KdamScanOpaque so, int64 loc, uint64 ref, const double *coords,
+		int64 *cap)
 {
+	int			dim = so->meta.dim;
+
 	if (so->nhits == *cap)
 	{
 		*cap *= 2;
 		so->hits = repalloc_huge(so->hits, sizeof(KdamHit) * *cap);
+		if (so->hitcoords)
+			so->hitcoords = repalloc_huge(so->hitcoords,
+										  sizeof(double) * dim * *cap);
 	}
+	if (so->hitcoords && coords)
+		memcpy(so->hitcoords + so->nhits * dim, coords, sizeof(double) * dim);
 	so->hits[so->nhits].ref = ref;
 	so->hits[so->nhits++].loc = loc;
 }
@@ -59,7 +71,7 @@ tree_collect(KdamScanOpaque so, Relation index, int t, int64 *cap)
 			if (nd.box && !kdam_quals_meet_box(so, nd.box, dim))
 				break;
 			if (nd.ref != KDAM_DEAD_REF && kdam_quals_match(so, nd.coords, dim))
-				add_hit(so, st->base + node, nd.ref, cap);
+				add_hit(so, st->base + node, nd.ref, nd.coords, cap);
 			left = kdam_quals_meet_side(so, nd.split, nd.coords[nd.split], true);
 			right = kdam_quals_meet_side(so, nd.split, nd.coords[nd.split], false);
 			if (left && right)
@@ -91,6 +103,7 @@ hit_vm_page(const KdamHit *hit)
  * visibility map bit, and reads a page whenever it differs from the last
  * row's: in the walk's order, which is random in the heap, that was about
  * one page read per row of a table of two map pages (a 10M-row table).
+ * The hits' coordinates move with them.
  */
 void
 kdam_range_group_by_vm_page(KdamScanOpaque so)
@@ -98,6 +111,8 @@ kdam_range_group_by_vm_page(KdamScanOpaque so)
 	int64		npages = 0;
 	int64	   *start;
 	KdamHit    *sorted;
+	double	   *coords = NULL;
+	int			dim = so->meta.dim;
 
 	for (int64 i = 0; i < so->nhits; i++)
 		npages = Max(npages, hit_vm_page(&so->hits[i]) + 1);
@@ -110,11 +125,27 @@ kdam_range_group_by_vm_page(KdamScanOpaque so)
 		start[p + 1] += start[p];
 	sorted = MemoryContextAllocExtended(so->cxt, sizeof(KdamHit) * so->nhits,
 										MCXT_ALLOC_HUGE);
+	if (so->hitcoords)
+		coords = MemoryContextAllocExtended(so->cxt,
+											sizeof(double) * dim * so->nhits,
+											MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < so->nhits; i++)
-		sorted[start[hit_vm_page(&so->hits[i])]++] = so->hits[i];
+	{
+		int64		to = start[hit_vm_page(&so->hits[i])]++;
+
+		sorted[to] = so->hits[i];
+		if (coords)
+			memcpy(coords + to * dim, so->hitcoords + i * dim,
+				   sizeof(double) * dim);
+	}
 	pfree(so->hits);
 	pfree(start);
 	so->hits = sorted;
+	if (coords)
+	{
+		pfree(so->hitcoords);
+		so->hitcoords = coords;
+	}
 }
 
 /* Collect every match of the quals (range and bitmap scans). */
@@ -128,6 +159,8 @@ kdam_range_collect(IndexScanDesc scan)
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
 
 	so->hits = palloc_extended(sizeof(KdamHit) * cap, MCXT_ALLOC_HUGE);
+	so->hitcoords = scan->xs_want_itup ?
+		palloc_extended(sizeof(double) * dim * cap, MCXT_ALLOC_HUGE) : NULL;
 	MemoryContextSwitchTo(old);
 	for (int t = 0; t < so->ntrees; t++)
 		tree_collect(so, scan->indexRelation, t, &cap);
@@ -138,6 +171,6 @@ kdam_range_collect(IndexScanDesc scan)
 			: kdam_quals_take_outside(so, kdam_scan_outside_rec(so, i - so->pending.n));
 
 		if (take)
-			add_hit(so, n + i, kdam_loc_ref(so, n + i), &cap);
+			add_hit(so, n + i, kdam_loc_ref(so, n + i), NULL, &cap);
 	}
 }
