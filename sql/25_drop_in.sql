@@ -27,8 +27,8 @@ INSERT INTO di_pts VALUES (-1, NULL), (-2, point('NaN', 3)), (-3, point(4, 'Infi
 -- GiST and SP-GiST get the finite points only: GiST raises "inconsistent
 -- point values" ordering NaN points, and both miss or add rows with NaN or
 -- infinite coordinates that a sequential scan's operator gives
-CREATE TABLE di_gist AS SELECT * FROM di_pts WHERE id >= 0;
-CREATE TABLE di_spg AS SELECT * FROM di_pts WHERE id >= 0;
+CREATE TABLE di_gist WITH (autovacuum_enabled = false) AS SELECT * FROM di_pts WHERE id >= 0;
+CREATE TABLE di_spg WITH (autovacuum_enabled = false) AS SELECT * FROM di_pts WHERE id >= 0;
 -- the index takes every row the table takes; the NOTICE counts those
 -- outside its tree
 CREATE INDEX di_kd ON di_pts USING kdgpu (p);
@@ -129,8 +129,19 @@ SELECT di_run('index', 'di_kd', 'SELECT id FROM di_pts WHERE p IS NULL ORDER BY 
 SELECT di_run('index', 'di_kd', 'SELECT id FROM di_pts WHERE p <@ box ''(20,20),(2,2)'' ORDER BY p <-> point(9, 9), p <-> point(0, 0) LIMIT 50')
      = di_run('seq', '', 'SELECT id FROM di_pts WHERE p <@ box ''(20,20),(2,2)'' ORDER BY p <-> point(9, 9), p <-> point(0, 0), ctid LIMIT 50') AS equal;
 
--- after VACUUM removes rows of each kind, and merges
+-- after VACUUM removes rows of each kind, and merges.  VACUUM removes the
+-- deleted rows only once no snapshot from before the DELETE is left, and
+-- an autovacuum ANALYZE of another table of the database holds one: wait
+-- (at most a minute) for other backends' snapshots to go
 DELETE FROM di_pts WHERE id IN (-2, -5, -6, 3, 1001);
+DO $$
+BEGIN
+  FOR i IN 1..600 LOOP
+    EXIT WHEN NOT EXISTS (SELECT FROM pg_stat_activity
+                          WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL);
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
 VACUUM di_pts;
 SELECT tree_rows, pending_rows, null_rows, outside_rows FROM kd_index_stats('di_kd');
 SELECT kd_index_check('di_kd');
