@@ -139,13 +139,27 @@ boxed_slots(int start, int levels, int bounded_levels)
 }
 
 /*
- * Bytes of a node record: its coordinates, then its reference, then its
- * split dimension, unaligned (read with memcpy).
+ * A node record holds its coordinates, then its reference, then its split
+ * dimension, unaligned (read with memcpy).  The offset of its reference:
  */
+static inline Size
+record_ref(int dim)
+{
+	return sizeof(double) * dim;
+}
+
+/* The offset of a node record's split dimension. */
+static inline Size
+record_split(int dim)
+{
+	return record_ref(dim) + KDAM_REF_BYTES;
+}
+
+/* Bytes of a node record. */
 static inline Size
 record_bytes(int dim)
 {
-	return sizeof(double) * dim + KDAM_REF_BYTES + 1;
+	return record_split(dim) + 1;
 }
 
 /* Bytes of a block of the given levels starting at level start. */
@@ -372,7 +386,7 @@ slot_copy(const KdamBlockLayout *l, char *blk, int s, KdTree *tree,
 		Size		len;
 	}			f[4] = {
 		{rec, (char *) (tree->coords + node * dim), sizeof(double) * dim},
-		{rec + sizeof(double) * dim + KDAM_REF_BYTES, (char *) &tree->split[node], 1},
+		{rec + record_split(dim), (char *) &tree->split[node], 1},
 		{blk + l->payload + sizeof(uint64) * words * s,
 		words > 0 ? (char *) (payload + node * words) : NULL,
 		sizeof(uint64) * words},
@@ -386,9 +400,9 @@ slot_copy(const KdamBlockLayout *l, char *blk, int s, KdTree *tree,
 			memcpy(to_page ? f[i].page : f[i].mem,
 				   to_page ? f[i].mem : f[i].page, f[i].len);
 	if (to_page)
-		ref_store(rec + sizeof(double) * dim, tree->refs[node]);
+		ref_store(rec + record_ref(dim), tree->refs[node]);
 	else
-		tree->refs[node] = ref_load(rec + sizeof(double) * dim);
+		tree->refs[node] = ref_load(rec + record_ref(dim));
 }
 
 /*
@@ -668,7 +682,7 @@ kdam_block_delete(Relation index, Buffer buf, const KdamTreeShape *shape,
 
 		if (slot_node(shape, r, b, s) < 0)
 			continue;
-		ref = ref_load(data + l.record * s + sizeof(double) * shape->dim);
+		ref = ref_load(data + l.record * s + record_ref(shape->dim));
 		if (ref == KDAM_DEAD_REF)
 			continue;
 		kdg_ref_to_tid(ref, &tid);
@@ -679,8 +693,7 @@ kdam_block_delete(Relation index, Buffer buf, const KdamTreeShape *shape,
 			state = GenericXLogStart(index);
 			data = KdamBlockData(GenericXLogRegisterBuffer(state, buf, 0));
 		}
-		ref_store(data + l.record * s + sizeof(double) * shape->dim,
-				  KDAM_DEAD_REF);
+		ref_store(data + l.record * s + record_ref(shape->dim), KDAM_DEAD_REF);
 		marked++;
 	}
 	if (state)
@@ -863,8 +876,8 @@ kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box, KdamNode *out)
 	/* a fixed-size memcpy per value: dim is small, a call showed in profiles */
 	for (int d = 0; d < dim; d++)
 		memcpy(&out->coords[d], rec + sizeof(double) * d, sizeof(double));
-	out->ref = ref_load(rec + sizeof(double) * dim);
-	out->split = (uint8) rec[sizeof(double) * dim + KDAM_REF_BYTES];
+	out->ref = ref_load(rec + record_ref(dim));
+	out->split = (uint8) rec[record_split(dim)];
 	out->box = NULL;
 	if (want_box && node < rd->shape.nbounds)
 	{
