@@ -567,37 +567,30 @@ sub take_calls
 	}
 	return @calls;
 }
-# whether two calls ran at overlapping times
-sub overlap
+# the pairs of calls that ran at overlapping times, each as [a, b]
+sub overlapping_pairs
 {
-	my ($a, $b) = @_;
-	return $a->[2] < $b->[3] && $b->[2] < $a->[3];
+	my @c = @_;
+	my @pairs;
+	foreach my $i (0 .. $#c)
+	{
+		foreach my $j ($i + 1 .. $#c)
+		{
+			push @pairs, [ $c[$i], $c[$j] ]
+			  if $c[$i][2] < $c[$j][3] && $c[$j][2] < $c[$i][3];
+		}
+	}
+	return @pairs;
 }
 # whether two of the calls ran on different devices at overlapping times
 sub devices_overlap
 {
-	my @c = @_;
-	foreach my $i (0 .. $#c)
-	{
-		foreach my $j ($i + 1 .. $#c)
-		{
-			return 1 if $c[$i][0] != $c[$j][0] && overlap($c[$i], $c[$j]);
-		}
-	}
-	return 0;
+	return scalar grep { $_->[0][0] != $_->[1][0] } overlapping_pairs(@_);
 }
 # whether no two calls on the same device overlapped
 sub each_device_serial
 {
-	my @c = @_;
-	foreach my $i (0 .. $#c)
-	{
-		foreach my $j ($i + 1 .. $#c)
-		{
-			return 0 if $c[$i][0] == $c[$j][0] && overlap($c[$i], $c[$j]);
-		}
-	}
-	return 1;
+	return !grep { $_->[0][0] == $_->[1][0] } overlapping_pairs(@_);
 }
 service_pid();
 $node->safe_psql('postgres', "SELECT count(*) FROM kd_knn_join('$_', 'q', 2)") for qw(pts other);
