@@ -38,6 +38,8 @@ PG_CONFIG ?= pg_config
 HAVE_POSTGIS := $(wildcard $(shell $(PG_CONFIG) --sharedir)/extension/postgis.control)
 ALL_REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS = $(if $(HAVE_POSTGIS),$(ALL_REGRESS),$(filter-out 4%,$(ALL_REGRESS)))
+# isolation tester specs (specs/, expected/): scans held open across VACUUM
+ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
 
 # float8 results must be bit-identical to the GPU's: no contraction to FMA
 ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread

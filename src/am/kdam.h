@@ -40,12 +40,22 @@
  * pages stay as they are until no snapshot that could have read the list
  * before is left (retire_xid is older than every backend's xmin, as for
  * nbtree's deleted pages), and VACUUM frees them.  VACUUM marks dead
- * references a page at a time while scans run.  A scan under an MVCC
- * snapshot may return a reference VACUUM removed: the heap may have reused
- * its TID, but for a tuple that snapshot cannot see.  A scan under another
- * kind of snapshot keeps the metapage pinned while it runs, and VACUUM
- * takes a cleanup lock on the metapage, which waits for those scans,
- * before it returns and before it frees retired trees.
+ * references a page at a time while scans run.
+ *
+ * The VACUUM interlock.  A scan holds references it read before VACUUM
+ * marked them (a range scan's matches, an ordered scan's queue, its copy
+ * of the pending, outside and NULL records).  VACUUM takes a cleanup lock
+ * on the metapage, which waits for every scan pinning it, after removing
+ * references and before it returns (so before the heap frees their line
+ * pointers and sets pages all-visible), and before it frees retired trees.
+ * A plain scan under an MVCC snapshot drops the pin once started: it may
+ * return a reference VACUUM removed, and the heap may have reused its TID,
+ * but the executor's heap check rejects that row, which the snapshot
+ * cannot see.  An index-only scan keeps the pin for its whole life, as
+ * nbtree keeps its leaf page's: the executor returns a row without the
+ * heap when its page is all-visible, which VACUUM makes it after removing
+ * a row the scan still holds.  So does a scan under a snapshot that is
+ * not MVCC, which has no heap check to rely on.
  */
 #ifndef KDAM_H
 #define KDAM_H

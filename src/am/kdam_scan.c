@@ -6,8 +6,8 @@
  *
  * A scan reads the metapage, the forest's list of trees, the pending
  * records and the rows outside the trees (kdam_outside.c) once (keeping
- * the metapage pinned for its whole life only under a snapshot that is
- * not MVCC, see kdam.h), and reads the trees' pages in place through
+ * the metapage pinned for its whole life when it is index-only or its
+ * snapshot is not MVCC, see kdam.h), and reads the trees' pages in place through
  * shared buffers (kdam_tree.c: no private copy, nothing to load).  The
  * pending records (about KDAM_FLUSH_ROWS at most, kdam_lanes.c) and the
  * outside rows are searched exhaustively beside the trees.  WHERE
@@ -202,8 +202,14 @@ scan_start(IndexScanDesc scan)
 		memset(&so->outside, 0, sizeof(so->outside));
 	MemoryContextSwitchTo(old);
 	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
-	/* see kdam.h: only a scan of another kind of snapshot keeps the pin */
-	if (IsMVCCSnapshot(scan->xs_snapshot))
+	/*
+	 * The pin is VACUUM's interlock (kdam.h): a plain scan under an MVCC
+	 * snapshot drops it, since the heap check of each row it returns
+	 * rejects a TID VACUUM freed and the heap reused; an index-only scan
+	 * keeps it, since the executor trusts the visibility map for a row
+	 * VACUUM removed after this scan read its TID.
+	 */
+	if (IsMVCCSnapshot(scan->xs_snapshot) && !scan->xs_want_itup)
 	{
 		ReleaseBuffer(so->metabuf);
 		so->metabuf = InvalidBuffer;

@@ -9,9 +9,10 @@
  * marks the references of dead tree rows KDAM_DEAD_REF in place, a page at
  * a time under that page's exclusive lock (scans take a share lock on each
  * page they read), while flushes, inserts and scans go on.  Last it takes
- * a cleanup lock on the metapage, which waits for every scan in flight to
- * end (scans pin the metapage, and one may hold a reference read before
- * its mark), records the trees' dead counts and bumps the generation, so
+ * a cleanup lock on the metapage, which waits for every scan that pins it
+ * (index-only scans, which may hold a reference read before its mark and
+ * must be done with it before the heap sets its page all-visible; see
+ * kdam.h), records the trees' dead counts and bumps the generation, so
  * cached trees are reloaded.
  *
  * amvacuumcleanup takes the merge lock exclusively and, while it looks for
