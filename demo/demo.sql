@@ -23,18 +23,18 @@ VACUUM ANALYZE pts;
 \timing on
 \echo
 \echo '== kNN: the 5 nearest rows to one point'
-SELECT k.rank, pts.id, k.distance
-  FROM kd_knn('pts', point(50000, 50000), 5) k JOIN pts ON pts.ctid = k.nn_ctid
- ORDER BY k.rank;
+SELECT rank, nn_key AS id, distance
+  FROM kd_knn('pts', point(50000, 50000), 5, key_col => 'id')
+ ORDER BY rank;
 
 \echo '== All-kNN: every point''s 10 nearest neighbours (one row per pair)'
 SELECT count(*) AS pairs, round(avg(distance)::numeric, 2) AS avg_distance_m
-  FROM kd_all_knn('pts', 10);
+  FROM kd_all_knn('pts', 10, 'id');
 
-\echo '== All-kNN, one row per point with arrays: the first three points'
-CREATE TEMP TABLE nn AS SELECT * FROM kd_all_knn_arrays('pts', 10);
-SELECT pts.id, nn.nn_ctids[1:3] AS nearest_3, nn.distances[1:3] AS distances_m
-  FROM nn JOIN pts ON pts.ctid = nn.query_ctid ORDER BY pts.id LIMIT 3;
+\echo '== All-kNN, one row per point with arrays of ids: the first three points'
+CREATE TEMP TABLE nn AS SELECT * FROM kd_all_knn_arrays('pts', 10, 'id');
+SELECT query_key AS id, nn_keys[1:3] AS nearest_3, distances[1:3] AS distances_m
+  FROM nn ORDER BY query_key LIMIT 3;
 
 \echo '== kNN join: the 3 nearest rows to each of 10000 query points'
 SELECT count(*) AS rows, max(distance) AS farthest_m
@@ -48,15 +48,15 @@ SELECT count(*) AS in_box FROM kd_box('pts', point(40000, 40000), point(42000, 4
 \echo '== for comparison: the same All-kNN through an SP-GiST index and LATERAL'
 CREATE INDEX ON pts USING spgist (p);
 SELECT count(*) AS pairs FROM pts a CROSS JOIN LATERAL (
-  SELECT o.ctid FROM pts o WHERE o.ctid <> a.ctid ORDER BY o.p <-> a.p LIMIT 10) b;
+  SELECT o.id FROM pts o WHERE o.id <> a.id ORDER BY o.p <-> a.p LIMIT 10) b;
 
-\echo '== exactness: All-kNN equals SP-GiST''s 20 nearest re-sorted by (distance, ctid), for 20000 points'
+\echo '== exactness: All-kNN equals SP-GiST''s 20 nearest re-sorted by (distance, id), for 20000 points'
 SELECT count(*) AS differences FROM (
-  (SELECT * FROM kd_all_knn('pts', 10) WHERE query_ctid IN (SELECT ctid FROM pts WHERE id <= 20000)
+  (SELECT * FROM kd_all_knn('pts', 10, 'id') WHERE query_key <= 20000
    EXCEPT ALL
-   SELECT a.ctid, b.ctid, b.d, (row_number() OVER (PARTITION BY a.ctid ORDER BY b.d, b.ctid))::int
+   SELECT a.id, b.id, b.d, (row_number() OVER (PARTITION BY a.id ORDER BY b.d, b.id))::int
      FROM pts a, LATERAL (
-       SELECT ctid, d FROM (SELECT o.ctid, o.p <-> a.p AS d FROM pts o WHERE o.ctid <> a.ctid
-                             ORDER BY o.p <-> a.p LIMIT 20) s
-        ORDER BY d, ctid LIMIT 10) b
+       SELECT id, d FROM (SELECT o.id, o.p <-> a.p AS d FROM pts o WHERE o.id <> a.id
+                           ORDER BY o.p <-> a.p LIMIT 20) s
+        ORDER BY d, id LIMIT 10) b
     WHERE a.id <= 20000)) d;
