@@ -16,8 +16,8 @@
  * merging two would make a tree that every query near either part enters:
  * they stay out of these merges (VACUUM still rebuilds the whole forest as
  * one tree when it fits).  A retired tree's pages stay as they are, for the
- * scans that started before, until VACUUM frees them (kdam_drop_retired,
- * kdam_free_trees).  Trees never change: every step writes new pages, and
+ * scans that started before, until no snapshot is that old; then the next
+ * merge, or VACUUM, frees them (kdam_drop_retired, kdam_free_trees).  Trees never change: every step writes new pages, and
  * a short exclusive lock on the metapage switches the forest to them, so
  * scans and inserts wait for no more than that switch.
  *
@@ -499,8 +499,32 @@ kdam_flush(Relation index)
 }
 
 /*
+ * Free the pages of the retired trees no snapshot can still read, when no
+ * scan pins the metapage (a conditional cleanup lock: a writer never waits
+ * for a scan), so that under a steady stream of writes merges reuse the
+ * pages of the trees they retired instead of growing the index until the
+ * next VACUUM.  The caller holds the merge lock.
+ */
+static void
+reclaim_retired(Relation index)
+{
+	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	KdamForest	retired;
+
+	if (!ConditionalLockBufferForCleanup(metabuf))
+	{
+		ReleaseBuffer(metabuf);
+		return;
+	}
+	kdam_drop_retired(index, metabuf, &retired);
+	UnlockReleaseBuffer(metabuf);
+	kdam_free_trees(index, &retired);
+}
+
+/*
  * Merge trees of like size while two qualify, using at most mem bytes for
- * a merge.  The caller holds the merge lock in share mode.
+ * a merge, first freeing what earlier merges retired.  The caller holds
+ * the merge lock in share mode.
  */
 void
 kdam_merge(Relation index, Size mem)
@@ -510,6 +534,7 @@ kdam_merge(Relation index, Size mem)
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
+	reclaim_retired(index);
 	while (merge_once(index, mem))
 	{
 		CHECK_FOR_INTERRUPTS();

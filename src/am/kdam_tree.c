@@ -654,7 +654,7 @@ tree_changed(Relation index)
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("the tree of index \"%s\" changed during the scan",
 						RelationGetRelationName(index)),
-				 errdetail("VACUUM freed a tree while a query on a hot standby read it."),
+				 errdetail("A merge or VACUUM freed a retired tree while a query on a hot standby read it."),
 				 errhint("Run the query again.")));
 }
 
