@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "access/itup.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 #include "utils/geo_decls.h"
@@ -86,11 +87,16 @@ kdam_payload_from_values(Relation index, Datum *values, bool *isnull,
 
 /*
  * amcanreturn: INCLUDE columns always, the key column for point only (see
- * the file header).
+ * the file header); nothing on a hot standby, whose replay of VACUUM (in
+ * Generic WAL) takes no cleanup lock that would wait for an index-only
+ * scan's pin, so that such a scan could return rows VACUUM removed after
+ * it read them and whose pages it then marked all-visible (kdam.h).
  */
 bool
 kdam_canreturn(Relation index, int attno)
 {
+	if (RecoveryInProgress())
+		return false;
 	if (attno > IndexRelationGetNumberOfKeyAttributes(index))
 		return true;
 	return kdam_index_type(index) == KD_TYPE_POINT;

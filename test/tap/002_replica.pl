@@ -72,6 +72,35 @@ is($standby->safe_psql('postgres', "SET enable_seqscan = off; $all"),
 		  (SELECT ctid FROM pts ORDER BY p <-> point(50, 50), ctid LIMIT 30000) s;}),
 	'every row of the standby, outside and NULL rows included, in a sort\'s order');
 
+# A cursor on the standby across the replay of a VACUUM that removes rows
+# deleted before its snapshot.  The replay takes no cleanup lock that would
+# wait for an index-only scan, so the standby plans none on a kdgpu index;
+# its plain scan returns the rows of a sequential scan in its snapshot.
+my $ios = q{SET enable_seqscan = off;
+	EXPLAIN (COSTS OFF) SELECT p FROM pts ORDER BY p <-> point(50, 50);};
+$primary->safe_psql('postgres', 'DELETE FROM pts WHERE id % 7 = 0');
+$primary->wait_for_catchup($standby);
+like($primary->safe_psql('postgres', $ios), qr/Index Only Scan using pts_p/,
+	'the primary scans the index alone');
+like($standby->safe_psql('postgres', $ios), qr/Index Scan using pts_p/,
+	'the standby reads the heap too');
+my $cur = $standby->background_psql('postgres');
+$cur->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+$cur->query_safe('SET LOCAL enable_indexscan = off');
+$cur->query_safe('SET LOCAL enable_bitmapscan = off');
+my $want = $cur->query_safe(q{SELECT string_agg(p::text, ';' ORDER BY p <-> point(50, 50), ctid) FROM pts});
+$cur->query_safe('SET LOCAL enable_indexscan = on');
+$cur->query_safe('SET LOCAL enable_seqscan = off');
+$cur->query_safe('DECLARE c CURSOR FOR SELECT p FROM pts ORDER BY p <-> point(50, 50)');
+my $got = $cur->query_safe('FETCH 100 FROM c');
+$primary->safe_psql('postgres', 'VACUUM pts');
+$primary->wait_for_catchup($standby);
+$got .= "\n" . $cur->query_safe('FETCH ALL FROM c');
+is(join(';', split /\n/, $got), $want,
+	'a standby cursor across the replay of VACUUM returns its snapshot\'s rows');
+$cur->query_safe('COMMIT');
+$cur->quit;
+
 $standby->stop;
 $primary->stop;
 done_testing();
