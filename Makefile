@@ -19,13 +19,22 @@
 #   make split-bench-bin       one tree on one GPU against all of a host's GPUs
 #   make soak-check            short load soak against a running server
 
+# generated files go under build/ (B)
+B = build
+
 EXTENSION = kdgpu kdgpu_postgis
 MODULE_big = kdgpu
-DATA = kdgpu--0.1.sql kdgpu--0.2.sql kdgpu--0.1--0.2.sql kdgpu--0.2--0.3.sql \
-	kdgpu--0.3--0.4.sql kdgpu--0.4--0.5.sql kdgpu--0.5--0.6.sql \
-	kdgpu_postgis--0.1.sql kdgpu_postgis--0.2.sql kdgpu_postgis--0.1--0.2.sql \
-	kdgpu_postgis--0.2--0.3.sql
 PGFILEDESC = "kdgpu - exact kd-tree neighbour search on GPU and CPU"
+
+# SQL scripts: sql/install/EXT.sql is the current install script of each
+# extension, installed as EXT--<default_version>.sql (the .control file's);
+# sql/updates/ holds the ALTER EXTENSION ... UPDATE steps from every
+# released version, and the 0.1 install scripts, which are not current but
+# the start of that chain: test/tap/008_upgrade.pl installs 0.1 and updates
+# it, and a release that updates an older install must keep them.
+ext_version = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(1).control)
+DATA = $(sort $(wildcard sql/updates/*.sql))
+DATA_built = $(foreach e,$(EXTENSION),$(B)/$(e)--$(call ext_version,$(e)).sql)
 
 ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
 EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c src/geo/*.c src/service/*.c))
@@ -46,10 +55,16 @@ PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 # not libpq: foreign partitions call it through postgres_fdw's (src/remote_libpq.h);
 # only what PostgreSQL looks up by name is exported (src/kdgpu.map)
 SHLIB_LINK = -ldl -pthread -Wl,--version-script=$(srcdir)/src/kdgpu.map
-EXTRA_CLEAN = engine-test engine-bench-bin split-bench-bin bench/cpu-knn-lib.so cukd-compare-bin geo-test $(CUDA_SO) cuda/*.o test-bin
+EXTRA_CLEAN = $(B) engine-test engine-bench-bin split-bench-bin bench/cpu-knn-lib.so cukd-compare-bin geo-test $(CUDA_SO) cuda/*.o test-bin
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# each versioned install script is a copy of its extension's current one
+$(foreach e,$(EXTENSION),$(eval $(B)/$(e)--$(call ext_version,$(e)).sql: sql/install/$(e).sql))
+$(DATA_built):
+	@mkdir -p $(@D)
+	cp $< $@
 
 # ---- GPU object ------------------------------------------------------------
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
