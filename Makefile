@@ -2,7 +2,8 @@
 #
 #   make && make install       the extension (kdgpu.so), and kdgpu_cuda.so
 #                              when nvcc is found (NVCC=... to choose one;
-#                              NVCC= builds without it, CPU only)
+#                              NVCC= builds without it, CPU only; V=1 shows
+#                              the whole nvcc commands)
 #   make installcheck          pg_regress suites against a running server
 #   make tap-check             TAP suites: crash recovery, replicas (test/tap;
 #                              run as a user initdb accepts, not root)
@@ -22,7 +23,7 @@
 #   make soak-check            short load soak against a running server
 
 # Every build output lands under build/ (B): objects and bitcode mirror the
-# source tree (build/src/...), and the test and benchmark
+# source tree (build/src/..., build/cuda/...), and the test and benchmark
 # programs sit in build/ and build/test-bin/.  kdgpu.so alone stays at the
 # top level: PGXS's Makefile.shlib links and installs $(MODULE_big).so from
 # there, and moving it would mean replacing PGXS's install rules.
@@ -88,6 +89,7 @@ $(DATA_built):
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 CUDA_SO = $(B)/kdgpu_cuda.so
 CUDA_SRCS = $(sort $(wildcard cuda/*.cu))
+CUDA_OBJS = $(patsubst %.cu,$(B)/%.o,$(CUDA_SRCS))
 ENGINE_HDRS = $(shell find src/engine -name '*.h')
 CUDA_HDRS = $(wildcard cuda/*.h cuda/*.cuh) $(ENGINE_HDRS)
 NVCC_FLAGS = -O3 -std=c++17 --fmad=false -Xcompiler -fPIC,-fvisibility=hidden \
@@ -103,9 +105,22 @@ install: install-cuda
 endif
 endif
 
-$(CUDA_SO): $(CUDA_SRCS) $(CUDA_HDRS)
+# one object per .cu file, so that make -j compiles them side by side: the
+# kernels are static to their file and the files call each other only on
+# the host, so no relocatable device code (-rdc) is needed.  Each step
+# prints one line; make V=1 prints the whole commands.
+NVCC_SAY = $(if $(filter 1,$(V)),@true,@echo)
+NVCC_Q = $(if $(filter 1,$(V)),,@)
+
+$(B)/cuda/%.o: cuda/%.cu $(CUDA_HDRS)
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCC_FLAGS) -shared -o $@ $(CUDA_SRCS) \
+	$(NVCC_SAY) "NVCC $<"
+	$(NVCC_Q)$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
+
+# only what cuda/exports.map names is exported
+$(CUDA_SO): $(CUDA_OBJS) cuda/exports.map
+	$(NVCC_SAY) "NVCC -shared $@"
+	$(NVCC_Q)$(NVCC) $(NVCC_FLAGS) -shared -o $@ $(CUDA_OBJS) \
 		-Xlinker --version-script=cuda/exports.map
 
 install-cuda: $(CUDA_SO)
