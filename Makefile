@@ -1,7 +1,9 @@
 # kdgpu: exact kd-tree neighbour search for PostgreSQL, on the GPU and the CPU.
 #
 #   make && make install       the extension (kdgpu.so), and kdgpu_cuda.so
-#                              when nvcc is found (NVCC=... to choose one)
+#                              when nvcc is found (NVCC=... to choose one;
+#                              NVCC= builds without it, CPU only; V=1 shows
+#                              the whole nvcc commands)
 #   make installcheck          pg_regress suites against a running server
 #   make tap-check             TAP suites: crash recovery, replicas (test/tap;
 #                              run as a user initdb accepts, not root)
@@ -16,20 +18,37 @@
 #   make fuzz-check            replay of the fuzzing corpus, gcc + ASan/UBSan
 #   make fault-check           GPU absent / failing: the engine's fallbacks
 #   make split-check           a tree split over several emulated devices
-#   make split-bench-bin       one tree on one GPU against all of a host's GPUs
+#   make build/split-bench-bin one tree on one GPU against all of a host's GPUs
+#   make clean                 removes build/, where every build output lands
 #   make soak-check            short load soak against a running server
+
+# Every build output lands under build/ (B): objects and bitcode mirror the
+# source tree (build/src/..., build/cuda/...), and the test and benchmark
+# programs sit in build/ and build/test-bin/.  kdgpu.so alone stays at the
+# top level: PGXS's Makefile.shlib links and installs $(MODULE_big).so from
+# there, and moving it would mean replacing PGXS's install rules.
+B = build
 
 EXTENSION = kdgpu kdgpu_postgis
 MODULE_big = kdgpu
-DATA = kdgpu--0.1.sql kdgpu--0.2.sql kdgpu--0.1--0.2.sql kdgpu--0.2--0.3.sql \
-	kdgpu--0.3--0.4.sql kdgpu--0.4--0.5.sql kdgpu--0.5--0.6.sql \
-	kdgpu_postgis--0.1.sql kdgpu_postgis--0.2.sql kdgpu_postgis--0.1--0.2.sql \
-	kdgpu_postgis--0.2--0.3.sql
 PGFILEDESC = "kdgpu - exact kd-tree neighbour search on GPU and CPU"
 
-ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
-EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c src/geo/*.c src/service/*.c))
-OBJS = $(EXT_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
+# SQL scripts: sql/install/EXT.sql is the current install script of each
+# extension, installed as EXT--<default_version>.sql (the .control file's);
+# sql/updates/ holds the ALTER EXTENSION ... UPDATE steps from every
+# released version, and the 0.1 install scripts, which are not current but
+# the start of that chain: test/tap/008_upgrade.pl installs 0.1 and updates
+# it, and a release that updates an older install must keep them.
+ext_version = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(1).control)
+DATA = $(sort $(wildcard sql/updates/*.sql))
+DATA_built = $(foreach e,$(EXTENSION),$(B)/$(e)--$(call ext_version,$(e)).sql)
+
+# the source lists are every file under src/, so that a new folder needs
+# no edit here; the engine (src/engine) builds alone as well, for the tests
+ENGINE_SRCS = $(sort $(shell find src/engine -name '*.c'))
+EXT_SRCS = $(sort $(shell find src -name '*.c' -not -path 'src/engine/*'))
+EXT_HDRS = $(shell find src -name '*.h' -not -path 'src/engine/*')
+OBJS = $(patsubst %.c,$(B)/%.o,$(EXT_SRCS) $(ENGINE_SRCS))
 
 PROVE_TESTS = test/tap/*.pl
 PG_CONFIG ?= pg_config
@@ -48,16 +67,32 @@ PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
 # not libpq: foreign partitions call it through postgres_fdw's (src/remote_libpq.h);
 # only what PostgreSQL looks up by name is exported (src/kdgpu.map)
 SHLIB_LINK = -ldl -pthread -Wl,--version-script=$(srcdir)/src/kdgpu.map
-EXTRA_CLEAN = engine-test engine-bench-bin split-bench-bin bench/cpu-knn-lib.so cukd-compare-bin geo-test $(CUDA_SO) cuda/*.o test-bin
+EXTRA_CLEAN = $(B)
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# objects and bitcode under build/, in place of PGXS's beside the sources
+$(B)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
+$(B)/%.bc: %.c
+	@mkdir -p $(@D)
+	$(COMPILE.c.bc) -o $@ $<
+
+# each versioned install script is a copy of its extension's current one
+$(foreach e,$(EXTENSION),$(eval $(B)/$(e)--$(call ext_version,$(e)).sql: sql/install/$(e).sql))
+$(DATA_built):
+	@mkdir -p $(@D)
+	cp $< $@
+
 # ---- GPU object ------------------------------------------------------------
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-CUDA_SO = cuda/kdgpu_cuda.so
+CUDA_SO = $(B)/kdgpu_cuda.so
 CUDA_SRCS = $(sort $(wildcard cuda/*.cu))
-ENGINE_HDRS = $(wildcard src/engine/*.h)
+CUDA_OBJS = $(patsubst %.cu,$(B)/%.o,$(CUDA_SRCS))
+ENGINE_HDRS = $(shell find src/engine -name '*.h')
 CUDA_HDRS = $(wildcard cuda/*.h cuda/*.cuh) $(ENGINE_HDRS)
 NVCC_FLAGS = -O3 -std=c++17 --fmad=false -Xcompiler -fPIC,-fvisibility=hidden \
 	-cudart static \
@@ -72,8 +107,22 @@ install: install-cuda
 endif
 endif
 
-$(CUDA_SO): $(CUDA_SRCS) $(CUDA_HDRS)
-	$(NVCC) $(NVCC_FLAGS) -shared -o $@ $(CUDA_SRCS) \
+# one object per .cu file, so that make -j compiles them side by side: the
+# kernels are static to their file and the files call each other only on
+# the host, so no relocatable device code (-rdc) is needed.  Each step
+# prints one line; make V=1 prints the whole commands.
+NVCC_SAY = $(if $(filter 1,$(V)),@true,@echo)
+NVCC_Q = $(if $(filter 1,$(V)),,@)
+
+$(B)/cuda/%.o: cuda/%.cu $(CUDA_HDRS)
+	@mkdir -p $(@D)
+	$(NVCC_SAY) "NVCC $<"
+	$(NVCC_Q)$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
+
+# only what cuda/exports.map names is exported
+$(CUDA_SO): $(CUDA_OBJS) cuda/exports.map
+	$(NVCC_SAY) "NVCC -shared $@"
+	$(NVCC_Q)$(NVCC) $(NVCC_FLAGS) -shared -o $@ $(CUDA_OBJS) \
 		-Xlinker --version-script=cuda/exports.map
 
 install-cuda: $(CUDA_SO)
@@ -82,30 +131,35 @@ install-cuda: $(CUDA_SO)
 # ---- engine tests and benchmark (no server) --------------------------------
 ENGINE_TEST_SRCS = $(sort $(wildcard test/engine/*.c))
 
-engine-test: $(ENGINE_SRCS) $(ENGINE_TEST_SRCS) $(ENGINE_HDRS) test/engine/*.h
+$(B)/engine-test: $(ENGINE_SRCS) $(ENGINE_TEST_SRCS) $(ENGINE_HDRS) test/engine/*.h
+	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -Wall -Isrc/engine -o $@ $(ENGINE_TEST_SRCS) $(ENGINE_SRCS) -ldl -lm
 
 BENCH_TIME_SRCS = bench/bench_time.c bench/bench_time.h
-engine-bench-bin: $(ENGINE_SRCS) bench/engine_bench.c $(BENCH_TIME_SRCS) $(ENGINE_HDRS) test/engine/*.h
+$(B)/engine-bench-bin: $(ENGINE_SRCS) bench/engine_bench.c $(BENCH_TIME_SRCS) $(ENGINE_HDRS) test/engine/*.h
+	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -O3 -march=x86-64-v2 -Wall -Isrc/engine -Itest/engine -Ibench -o $@ bench/engine_bench.c bench/bench_time.c test/engine/datagen.c $(ENGINE_SRCS) -ldl -lm
 
 # one tree over every GPU of the host against one GPU (bench/README.md)
-split-bench-bin: $(ENGINE_SRCS) bench/split_bench.c $(BENCH_TIME_SRCS) $(ENGINE_HDRS) test/engine/*.h
+$(B)/split-bench-bin: $(ENGINE_SRCS) bench/split_bench.c $(BENCH_TIME_SRCS) $(ENGINE_HDRS) test/engine/*.h
+	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -O3 -march=x86-64-v2 -Wall -Isrc/engine -Itest/engine -Ibench -o $@ bench/split_bench.c bench/bench_time.c test/engine/datagen.c $(ENGINE_SRCS) -ldl -lm
 
 # the engine beside scipy's cKDTree per core, with the extension's own
 # optimisation flags (bench/README.md; needs python3-scipy)
 BENCH_SET_SRCS = bench/bench_sets.c bench/bench_time.c test/engine/datagen.c
-bench/cpu-knn-lib.so: $(ENGINE_SRCS) bench/cpu_knn_lib.c $(BENCH_SET_SRCS) $(ENGINE_HDRS) bench/bench_sets.h test/engine/*.h
+$(B)/cpu-knn-lib.so: $(ENGINE_SRCS) bench/cpu_knn_lib.c $(BENCH_SET_SRCS) $(ENGINE_HDRS) bench/bench_sets.h test/engine/*.h
+	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -Wall -fPIC -shared -Isrc/engine -Itest/engine -o $@ bench/cpu_knn_lib.c $(BENCH_SET_SRCS) $(ENGINE_SRCS) -ldl -lm
 
-ckdtree-bench: bench/cpu-knn-lib.so
-	/usr/bin/python3 bench/ckdtree-compare --lib $(CURDIR)/bench/cpu-knn-lib.so $(CKDTREE_ARGS)
+ckdtree-bench: $(B)/cpu-knn-lib.so
+	/usr/bin/python3 bench/ckdtree-compare --lib $(CURDIR)/$(B)/cpu-knn-lib.so $(CKDTREE_ARGS)
 
 # the GPU engine beside cudaKDTree, built from the peers' copy when nvcc is
 # here; without a GPU it says so and exits 0 (bench/README.md)
 CUKD_DIR ?= ../shared/peers/cudaKDTree
-cukd-compare-bin: bench/cukd_compare.cu $(BENCH_SET_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) bench/bench_sets.h test/engine/*.h
+$(B)/cukd-compare-bin: bench/cukd_compare.cu $(BENCH_SET_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) bench/bench_sets.h test/engine/*.h
+	@mkdir -p $(@D)
 	$(NVCC) -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -cudart static \
 		-I$(CUKD_DIR) -Isrc/engine -Itest/engine -Ibench -Xcompiler -ffp-contract=off,-pthread \
 		-o $@ bench/cukd_compare.cu $(BENCH_SET_SRCS) $(ENGINE_SRCS) -ldl -lm
@@ -117,37 +171,38 @@ else ifeq ($(wildcard $(CUKD_DIR)/cukd/knn.h),)
 cukd-bench:
 	@echo "cukd-bench skipped: no cudaKDTree in $(CUKD_DIR) (CUKD_DIR=...)"
 else
-cukd-bench: cukd-compare-bin $(if $(CUDA_SRCS),$(CUDA_SO))
-	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./cukd-compare-bin $(CUKD_ARGS)
+cukd-bench: $(B)/cukd-compare-bin $(if $(CUDA_SRCS),$(CUDA_SO))
+	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) $(B)/cukd-compare-bin $(CUKD_ARGS)
 endif
 
-engine-check: engine-test $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
-	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./engine-test
+engine-check: $(B)/engine-test $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
+	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) $(B)/engine-test
 
-engine-bench: engine-bench-bin $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
-	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) ./engine-bench-bin $(BENCH_ARGS)
+engine-bench: $(B)/engine-bench-bin $(if $(NVCC),$(if $(CUDA_SRCS),$(CUDA_SO)))
+	KDGPU_CUDA_LIB=$(CURDIR)/$(CUDA_SO) $(B)/engine-bench-bin $(BENCH_ARGS)
 
 # ---- PostGIS format decoder tests (no server) -----------------------------
 GEO_SRCS = $(sort $(wildcard src/geo/*.c))
 
 # with the sanitizers of the fuzzing replay: a decoder reading past its
 # buffer fails the run
-geo-test: $(GEO_SRCS) $(wildcard src/geo/*.h) test/geo/test_gserialized.c
+$(B)/geo-test: $(GEO_SRCS) $(wildcard src/geo/*.h) test/geo/test_gserialized.c
+	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 		-Wall -Isrc/geo -o $@ test/geo/test_gserialized.c $(GEO_SRCS) -lm
 
-geo-check: geo-test
-	./geo-test
+geo-check: $(B)/geo-test
+	$(B)/geo-test
 
 # PostgreSQL::Test::Cluster suites: servers of their own, in tmp_check/
-tap-check: test-bin/emulated_cuda.so
+tap-check: $(B)/test-bin/emulated_cuda.so
 	$(prove_installcheck)
 
 .PHONY: engine-check engine-bench ckdtree-bench cukd-bench geo-check install-cuda tap-check
 
 # PGXS does not track headers: rebuild the objects when they change
-$(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h src/geo/*.h src/service/*.h) $(ENGINE_HDRS)
-$(ENGINE_SRCS:.c=.o): $(ENGINE_HDRS)
+$(patsubst %.c,$(B)/%.o,$(EXT_SRCS)): $(EXT_HDRS) $(ENGINE_HDRS)
+$(patsubst %.c,$(B)/%.o,$(ENGINE_SRCS)): $(ENGINE_HDRS)
 
 # ---- fuzzing (test/fuzz/README.md) ------------------------------------------
 # make fuzz runs each harness for FUZZ_SECONDS under libFuzzer (clang); new
@@ -163,32 +218,32 @@ FUZZ_HARNESSES = engine gserialized
 fuzz_engine_SRCS = test/fuzz/fuzz_engine.c test/engine/oracle.c $(ENGINE_SRCS)
 fuzz_gserialized_SRCS = test/fuzz/fuzz_gserialized.c $(FUZZ_GEO_SRCS)
 
-test-bin/fuzz-engine: $(fuzz_engine_SRCS) $(ENGINE_HDRS)
-	@mkdir -p test-bin
+$(B)/test-bin/fuzz-engine: $(fuzz_engine_SRCS) $(ENGINE_HDRS)
+	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(fuzz_engine_SRCS) -ldl -lm
-test-bin/replay-engine: test/fuzz/replay.c $(fuzz_engine_SRCS) $(ENGINE_HDRS)
-	@mkdir -p test-bin
+$(B)/test-bin/replay-engine: test/fuzz/replay.c $(fuzz_engine_SRCS) $(ENGINE_HDRS)
+	@mkdir -p $(@D)
 	$(CC) $(FUZZ_FLAGS) -o $@ test/fuzz/replay.c $(fuzz_engine_SRCS) -ldl -lm
-test-bin/fuzz-gserialized: $(fuzz_gserialized_SRCS)
-	@mkdir -p test-bin
+$(B)/test-bin/fuzz-gserialized: $(fuzz_gserialized_SRCS)
+	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $(fuzz_gserialized_SRCS) -lm
-test-bin/replay-gserialized: test/fuzz/replay.c $(fuzz_gserialized_SRCS)
-	@mkdir -p test-bin
+$(B)/test-bin/replay-gserialized: test/fuzz/replay.c $(fuzz_gserialized_SRCS)
+	@mkdir -p $(@D)
 	$(CC) $(FUZZ_FLAGS) -o $@ test/fuzz/replay.c $(fuzz_gserialized_SRCS) -lm
 
-fuzz: $(FUZZ_HARNESSES:%=test-bin/fuzz-%)
+fuzz: $(FUZZ_HARNESSES:%=$(B)/test-bin/fuzz-%)
 	@for h in $(FUZZ_HARNESSES); do \
 		mkdir -p .dev/fuzz/$$h && \
 		echo "== fuzz $$h for $(FUZZ_SECONDS) s" && \
-		test-bin/fuzz-$$h -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+		$(B)/test-bin/fuzz-$$h -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 			-artifact_prefix=test/fuzz/corpus/$$h/ .dev/fuzz/$$h test/fuzz/corpus/$$h \
 			2>&1 | grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse)' || exit 1; \
 	done
 
-fuzz-check: $(FUZZ_HARNESSES:%=test-bin/replay-%)
+fuzz-check: $(FUZZ_HARNESSES:%=$(B)/test-bin/replay-%)
 	@rc=0; for h in $(FUZZ_HARNESSES); do \
 		echo "== replay of test/fuzz/corpus/$$h"; \
-		test-bin/replay-$$h test/fuzz/corpus/$$h || rc=1; \
+		$(B)/test-bin/replay-$$h test/fuzz/corpus/$$h || rc=1; \
 	done; exit $$rc
 
 .PHONY: fuzz fuzz-check
@@ -196,28 +251,28 @@ fuzz-check: $(FUZZ_HARNESSES:%=test-bin/replay-%)
 # ---- GPU faults without a GPU (test/fault) ----------------------------------
 # fault_test runs against fake_cuda.so, a GPU library that fails on purpose,
 # and with no usable library at all; test/gpu/faults.sh is the GPU's part.
-test-bin/fake_cuda.so: test/fault/fake_cuda.c $(ENGINE_HDRS)
-	@mkdir -p test-bin
+$(B)/test-bin/fake_cuda.so: test/fault/fake_cuda.c $(ENGINE_HDRS)
+	@mkdir -p $(@D)
 	$(CC) -O1 -g -std=gnu99 -Wall -shared -fPIC -o $@ test/fault/fake_cuda.c
 # emulated_cuda.so: a GPU library that works (the CPU engine behind the GPU
 # table), for the GPU service's TAP suite (test/tap/009_service.pl)
-test-bin/emulated_cuda.so: test/fault/emulated_cuda.c $(ENGINE_SRCS) $(ENGINE_HDRS)
-	@mkdir -p test-bin
+$(B)/test-bin/emulated_cuda.so: test/fault/emulated_cuda.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -g -Wall -shared -fPIC -fvisibility=hidden -Wl,-Bsymbolic \
 		-Isrc/engine -o $@ test/fault/emulated_cuda.c $(ENGINE_SRCS) -ldl -lm
-test-bin/fault-test: test/fault/fault_test.c $(ENGINE_SRCS) $(ENGINE_HDRS)
-	@mkdir -p test-bin
+$(B)/test-bin/fault-test: test/fault/fault_test.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -g -fsanitize=address,undefined -Wall -Isrc/engine \
 		-o $@ test/fault/fault_test.c $(ENGINE_SRCS) -ldl -lm
 
-fault-check: test-bin/fault-test test-bin/fake_cuda.so
+fault-check: $(B)/test-bin/fault-test $(B)/test-bin/fake_cuda.so
 	@rc=0; \
 	echo "== a GPU that fails"; \
-	KDGPU_CUDA_LIB=$(CURDIR)/test-bin/fake_cuda.so test-bin/fault-test fake || rc=1; \
+	KDGPU_CUDA_LIB=$(CURDIR)/$(B)/test-bin/fake_cuda.so $(B)/test-bin/fault-test fake || rc=1; \
 	echo "== KDGPU_FAULT=absent"; \
-	KDGPU_FAULT=absent KDGPU_CUDA_LIB=$(CURDIR)/test-bin/fake_cuda.so test-bin/fault-test absent || rc=1; \
+	KDGPU_FAULT=absent KDGPU_CUDA_LIB=$(CURDIR)/$(B)/test-bin/fake_cuda.so $(B)/test-bin/fault-test absent || rc=1; \
 	echo "== no GPU library"; \
-	KDGPU_CUDA_LIB=$(CURDIR)/test-bin/no-such-library.so test-bin/fault-test absent || rc=1; \
+	KDGPU_CUDA_LIB=$(CURDIR)/$(B)/test-bin/no-such-library.so $(B)/test-bin/fault-test absent || rc=1; \
 	exit $$rc
 
 .PHONY: fault-check
@@ -225,17 +280,17 @@ fault-check: test-bin/fault-test test-bin/fake_cuda.so
 # ---- one tree split over several devices (test/split) ------------------------
 # split_test checks a split copy's answers against brute force and a build
 # over several devices against the CPU's; here on emulated devices, on a GPU
-# host with KDGPU_CUDA_LIB=cuda/kdgpu_cuda.so test-bin/split-test
-test-bin/split-test: test/split/split_test.c test/engine/datagen.c test/engine/oracle.c $(ENGINE_SRCS) $(ENGINE_HDRS)
-	@mkdir -p test-bin
+# host with KDGPU_CUDA_LIB=build/kdgpu_cuda.so build/test-bin/split-test
+$(B)/test-bin/split-test: test/split/split_test.c test/engine/datagen.c test/engine/oracle.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -g -Wall -Isrc/engine -Itest/engine -o $@ \
 		test/split/split_test.c test/engine/datagen.c test/engine/oracle.c $(ENGINE_SRCS) -ldl -lm
 
-split-check: test-bin/split-test test-bin/emulated_cuda.so
+split-check: $(B)/test-bin/split-test $(B)/test-bin/emulated_cuda.so
 	@rc=0; \
 	for d in 2 3; do \
 		echo "== $$d emulated devices"; \
-		KDGPU_FAKE_DEVICES=$$d KDGPU_CUDA_LIB=$(CURDIR)/test-bin/emulated_cuda.so test-bin/split-test || rc=1; \
+		KDGPU_FAKE_DEVICES=$$d KDGPU_CUDA_LIB=$(CURDIR)/$(B)/test-bin/emulated_cuda.so $(B)/test-bin/split-test || rc=1; \
 	done; \
 	exit $$rc
 

@@ -2,10 +2,10 @@
 and beside cudaKDTree measured in the same run (`make cukd-bench`,
 bench/cukd_compare.cu) where nvcc, the peer's sources and a GPU are.
 
-It needs this source tree: it builds engine-bench-bin with make (or takes
+It needs this source tree: it builds build/engine-bench-bin with make (or takes
 the one already built, when make cannot run where the server's pg_config is
 first on PATH) and runs it
-with KDGPU_CUDA_LIB pointing at cuda/kdgpu_cuda.so, then reads its RESULT
+with KDGPU_CUDA_LIB pointing at build/kdgpu_cuda.so, then reads its RESULT
 lines.  Skipped with a message when the binary cannot be built.  The
 cudaKDTree comparison runs only where the machine has a usable GPU; when
 its runner cannot be built it is skipped with make's message.
@@ -37,7 +37,7 @@ def _build(ctx, target):
 def _run(ctx, binary, args, log_name):
     """Run a benchmark binary; its output goes to log_name; returns stdout."""
     env = dict(os.environ)
-    env["KDGPU_CUDA_LIB"] = os.path.join(REPO, "cuda", "kdgpu_cuda.so")
+    env["KDGPU_CUDA_LIB"] = os.path.join(REPO, "build", "kdgpu_cuda.so")
     ctx.log("%s %s" % (os.path.basename(binary), args))
     proc = subprocess.run([binary] + args.split(), capture_output=True, text=True, env=env)
     with open(os.path.join(ctx.args.out, log_name), "w") as f:
@@ -100,14 +100,14 @@ def _cukd_rows(ctx, stdout):
 def run(ctx, engine_args, with_peer):
     """Run the engine benchmark, and the cudaKDTree comparison when
     with_peer; returns result rows (None when nothing could run)."""
-    binary = _build(ctx, "engine-bench-bin")
+    binary = _build(ctx, "build/engine-bench-bin")
     if binary is None:
         return None
     rows = _engine_rows(ctx, _run(ctx, binary, engine_args, "engine-bench.txt"))
     if not with_peer:
         ctx.log("cudaKDTree skipped: no usable GPU here")
         return rows
-    binary = _build(ctx, "cukd-compare-bin")
+    binary = _build(ctx, "build/cukd-compare-bin")
     try:
         if binary is not None:
             rows += _cukd_rows(ctx, _run(ctx, binary, CUKD_ARGS, "cukd-compare.txt"))

@@ -3,7 +3,7 @@
  *	  A stand-in for kdgpu_cuda.so that works, by running the CPU engine
  *	  behind the GPU object's table, so that the GPU service (src/service/)
  *	  is tested end to end on machines without a GPU.  Test-only: it is
- *	  built into test-bin/ and never installed.
+ *	  built into build/test-bin/ and never installed.
  *
  * It exports the same entry table as the real object (kd_gpu_abi.h).  Its
  * "device" holds copies of trees in host memory and answers with the CPU

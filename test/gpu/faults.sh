@@ -50,7 +50,7 @@ LATENCY_MS=${LATENCY_MS:-150}
 KILL_DEVICE=${KILL_DEVICE:-gpu}
 CANCEL_POINTS=${CANCEL_POINTS:-1000000}
 BIN=${PG_BINDIR:-$(pg_config --bindir)}
-LIB=$PWD/cuda/kdgpu_cuda.so
+LIB=$PWD/build/kdgpu_cuda.so
 work=$(mktemp -d /tmp/kdgpu-faults.XXXXXX)
 chmod 755 "$work"
 passed=0
@@ -90,9 +90,9 @@ fi
 # ---- memcheck ---------------------------------------------------------------
 if [[ " $PARTS " == *" memcheck "* ]]; then
 	echo "== engine tests under compute-sanitizer memcheck --leak-check full"
-	[ -n "${FAULTS_PREBUILT:-}" ] || make -s engine-test
+	[ -n "${FAULTS_PREBUILT:-}" ] || make -s build/engine-test
 	KDGPU_CUDA_LIB=$LIB "$SAN" --tool memcheck --leak-check full --error-exitcode 99 \
-		./engine-test $ENGINE_ARGS >"$work/memcheck.log" 2>&1
+		build/engine-test $ENGINE_ARGS >"$work/memcheck.log" 2>&1
 	rc=$?
 	grep -E 'ERROR SUMMARY|LEAK SUMMARY|passed, .* failed|^not ok' "$work/memcheck.log" | tail -n 20
 	add_log "$work/memcheck.log"

@@ -5,7 +5,7 @@
  *	  build over several devices against the CPU build, bit for bit.
  *
  * It runs against whatever GPU object KDGPU_CUDA_LIB names: the real one on
- * a GPU host, or test-bin/emulated_cuda.so (KDGPU_FAKE_DEVICES devices)
+ * a GPU host, or build/test-bin/emulated_cuda.so (KDGPU_FAKE_DEVICES devices)
  * elsewhere, as `make split-check` does.  Splits are tried over 1 to the
  * object's device count.  Prints "N passed, N failed".
  */

@@ -2,8 +2,9 @@
 # catalog as a fresh install of the current version, for kdgpu and (where
 # PostGIS is installed) kdgpu_postgis: every member object, with each
 # function's whole definition, each operator's and operator class's parts,
-# each type's fields and each comment.  An index built before the update
-# asks for REINDEX only if its on-disk format is older (005_format).
+# each type's fields and each comment, and every object has a comment.  An
+# index built before the update asks for REINDEX only if its on-disk
+# format is older (005_format).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -81,6 +82,16 @@ for my $ext (@exts)
 	my $fresh = catalog('fresh', $ext);
 	ok(length($fresh) > 1000, "$ext has members");
 	is(catalog('updated', $ext), $fresh, "$ext updated from 0.1 has the catalog of a fresh install");
+	# \df+ and \do+ describe every object a user calls or names
+	is($node->safe_psql('fresh', qq{
+		SELECT string_agg(pg_describe_object(classid, objid, objsubid), ', ')
+		  FROM pg_depend
+		 WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+		   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = '$ext')
+		   AND classid IN ('pg_proc'::regclass, 'pg_operator'::regclass, 'pg_opclass'::regclass,
+		                   'pg_type'::regclass, 'pg_am'::regclass, 'pg_class'::regclass)
+		   AND obj_description(objid, classid::regclass::text) IS NULL}), '',
+		"every function, operator, operator class, type, access method and view of $ext has a comment");
 }
 # the forms 0.2 added answer after the update, as on a fresh install
 is($node->safe_psql('updated',

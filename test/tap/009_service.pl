@@ -1,7 +1,7 @@
 # The GPU service (src/service/): with kdgpu preloaded, a background worker
 # runs every backend's GPU calls and keeps one device copy of an index's
 # tree for all sessions.  Without a GPU here, the service opens
-# test-bin/emulated_cuda.so, a GPU object that answers with the CPU engine,
+# build/test-bin/emulated_cuda.so, a GPU object that answers with the CPU engine,
 # so everything but the kernels is the code a GPU host runs.  Answers are
 # checked against sequential scans (ORDER BY <->, ctid) in SQL, never
 # against the service's own output.  Covered: many sessions at once
@@ -21,7 +21,7 @@ use PostgreSQL::Test::Utils;
 use IPC::Run;
 use Test::More;
 
-my $emulated = abs_path('test-bin/emulated_cuda.so');
+my $emulated = abs_path('build/test-bin/emulated_cuda.so');
 ok(-f $emulated, 'the emulated GPU object is built');
 my $trap = "${PostgreSQL::Test::Utils::tmp_check}/kdgpu-trap";
 
