@@ -16,7 +16,7 @@ use IPC::Run;
 use Test::More;
 
 my $seconds = 20;
-my $emulated = abs_path('test-bin/emulated_cuda.so');
+my $emulated = abs_path('build/test-bin/emulated_cuda.so');
 ok(-f $emulated, 'the emulated GPU object is built');
 
 my $scripts = PostgreSQL::Test::Utils::tempdir();
