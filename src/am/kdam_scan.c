@@ -152,6 +152,33 @@ kdam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 }
 
 /*
+ * Whether the scan keeps its pin on the metapage, VACUUM's interlock
+ * (kdam.h), until it ends: an index-only scan does, since the executor
+ * trusts the visibility map for a row VACUUM removed after the scan read
+ * its TID; so does a scan under a snapshot that is not MVCC.  A plain scan
+ * under an MVCC snapshot drops it, since the heap check of each row it
+ * returns rejects a TID VACUUM freed and the heap reused.
+ */
+static bool
+keeps_pin(IndexScanDesc scan)
+{
+	return scan->xs_want_itup || !IsMVCCSnapshot(scan->xs_snapshot);
+}
+
+/* Let the metapage's pin go when the scan does not keep it. */
+static void
+release_pin(IndexScanDesc scan)
+{
+	KdamScanOpaque so = (KdamScanOpaque) scan->opaque;
+
+	if (BufferIsValid(so->metabuf) && !keeps_pin(scan))
+	{
+		ReleaseBuffer(so->metabuf);
+		so->metabuf = InvalidBuffer;
+	}
+}
+
+/*
  * Pin the metapage, read the forest's list of live trees and the pending
  * and outside records.
  */
@@ -202,18 +229,7 @@ scan_start(IndexScanDesc scan)
 		memset(&so->outside, 0, sizeof(so->outside));
 	MemoryContextSwitchTo(old);
 	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
-	/*
-	 * The pin is VACUUM's interlock (kdam.h): a plain scan under an MVCC
-	 * snapshot drops it, since the heap check of each row it returns
-	 * rejects a TID VACUUM freed and the heap reused; an index-only scan
-	 * keeps it, since the executor trusts the visibility map for a row
-	 * VACUUM removed after this scan read its TID.
-	 */
-	if (IsMVCCSnapshot(scan->xs_snapshot) && !scan->xs_want_itup)
-	{
-		ReleaseBuffer(so->metabuf);
-		so->metabuf = InvalidBuffer;
-	}
+	release_pin(scan);
 	so->started = true;
 	pgstat_count_index_scan(index);
 }
@@ -264,6 +280,7 @@ kdam_scan_read_nulls(IndexScanDesc scan)
 	else
 		memset(&so->nulls, 0, sizeof(so->nulls));
 	LockBuffer(so->metabuf, BUFFER_LOCK_UNLOCK);
+	release_pin(scan);
 	so->nullorder = palloc_extended(sizeof(int64) *
 									(so->nulls.n + so->outside.n + 1),
 									MCXT_ALLOC_HUGE);
