@@ -31,12 +31,8 @@
  *
  * The tree then goes down into the caller's fresh host arrays, whose pages
  * are faulted in by host threads while the presort and the levels run
- * (kdc_prefault_begin).  On an H200, 10M points rounded to float
- * (bench/results/h200-build-prefault), the copy down had taken 25-33 ms of
- * a 68 ms build of 3-D points (levels 23 ms, copy up 10 ms); with the pages
- * faulted in beforehand the builds took 54-56 ms against 64-70 ms (uniform
- * 3-D), 55-62 against 66-73 (clustered 3-D) and 45-48 against 49-55
- * (uniform 2-D).
+ * (kdc_prefault_begin), since a copy into fresh pages was the largest part
+ * of a build after the levels.
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>

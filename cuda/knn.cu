@@ -18,60 +18,26 @@
  * Two kernels share that walk (knn_walk), each with its own record of the
  * best found.  For k <= 32 on trees of fewer than 2^30 points (the common
  * case) knn_list_kernel is instantiated per dimension and per list
- * capacity K: the query, the point and the k best live in registers, the
- * best as a sorted list of (d2's high word, node) that an insertion
- * updates without indexing (KdcList), node numbers are 32-bit, and a
- * point's row reference is read only to break a tie in distance and at
- * the end: a candidate whose distance equals none in the list is placed by
- * distance alone.  A capacity above k is padded with entries that sort before every
- * real one, so the list's last entry is always the k-th best; k = 10, the
- * usual k, has a capacity of its own.  The walk reads the tree's float copy
- * of its coordinates where that is exact (compact.cu).  Measured on an H200
- * with 10M points rounded to float, k = 10 (bench/results/h200-engine, the
- * kernels alone): All-kNN of uniform 2-D points took 17.2 ms with every
- * tie compared by reference, 14.5 ms with the tie-free placement, 12.6 ms
- * also with the capacity of 10 and boxes tested only where a subtree is
- * entered (knn_walk), 11.5 ms with float stack bounds and the float
- * copy; uniform 3-D 51.6, 46.9, 33.4, 30.1 ms; clustered 3-D 45.0, 40.4,
- * 30.9, 28.1 ms; 10M uniform queries against clustered 3-D data 398, 313,
- * 318, 327 ms.  Skipping the subtrees that can hold only later ties at
- * distance 0 (knn_walk) took duplicate-heavy 2-D data (100 copies of each
- * place) from 27.6 to 9.6 ms, and cost uniform 2-D 11.5 -> 11.9 ms,
- * uniform 3-D 30.1 -> 31.4 ms, clustered 3-D 28.1 -> 29.2 ms, the uniform
- * queries against clustered 3-D data 328 -> 365 ms (moving the checks off
- * the push, to the rare skip, gained nothing).  What the ties by reference
- * still cost there was measured by a walk that keeps any k of the tied
- * points (strict pruning, as cudaKDTree does; not exact by reference):
- * duplicate-heavy 5.4 ms against 9.6, uniform 2-D 11.6 against 12.6
- * (bench/results/h200-engine-cct; the peer's kernels 3.3 and 7.6 ms).
- * Measured on an H100 with 10M points, k = 10 (bench/README.md, `make
- * cukd-bench`), this list and the copies below took All-kNN of uniform 2-D
- * points from 201 ms to 54 ms end to end, and 10M uniform queries against
- * clustered 3-D data from 725 ms to 497 ms.  Other k and larger trees use knn_heap_kernel: a bounded
- * max-heap in local memory for k <= 64, in the query's result slots in
- * global memory above that, with the dimension known at run time.
+ * capacity K, the query, the point and the k best in registers (KdcList);
+ * k = 10, the usual k, has a capacity of its own.  The walk reads the
+ * tree's float copy of its coordinates where that is exact (compact.cu).
+ * Other k and larger trees use knn_heap_kernel: a bounded max-heap in
+ * local memory for k <= 64, in the query's result slots in global memory
+ * above that, with the dimension known at run time.
  *
  * Queries are uploaded in chunks that fit the memory budget and run in
  * Morton order (kdc_spatial_order), in paced launches; every result goes to
  * its query's own slots on the device and is copied to the host in input
  * order (transfer.cu).  All-kNN runs the same kernels with the tree's own
  * points as queries, excluding each query's own node unless include_self,
- * and runs them in KNN_SEGMENTS segments of consecutive nodes, each in
- * Morton order: as soon as every query of a segment has run, its results
- * (one contiguous range) go to the host while the next kernels run.  A
- * segment of nodes is a few compact regions (each level of a left-balanced
- * tree is in in-order), so this costs the kernels little coherence; user
- * queries come in any order, and segments of them would cost much more.
- * Where a sample of adjacent queries in that order suggests many repeated
- * points and at most half the queries head a run of equal points, each
- * run (found again over one spatial order of all the queries, for
- * All-kNN) is walked once and its answer copied to its members
- * (query_runs.cu).
- * Measured on an H100, 10M points, k = 10: All-kNN of uniform 2-D points
- * took 67 ms end to end in one segment (14.4 ms of kernels) and 56 ms in
- * 16 (17.9 ms of kernels); 10M uniform queries against clustered 2-D data
- * took 95 ms in one segment (38 ms of kernels), 84 ms in 4 (53 ms) and 97
- * ms in 16 (75 ms).
+ * in KNN_SEGMENTS segments of consecutive nodes, each in Morton order: a
+ * segment's results (one contiguous range) go to the host while the next
+ * kernels run.  A segment of nodes is a few compact regions (each level of
+ * a left-balanced tree is in in-order), so this costs the kernels little
+ * coherence; user queries come in any order, and segments of them would
+ * cost much more.  Where a sample of adjacent queries suggests many
+ * repeated points, each run of equal points is walked once and its answer
+ * copied to its members (query_runs.cu).
  */
 #include <functional>
 
@@ -81,36 +47,20 @@
  * All-kNN runs a chunk's queries in about this many segments of consecutive
  * node numbers, each of at least KNN_SEGMENT_MIN queries.  Fewer segments
  * make more coherent launches; more let the results of a segment go to the
- * host sooner, while the next one runs.  On an H200, 10M points, k = 10
- * (bench/results/h200-engine-runs/segments.txt), 16, 8 and 4 segments
- * gave kernels of 12.4, 12.3 and 12.1 ms (uniform 2-D), 28.6, 28.0 and
- * 27.3 ms (uniform 3-D), 28.0, 27.4 and 26.1 ms (clustered 3-D), and
- * All-kNN end to end of 56-57, 56.5 and 61 ms (uniform 3-D): with 4, the
- * last segment's copy, after every kernel, costs more than the kernels
- * gain.  Later, 8, 6 and 5 segments (bench/results/h200-engine-order/
- * segments-ab.txt, three passes): kernels 11.8-11.9 / 11.8 / 11.6 ms
- * (uniform 2-D), 27.6 / 27.2-27.3 / 27.0-27.1 ms (uniform 3-D), 26.7-26.8 /
- * 26.5-27.0 / 26.2-26.3 ms (clustered 3-D); end to end 54.4-55.0 /
- * 56.0-57.0 / 56.0-56.1 ms (uniform 3-D) and 53.9-56.1 / 53.9-55.6 /
- * 55.4-58.2 ms (clustered 3-D).
+ * host sooner, while the next one runs; with fewer, the last segment's
+ * copy, after every kernel, costs more than the kernels gain.
  */
 #define KNN_SEGMENTS 5
 #define KNN_SEGMENT_MIN ((int64_t) 1 << 16)
 
 /*
  * The first launch of a kNN batch, in queries for k <= 8 (fewer in
- * proportion above), before the pacing adapts it to about 10 ms a launch.
+ * proportion above), before the pacing adapts it to its target time.
  * In up to three dimensions it is KNN_FIRST_SLICE, for All-kNN its first
  * segment (whose results then go down while the next launch runs) up to
  * twice that; elsewhere, where a walk may cost many times more,
- * KNN_PROBE_SLICE.  A first launch of 65,536 queries filled half an H200
- * (132 multiprocessors, 8 blocks of 128 each) and ramped up over four
- * launches: starting at these sizes took the kernels, on an H200 with 10M
- * points, k = 10 (bench/results/h200-engine-runs/first-slice.txt), from
- * 163-165 to 155 ms for uniform queries against clustered 3-D data, and
- * All-kNN's from 12.3 to 12.1 ms (uniform 2-D), 28.0 to 27.7 ms (uniform
- * 3-D) and 27.3 to 26.9 ms (clustered 3-D), end to end within the runs'
- * noise.
+ * KNN_PROBE_SLICE.  A smaller first launch fills only part of the device
+ * and ramps up over several launches.
  */
 #define KNN_FIRST_SLICE ((int64_t) 1 << 20)
 #define KNN_PROBE_SLICE ((int64_t) 1 << 16)
@@ -126,19 +76,11 @@ knn_slice_scale(int k)
  * Blocks of KDC_BLOCK threads a multiprocessor should hold at once for the
  * list kernel of dimension DIM and capacity K, with closest-point bounds
  * where CCT: as many as ptxas fits without spilling (sm_80 and sm_90),
- * else as many as its registers allow.  Left to themselves those kernels
- * took 69-75 registers (7 blocks); held to 64 (8 blocks), on an H200 with
- * 10M points, k = 10 (bench/results/h200-engine-regs), All-kNN kernels
- * went from 12.6 to 12.3 ms (uniform 2-D), 29.5 to 28.3 (uniform 3-D),
- * 28.6 to 27.6 (clustered 3-D), and 10M uniform queries against clustered
- * 3-D data from 170 to 161 ms.  Up to two dimensions without closest-point
- * bounds they fit 56 (9 blocks): All-kNN of uniform 2-D points 12.1 ->
- * 11.8 ms (bench/results/h200-engine-order); the 2-D kernels with
- * closest-point bounds spill there, and 10M uniform queries against
- * clustered 2-D data went 18.9 -> 19.3 ms.  Higher dimensions and
- * capacities spill at 64.  More blocks for uniform 2-D All-kNN spill:
- * 10 (48 registers) and 12 (40) took 13.2 and 19.0 ms of kernels against
- * 11.6 ms at 9 (bench/results/h200-u2-regs).
+ * else as many as its registers allow: more resident blocks hide more of
+ * the walk's memory latency, and a spill costs more than they gain.  The
+ * 2-D kernels with closest-point bounds spill at 56 registers, so only
+ * those without get 9 blocks; higher dimensions and capacities spill at
+ * 64.
  */
 #define KNN_LIST_MIN_BLOCKS(DIM, K, CCT) \
 	((DIM) <= 2 && (K) <= 10 && !(CCT) ? 9 : (DIM) <= 3 && (K) <= 10 ? 8 : 1)
@@ -162,14 +104,8 @@ knn_slice_scale(int k)
  * entry and moves one fewer per entry on an insertion, and compares
  * integers; the walk prunes by a bound at most 2^-20 relatively above the
  * k-th distance, and the kernel recomputes each answer's distance at the
- * end.  The 2-D All-kNN kernel no longer spills at its 56 registers.  On
- * an H200, 10M points rounded to float, k = 10 (bench/results/
- * h200-engine-hilist, run 3), kernels went from 8.8 to 7.9 ms (uniform 2-D
- * All-kNN), 21.3 to 20.1 ms (uniform 3-D), 20.7 to 19.3 ms (clustered
- * 3-D), 130 to 125 ms (10M uniform queries against clustered 3-D data)
- * and 15.5 to 14.4 ms (the same in 2-D); duplicate-heavy 2-D data, whose
- * ties at distances above 0 are now recomputed, stayed within its runs'
- * noise (2.9-3.2 against 3.1-3.2 ms).
+ * end, so that the 2-D All-kNN kernel fits its 56 registers without a
+ * spill.
  */
 template <int K>
 struct KdcList
@@ -262,12 +198,7 @@ struct KdcList
 	 * for an equal word comes first and the comparisons that place the
 	 * candidate after it: made together before the test, their predicates
 	 * were live across its branch, and the compiler packed them into a
-	 * register and out again (about 138 instructions an insertion in the
-	 * 2-D kernel, by Nsight Compute).  On an H200, 10M points rounded to
-	 * float, k = 10 (bench/results/h200-engine-list), this order took the
-	 * All-kNN kernels from 27.2 to 25.9 ms (uniform 3-D) and 26.4 to 24.4
-	 * ms (clustered 3-D), and those of 10M uniform queries against
-	 * clustered 2-D data from 19.1 to 17.3 ms.
+	 * register and out again on every insertion.
 	 */
 	template <typename Exact>
 	__device__ __forceinline__ void offer(double d2, int32_t nd, Exact exact)
@@ -493,13 +424,9 @@ struct KdcHeapVisit
  * the far child's gaps differ from its parent's in the split dimension
  * only, and an entered node's box replaces them.  Each gap is a rounded
  * term of kdc_dist2 for the cell's closest point, so their sum in
- * dimension order is still a lower bound.  On an H200, 10M points rounded
- * to float, k = 10 (bench/results/h200-engine-cct), that took the kernels
- * of 10M uniform queries against clustered data from 263 to 170 ms in 3-D
- * and from 27.3 to 19.9 ms in 2-D; All-kNN, where each query is inside its
- * own cell, went from 12.6 to 13.7 ms (uniform 2-D), 29.5 to 34.2 ms
- * (uniform 3-D) and 28.7 to 32.4 ms (clustered 3-D) with it, so it runs
- * without.  The gaps' floats keep the bounds exact but cost them their
+ * dimension order is still a lower bound.  It pays for queries away from
+ * the data; All-kNN, where each query is inside its own cell, is slower
+ * with it, so it runs without.  The gaps' floats keep the bounds exact but cost them their
  * reach at extreme scales: below about 4e-23 between coordinates a gap
  * rounds down to 0, above about 1.8e19 to the largest float, and a walk
  * over such data prunes less (not measured).
@@ -518,69 +445,45 @@ struct KdcHeapVisit
  * Every distance and bound here is float8 arithmetic, even over a float
  * copy.  A walk of float distances and bounds for All-kNN over a float
  * copy, computing the float8 distance only where a margin over the float
- * one could not rule the point out (exact: bench/results/h200-engine-order),
- * made the kernels slower on an H200, 10M points, k = 10: 12.1 -> 12.8 ms
- * (uniform 2-D), 27.5 -> 29.0 ms (uniform 3-D), 26.7 -> 28.2 ms (clustered
- * 3-D).  The float8 work of a visit is not what the walk waits on.
+ * one could not rule the point out (exact too), made the kernels slower:
+ * the float8 work of a visit is not what the walk waits on.
  *
  * A subtree taken from the stack is tested by its float bound against the
  * k-th distance rounded up to a float (worst_up): a bound above that is
  * above the k-th distance, and one that passes is tested again in float8
  * when the subtree is entered.  The stack is in local memory, and most of
  * what it holds is pruned by the time it is popped: in the 2-D All-kNN
- * kernel a warp ran about 470 turns of the pop loop against 114 visits,
- * waiting on each entry's load, and the float8 test added a conversion to
- * each turn (Nsight Compute, bench/results/h200-engine-list).
+ * kernel a warp runs several turns of the pop loop per visit, waiting on
+ * each entry's load, and a float8 test would add a conversion to each.
  *
  * A far child that is a leaf is offered at once rather than pushed: it has
  * no children, so its visit would be its offer, after a push, a pop and a
- * turn of the loop.  On an H200, 10M points rounded to float, k = 10
- * (bench/results/h200-engine-list), that took the kernels from 10.4 to 9.8
- * ms (uniform 2-D All-kNN), 23.5 to 22.7 ms (uniform 3-D), 22.4 to 21.8
- * ms (clustered 3-D), 136.7 to 129.6 ms (10M uniform queries against
- * clustered 3-D data) and 17.2 to 15.6 ms (the same in 2-D); offering a
- * near child that is a leaf at once as well was slower (10.1, 23.5, 22.5,
- * 136.2, 16.3 ms).
+ * turn of the loop.  Offering a near child that is a leaf at once as well
+ * was slower: the walk descends into it anyway.
  *
  * The walk is one loop whose every turn either visits a node or takes the
  * next subtree from the stack, rather than a descent loop inside a loop of
  * pops: lanes of a warp whose paths differ in length then wait less for one
- * another.  On an H200, 10M points, k = 10 (bench/results/h200-engine-flat),
- * that took the kernels of 10M uniform queries against clustered data from
- * 337 to 263 ms in 3-D and from 35.4 to 27.3 ms in 2-D, and All-kNN of
- * uniform 3-D points from 31.0 to 29.5 ms; All-kNN of uniform 2-D points,
- * whose warps hardly diverge, went from 11.9 to 12.7 ms.
+ * another, which pays wherever the warps diverge (queries away from the
+ * data, 3-D) and costs a little where they hardly do (uniform 2-D All-kNN).
  *
  * Without closest-point bounds a turn pops one entry, and the next turn
  * pops again if that one is pruned, rather than popping in a loop until
  * one is not: a lane working through pruned entries then holds back a
- * lane that visits for one turn at a time.  On an H200, 10M points rounded
- * to float, k = 10 (bench/results/h200-engine-list/ab4-*), the All-kNN
- * kernels went from 9.9 to 9.2 ms (uniform 2-D), 22.8 to 21.3 ms (uniform
- * 3-D) and 21.9 to 20.7 ms (clustered 3-D); the kernels with closest-point
- * bounds went from 15.7 to 16.8 ms (10M uniform queries against clustered
- * 2-D data) that way, and keep the loop.
+ * lane that visits for one turn at a time.  The kernels with closest-point
+ * bounds were slower that way, and keep the loop.
  *
  * A stack entry is its node and float bound in one 8-byte record, read and
  * written by one instruction, and the top entry stays in registers, so
  * that a pop tests it at once while the load of the one under it is on
- * its way.  On an H200, 10M points rounded to float, k = 10 (bench/
- * results/h200-engine-hilist, runs 3 to 5), the record took the kernels
- * from 20.1 to 19.7 ms (uniform 3-D All-kNN) and 19.3 to 18.9 ms
- * (clustered 3-D), the top in registers then to 19.1 and 18.4 ms, 10M
- * uniform queries against clustered 3-D data from 125 to 120 ms and
- * uniform 2-D All-kNN from 7.9 to 7.8 ms; the same queries against
- * clustered 2-D data went from 14.3 to 15.0 ms.  Keeping the least bound
- * under each entry, to end the walk once none can win, took the last from
- * 125 to 144 ms.
+ * its way.  Keeping the least bound under each entry, to end the walk once
+ * none can win, cost more than it saved.
  *
  * Without closest-point bounds, a child whose box box_flags.cu found loose
  * is pushed marked (the node's bit loose) and entered without its box
- * test.  That took the All-kNN kernels from 7.8 to 6.9 ms (uniform 2-D)
- * and 19.1 to 15.4 ms (uniform 3-D), clustered 3-D from 18.4 to 18.7 ms
- * (run 6); marking the children of the walks with closest-point bounds too
- * took 10M uniform queries against clustered 3-D data from 122 to 124 ms,
- * so those test every box.
+ * test, which pays for All-kNN; marking the children of the walks with
+ * closest-point bounds too cost them more than it saved, so those test
+ * every box.
  */
 template <int DIM, bool FIXED, bool CCT, typename Index, int STACK, typename C,
 		  typename Best>
@@ -903,11 +806,8 @@ knn_launch(const KdGpuTree &t, const double *queries, const uint32_t *order,
 /*
  * order[i] = i for i < n: the runs' heads walked in their own order.  The
  * kernels read every query through an order; an order that may be missing
- * cost the 3-D kernel with closest-point bounds a spilled register, and on
- * an H200, 10M points, k = 10 (bench/results/h200-engine-order), kernels
- * of 155 against 153 ms (uniform queries, clustered 3-D data), 19.2
- * against 18.9 ms (the same in 2-D) and 27.7 against 27.5 ms (All-kNN,
- * uniform 3-D).
+ * cost the 3-D kernel with closest-point bounds a spilled register, and
+ * every kernel a little time.
  */
 static __global__ void
 knn_identity_kernel(uint32_t *order, int64_t n)

@@ -7,9 +7,8 @@
  * reads each shard's answers through postgres_fdw's connection.  Sent as
  * rows, that is a row per point or per hit: the shard makes and sends
  * every row, and the coordinator's libpq parses and stores every row and
- * field before the coordinator decodes them one value at a time.  On the
- * H100 host, with four shards of 1M points, the coordinator of an All-kNN
- * took 9.6 s where one shard took 1.0 s, most of it in that row traffic.
+ * field before the coordinator decodes them one value at a time, which
+ * made the coordinator many times slower than a shard's own search.
  *
  * kd_all_knn_chunks(rel, col, k, key_col, include_self) answers the shard's
  * All-kNN as kd_all_knn_arrays does, and kd_knn_join_chunks(rel, col,
@@ -307,9 +306,9 @@ kdg_chunks_write_range(void *arg, int64_t begin, int64_t end)
 
 /*
  * The next chunk of st's entries as a bytea, NULL after the last.  Chunks
- * are made a batch at a time, written at once on the engine's threads: on
- * the H200 host, one thread took 3 s to write the 1.9 GB of 10M points'
- * All-kNN.  The chunk returned before is freed.
+ * are made a batch at a time, written at once on the engine's threads,
+ * since one thread writing a large All-kNN took longer than its search.
+ * The chunk returned before is freed.
  */
 static bytea *
 kdg_chunks_next(KdChunkState *st)

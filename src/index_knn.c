@@ -4,9 +4,9 @@
  *
  * The kd_* functions read every visible row of their table, which is what
  * batched work needs and what makes their answers exact for the caller's
- * snapshot; for one query point that costs the whole table (measured on
- * the 2-core machine: about 300 ms at 1.1M rows), where an ordered index
- * scan reads a few pages.  kd_knn's answer is by definition that of
+ * snapshot; for one query point that costs the whole table, where an
+ * ordered index scan reads a few pages.  kd_knn's answer is by definition
+ * that of
  *
  *	SELECT ctid, col <-> q FROM rel WHERE col IS NOT NULL
  *	  ORDER BY col <-> q, ctid LIMIT k

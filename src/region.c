@@ -13,9 +13,9 @@
  *
  * kd_ball() and kd_rect() make the rows in C (kdgpu--0.3--0.4.sql): as
  * SQL functions, `SELECT ROW(center, radius)::kd_ball`, each query that
- * called one paid for inlining it, parsing its body again while planning
- * (about 10 µs of a 67 µs radius query through pgbench on the 2-core
- * machine).  They keep the SQL functions' results, NULL arguments
+ * called one paid for inlining it, parsing its body again while planning,
+ * a large part of a short radius query.  They keep the SQL functions'
+ * results, NULL arguments
  * included: a NULL field, or for a NULL point a center of two NULLs.
  *
  * Bad regions are errors, the same in a sequential scan and an index scan:

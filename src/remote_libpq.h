@@ -6,9 +6,8 @@
  *
  * kdgpu.so does not link libpq itself: that loaded libpq and the twenty
  * libraries it needs (TLS, Kerberos, LDAP) into every backend at its first
- * use of kdgpu, 1.5 of the 2.6 ms of a session's first LIMIT 10 on the
- * 2-core machine (SP-GiST's first took 1.1 ms), for the few sessions that
- * meet a foreign partition, which load postgres_fdw anyway.
+ * use of kdgpu, more than half of a session's first LIMIT 10, for the few
+ * sessions that meet a foreign partition, which load postgres_fdw anyway.
  */
 #ifndef REMOTE_LIBPQ_H
 #define REMOTE_LIBPQ_H

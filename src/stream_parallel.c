@@ -9,9 +9,8 @@
  * offsets, the output order, the query rows' refs and what the identity
  * columns need of the tables (how rows are identified, the partitions'
  * OIDs).  The copy runs on the engine's threads, since it is bound by
- * mapping the new segment's pages (on the H200 host, 1.8 GB for 10M points
- * and k = 10: about 0.3 s for PostgreSQL to allocate the segment, and
- * 0.8 s for one thread to map and fill it).  Every participant, the
+ * mapping the new segment's pages, which one thread does slower than
+ * PostgreSQL allocates the segment.  Every participant, the
  * leader included, then reads the rows from that one copy: each claims
  * the next KD_STREAM_CHUNK queries (in output order, fewer for small
  * answers) from an atomic counter in the scan's fixed shared state and

@@ -59,13 +59,9 @@
 /*
  * The cost of a hit put in an array: about half what the planner counts
  * for a row through a Gather (parallel_tuple_cost, 10 cpu_tuple_cost by
- * default).  On an H200 host, 10M points, k = 10 (bench/results/
- * h200-sql/), a hit took 54-96 ns to put in All-kNN's arrays serially
- * (sum(cardinality) of them, and CREATE TABLE AS, each less what it cost
- * without them), where a Gather moved a row in 35-110 ns; counted at
- * cpu_operator_cost, the arrays stayed serial under a CREATE TABLE AS
- * (15.5-18.0 s), where the parallel plan took 7.6-8.1 s
- * (ctas-floor-10m.txt).
+ * default): filling All-kNN's arrays serially costs about as much per hit
+ * as a Gather costs per row, and counted any cheaper the arrays stayed
+ * serial under a CREATE TABLE AS where the parallel plan was faster.
  */
 #define KDG_ARRAY_HIT_COST (5 * cpu_tuple_cost)
 

@@ -172,9 +172,8 @@ kdg_merge_runs(void *arg, int64_t begin, int64_t end)
 
 /*
  * Sort n refs ascending on the engine's threads: a run per thread sorted,
- * then pairs of runs merged, pass after pass.  For the 4M keys of a table
- * over four shards on the H200 host, a sixth of the time qsort() took
- * with a comparator function.
+ * then pairs of runs merged, pass after pass: an inline comparison on
+ * every thread, where qsort() calls a comparator function on one.
  */
 static void
 kdg_parallel_sort_refs(uint64 *refs, int64 n)

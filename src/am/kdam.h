@@ -229,11 +229,9 @@ typedef struct KdamRelCache
  * How far (pd_lower) records appended one at a time fill a chain page
  * (kdam_chain_append): Generic WAL finds what a record changed by comparing
  * every byte of the page below pd_lower, one byte at a time, so an append
- * costs in proportion to what the page already holds.  On the 2-core
- * machine, one INSERT of 100k rows into an index of 1M 2-D points took
- * 618-684 ms with full pages, 510-523 ms at 4096 bytes, 446-472 ms at 2048
- * and 450-500 ms at 1024; with 1000 rows pending, a LIMIT 10 took 0.052-0.053
- * ms at 2048 against 0.051-0.053 ms with full pages.
+ * costs in proportion to what the page already holds.  A quarter page
+ * keeps bulk inserts cheap while a search still reads pending rows from
+ * about as few pages as with full ones.
  */
 #define KDAM_APPEND_FILL	2048
 

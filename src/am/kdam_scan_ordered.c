@@ -19,27 +19,20 @@
  * by the nearest one's distance, and a pending row's value is computed
  * only when that item is popped (side_start, side_expand).  A LIMIT 10
  * thus takes a handful of the about KDAM_FLUSH_ROWS pending rows, and
- * the main heap stays as small as the trees make it.  On the 2-core
- * machine, a LIMIT 10 on a 1M-point index took 0.116-0.117 ms with
- * no pending rows and 0.144-0.149 ms with 360, each pushed into the main
- * heap with its value; kept apart, 0.130-0.132 ms against 0.128-0.136 ms
- * with none (pgbench, one client).
+ * the main heap stays as small as the trees make it: pending rows then
+ * cost a LIMIT 10 almost nothing, where pushing each with its value
+ * into the main heap cost it a quarter more.
  *
  * The roots of the trees wait in a heap of their own too, keyed by their
  * boxes' bounds for the first key, with one item in the main heap
  * (roots_start, roots_expand): a search pushes the roots of the trees it
- * enters, not of every tree of the forest.  On the 2-core machine, 2M
- * points, the fastest of 8 runs of 4000 LIMIT 10 (one session, plpgsql),
- * a forest of 338 trees (maintenance_work_mem 1 MB) took 53.4-55.5 us a
- * query with every root pushed and 46.7-48.2 us with the roots apart; 92
- * trees (4 MB) 43.7-45.6 against 37.5-42.0 us; 4 trees (64 MB) were alike
- * within the noise (31.4-37.3 against 33.6-39.9 us).
+ * enters, not of every tree of the forest, which pays in forests of many
+ * trees (a small maintenance_work_mem) and costs nothing in small ones.
  *
  * A scan allocates little (a reader only for each tree it enters, a small
- * first heap): at 10M points, a forest of 37 trees had every scan allocate
- * about 140 kB, which glibc took from the system and gave back each query,
- * and pgbench ran 6.7k LIMIT 10 a second on the 2-core machine, 10.8k
- * without (SP-GiST 10.0k).
+ * first heap): a scan that allocated a reader for every tree of a large
+ * forest made glibc take the memory from the system and give it back each
+ * query, which cost a LIMIT 10 more than its search.
  *
  * With several ORDER BY keys entries compare lexicographically, key by
  * key, as a sort does (a subtree's vector of lower bounds is a

@@ -4,79 +4,32 @@
  *	  place through shared buffers.
  *
  * The engine's tree is left-balanced and pointer-free (node i has children
- * 2i+1 and 2i+2).  On disk its levels are cut into ranges, and each node at
- * the first level of a range roots a block: its subtree down to the range's
- * last level.  A search from the root to a leaf then touches one page per
- * range.  Ranges are cut from the bottom; a range of levels whose nodes
- * carry a box is as deep as fits on a page, and a range without boxes takes
- * the depth that fills pages best, a page holding the blocks of several
- * consecutive roots (neighbours in space): with 2-D points, 5 levels and 11
- * blocks to a page at the bottom, 8 and 7 levels above.  A 10M-point tree
- * then spans 5 ranges (the last level, less than half full, is one of them)
- * and a 1M-point tree 3.
+ * 2i+1 and 2i+2).  On disk its levels are cut into ranges from the bottom,
+ * and each node at the first level of a range roots a block: its subtree
+ * down to the range's last level, so a root-to-leaf search touches one page
+ * per range.  A range whose nodes carry a box is as deep as fits on a page;
+ * one without takes the depth that fills pages best, a page holding the
+ * blocks of several consecutive roots (neighbours in space).  A last level
+ * less than half full gets a range of its own; one fuller keeps the bottom
+ * range, and the roots whose subtrees end above it get a tail range one
+ * level shorter, so that every size of tree fills its pages.
  *
- * A block's page holds, for its slots in the local level order (which is
- * the engine's node order): a record per slot of the node's coordinates,
- * reference (6 bytes: a heap TID, or the dead mark) and split dimension,
- * then the payload words and the boxes of its first slots, each an array
- * over the slots, after a KdamBlockHeader naming the tree and the block.
- * A search reads a node's record whole, on one or two cache lines, and
- * prefetches its children's records while it works on the node
- * (kdam_reader_prefetch_children).  With the coordinates, references and
- * split dimensions in arrays of their own (format 9), a node took up to
- * three lines, and the misses on them were most of its reading time: on
- * the 2-core machine, in a loop of index-only LIMIT 10 on 10M points (a
- * forest of 20 trees), reading nodes took 16.6% of the backend's time,
- * and 8.0-8.7% with records and prefetches (plus 1.2-1.3% to prefetch),
- * at the same page count (29580); on an H200 host the loop's statement
- * took 21.5-21.9 us against 23.0-23.2 us, the two formats taking turns
- * over the same table.  Only nodes whose
- * subtrees hold at least KDAM_BOX_MIN_SUBTREE points keep their box: the
- * engine keeps boxes down to subtrees of 8 points, which on pages took a
- * fifth of the index and pruned little in a search that also has the
- * split planes; kdam_read_tree computes them again for the engine.  Empty
- * slots are zero.  Measured on the 2-core machine, 2M uniform 2-D points
- * at the default maintenance_work_mem (a forest of 6 trees): 5925 pages,
- * against 7565 with 8-byte references and every engine box.
+ * A block's page holds, after a KdamBlockHeader, one record per slot in the
+ * engine's node order (coordinates, a 6-byte reference: heap TID or dead
+ * mark, split dimension), so that a node is read on one or two cache lines
+ * and its children's records are prefetched while it is worked on; then the
+ * payload words and the boxes of its first slots.  Only subtrees of at
+ * least KDAM_BOX_MIN_SUBTREE points keep a box on disk (smaller ones cost
+ * pages and prune little beside the split planes); kdam_read_tree computes
+ * them again for the engine.  Empty slots are zero.  Blocks are numbered
+ * range by range; a directory maps them to pages, except for a tree written
+ * to consecutive pages, whose readers add to its first page instead.
  *
- * The tree is left-balanced, so its last level fills from the left.  A
- * last level less than half full gets a range of its own whose pages each
- * hold the nodes of many consecutive roots, rather than leaving most of the
- * bottom pages empty.  A last level between half and entirely full stays in
- * the bottom range's blocks, but the roots whose subtrees end above it get
- * a tail range of blocks one level shorter (and more of them to a page),
- * rather than blocks half empty: every size of tree fills its pages.  On
- * the 2-core machine, 1M uniform 2-D points in one tree took 2977 pages
- * against 3121 without the tail, with the same pages read per LIMIT 10
- * (4.7) and per radius query of about 10 rows (5.7); 2M points at the
- * default maintenance_work_mem, a forest of 4 trees, 5948 pages and 4.7 /
- * 5.7 reads, against 6 trees, 6068 pages and 5.0 / 6.0 reads when the build
- * preferred the sizes that filled their pages.  Blocks are
- * numbered range by range, each range's blocks in the order of their
- * roots.  A directory maps block numbers to pages: directory pages of
- * KDAM_DIR_ENTRIES block numbers, whose own block numbers are listed on the
- * first page of the directory chain (the tree's entry in the forest names
- * that page).  A tree written to consecutive pages (every tree a build
- * writes, as the relation grows) records its first page in its entry, and
- * readers find a block's page by adding, without the directory: two pages
- * fewer read per tree a search enters.  Tree pages are chained in block
- * order and directory pages in directory order, so VACUUM and the page
- * census walk them as chains.
- *
- * VACUUM marks dead references in place, a page at a time under an
- * exclusive lock, while scans run, so a reader takes a share lock for each
- * read (measured on the 2-core machine, 1M points: no cost to a LIMIT 10
- * within the noise of 1-client pgbench), and a range scan's walk once per
- * page it walks (kdam_reader_hold).  It frees a retired tree's pages
- * only after a cleanup lock on the metapage saw no scan in flight, so on
- * the primary no scan meets a freed page; a hot standby replays frees
- * without waiting for scans, so a reader checks each page it pins against
- * the tree it started on, asking to be retried when the tree was freed.
- * The check reads the page's kind from its special space only on a
- * standby: on the primary the block header (on the page's first cache
- * line, with its first records) suffices as a guard, and the kind cost a
- * cache miss per page (pinning pages took 7.4% of the loop above with it,
- * 5.4% without).
+ * VACUUM marks dead references in place under an exclusive page lock while
+ * scans run, so readers take a share lock per read.  A retired tree's pages
+ * are freed only once no scan is in flight on the primary; a standby replays
+ * frees at once, so there a reader checks each page's kind against its tree
+ * and asks to be retried when the tree was freed.
  */
 #include "postgres.h"
 

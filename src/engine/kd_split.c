@@ -13,11 +13,10 @@
  * twice as many parts as devices (levels is one more than the least with
  * 2^levels >= the device count), placed largest first on the device with
  * the fewest points.  The subtrees of one level differ in size by up to
- * half (the last level fills from the left): with one part per device a
- * 100M-point tree put two thirds of itself on one of two GPUs; with two
- * each, the shares differ by about 1% there, and by at most 3:2 for sizes
- * just above a power of two (more parts would even them out further, but
- * every query searches every part).
+ * half (the last level fills from the left): with one part per device one
+ * GPU of two could hold two thirds of a tree; with two each, the shares
+ * differ by at most 3:2, for sizes just above a power of two (more parts
+ * would even them out further, but every query searches every part).
  *
  * Searches run on the parts at once, one host thread per device (a
  * device's parts one after another), and on the host's nodes by brute

@@ -36,9 +36,9 @@
  * device when there is none) is split over every device (kd_split.c) when
  * there are several: its parts are searched at once, one thread per
  * device.  A build that one device cannot hold is built over every device
- * (kd_split_build); one that fits is built on one, which is faster: on two
- * H200s, 0.46 s against 4.5 s for 100M points, whose top level the split
- * build partitions on one CPU thread.  The service also keeps
+ * (kd_split_build); one that fits is built on one, which is faster, since
+ * the split build partitions the top levels on one CPU thread.  The
+ * service also keeps
  * the rows of a ranked tree's copy (its TIDs in rank order) and its
  * references (ranks in node order), in its own memory, so that a backend
  * whose call reads those rows, or a few more or fewer, can search the copy
