@@ -28,7 +28,7 @@ DATA = kdgpu--0.1.sql kdgpu--0.2.sql kdgpu--0.1--0.2.sql kdgpu--0.2--0.3.sql \
 PGFILEDESC = "kdgpu - exact kd-tree neighbour search on GPU and CPU"
 
 ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
-EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c src/geo/*.c src/service/*.c))
+EXT_SRCS = $(sort $(wildcard src/*.c src/am/*.c src/core/*.c src/funcs/*.c src/geo/*.c src/local/*.c src/plan/*.c src/point/*.c src/service/*.c src/shard/*.c))
 OBJS = $(EXT_SRCS:.c=.o) $(ENGINE_SRCS:.c=.o)
 
 PROVE_TESTS = test/tap/*.pl
@@ -144,7 +144,7 @@ tap-check: test-bin/emulated_cuda.so
 .PHONY: engine-check engine-bench ckdtree-bench cukd-bench geo-check install-cuda tap-check
 
 # PGXS does not track headers: rebuild the objects when they change
-$(EXT_SRCS:.c=.o): src/kdgpu.h $(wildcard src/am/*.h src/geo/*.h src/service/*.h) $(ENGINE_HDRS)
+$(EXT_SRCS:.c=.o): src/kdgpu.h src/exactness.h $(wildcard src/*/*.h) $(ENGINE_HDRS)
 $(ENGINE_SRCS:.c=.o): $(ENGINE_HDRS)
 
 # ---- fuzzing (test/fuzz/README.md) ------------------------------------------

@@ -61,7 +61,8 @@
 #include "storage/bufmgr.h"
 #include "utils/relcache.h"
 
-#include "kdgpu.h"
+#include "core/core.h"
+#include "point/point.h"
 
 #define KDAM_MAGIC			0x4B444731	/* "KDG1" */
 #define KDAM_FORMAT_VERSION	10

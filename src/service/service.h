@@ -57,7 +57,7 @@
 #include "storage/spin.h"
 #include "utils/timestamp.h"
 
-#include "engine/kdtree.h"
+#include "core/core.h"
 
 struct KdgDiff;
 
@@ -233,7 +233,6 @@ typedef struct KdgCall
 
 /* service_shmem.c */
 extern KdgService *kdg_service;
-extern bool kdgpu_service_enabled;
 extern void kdg_service_register(void);
 extern void kdg_service_key_of_index(uint64 *key, Oid indexrelid,
 									 Oid relnode, uint64 tree_id, int64 ndead,

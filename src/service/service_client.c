@@ -44,7 +44,7 @@
 
 #include "engine/kd_error.h"
 #include "engine/kd_gpu_abi.h"
-#include "kdgpu.h"
+#include "core/core.h"
 #include "service.h"
 
 /* A device copy held by the service, as the backend names it. */
@@ -62,7 +62,6 @@ struct KdGpuTree
 	bool		has_rows;		/* the service keeps the tree's rows */
 };
 
-static bool client_in_use = false;
 static object_access_hook_type prev_object_access_hook = NULL;
 static bool exit_callback_registered = false;
 
@@ -659,7 +658,7 @@ client_provider(void)
 			break;
 		pg_usleep(10000L);
 	}
-	client_in_use = true;
+	kdg_gpu_by_service = true;
 	return &client_api;
 }
 
@@ -674,9 +673,9 @@ kdg_service_serving(void)
 {
 	if (kdg_service == NULL || kdg_am_service)
 		return false;
-	if (!client_in_use && service_state(NULL) != KDG_SERVICE_READY)
+	if (!kdg_gpu_by_service && service_state(NULL) != KDG_SERVICE_READY)
 		return false;
-	return kd_gpu_available(NULL, NULL, 0) && client_in_use;
+	return kd_gpu_available(NULL, NULL, 0) && kdg_gpu_by_service;
 }
 
 /*
@@ -811,7 +810,7 @@ kdg_service_devices(KdGpuInfo *devices)
 bool
 kdg_service_in_use(void)
 {
-	return client_in_use;
+	return kdg_gpu_by_service;
 }
 
 /*
@@ -941,5 +940,5 @@ kdg_service_describe(void)
 					copies, copies == 1 ? "y" : "ies",
 					(long long) ((copy.memory_used + (1 << 20) - 1) >> 20),
 					(long long) copy.calls,
-					client_in_use ? "goes through it" : "has not gone through it");
+					kdg_gpu_by_service ? "goes through it" : "has not gone through it");
 }

@@ -45,7 +45,7 @@
 #include "utils/wait_event.h"
 
 #include "engine/kd_error.h"
-#include "kdgpu.h"
+#include "core/core.h"
 #include "service.h"
 
 bool		kdg_am_service = false;	/* this process is the service */
