@@ -241,6 +241,15 @@ extern void kdg_service_key_set_flavour(uint64 *key, int flavour);
 extern bool kdg_service_key_index(const uint64 *key, Oid *dboid,
 								  Oid *indexrelid);
 
+/* service_calls.c */
+extern KdgServiceState kdg_service_state(uint64 *epoch);
+extern dsm_segment *kdg_call_begin(Size size, KdgOp op, KdgCall **call,
+								   KdError *err);
+extern KdStatus kdg_call_run(dsm_segment *seg, KdgCall *call,
+							 const KdExec *exec, KdError *err);
+extern void kdg_ship_tree(KdgCall *call, const KdTree *t, Size at, bool copy);
+extern Size kdg_tree_shipped_size(int64 n, int dim, int64 nbounds);
+
 /* service_client.c */
 extern void kdg_service_client_install(void);
 extern bool kdg_service_in_use(void);
@@ -273,8 +282,57 @@ extern int	kdg_service_thread_collect(int device, bool *finished,
 									   KdRangeResult *range);
 extern void kdg_service_threads_quiesce(int timeout_ms);
 
+/* service_copies.c: what the service process alone keeps of each entry */
+typedef struct KdgHeld
+{
+	KdGpuTree  *copies[KDG_RESIDENT_MAX];	/* the device copy */
+	KdSplitCopy *splits[KDG_RESIDENT_MAX];	/* or the copy split over every
+											 * device */
+	uint64	   *rows[KDG_RESIDENT_MAX]; /* its rows (TIDs in rank order), or
+										 * NULL */
+	uint64	   *ranks[KDG_RESIDENT_MAX];	/* and its references (ranks in
+											 * node order), with the rows */
+	double	   *points[KDG_RESIDENT_MAX];	/* and, for a tree built from a
+											 * call's rows, their coordinates
+											 * in rank order */
+	bool		busy[KDG_RESIDENT_MAX]; /* a device thread searches it */
+} KdgHeld;
+extern KdgHeld kdg_held;
+extern void kdg_entry_free(int i);
+extern bool kdg_entry_quiet(int i);
+extern int	kdg_entry_named(const uint64 *key, bool any_version);
+extern void kdg_entries_trim(int device, int64 bytes, int except);
+extern int	kdg_device_for_copy(const bool *taken);
+extern bool kdg_copy_splits(int64 bytes);
+extern int	kdg_entry_make_room(const uint64 *key, int64 bytes, bool split,
+								int *device);
+extern void kdg_entry_record(int i, int device, KdGpuTree *copy,
+							 KdSplitCopy *split, const KdTree *t, bool shared,
+							 int owner_pid, KdgCall *call);
+extern int	kdg_entry_use(KdgCall *call);
+extern KdTree kdg_call_tree(KdgCall *call);
+extern KdStatus kdg_upload_evicting(const KdTree *t, int device,
+									KdGpuTree **copy, int keep_entry,
+									const KdExec *exec, KdError *err);
+extern KdStatus kdg_upload_split(const KdTree *t, KdSplitCopy **split,
+								 int keep_entry, KdExec *exec, KdError *err);
+extern void kdg_replicate(int e, const KdTree *t, int owner_pid,
+						  const KdExec *exec);
+extern int	kdg_replica_for(const KdgCall *call);
+extern int	kdg_copies_of(int e, KdGpuTree **out);
+extern bool kdg_call_spreads(const KdgCall *call);
+extern bool kdg_call_rows_fit(int e, KdgCall *call);
+
+/* service_ops.c */
+extern bool kdg_serve(KdgCall *call, int i, KdRangeResult *range);
+extern KdStatus kdg_reply_range(KdgCall *call, KdRangeResult *res,
+								KdError *err);
+
 /* service_main.c */
 extern bool kdg_am_service;
+extern bool kdg_service_fatal;
+extern volatile bool kdg_service_stopping;
+extern bool kdg_pid_gone(int pid);
 extern PGDLLEXPORT void kdg_service_main(Datum arg);
 
 #endif							/* KDG_SERVICE_H */
