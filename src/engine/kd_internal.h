@@ -93,4 +93,71 @@ extern bool kd_gpu_fallback(KdExec *exec, KdStatus st, const KdError *err);
 extern bool kd_gpu_run(const KdTree *tree, int64_t work, KdGpuFn fn,
 					   void *arg, KdExec *exec, KdError *err, KdStatus *st);
 
+/*
+ * kd_split.c and kd_split_build.c: a split copy's host levels and parts.
+ */
+/* devices a split copy uses, at most, and its parts: 2^5 */
+#define KD_SPLIT_MAX_DEVICES KD_PARALLEL_MAX_DEVICES
+#define KD_SPLIT_MAX_PARTS 32
+
+/* queries of All-kNN's cross-part rounds at a time (host memory) */
+#define KD_SPLIT_CHUNK ((int64_t) 1 << 20)
+
+/* queries that one thread sorts to the parts at a time */
+#define KD_SPLIT_CHOOSE_CHUNK ((int64_t) 1 << 16)
+
+/* the lesser of two counts */
+#define Min64(a, b) ((a) < (b) ? (a) : (b))
+
+/* One part: the subtree below the host's levels that one device holds. */
+typedef struct KdSplitPart
+{
+	int64_t		root;			/* its root in the whole tree */
+	int64_t		n;
+	int			device;
+	KdGpuTree  *copy;
+	int64_t		bytes;
+	double	   *coords;			/* its points in its node order (host) */
+	double		box[2 * KD_MAX_DIM];	/* their bounding box */
+} KdSplitPart;
+
+struct KdSplitCopy
+{
+	int64_t		n;
+	int			dim;
+	int			ndevices;
+	int64_t		ntop;			/* the host's nodes: the whole tree's first */
+	double	   *top_coords;
+	uint64_t   *top_refs;
+	uint8_t    *top_split;
+	int			nparts;
+	KdSplitPart parts[KD_SPLIT_MAX_PARTS];
+};
+
+/* A level of a part: its nodes [local, local + len) are the whole tree's [whole, ...). */
+typedef struct LevelRun
+{
+	int64_t		local;
+	int64_t		whole;
+	int64_t		len;
+} LevelRun;
+
+typedef struct DeviceWork DeviceWork;
+typedef KdStatus (*PartFn) (DeviceWork *w, int part, const KdExec *exec,
+							KdError *err);
+
+struct DeviceWork
+{
+	KdSplitCopy *split;
+	PartFn		fn;
+	void	   *arg;
+};
+
+extern int	kd_split_level_runs(int64_t root, int64_t n, LevelRun *runs);
+extern int	kd_split_levels(int ndevices);
+extern KdStatus kd_split_on_devices(KdSplitCopy *split, PartFn fn, void *arg,
+									KdExec *exec, KdError *err);
+extern int	kd_split_selected_device(void);
+extern void kd_split_restore_device(int device);
+
 #endif							/* KD_INTERNAL_H */
