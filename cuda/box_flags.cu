@@ -41,7 +41,7 @@ box_flags_loose(const double *coords, const uint8_t *split,
 	double		lo[KD_MAX_DIM];
 	double		hi[KD_MAX_DIM];
 	const double *box = bounds + c * 2 * dim;
-	double		logvol = -log((double) kd_subtree_size(c, n));
+	double		logvol = -log((double) kde_subtree_size(c, n));
 	int			depth = 63 - __clzll(c + 1);
 
 	for (int j = 0; j < dim; j++)

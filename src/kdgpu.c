@@ -30,7 +30,7 @@ _PG_init(void)
 	kdg_settings_define();
 	snprintf(kdgpu_gpu_library, sizeof(kdgpu_gpu_library), "%s/kdgpu_cuda.so",
 			 pkglib_path);
-	kd_gpu_set_library(kdgpu_gpu_library);
+	kde_gpu_set_library(kdgpu_gpu_library);
 	if (process_shared_preload_libraries_in_progress)
 		kdg_service_register();
 	kdg_service_client_install();

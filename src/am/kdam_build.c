@@ -74,7 +74,7 @@ Size
 kdam_build_memory(int64 n, int dim, int words)
 {
 	return (Size) n * (sizeof(double) * dim + sizeof(uint64) * (1 + words)) +
-		(Size) kd_tree_bytes(n, dim, kd_tree_nbounds(n)) +
+		(Size) kde_tree_bytes(n, dim, kde_tree_nbounds(n)) +
 		(Size) n * sizeof(uint64) * Max(words, 1);
 }
 
@@ -427,9 +427,9 @@ kdam_write_new_tree(Relation index, double *coords, const uint64 *refs,
 	for (int64 i = 0; i < n; i++)
 		ords[i] = i;
 	kdg_exec_prepare(&exec);
-	st = kd_build_in_place(coords, ords, n, dim, tree, &exec, &err);
+	st = kde_build_in_place(coords, ords, n, dim, tree, &exec, &err);
 	kdg_check_status(st, &err, &exec, "index build");
-	kd_gpu_release(tree);
+	kde_gpu_release(tree);
 	pfree(ords);
 	if (words > 0)
 		node_payload = palloc_extended(sizeof(uint64) * words * n,
@@ -450,7 +450,7 @@ kdam_write_new_tree(Relation index, double *coords, const uint64 *refs,
 	if (for_build)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_WRITE);
 	kdam_write_tree(index, tree, node_payload, words, !for_build, entry);
-	kd_tree_free(tree);
+	kde_tree_free(tree);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
 }

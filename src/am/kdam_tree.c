@@ -178,7 +178,7 @@ last_level_sparse(int64 n, int height)
 void
 kdam_tree_shape(int64 n, int dim, int words, KdamTreeShape *shape)
 {
-	int64		nbounds = kd_tree_nbounds_min(n, KDAM_BOX_MIN_SUBTREE);
+	int64		nbounds = kde_tree_nbounds_min(n, KDAM_BOX_MIN_SUBTREE);
 	int			height = n > 0 ? node_level(n - 1) + 1 : 0;
 	int			bounded_levels = node_level(nbounds);	/* nbounds = 2^L - 1 */
 	int			starts[64];
@@ -566,7 +566,7 @@ kdam_read_tree(Relation index, const KdamMetaPageData *meta,
 	kdam_reader_end(&rd);
 	FreeAccessStrategy(rd.strategy);
 	/* the engine's boxes that pages do not keep */
-	kd_tree_fill_bounds(&t.tree, rd.shape.nbounds);
+	kde_tree_fill_bounds(&t.tree, rd.shape.nbounds);
 }
 
 /*

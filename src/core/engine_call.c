@@ -58,7 +58,7 @@ kdg_cpu_threads(void)
 void
 kdg_exec_prepare(KdExec *exec)
 {
-	kd_exec_init(exec);
+	kde_exec_init(exec);
 	exec->device = (KdDevice) kdgpu_device;
 	exec->threads = kdg_cpu_threads();
 	exec->gpu_min_work = kdgpu_gpu_min_points;
@@ -152,14 +152,14 @@ kdg_check_status(KdStatus status, const KdError *err, const KdExec *exec,
 static void
 tree_free_callback(void *arg)
 {
-	kd_tree_free((KdTree *) arg);
+	kde_tree_free((KdTree *) arg);
 }
 
 /* Reset callback: free a range result's engine memory (idempotent). */
 static void
 range_free_callback(void *arg)
 {
-	kd_range_result_free((KdRangeResult *) arg);
+	kde_range_result_free((KdRangeResult *) arg);
 }
 
 /* A zeroed object of size bytes whose engine memory free_fn releases. */
@@ -201,7 +201,7 @@ typedef struct KdCopy
 	const char *src;
 } KdCopy;
 
-/* kd_parallel_for body of kdg_parallel_copy. */
+/* kde_parallel_for body of kdg_parallel_copy. */
 static void
 kdg_copy_range(void *arg, int64_t begin, int64_t end)
 {
@@ -224,7 +224,7 @@ kdg_parallel_for(int64 nitems, int64 chunk, KdRangeFn fn, void *arg)
 
 	kdg_exec_prepare(&exec);
 	exec.interrupt = NULL;
-	(void) kd_parallel_for(&exec, nitems, chunk, fn, arg, &err);
+	(void) kde_parallel_for(&exec, nitems, chunk, fn, arg, &err);
 }
 
 /*

@@ -2,10 +2,10 @@
  * kd_split.c
  *	  One tree's device copy split across several GPUs, searched on all of
  *	  them at once; its placement and the multi-GPU build are in
- *	  kd_split_build.c.
+ *	  kde_split_build.c.
  *
  * Every subtree of a left-balanced tree is a left-balanced tree itself:
- * the subtree of node r of a tree of n nodes has kd_subtree_size(r, n)
+ * the subtree of node r of a tree of n nodes has kde_subtree_size(r, n)
  * nodes, and its level l (its nodes 2^l - 1 .. 2^(l+1) - 2) is the run of
  * the whole tree's nodes that starts at (r + 1) * 2^l - 1.  A split copy
  * keeps the top `levels` levels of a tree (2^levels - 1 nodes) on the host
@@ -36,7 +36,7 @@
  * Threads.  The GPU object's device selection holds per calling thread
  * (kd_gpu_abi.h), and each device is driven by one thread at a time.  The
  * threads run with the caller's plan less its interrupt callback, which
- * only the calling thread polls (between devices' work, kd_parallel_for),
+ * only the calling thread polls (between devices' work, kde_parallel_for),
  * so a cancel waits for the work in flight.  The caller's selected device
  * is restored before return.
  */
@@ -47,7 +47,7 @@
 
 /* The levels of the subtree of root in a tree of n nodes; returns how many. */
 int
-kd_split_level_runs(int64_t root, int64_t n, LevelRun *runs)
+kde_split_level_runs(int64_t root, int64_t n, LevelRun *runs)
 {
 	int			nruns = 0;
 	int64_t		width = 1;
@@ -68,7 +68,7 @@ kd_split_level_runs(int64_t root, int64_t n, LevelRun *runs)
 static int64_t
 whole_node(int64_t root, int64_t j)
 {
-	int			level = kd_tree_depth(j + 1) - 1;
+	int			level = kde_tree_depth(j + 1) - 1;
 
 	return ((root + 1) << level) - 1 + (j - (((int64_t) 1 << level) - 1));
 }
@@ -78,7 +78,7 @@ whole_node(int64_t root, int64_t j)
  * with 2^levels >= ndevices, so that each device holds two parts or more.
  */
 int
-kd_split_levels(int ndevices)
+kde_split_levels(int ndevices)
 {
 	int			levels = 0;
 
@@ -103,35 +103,35 @@ device_parts(void *arg, int d, const KdExec *exec, KdError *err)
 }
 
 /*
- * Run fn on every part with one thread per device (kd_parallel_devices);
+ * Run fn on every part with one thread per device (kde_parallel_devices);
  * the first failure is returned.  GPU times are added to the caller's.
  */
 KdStatus
-kd_split_on_devices(KdSplitCopy *split, PartFn fn, void *arg, KdExec *exec,
+kde_split_on_devices(KdSplitCopy *split, PartFn fn, void *arg, KdExec *exec,
 		   KdError *err)
 {
 	DeviceWork	w = {split, fn, arg};
 
-	return kd_parallel_devices(exec, split->ndevices, device_parts, &w, err);
+	return kde_parallel_devices(exec, split->ndevices, device_parts, &w, err);
 }
 
 /* The calling thread's selected device, to restore after placing parts. */
 int
-kd_split_selected_device(void)
+kde_split_selected_device(void)
 {
 	KdGpuInfo	info;
 	KdError		err;
 
-	return kd_gpu_probe(&info, &err) == KD_OK ? info.device : 0;
+	return kde_gpu_probe(&info, &err) == KD_OK ? info.device : 0;
 }
 
 /* Select device again for the calling thread, as it was. */
 void
-kd_split_restore_device(int device)
+kde_split_restore_device(int device)
 {
 	KdError		err;
 
-	(void) kd_gpu_select_device(device, &err);
+	(void) kde_gpu_select_device(device, &err);
 }
 
 /* ---- merging ----------------------------------------------------------- */
@@ -155,7 +155,7 @@ merge_best(const KdNeighbor **lists, const int32_t *lens, int nlists, int k,
 
 		for (int i = 0; i < nlists; i++)
 			if (pos[i] < lens[i] &&
-				(b < 0 || kd_neighbor_less(lists[i][pos[i]].d2, lists[i][pos[i]].ref,
+				(b < 0 || kde_neighbor_less(lists[i][pos[i]].d2, lists[i][pos[i]].ref,
 										   lists[b][pos[b]].d2, lists[b][pos[b]].ref)))
 				b = i;
 		if (b < 0)
@@ -174,10 +174,10 @@ top_list(const KdSplitCopy *s, const double *q, KdNeighbor *list)
 {
 	for (int64_t i = 0; i < s->ntop; i++)
 	{
-		KdNeighbor	nb = {kd_dist2(q, s->top_coords + i * s->dim, s->dim), s->top_refs[i]};
+		KdNeighbor	nb = {kde_dist2(q, s->top_coords + i * s->dim, s->dim), s->top_refs[i]};
 		int64_t		j = i;
 
-		for (; j > 0 && kd_neighbor_less(nb.d2, nb.ref, list[j - 1].d2, list[j - 1].ref); j--)
+		for (; j > 0 && kde_neighbor_less(nb.d2, nb.ref, list[j - 1].d2, list[j - 1].ref); j--)
 			list[j] = list[j - 1];
 		list[j] = nb;
 	}
@@ -244,7 +244,7 @@ may_improve(const Targets *t, int64_t q, int p)
 	int64_t		row = target_row(t, q);
 
 	return t->count[row] < t->k ||
-		kd_box_dist2(t->queries + q * t->split->dim, t->split->parts[p].box,
+		kde_box_dist2(t->queries + q * t->split->dim, t->split->parts[p].box,
 					 t->split->dim) <= t->out[row * t->k + t->k - 1].d2;
 }
 
@@ -343,9 +343,9 @@ choose_parts(Targets *t, KdExec *exec, KdError *err)
 	t->mask = malloc(sizeof(uint32_t) * (size_t) t->nq + 1);
 	t->chunk_n = malloc(sizeof(int64_t) * (size_t) (nchunks * s->nparts) + 1);
 	if (t->mask == NULL || t->chunk_n == NULL)
-		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+		st = kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, nchunks, 1, mark_parts, t, err);
+		st = kde_parallel_for(exec, nchunks, 1, mark_parts, t, err);
 	for (int p = 0; st == KD_OK && p < s->nparts; p++)
 	{
 		int64_t		sum = 0;
@@ -363,11 +363,11 @@ choose_parts(Targets *t, KdExec *exec, KdError *err)
 		t->res[p] = malloc(sizeof(KdNeighbor) * (size_t) (sum * t->k) + 1);
 		t->cnt[p] = malloc(sizeof(int32_t) * (size_t) sum + 1);
 		if (!t->idx[p] || !t->coords[p] || !t->res[p] || !t->cnt[p])
-			st = kd_set_error(err, KD_ERR_NOMEM, -1,
+			st = kde_set_error(err, KD_ERR_NOMEM, -1,
 							  "out of memory for the queries of a split tree's part");
 	}
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, nchunks, 1, gather_parts, t, err);
+		st = kde_parallel_for(exec, nchunks, 1, gather_parts, t, err);
 	free(t->mask);
 	free(t->chunk_n);
 	t->mask = NULL;
@@ -383,7 +383,7 @@ part_targets(DeviceWork *w, int p, const KdExec *exec, KdError *err)
 
 	if (t->n[p] == 0)
 		return KD_OK;
-	return kd_gpu_knn(w->split->parts[p].copy, t->coords[p], t->n[p], t->k,
+	return kde_gpu_knn(w->split->parts[p].copy, t->coords[p], t->n[p], t->k,
 					  t->res[p], t->cnt[p], exec, err);
 }
 
@@ -422,11 +422,11 @@ targets_run(Targets *t, int64_t nq,
 	memset(t->n, 0, sizeof(t->n));
 	st = choose_parts(t, exec, err);
 	if (st == KD_OK)
-		st = kd_split_on_devices(s, part_targets, t, exec, err);
+		st = kde_split_on_devices(s, part_targets, t, exec, err);
 	for (int p = 0; st == KD_OK && p < s->nparts; p++)
 	{
 		t->part = p;
-		st = kd_parallel_for(exec, t->n[p], 4096, merge_part, t, err);
+		st = kde_parallel_for(exec, t->n[p], 4096, merge_part, t, err);
 	}
 	for (int p = 0; p < s->nparts; p++)
 	{
@@ -468,14 +468,14 @@ merge_host_nodes(void *arg, int64_t begin, int64_t end)
 	}
 }
 
-/* kd_knn on a split copy (kdtree.h). */
+/* kde_knn on a split copy (kdtree.h). */
 KdStatus
-kd_split_knn(const KdSplitCopy *split, const double *queries, int64_t nq,
+kde_split_knn(const KdSplitCopy *split, const double *queries, int64_t nq,
 			 int k, KdNeighbor *out, int32_t *count, KdExec *exec,
 			 KdError *err)
 {
 	Targets		t;
-	KdStatus	st = kd_check_k(k, err);
+	KdStatus	st = kde_check_k(k, err);
 
 	if (st != KD_OK)
 		return st;
@@ -486,7 +486,7 @@ kd_split_knn(const KdSplitCopy *split, const double *queries, int64_t nq,
 	t.out = out;
 	t.count = count;
 	t.home = -1;
-	st = kd_parallel_for(exec, nq, 4096, merge_host_nodes, &t, err);
+	st = kde_parallel_for(exec, nq, 4096, merge_host_nodes, &t, err);
 	if (st == KD_OK)
 		st = targets_run(&t, nq, in_home, exec, err);
 	if (st == KD_OK)
@@ -513,15 +513,15 @@ part_all_knn(DeviceWork *w, int p, const KdExec *exec, KdError *err)
 	KdNeighbor *own = malloc(sizeof(KdNeighbor) * (size_t) (part->n * a->k) + 1);
 	int32_t    *oc = malloc(sizeof(int32_t) * (size_t) part->n + 1);
 	LevelRun	runs[KD_STACK_DEPTH];
-	int			nruns = kd_split_level_runs(part->root, w->split->n, runs);
+	int			nruns = kde_split_level_runs(part->root, w->split->n, runs);
 	KdStatus	st;
 
 	if (own == NULL || oc == NULL)
-		st = kd_set_error(err, KD_ERR_NOMEM, -1,
+		st = kde_set_error(err, KD_ERR_NOMEM, -1,
 						  "out of memory for the All-kNN of %lld points",
 						  (long long) part->n);
 	else
-		st = kd_gpu_all_knn(part->copy, a->k, a->include_self, own, oc, exec, err);
+		st = kde_gpu_all_knn(part->copy, a->k, a->include_self, own, oc, exec, err);
 	for (int i = 0; st == KD_OK && i < nruns; i++)
 	{
 		memcpy(a->out + runs[i].whole * a->k, own + runs[i].local * a->k,
@@ -534,22 +534,22 @@ part_all_knn(DeviceWork *w, int p, const KdExec *exec, KdError *err)
 	return st;
 }
 
-/* kd_all_knn on a split copy (kdtree.h): answers in the whole tree's node order. */
+/* kde_all_knn on a split copy (kdtree.h): answers in the whole tree's node order. */
 KdStatus
-kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
+kde_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
 				 KdNeighbor *out, int32_t *count, KdExec *exec, KdError *err)
 {
 	KdSplitCopy *s = (KdSplitCopy *) split;
 	AllKnn		a = {k, include_self, out, count};
 	Targets		t;
 	int64_t    *rows = malloc(sizeof(int64_t) * (size_t) KD_SPLIT_CHUNK);
-	KdStatus	st = kd_check_k(k, err);
+	KdStatus	st = kde_check_k(k, err);
 
 	if (st == KD_OK && rows == NULL)
-		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+		st = kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	/* each part's own All-kNN */
 	if (st == KD_OK)
-		st = kd_split_on_devices(s, part_all_knn, &a, exec, err);
+		st = kde_split_on_devices(s, part_all_knn, &a, exec, err);
 
 	/* the host's nodes: among themselves (less each itself), and in every part */
 	memset(&t, 0, sizeof(t));
@@ -561,7 +561,7 @@ kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
 	t.home = -2;
 	t.include_self = include_self;
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, s->ntop, 4096, merge_host_nodes, &t, err);
+		st = kde_parallel_for(exec, s->ntop, 4096, merge_host_nodes, &t, err);
 	if (st == KD_OK)
 		st = targets_run(&t, s->ntop, everywhere, exec, err);
 
@@ -577,7 +577,7 @@ kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
 				rows[j] = whole_node(s->parts[p].root, first + j);
 			t.queries = s->parts[p].coords + first * s->dim;
 			t.home = p;
-			st = kd_parallel_for(exec, nq, 4096, merge_host_nodes, &t, err);
+			st = kde_parallel_for(exec, nq, 4096, merge_host_nodes, &t, err);
 			if (st == KD_OK)
 				st = targets_run(&t, nq, elsewhere, exec, err);
 		}
@@ -607,8 +607,8 @@ part_range(DeviceWork *w, int p, const KdExec *exec, KdError *err)
 	const KdGpuTree *copy = w->split->parts[p].copy;
 
 	if (r->box)
-		return kd_gpu_box(copy, r->a, r->b, r->nq, &r->parts[p], exec, err);
-	return kd_gpu_radius(copy, r->a, r->nq, r->b, r->nradii, &r->parts[p],
+		return kde_gpu_box(copy, r->a, r->b, r->nq, &r->parts[p], exec, err);
+	return kde_gpu_radius(copy, r->a, r->nq, r->b, r->nradii, &r->parts[p],
 						 exec, err);
 }
 
@@ -634,8 +634,8 @@ top_hit(const RangeWork *r, int64_t q, int64_t i, double *d2)
 	{
 		double		rad = r->b[r->nradii == 1 ? 0 : q];
 
-		*d2 = kd_dist2(r->a + q * s->dim, p, s->dim);
-		return kd_within_radius(*d2, kd_radius_bound(rad), rad);
+		*d2 = kde_dist2(r->a + q * s->dim, p, s->dim);
+		return kde_within_radius(*d2, kde_radius_bound(rad), rad);
 	}
 }
 
@@ -684,7 +684,7 @@ range_fill(void *arg, int64_t begin, int64_t end)
 				dst[c].d2 = d2;
 				dst[c++].ref = r->split->top_refs[i];
 			}
-		kd_sort_neighbors(dst, c, r->box);
+		kde_sort_neighbors(dst, c, r->box);
 	}
 }
 
@@ -695,25 +695,25 @@ split_range(RangeWork *r, KdExec *exec, KdError *err)
 	KdStatus	st;
 
 	memset(r->res, 0, sizeof(*r->res));
-	st = kd_split_on_devices(r->split, part_range, r, exec, err);
+	st = kde_split_on_devices(r->split, part_range, r, exec, err);
 	if (st == KD_OK)
-		st = kd_range_result_alloc(r->res, r->nq, err);
+		st = kde_range_result_alloc(r->res, r->nq, err);
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, r->nq, 4096, range_count, r, err);
+		st = kde_parallel_for(exec, r->nq, 4096, range_count, r, err);
 	if (st == KD_OK)
-		st = kd_range_result_fill_offsets(r->res, err);
+		st = kde_range_result_fill_offsets(r->res, err);
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, r->nq, 4096, range_fill, r, err);
+		st = kde_parallel_for(exec, r->nq, 4096, range_fill, r, err);
 	if (st != KD_OK)
-		kd_range_result_free(r->res);
+		kde_range_result_free(r->res);
 	for (int p = 0; p < r->split->nparts; p++)
-		kd_range_result_free(&r->parts[p]);
+		kde_range_result_free(&r->parts[p]);
 	return st;
 }
 
-/* kd_radius on a split copy (kdtree.h). */
+/* kde_radius on a split copy (kdtree.h). */
 KdStatus
-kd_split_radius(const KdSplitCopy *split, const double *centers, int64_t nq,
+kde_split_radius(const KdSplitCopy *split, const double *centers, int64_t nq,
 				const double *radii, int64_t nradii, KdRangeResult *res,
 				KdExec *exec, KdError *err)
 {
@@ -730,9 +730,9 @@ kd_split_radius(const KdSplitCopy *split, const double *centers, int64_t nq,
 	return split_range(&r, exec, err);
 }
 
-/* kd_box on a split copy (kdtree.h). */
+/* kde_box on a split copy (kdtree.h). */
 KdStatus
-kd_split_box(const KdSplitCopy *split, const double *lows,
+kde_split_box(const KdSplitCopy *split, const double *lows,
 			 const double *highs, int64_t nq, KdRangeResult *res,
 			 KdExec *exec, KdError *err)
 {

@@ -261,7 +261,7 @@ kdg_chunk_write(const KdChunkState *st, KdChunkPlan *c)
 	Assert(p == (char *) c->chunk + c->len);
 }
 
-/* kd_parallel_for body of kdg_chunks_next: write chunks begin .. end. */
+/* kde_parallel_for body of kdg_chunks_next: write chunks begin .. end. */
 static void
 kdg_chunks_write_range(void *arg, int64_t begin, int64_t end)
 {

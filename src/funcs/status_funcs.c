@@ -58,7 +58,7 @@ kdgpu_status(PG_FUNCTION_ARGS)
 {
 	KdGpuInfo	info;
 	char		why[256] = "";
-	bool		usable = kd_gpu_available(&info, why, sizeof(why));
+	bool		usable = kde_gpu_available(&info, why, sizeof(why));
 	KdExec		exec;
 	Datum		values[10];
 	bool		nulls[10] = {false};
@@ -115,7 +115,7 @@ kdgpu_devices(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	n = kdg_service_devices(devices);
-	if (n == 0 && kd_gpu_available(&devices[0], why, sizeof(why)))
+	if (n == 0 && kde_gpu_available(&devices[0], why, sizeof(why)))
 		n = 1;
 	for (int d = 0; d < n; d++)
 	{
@@ -174,7 +174,7 @@ kdgpu_load(PG_FUNCTION_ARGS)
 	if (found)
 		used_gpu = found->tree->gpu != NULL;
 	else if ((tree = kdg_build_tree(&src, &used_gpu)) != NULL)
-		kd_tree_free(tree);
+		kde_tree_free(tree);
 	INSTR_TIME_SET_CURRENT(duration);
 	INSTR_TIME_SUBTRACT(duration, start);
 

@@ -378,9 +378,9 @@ kdg_index_keep_built(const KdSource *src, KdTree *tree, int64 work, Oid fitting)
 							 KDG_KEY_BUILT);
 	index_close(index, AccessShareLock);
 	/* the build's own copy is this backend's: the named one replaces it */
-	kd_gpu_release(tree);
+	kde_gpu_release(tree);
 	kdg_exec_prepare(&exec);
-	if (kd_gpu_upload(tree, &exec, &err) != KD_OK)
+	if (kde_gpu_upload(tree, &exec, &err) != KD_OK)
 		return;
 	rows = kdg_source_tids(src);
 	points = kdg_source_coords(src);
@@ -408,7 +408,7 @@ kdg_index_tree_load(const KdSource *src, Oid *indexoid)
 		return NULL;
 	kdg_exec_prepare(&exec);
 	if (exec.device == KD_DEVICE_CPU ||
-		(exec.device == KD_DEVICE_AUTO && !kd_gpu_available(NULL, NULL, 0)))
+		(exec.device == KD_DEVICE_AUTO && !kde_gpu_available(NULL, NULL, 0)))
 		return found;
 	st = kdam_cache_keep_on_gpu(t, true, &exec, &err);
 	if (st != KD_OK && exec.device == KD_DEVICE_GPU)

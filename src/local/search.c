@@ -170,7 +170,7 @@ kdg_build_tree(const KdSource *src, bool *used_gpu)
 	for (int64 i = 0; i < src->n; i++)
 		ords[i] = i;
 	kdg_exec_prepare(&exec);
-	kdg_check_status(kd_build_in_place(coords, ords, src->n, src->dim, tree,
+	kdg_check_status(kde_build_in_place(coords, ords, src->n, src->dim, tree,
 									   &exec, &err),
 					 &err, &exec, "tree build");
 	*used_gpu = exec.used_gpu;
@@ -332,7 +332,7 @@ kdg_refine_knn(const KdSource *src, const KdgTree *tree, KdNeighbor *raw,
 	kdg_exec_for(&rexec, tree);
 	if (tree->tree->coords)
 		rexec.device = KD_DEVICE_CPU;
-	kdg_check_status(kd_parallel_for(&exec, nq, 4096, kdg_refine_range, &r, &err),
+	kdg_check_status(kde_parallel_for(&exec, nq, 4096, kdg_refine_range, &r, &err),
 					&err, NULL, "kNN refinement");
 	for (int64 q = 0; q < nq; q++)
 		if (count[q] < 0)
@@ -373,7 +373,7 @@ kdg_refine_knn(const KdSource *src, const KdgTree *tree, KdNeighbor *raw,
 			count[q] = (int32) n;
 			pfree(hits);
 		}
-		kd_range_result_free(res);
+		kde_range_result_free(res);
 		pfree(radii);
 		pfree(centers);
 		CHECK_FOR_INTERRUPTS();
@@ -493,12 +493,12 @@ kdg_search_all_knn(const KdSource *src, const KdgTree *gtree, int k,
 	raw = palloc_extended(sizeof(KdNeighbor) * n * kk, MCXT_ALLOC_HUGE);
 	count = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
 	kdg_exec_for(&exec, gtree);
-	st = kd_all_knn(gtree->tree, kk, include_self, raw, count, &exec, &err);
+	st = kde_all_knn(gtree->tree, kk, include_self, raw, count, &exec, &err);
 	if ((again = kdg_tree_to_retry(st, gtree, src, true)) != NULL)
 	{
 		gtree = again;
 		kdg_exec_for(&exec, gtree);
-		st = kd_all_knn(gtree->tree, kk, include_self, raw, count, &exec, &err);
+		st = kde_all_knn(gtree->tree, kk, include_self, raw, count, &exec, &err);
 	}
 	kdg_check_status(st, &err, &exec, "All-kNN search");
 	tree = gtree->tree;
@@ -607,7 +607,7 @@ kdg_search_radius(const KdSource *src, const KdgTree *tree,
 	}
 	kdg_check_status(st, &err, &exec, "radius search");
 	ans = kdg_range_answer(src, res, centers, radii, nradii);
-	kd_range_result_free(res);
+	kde_range_result_free(res);
 	pfree(slack);
 	return ans;
 }
@@ -636,6 +636,6 @@ kdg_search_box(const KdSource *src, const KdgTree *tree, const double *lows,
 	}
 	kdg_check_status(st, &err, &exec, "box search");
 	ans = kdg_range_answer(src, res, NULL, NULL, 0);
-	kd_range_result_free(res);
+	kde_range_result_free(res);
 	return ans;
 }

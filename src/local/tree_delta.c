@@ -120,7 +120,7 @@ kdg_tree_delta(const KdSource *src, const KdTree *tree, const KdgDiff *diff)
 		}
 		t->added = kdg_tree_new();
 		kdg_exec_prepare(&exec);
-		kdg_check_status(kd_build_in_place(coords, ords, diff->nadded, dim,
+		kdg_check_status(kde_build_in_place(coords, ords, diff->nadded, dim,
 										   t->added, &exec, &err),
 						 &err, &exec, "tree build");
 		pfree(ords);
@@ -272,12 +272,12 @@ knn_in_tree(const KdgTree *t, const double *queries, int dim, int64 nq, int kk,
 	KdStatus	st;
 
 	*complete = true;
-	st = kd_knn(t->tree, queries, nq, kk, out, count, exec, err);
+	st = kde_knn(t->tree, queries, nq, kk, out, count, exec, err);
 	if (st != KD_OK || t->rank_ord == NULL)
 		return st;
 	pass.short_list = palloc_extended(Max(nq, 1), MCXT_ALLOC_HUGE);
 	kdg_exec_prepare(&pexec);
-	if ((st = kd_parallel_for(&pexec, nq, 4096, lists_to_ordinals, &pass, err)) != KD_OK)
+	if ((st = kde_parallel_for(&pexec, nq, 4096, lists_to_ordinals, &pass, err)) != KD_OK)
 		return st;
 	again = palloc_extended(sizeof(int64) * Max(nq, 1), MCXT_ALLOC_HUGE);
 	for (int64 q = 0; q < nq; q++)
@@ -302,7 +302,7 @@ knn_in_tree(const KdgTree *t, const double *queries, int dim, int64 nq, int kk,
 		rawcount = palloc_extended(sizeof(int32) * nagain, MCXT_ALLOC_HUGE);
 		for (int64 i = 0; i < nagain; i++)
 			memcpy(points + i * dim, queries + again[i] * dim, sizeof(double) * dim);
-		st = kd_knn(t->tree, points, nagain, kq, raw, rawcount, exec, err);
+		st = kde_knn(t->tree, points, nagain, kq, raw, rawcount, exec, err);
 		for (int64 i = 0; st == KD_OK && i < nagain; i++)
 		{
 			int64		q = again[i];
@@ -348,12 +348,12 @@ kdg_tree_knn(const KdgTree *t, const double *queries, int64 nq, int kk,
 	kdg_exec_prepare(&aexec);
 	pass.radii = palloc_extended(sizeof(double) * Max(nq, 1), MCXT_ALLOC_HUGE);
 	pass.extra = &extra;
-	st = kd_parallel_for(&aexec, nq, 4096, lists_radii, &pass, err);
+	st = kde_parallel_for(&aexec, nq, 4096, lists_radii, &pass, err);
 	if (st == KD_OK)
-		st = kd_radius(t->added, queries, nq, pass.radii, nq, &extra, &aexec, err);
+		st = kde_radius(t->added, queries, nq, pass.radii, nq, &extra, &aexec, err);
 	if (st == KD_OK)
-		st = kd_parallel_for(&aexec, nq, 4096, lists_merge, &pass, err);
-	kd_range_result_free(&extra);
+		st = kde_parallel_for(&aexec, nq, 4096, lists_merge, &pass, err);
+	kde_range_result_free(&extra);
 	pfree(pass.radii);
 	return st;
 }
@@ -402,7 +402,7 @@ range_merge(KdRangeResult *a, const KdRangeResult *b, bool by_ref, KdError *err)
 	{
 		free(offsets);
 		free(hits);
-		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory merging range hits");
+		return kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory merging range hits");
 	}
 	offsets[0] = 0;
 	for (int64 q = 0; q < a->nq; q++)
@@ -434,8 +434,8 @@ kdg_tree_range(const KdgTree *t, const double *centers, const double *radii,
 	KdExec		aexec;
 	KdStatus	st;
 
-	st = centers ? kd_radius(t->tree, centers, nq, radii, nradii, res, exec, err) :
-		kd_box(t->tree, lows, highs, nq, res, exec, err);
+	st = centers ? kde_radius(t->tree, centers, nq, radii, nradii, res, exec, err) :
+		kde_box(t->tree, lows, highs, nq, res, exec, err);
 	if (st != KD_OK)
 		return st;
 	if (t->rank_ord)
@@ -443,12 +443,12 @@ kdg_tree_range(const KdgTree *t, const double *centers, const double *radii,
 	if (t->added == NULL)
 		return KD_OK;
 	kdg_exec_prepare(&aexec);
-	st = centers ? kd_radius(t->added, centers, nq, radii, nradii, &extra, &aexec, err) :
-		kd_box(t->added, lows, highs, nq, &extra, &aexec, err);
+	st = centers ? kde_radius(t->added, centers, nq, radii, nradii, &extra, &aexec, err) :
+		kde_box(t->added, lows, highs, nq, &extra, &aexec, err);
 	if (st == KD_OK)
 		st = range_merge(res, &extra, centers == NULL, err);
-	kd_range_result_free(&extra);
+	kde_range_result_free(&extra);
 	if (st != KD_OK)
-		kd_range_result_free(res);
+		kde_range_result_free(res);
 	return st;
 }

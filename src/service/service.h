@@ -36,7 +36,7 @@
  * device when there is none) is split over every device (kd_split.c) when
  * there are several: its parts are searched at once, one thread per
  * device.  A build that one device cannot hold is built over every device
- * (kd_split_build); one that fits is built on one, which is faster, since
+ * (kde_split_build); one that fits is built on one, which is faster, since
  * the split build partitions the top levels on one CPU thread.  The
  * service also keeps
  * the rows of a ranked tree's copy (its TIDs in rank order) and its

@@ -82,7 +82,7 @@ kdg_call_begin(Size size, KdgOp op, KdgCall **call, KdError *err)
 
 	if (seg == NULL)
 	{
-		kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 					 "no free shared memory segment for a kdgpu GPU service call");
 		return NULL;
 	}
@@ -128,7 +128,7 @@ kdg_call_run(dsm_segment *seg, KdgCall *call, const KdExec *exec, KdError *err)
 	if (kdgpu_service_queue_limit > 0 && queued >= kdgpu_service_queue_limit)
 	{
 		SpinLockRelease(&kdg_service->mutex);
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 							"the kdgpu GPU service has %d calls in line (kdgpu.service_queue_limit)",
 							queued);
 	}
@@ -148,7 +148,7 @@ kdg_call_run(dsm_segment *seg, KdgCall *call, const KdExec *exec, KdError *err)
 	epoch = kdg_service->epoch;
 	SpinLockRelease(&kdg_service->mutex);
 	if (i < 0)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 							"the kdgpu GPU service has no free call slot");
 	if (procno >= 0)
 		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
@@ -168,13 +168,13 @@ kdg_call_run(dsm_segment *seg, KdgCall *call, const KdExec *exec, KdError *err)
 		if (sstate != KDG_SERVICE_READY || now_epoch != epoch)
 		{
 			slot_abandon(i);
-			return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+			return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 								"the kdgpu GPU service stopped while serving this call");
 		}
 		if (exec && exec->interrupt && exec->interrupt(exec->interrupt_arg))
 		{
 			slot_abandon(i);
-			return kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
+			return kde_set_error(err, KD_ERR_CANCELED, -1, "canceled");
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 100L, PG_WAIT_EXTENSION);

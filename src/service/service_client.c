@@ -3,7 +3,7 @@
  *	  The backend's side of the GPU service: a GPU function table
  *	  (kd_gpu_abi.h) whose entries forward each call to the service.
  *
- * The engine consults its provider (kd_gpu_set_provider) the first time a
+ * The engine consults its provider (kde_gpu_set_provider) the first time a
  * backend wants the GPU.  When the postmaster started the service, the
  * provider returns this table and the backend uses it for its life, so it
  * never opens the GPU object or creates a CUDA context itself; while the
@@ -126,10 +126,10 @@ client_probe(KdGpuInfo *info, KdError *err)
 	if (kdg_service->state == KDG_SERVICE_READY)
 		*info = kdg_service->info;
 	else if (kdg_service->state == KDG_SERVICE_IDLE)
-		st = kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		st = kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						  "kdgpu GPU service: %s", kdg_service->why);
 	else
-		st = kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		st = kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						  "the kdgpu GPU service is not running");
 	SpinLockRelease(&kdg_service->mutex);
 	return st;
@@ -139,7 +139,7 @@ client_probe(KdGpuInfo *info, KdError *err)
 static KdStatus
 client_select_device(int device, KdError *err)
 {
-	return kd_set_error(err, KD_ERR_ARG, -1,
+	return kde_set_error(err, KD_ERR_ARG, -1,
 						"the kdgpu GPU service chooses the device of each copy");
 }
 
@@ -192,7 +192,7 @@ call_target(KdgCall *call, KdGpuTree *g, const KdExec *exec, KdError *err)
 		KdStatus	st;
 
 		if (!g->shared || g->host == NULL)
-			return kd_set_error(err, KD_ERR_GPU, -1,
+			return kde_set_error(err, KD_ERR_GPU, -1,
 								"the kdgpu GPU service restarted and lost this device copy");
 		st = acquire_or_upload(g->host, &fresh, exec, err);
 		if (st != KD_OK)
@@ -224,7 +224,7 @@ call_on_copy(dsm_segment *seg, KdgCall *call, KdGpuTree *g,
 		if (st != KD_OK || !call->missing)
 			return st;
 		if (attempt > 0 || !g->shared || g->host == NULL)
-			return kd_set_error(err, KD_ERR_GPU, -1,
+			return kde_set_error(err, KD_ERR_GPU, -1,
 								"the kdgpu GPU service no longer holds this device copy");
 		g->epoch = 0;			/* look it up or upload it again */
 		call->missing = false;
@@ -357,7 +357,7 @@ take_range(const KdgCall *call, int64 nq, KdRangeResult *res, KdError *err)
 
 	dsm_unpin_segment(call->range);
 	if (rseg == NULL)
-		return kd_set_error(err, KD_ERR_GPU, -1,
+		return kde_set_error(err, KD_ERR_GPU, -1,
 							"the kdgpu GPU service's result segment is gone");
 	p = dsm_segment_address(rseg);
 	nhits = ((const int64 *) p)[nq];
@@ -366,9 +366,9 @@ take_range(const KdgCall *call, int64 nq, KdRangeResult *res, KdError *err)
 	res->hits = malloc(sizeof(KdNeighbor) * nhits + 1);
 	if (res->offsets == NULL || res->hits == NULL)
 	{
-		kd_range_result_free(res);
+		kde_range_result_free(res);
 		dsm_detach(rseg);
-		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+		return kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	}
 	memcpy(res->offsets, p, offsets);
 	kdg_parallel_copy(res->hits, p + offsets, sizeof(KdNeighbor) * nhits);
@@ -479,7 +479,7 @@ kdg_service_serving(void)
 		return false;
 	if (!kdg_gpu_by_service && kdg_service_state(NULL) != KDG_SERVICE_READY)
 		return false;
-	return kd_gpu_available(NULL, NULL, 0) && kdg_gpu_by_service;
+	return kde_gpu_available(NULL, NULL, 0) && kdg_gpu_by_service;
 }
 
 /*
@@ -705,7 +705,7 @@ client_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 void
 kdg_service_client_install(void)
 {
-	kd_gpu_set_provider(client_provider);
+	kde_gpu_set_provider(client_provider);
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = client_object_access;
 }

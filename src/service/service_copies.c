@@ -40,8 +40,8 @@ kdg_entry_free(int i)
 {
 	KdgResident *e = &kdg_service->resident[i];
 
-	kd_gpu_release_copy(kdg_held.copies[i]);
-	kd_split_release(kdg_held.splits[i]);
+	kde_gpu_release_copy(kdg_held.copies[i]);
+	kde_split_release(kdg_held.splits[i]);
 	kdg_held.copies[i] = NULL;
 	kdg_held.splits[i] = NULL;
 	free(kdg_held.rows[i]);
@@ -154,14 +154,14 @@ kdg_device_for_copy(const bool *taken)
 		if (!(taken && taken[d]) &&
 			(best < 0 || kdg_service->device_used[d] < kdg_service->device_used[best]))
 			best = d;
-	if (best >= 0 && kd_gpu_select_device(best, &err) != KD_OK)
+	if (best >= 0 && kde_gpu_select_device(best, &err) != KD_OK)
 	{
 		ereport(LOG,
 				(errmsg("kdgpu GPU service could not select device %d: %s",
 						best, err.message)));
 		best = taken ? -1 : 0;
 		if (best == 0)
-			(void) kd_gpu_select_device(0, &err);
+			(void) kde_gpu_select_device(0, &err);
 	}
 	return best;
 }
@@ -236,9 +236,9 @@ kdg_entry_record(int i, int device, KdGpuTree *copy, KdSplitCopy *split,
 	e->device = split ? -1 : device;
 	e->n = t->n;
 	e->dim = t->dim;
-	e->bytes = kd_tree_bytes(t->n, t->dim, t->nbounds);
+	e->bytes = kde_tree_bytes(t->n, t->dim, t->nbounds);
 	for (int d = 0; d < KDG_MAX_DEVICES; d++)
-		e->device_bytes[d] = split ? kd_split_device_bytes(split, d) :
+		e->device_bytes[d] = split ? kde_split_device_bytes(split, d) :
 			(d == device ? e->bytes : 0);
 	e->hits = 0;
 	e->loaded_at = now;
@@ -308,7 +308,7 @@ kdg_upload_evicting(const KdTree *t, int device, KdGpuTree **copy, int keep_entr
 {
 	for (;;)
 	{
-		KdStatus	st = kd_gpu_upload_copy(t, copy, exec, err);
+		KdStatus	st = kde_gpu_upload_copy(t, copy, exec, err);
 		int			lru;
 
 		if (st != KD_ERR_GPU_NOMEM || (lru = entry_lru(keep_entry, device)) < 0)
@@ -328,7 +328,7 @@ kdg_upload_split(const KdTree *t, KdSplitCopy **split, int keep_entry,
 {
 	for (;;)
 	{
-		KdStatus	st = kd_split_upload(t, kdg_service->ndevices, split, exec, err);
+		KdStatus	st = kde_split_upload(t, kdg_service->ndevices, split, exec, err);
 		int			lru;
 
 		if (st != KD_ERR_GPU_NOMEM || (lru = entry_lru(keep_entry, -1)) < 0)
@@ -345,7 +345,7 @@ kdg_upload_split(const KdTree *t, KdSplitCopy **split, int keep_entry,
 void
 kdg_replicate(int e, const KdTree *t, int owner_pid, const KdExec *exec)
 {
-	int64		bytes = kd_tree_bytes(t->n, t->dim, t->nbounds);
+	int64		bytes = kde_tree_bytes(t->n, t->dim, t->nbounds);
 	int			want = Min(kdg_service->replicas, kdg_service->ndevices);
 
 	for (int r = 1; r < want; r++)
@@ -369,7 +369,7 @@ kdg_replicate(int e, const KdTree *t, int owner_pid, const KdExec *exec)
 				slot = i;
 		if (slot < 0)
 			return;
-		st = kd_gpu_upload_copy(t, &copy, exec, &err);
+		st = kde_gpu_upload_copy(t, &copy, exec, &err);
 		if (st == KD_ERR_GPU)
 			kdg_service_fatal = true;
 		if (st != KD_OK)

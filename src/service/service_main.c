@@ -7,8 +7,8 @@
  * serves each call with one function per operation (service_ops.c).
  *
  * The service reaches the GPU object only through the engine's API
- * (kdtree.h): kd_gpu_available opens it in this process, which has no
- * provided table, and kd_gpu_select_device, kd_gpu_upload_copy, kd_gpu_knn
+ * (kdtree.h): kde_gpu_available opens it in this process, which has no
+ * provided table, and kde_gpu_select_device, kde_gpu_upload_copy, kde_gpu_knn
  * and the other entry wrappers run the calls on the device copies it keeps.
  *
  * The loop: reply for the calls the device threads have served, drop the
@@ -220,7 +220,7 @@ collect(void)
 		{
 			if (call->status == KD_OK)
 				call->status = kdg_reply_range(call, &range, &call->err);
-			kd_range_result_free(&range);
+			kde_range_result_free(&range);
 		}
 		if (slot_after(i, call, finished) == KD_ERR_GPU)
 			kdg_service_fatal = true;
@@ -344,15 +344,15 @@ open_gpu(void)
 	KdGpuInfo	info;
 	KdGpuInfo	devices[KDG_MAX_DEVICES];
 	char		why[256] = "";
-	bool		usable = kd_gpu_available(&info, why, sizeof(why));
+	bool		usable = kde_gpu_available(&info, why, sizeof(why));
 	int			ndevices = 0;
 	KdError		err;
 
 	gpu_ready = usable;
 	for (int d = 0; gpu_ready && d < Min(info.device_count, KDG_MAX_DEVICES); d++)
 	{
-		if (kd_gpu_select_device(d, &err) != KD_OK ||
-			kd_gpu_probe(&devices[d], &err) != KD_OK)
+		if (kde_gpu_select_device(d, &err) != KD_OK ||
+			kde_gpu_probe(&devices[d], &err) != KD_OK)
 		{
 			ereport(LOG,
 					(errmsg("kdgpu GPU service leaves device %d out: %s", d, err.message)));
@@ -366,7 +366,7 @@ open_gpu(void)
 		gpu_ready = false;
 	}
 	if (gpu_ready)
-		(void) kd_gpu_select_device(0, &err);
+		(void) kde_gpu_select_device(0, &err);
 	SpinLockAcquire(&kdg_service->mutex);
 	if (gpu_ready)
 	{

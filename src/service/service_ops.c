@@ -53,7 +53,7 @@ kdg_reply_range(KdgCall *call, KdRangeResult *res, KdError *err)
 	char	   *p;
 
 	if (seg == NULL)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 							"the kdgpu GPU service found no free shared memory segment for a result");
 	p = dsm_segment_address(seg);
 	memcpy(p, res->offsets, offsets);
@@ -160,12 +160,12 @@ serve_upload(KdgCall *call, int pid, KdExec *exec, int *ep)
 		return KD_OK;
 	}
 	splits_copy = call->key[3] != 0 &&
-		kdg_copy_splits(kd_tree_bytes(t.n, t.dim, t.nbounds));
+		kdg_copy_splits(kde_tree_bytes(t.n, t.dim, t.nbounds));
 	*ep = e = kdg_entry_make_room(call->key[3] ? call->key : NULL,
-						kd_tree_bytes(t.n, t.dim, t.nbounds),
+						kde_tree_bytes(t.n, t.dim, t.nbounds),
 						splits_copy, &device);
 	if (e < 0)
-		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
+		return kde_set_error(err, KD_ERR_GPU_NOMEM, -1,
 							"the kdgpu GPU service holds as many device copies as it can");
 	if (splits_copy)
 		st = kdg_upload_split(&t, &split, e, exec, err);
@@ -196,16 +196,16 @@ serve_build(KdgCall *call, int pid, KdExec *exec, int *ep)
 	t = kdg_call_tree(call);
 	memset(t.key, 0, sizeof(t.key));
 	if (call->keep)
-		e = kdg_entry_make_room(NULL, kd_tree_bytes(t.n, t.dim, t.nbounds),
+		e = kdg_entry_make_room(NULL, kde_tree_bytes(t.n, t.dim, t.nbounds),
 							false, &device);
 	else
 		device = kdg_device_for_copy(NULL);
-	st = kd_gpu_build((double *) (base + call->points),
+	st = kde_gpu_build((double *) (base + call->points),
 					  (uint64_t *) (base + call->point_refs), t.n, t.dim,
 					  &t, e >= 0 ? &copy : NULL, exec, err);
 	/* a build one device cannot hold: every device's part */
 	if (st == KD_ERR_GPU_NOMEM && !call->keep && kdg_service->ndevices > 1)
-		st = kd_split_build((double *) (base + call->points),
+		st = kde_split_build((double *) (base + call->points),
 							(uint64_t *) (base + call->point_refs), t.n, t.dim,
 							kdg_service->ndevices, &t, exec, err);
 	call->ref_order_out = t.ref_order;
@@ -243,13 +243,13 @@ serve_knn(KdgCall *call, KdExec *exec, int *ep, bool *more)
 		int32_t    *count = (int32_t *) (base + call->count) + from;
 
 		if (kdg_held.splits[e])
-			st = kd_split_knn(kdg_held.splits[e], queries, to - from, call->k,
+			st = kde_split_knn(kdg_held.splits[e], queries, to - from, call->k,
 							  out, count, exec, err);
 		else if (nreps > 1)
-			st = kd_replicas_knn(reps, nreps, queries, to - from, call->dim,
+			st = kde_replicas_knn(reps, nreps, queries, to - from, call->dim,
 								 call->k, out, count, exec, err);
 		else
-			st = kd_gpu_knn(kdg_held.copies[e], queries, to - from, call->k,
+			st = kde_gpu_knn(kdg_held.copies[e], queries, to - from, call->k,
 							out, count, exec, err);
 		call->done = to;
 		*more = st == KD_OK && to < call->nq;
@@ -268,11 +268,11 @@ serve_all_knn(KdgCall *call, KdExec *exec, int *ep)
 	int			e;
 
 	if ((e = kdg_entry_use(call)) >= 0 && kdg_held.splits[e])
-		st = kd_split_all_knn(kdg_held.splits[e], call->k, call->include_self,
+		st = kde_split_all_knn(kdg_held.splits[e], call->k, call->include_self,
 							  (KdNeighbor *) (base + call->out),
 							  (int32_t *) (base + call->count), exec, err);
 	else if (e >= 0)
-		st = kd_gpu_all_knn(kdg_held.copies[e], call->k, call->include_self,
+		st = kde_gpu_all_knn(kdg_held.copies[e], call->k, call->include_self,
 							(KdNeighbor *) (base + call->out),
 							(int32_t *) (base + call->count), exec, err);
 	*ep = e;
@@ -298,22 +298,22 @@ serve_range(KdgCall *call, KdExec *exec, KdRangeResult *range, int *ep)
 		double	   *in2 = (double *) (base + call->in2);
 
 		if (call->op == KDG_OP_RADIUS && kdg_held.splits[e])
-			st = kd_split_radius(kdg_held.splits[e], in1, call->nq, in2, call->nradii,
+			st = kde_split_radius(kdg_held.splits[e], in1, call->nq, in2, call->nradii,
 								 &res, exec, err);
 		else if (call->op == KDG_OP_RADIUS)
-			st = kd_gpu_radius(kdg_held.copies[e], in1, call->nq, in2, call->nradii,
+			st = kde_gpu_radius(kdg_held.copies[e], in1, call->nq, in2, call->nradii,
 							   &res, exec, err);
 		else if (kdg_held.splits[e])
-			st = kd_split_box(kdg_held.splits[e], in1, in2, call->nq, &res, exec, err);
+			st = kde_split_box(kdg_held.splits[e], in1, in2, call->nq, &res, exec, err);
 		else
-			st = kd_gpu_box(kdg_held.copies[e], in1, in2, call->nq, &res, exec, err);
+			st = kde_gpu_box(kdg_held.copies[e], in1, in2, call->nq, &res, exec, err);
 		if (st == KD_OK && range)
 			*range = res;
 		else
 		{
 			if (st == KD_OK)
 				st = kdg_reply_range(call, &res, err);
-			kd_range_result_free(&res);
+			kde_range_result_free(&res);
 		}
 	}
 	*ep = e;
@@ -335,7 +335,7 @@ kdg_serve(KdgCall *call, int i, KdRangeResult *range)
 	int			e = -1;
 	bool		more = false;
 
-	kd_exec_init(&exec);
+	kde_exec_init(&exec);
 	exec.device = KD_DEVICE_GPU;
 	exec.threads = 1;
 	exec.interrupt = call_interrupted;

@@ -204,7 +204,7 @@ kdg_chunk_fill(KdChunkFill *f, int c)
 	return p == end;
 }
 
-/* kd_parallel_for body of the chunk readers: chunks begin .. end. */
+/* kde_parallel_for body of the chunk readers: chunks begin .. end. */
 static void
 kdg_chunks_fill_range(void *arg, int64_t begin, int64_t end)
 {

@@ -132,7 +132,7 @@ typedef struct KdRefRuns
 	int64		run;			/* the length of a run */
 } KdRefRuns;
 
-/* kd_parallel_for body: sort runs begin .. end. */
+/* kde_parallel_for body: sort runs begin .. end. */
 static void
 kdg_sort_runs(void *arg, int64_t begin, int64_t end)
 {
@@ -146,7 +146,7 @@ kdg_sort_runs(void *arg, int64_t begin, int64_t end)
 	}
 }
 
-/* kd_parallel_for body: merge pairs of runs begin .. end into out. */
+/* kde_parallel_for body: merge pairs of runs begin .. end into out. */
 static void
 kdg_merge_runs(void *arg, int64_t begin, int64_t end)
 {

@@ -112,7 +112,7 @@ typedef struct KdGatherOwn
 	int64		first;
 } KdGatherOwn;
 
-/* kd_parallel_for body of kdg_gather_own: the leaf's points begin .. end. */
+/* kde_parallel_for body of kdg_gather_own: the leaf's points begin .. end. */
 static void
 kdg_gather_own_range(void *arg, int64_t begin, int64_t end)
 {
@@ -197,7 +197,7 @@ typedef struct KdCrossPlan
 	char	   *asked;			/* per point: asked of another leaf */
 } KdCrossPlan;
 
-/* kd_parallel_for body of kdg_leaf_boxes: leaves begin .. end. */
+/* kde_parallel_for body of kdg_leaf_boxes: leaves begin .. end. */
 static void
 kdg_leaf_boxes_range(void *arg, int64_t begin, int64_t end)
 {
@@ -218,7 +218,7 @@ kdg_leaf_boxes(const KdTable *t, KdBox *boxes)
 }
 
 /*
- * kd_parallel_for body of kdg_cross_plan: for each leaf m of begin .. end,
+ * kde_parallel_for body of kdg_cross_plan: for each leaf m of begin .. end,
  * the points of the other leaves whose ball reaches m's box, ascending.
  */
 static void
