@@ -310,6 +310,56 @@ typedef struct KdamBlockLayout
 	int			slots;
 } KdamBlockLayout;
 
+/*
+ * A tree's blocks on pages (kdam_tree.c, kdam_tree_shape.c).
+ */
+/* Bytes of a page's contents after the block header. */
+#define KDAM_BLOCK_BYTES	(KDAM_PAGE_BYTES - MAXALIGN(sizeof(KdamBlockHeader)))
+
+/* The start of a block's arrays on its page. */
+#define KdamBlockData(page) (PageGetContents(page) + MAXALIGN(sizeof(KdamBlockHeader)))
+
+/* bytes of a reference on a page: a heap TID, or the dead mark */
+#define KDAM_REF_BYTES		6
+#define KDAM_REF_MASK		((UINT64CONST(1) << (8 * KDAM_REF_BYTES)) - 1)
+
+/* boxes are kept on pages for subtrees of at least this many points */
+#define KDAM_BOX_MIN_SUBTREE 256
+
+/* the fewest levels a range of levels without boxes is cut to, for fill */
+#define KDAM_MIN_RANGE_LEVELS 5
+
+/*
+ * A node record holds its coordinates, then its reference, then its split
+ * dimension, unaligned (read with memcpy).  The offset of its reference:
+ */
+static inline Size
+kdam_record_ref(int dim)
+{
+	return sizeof(double) * dim;
+}
+
+/* The offset of a node record's split dimension. */
+static inline Size
+kdam_record_split(int dim)
+{
+	return kdam_record_ref(dim) + KDAM_REF_BYTES;
+}
+
+/* Bytes of a node record. */
+static inline Size
+kdam_record_bytes(int dim)
+{
+	return kdam_record_split(dim) + 1;
+}
+
+/* The level of node i: floor(log2(i + 1)). */
+static inline int
+kdam_node_level(int64 i)
+{
+	return 63 - __builtin_clzll((uint64) i + 1);
+}
+
 /* block pages a tree reader keeps pinned */
 #define KDAM_READER_PINS	16
 
