@@ -219,104 +219,86 @@ serve_build(KdgCall *call, int pid, KdExec *exec, int *ep)
 }
 
 /*
- * KNN: the next slice of the call's queries, on every copy of the tree
- * when the call is large and this is the main thread; *more when queries
- * are left.
+ * KNN: the next slice of the call's queries on entry e, on every copy of
+ * the tree when the call is large and this is the main thread; *more when
+ * queries are left.
  */
 static KdStatus
-serve_knn(KdgCall *call, KdExec *exec, int *ep, bool *more)
+serve_knn(KdgCall *call, int e, KdExec *exec, bool *more)
 {
 	char	   *base = (char *) call;
 	KdError    *err = &call->err;
-	KdStatus	st = KD_OK;
-	int			e;
+	KdStatus	st;
+	KdGpuTree  *reps[KDG_MAX_DEVICES];
+	int			nreps = !kdg_service_on_device_thread() && kdg_call_spreads(call) ?
+		kdg_copies_of(e, reps) : 1;
+	int64		from = call->done;
+	int64		to = Min(call->nq, from + KDG_SLICE_QUERIES * nreps);
+	double	   *queries = (double *) (base + call->in1) + from * call->dim;
+	KdNeighbor *out = (KdNeighbor *) (base + call->out) + from * call->k;
+	int32_t    *count = (int32_t *) (base + call->count) + from;
 
-	if ((e = kdg_entry_use(call)) >= 0)
-	{
-		KdGpuTree  *reps[KDG_MAX_DEVICES];
-		int			nreps = !kdg_service_on_device_thread() && kdg_call_spreads(call) ?
-			kdg_copies_of(e, reps) : 1;
-		int64		from = call->done;
-		int64		to = Min(call->nq, from + KDG_SLICE_QUERIES * nreps);
-		double	   *queries = (double *) (base + call->in1) + from * call->dim;
-		KdNeighbor *out = (KdNeighbor *) (base + call->out) + from * call->k;
-		int32_t    *count = (int32_t *) (base + call->count) + from;
-
-		if (kdg_held.splits[e])
-			st = kde_split_knn(kdg_held.splits[e], queries, to - from, call->k,
-							  out, count, exec, err);
-		else if (nreps > 1)
-			st = kde_replicas_knn(reps, nreps, queries, to - from, call->dim,
-								 call->k, out, count, exec, err);
-		else
-			st = kde_gpu_knn(kdg_held.copies[e], queries, to - from, call->k,
-							out, count, exec, err);
-		call->done = to;
-		*more = st == KD_OK && to < call->nq;
-	}
-	*ep = e;
+	if (kdg_held.splits[e])
+		st = kde_split_knn(kdg_held.splits[e], queries, to - from, call->k,
+						  out, count, exec, err);
+	else if (nreps > 1)
+		st = kde_replicas_knn(reps, nreps, queries, to - from, call->dim,
+							 call->k, out, count, exec, err);
+	else
+		st = kde_gpu_knn(kdg_held.copies[e], queries, to - from, call->k,
+						out, count, exec, err);
+	call->done = to;
+	*more = st == KD_OK && to < call->nq;
 	return st;
 }
 
-/* ALL_KNN: the tree's own All-kNN. */
+/* ALL_KNN: the All-kNN of entry e's tree. */
 static KdStatus
-serve_all_knn(KdgCall *call, KdExec *exec, int *ep)
+serve_all_knn(KdgCall *call, int e, KdExec *exec)
 {
 	char	   *base = (char *) call;
-	KdError    *err = &call->err;
-	KdStatus	st = KD_OK;
-	int			e;
 
-	if ((e = kdg_entry_use(call)) >= 0 && kdg_held.splits[e])
-		st = kde_split_all_knn(kdg_held.splits[e], call->k, call->include_self,
-							  (KdNeighbor *) (base + call->out),
-							  (int32_t *) (base + call->count), exec, err);
-	else if (e >= 0)
-		st = kde_gpu_all_knn(kdg_held.copies[e], call->k, call->include_self,
-							(KdNeighbor *) (base + call->out),
-							(int32_t *) (base + call->count), exec, err);
-	*ep = e;
-	return st;
+	if (kdg_held.splits[e])
+		return kde_split_all_knn(kdg_held.splits[e], call->k, call->include_self,
+								 (KdNeighbor *) (base + call->out),
+								 (int32_t *) (base + call->count), exec, &call->err);
+	return kde_gpu_all_knn(kdg_held.copies[e], call->k, call->include_self,
+						   (KdNeighbor *) (base + call->out),
+						   (int32_t *) (base + call->count), exec, &call->err);
 }
 
 /*
- * RADIUS and BOX: the range result goes to *range on a device thread, or
- * to a segment of its own (kdg_reply_range) on the main thread.
+ * RADIUS and BOX on entry e: the range result goes to *range on a device
+ * thread, or to a segment of its own (kdg_reply_range) on the main thread.
  */
 static KdStatus
-serve_range(KdgCall *call, KdExec *exec, KdRangeResult *range, int *ep)
+serve_range(KdgCall *call, int e, KdExec *exec, KdRangeResult *range)
 {
 	char	   *base = (char *) call;
 	KdError    *err = &call->err;
-	KdStatus	st = KD_OK;
-	int			e;
+	KdStatus	st;
+	KdRangeResult res = {0};
+	double	   *in1 = (double *) (base + call->in1);
+	double	   *in2 = (double *) (base + call->in2);
 
-	if ((e = kdg_entry_use(call)) >= 0)
+	if (call->op == KDG_OP_RADIUS && kdg_held.splits[e])
+		st = kde_split_radius(kdg_held.splits[e], in1, call->nq, in2, call->nradii,
+							 &res, exec, err);
+	else if (call->op == KDG_OP_RADIUS)
+		st = kde_gpu_radius(kdg_held.copies[e], in1, call->nq, in2, call->nradii,
+						   &res, exec, err);
+	else if (kdg_held.splits[e])
+		st = kde_split_box(kdg_held.splits[e], in1, in2, call->nq, &res, exec, err);
+	else
+		st = kde_gpu_box(kdg_held.copies[e], in1, in2, call->nq, &res, exec, err);
+	if (st == KD_OK && range)
+		*range = res;
+	else
 	{
-		KdRangeResult res = {0};
-		double	   *in1 = (double *) (base + call->in1);
-		double	   *in2 = (double *) (base + call->in2);
-
-		if (call->op == KDG_OP_RADIUS && kdg_held.splits[e])
-			st = kde_split_radius(kdg_held.splits[e], in1, call->nq, in2, call->nradii,
-								 &res, exec, err);
-		else if (call->op == KDG_OP_RADIUS)
-			st = kde_gpu_radius(kdg_held.copies[e], in1, call->nq, in2, call->nradii,
-							   &res, exec, err);
-		else if (kdg_held.splits[e])
-			st = kde_split_box(kdg_held.splits[e], in1, in2, call->nq, &res, exec, err);
-		else
-			st = kde_gpu_box(kdg_held.copies[e], in1, in2, call->nq, &res, exec, err);
-		if (st == KD_OK && range)
-			*range = res;
-		else
-		{
-			if (st == KD_OK)
-				st = kdg_reply_range(call, &res, err);
-			kde_range_result_free(&res);
-		}
+		if (st == KD_OK)
+			st = kdg_reply_range(call, &res, err);
+		kde_range_result_free(&res);
 	}
-	*ep = e;
 	return st;
 }
 
@@ -357,7 +339,9 @@ kdg_serve(KdgCall *call, int i, KdRangeResult *range)
 			st = serve_build(call, kdg_service->slots[i].pid, &exec, &e);
 			break;
 		case KDG_OP_KNN:
-			st = serve_knn(call, &exec, &e, &more);
+			if ((e = kdg_entry_use(call)) < 0)
+				break;
+			st = serve_knn(call, e, &exec, &more);
 			if (more)
 			{
 				call->kernel_ms += times.kernel_ms;
@@ -365,11 +349,13 @@ kdg_serve(KdgCall *call, int i, KdRangeResult *range)
 			}
 			break;
 		case KDG_OP_ALL_KNN:
-			st = serve_all_knn(call, &exec, &e);
+			if ((e = kdg_entry_use(call)) >= 0)
+				st = serve_all_knn(call, e, &exec);
 			break;
 		case KDG_OP_RADIUS:
 		case KDG_OP_BOX:
-			st = serve_range(call, &exec, range, &e);
+			if ((e = kdg_entry_use(call)) >= 0)
+				st = serve_range(call, e, &exec, range);
 			break;
 	}
 	if (call->op >= KDG_OP_KNN && e < 0)
