@@ -6,8 +6,7 @@
  * lower bounds of their points' ORDER BY values and points keyed by their
  * values; it starts with the roots of the trees whose boxes meet the
  * quals, bounded by their boxes, and every outside row the quals may
- * accept.  The
- * smallest entry is expanded (a subtree pushes its own point and its
+ * accept.  The smallest entry is expanded (a subtree pushes its own point and its
  * children, and goes on down into the child that would be popped next
  * without pushing it, expand_subtree) or returned (a point), so rows come
  * out in order for as long as the executor asks; filters above the scan
@@ -17,22 +16,14 @@
  * their squared distances alone (no ORDER BY value computed) and ordered
  * at once in linear time; the main heap holds one item for them, bounded
  * by the nearest one's distance, and a pending row's value is computed
- * only when that item is popped (side_start, side_expand).  A LIMIT 10
- * thus takes a handful of the about KDAM_FLUSH_ROWS pending rows, and
- * the main heap stays as small as the trees make it: pending rows then
- * cost a LIMIT 10 almost nothing, where pushing each with its value
- * into the main heap cost it a quarter more.
- *
- * The roots of the trees wait in a heap of their own too, keyed by their
- * boxes' bounds for the first key, with one item in the main heap
- * (roots_start, roots_expand): a search pushes the roots of the trees it
- * enters, not of every tree of the forest, which pays in forests of many
- * trees (a small maintenance_work_mem) and costs nothing in small ones.
- *
- * A scan allocates little (a reader only for each tree it enters, a small
- * first heap): a scan that allocated a reader for every tree of a large
- * forest made glibc take the memory from the system and give it back each
- * query, which cost a LIMIT 10 more than its search.
+ * only when that item is popped (side_start, side_expand): a LIMIT 10
+ * takes a handful of the pending rows, and the main heap stays as small as
+ * the trees make it.  The roots of the trees wait in a heap of their own
+ * too, keyed by their boxes' bounds (roots_start, roots_expand), so that a
+ * search pushes only the roots of the trees it enters.  A scan allocates
+ * little (a reader only for each tree it enters), since memory that glibc
+ * takes from the system and gives back each query costs a short search
+ * more than the search itself.
  *
  * With several ORDER BY keys entries compare lexicographically, key by
  * key, as a sort does (a subtree's vector of lower bounds is a

@@ -5,18 +5,14 @@
  *	  of their own beside it, and the tree's rows the function does not see
  *	  are dropped from its answers.
  *
- * A function's answers must hold exactly the rows it read under its
- * snapshot (source.c).  An index tree (kdam_ranked.c) names its rows by TID
- * and references them by rank in ctid order; the rows read are in ctid order
- * too, with ordinals for references.  One pass over both TID lists
- * (kdg_rows_diff) finds the tree's rows the function does not hold ("gone":
- * deleted, updated, or not visible to its snapshot) and the function's rows
- * the tree does not hold ("added": inserted since, or updated).  A TID names
- * one tuple version, and so one point, until it is freed and reused: an
- * index tree's TIDs are freed only after VACUUM has marked them dead in it,
- * which the trees' and copies' names follow, and the rows of a tree built
- * from rows read are compared by point too (index_tree.c).  So every other
- * row is the same row in both, and its rank maps to its ordinal (rank_ord)
+ * A function's answers hold exactly the rows it read under its snapshot.
+ * An index tree (kdam_ranked.c) references its rows by rank in ctid order,
+ * the rows read by ordinal in ctid order; one pass over both TID lists
+ * (kdg_rows_diff, core/) finds the tree's rows the function does not hold
+ * ("gone") and the function's rows the tree does not hold ("added").  A
+ * TID names one point until VACUUM has marked it dead in the tree (which
+ * the trees' names follow; trees built from rows read are compared by
+ * point too), so every other row's rank maps to its ordinal (rank_ord),
  * preserving order.
  *
  * The searches then run on both trees and merge:
@@ -35,12 +31,11 @@
  *	radius and box: each tree's hits, gone rows dropped, merged in the
  *	engine's order (by (d2, ref) for radius queries, by ref for boxes).
  *
- * Rows VACUUM marked dead in the tree rank last, with no TID
- * (kdam_ranked.c), and so count as gone.  The limits (kdg_delta_max) keep
- * both extra costs small; a larger difference builds a tree as before.
- * All-kNN takes only a tree of exactly the rows read (index_tree.c): a
- * kNN search of every row beside the added ones cost more than a build,
- * measured on the GPU and the CPU (bench/service/delta).
+ * Rows VACUUM marked dead rank last, with no TID, and so count as gone.
+ * The limits (kdg_delta_max) keep both extra costs small; a larger
+ * difference builds a tree.  All-kNN takes only a tree of exactly the rows
+ * read (index_tree.c): searching every row beside the added ones costs
+ * more than a build (bench/service/delta).
  */
 #include "postgres.h"
 

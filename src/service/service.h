@@ -7,11 +7,9 @@
  * postmaster starts the service (service_main.c).  It opens the GPU object
  * once, keeps device copies of trees for all sessions, and runs every GPU
  * call that backends would otherwise make themselves.  A backend reaches it
- * through the engine's GPU provider hook (service_client.c): the engine sees
- * an ordinary GPU function table, whose entries copy their arguments into a
- * dynamic shared memory segment, queue it in a slot of the shared state and
- * wait on the backend's latch for the reply.  Without the preload, the
- * provider finds no service and the engine opens the GPU in the backend.
+ * through the engine's GPU provider hook (service_client.c), each call
+ * through a slot of the shared state (service_calls.c).  Without the
+ * preload, the engine opens the GPU in the backend.
  *
  * The service runs the queries on a copy that lives whole on one device in
  * a thread of that device (service_workers.c), so that the GPUs of a host
@@ -23,30 +21,17 @@
  * copies the service holds; their device pointers live only in the
  * service's own memory.
  *
- * A device copy is shared when its tree is named (KdTree.key: an index's
- * database, OID, relfilenode, tree id and dead rows): any session's call with the
- * same name finds it, and it stays until another tree of the same index is
- * uploaded, the index is dropped, kd_unload, or eviction, least recently used
- * first, under the service's kdgpu.gpu_memory_limit (per device).  A new
- * copy goes to the device whose copies take the least memory, so the trees
- * of several indexes spread over every GPU of the host, and with
- * kdgpu.gpu_replicas above 1 a named tree gets copies on as many devices,
- * a call going to whichever copy's device is free.  A named tree
- * larger than one device's share (the limit, or the least free memory of a
- * device when there is none) is split over every device (kd_split.c) when
- * there are several: its parts are searched at once, one thread per
- * device.  A build that one device cannot hold is built over every device
- * (kde_split_build); one that fits is built on one, which is faster, since
- * the split build partitions the top levels on one CPU thread.  The
- * service also keeps
- * the rows of a ranked tree's copy (its TIDs in rank order) and its
- * references (ranks in node order), in its own memory, so that a backend
- * whose call reads those rows, or a few more or fewer, can search the copy
- * without reading the tree itself: the service sends back how the call's
- * rows differ (kdg_rows_diff), and the backend searches the rows added
- * beside the copy (tree_delta.c, index_tree.c).  An unnamed tree's copy
- * (a tree built for one query) is owned by the backend that uploaded it and
- * dropped when it releases it or exits.
+ * A named tree's copy (KdTree.key: an index's database, OID, relfilenode,
+ * tree id and dead rows) is shared by every session and stays until
+ * replaced, dropped, unloaded or evicted, least recently used first, under
+ * kdgpu.gpu_memory_limit per device (service_copies.c).  Copies spread
+ * over the host's devices, with kdgpu.gpu_replicas copies of a named tree;
+ * a tree larger than one device's share is split over every device
+ * (kd_split.c).  For a ranked tree the service also keeps its rows and
+ * references, so that a call whose rows differ by a few searches the copy
+ * beside the rows added (kdg_rows_diff, local/tree_delta.c).  An unnamed
+ * copy belongs to the backend that uploaded it until it releases it or
+ * exits.
  */
 #ifndef KDG_SERVICE_H
 #define KDG_SERVICE_H
