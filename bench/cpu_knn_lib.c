@@ -5,7 +5,7 @@
  *	  systems get the very same arrays in the same run.
  *
  * It generates a named data set (bench_sets.h) into the caller's arrays
- * and runs the CPU engine on them: kd_build_cpu, then kd_knn_cpu with the
+ * and runs the CPU engine on them: kde_build_cpu, then kde_knn_cpu with the
  * caller's queries, each on the number of threads asked (1: per core),
  * timing each call with a monotonic clock.
  */
@@ -70,20 +70,20 @@ kdb_knn(const double *points, int64_t n, int dim, const double *queries,
 		goto done;
 	for (int64_t i = 0; i < n; i++)
 		refs[i] = (uint64_t) i;
-	kd_exec_init(&exec);
+	kde_exec_init(&exec);
 	exec.device = KD_DEVICE_CPU;
 	exec.threads = threads;
 	t0 = bench_now();
-	if (kd_build_cpu(points, refs, n, dim, &tree, &exec, &err) != KD_OK)
+	if (kde_build_cpu(points, refs, n, dim, &tree, &exec, &err) != KD_OK)
 		goto done;
 	*build_sec = bench_now() - t0;
 	t0 = bench_now();
-	if (kd_knn_cpu(&tree, queries, nq, k, out, count, &exec, &err) == KD_OK)
+	if (kde_knn_cpu(&tree, queries, nq, k, out, count, &exec, &err) == KD_OK)
 	{
 		*knn_sec = bench_now() - t0;
 		rc = 0;
 	}
-	kd_tree_free(&tree);
+	kde_tree_free(&tree);
 done:
 	free(refs);
 	free(count);

@@ -18,9 +18,9 @@
  *               events) and end to end: queries copied in, results (k
  *               ids and distances per query) copied out to pageable memory;
  *               the Morton sort's time is not in it.
- *   kdgpu       kd_build on the GPU, end to end (tree back in host
- *               memory); then, with the tree resident, kd_all_knn
- *               (include_self) or kd_knn of the set's queries, end to end
+ *   kdgpu       kde_build on the GPU, end to end (tree back in host
+ *               memory); then, with the tree resident, kde_all_knn
+ *               (include_self) or kde_knn of the set's queries, end to end
  *               into pageable memory with one copy thread per core, and
  *               the query kernels' time (KdExec.times).
  *
@@ -532,7 +532,7 @@ run_kdgpu(const SetData &s, const Options &o)
 
 	for (int64_t i = 0; i < n; i++)
 		refs[i] = (uint64_t) i;
-	kd_exec_init(&exec);
+	kde_exec_init(&exec);
 	exec.device = KD_DEVICE_GPU;
 	exec.gpu_min_work = 0;
 	exec.threads = (int) std::thread::hardware_concurrency();
@@ -541,7 +541,7 @@ run_kdgpu(const SetData &s, const Options &o)
 	{
 		double		t0 = now_ms();
 
-		if (kd_build(s.pd.data(), refs.data(), n, dim, &tree, &exec, &err) != KD_OK)
+		if (kde_build(s.pd.data(), refs.data(), n, dim, &tree, &exec, &err) != KD_OK)
 		{
 			printf("FAILED %s kdgpu build: %s\n", s.set->name, err.message);
 			failures++;
@@ -550,14 +550,14 @@ run_kdgpu(const SetData &s, const Options &o)
 		if (r >= 0)
 			runs.push_back(now_ms() - t0);
 		if (r + 1 < o.reps)
-			kd_tree_free(&tree);
+			kde_tree_free(&tree);
 	}
-	report(s, "kdgpu-engine-gpu", "build", "kd_build, end to end", n, runs);
-	if (kd_gpu_upload(&tree, &exec, &err) != KD_OK)
+	report(s, "kdgpu-engine-gpu", "build", "kde_build, end to end", n, runs);
+	if (kde_gpu_upload(&tree, &exec, &err) != KD_OK)
 	{
 		printf("FAILED %s kdgpu upload: %s\n", s.set->name, err.message);
 		failures++;
-		kd_tree_free(&tree);
+		kde_tree_free(&tree);
 		return;
 	}
 
@@ -570,14 +570,14 @@ run_kdgpu(const SetData &s, const Options &o)
 		times.kernel_ms = 0;
 		t0 = now_ms();
 		st = s.set->own_queries
-			? kd_knn(&tree, s.qd.data(), n, K, out.data(), count.data(), &exec, &err)
-			: kd_all_knn(&tree, K, true, out.data(), count.data(), &exec, &err);
+			? kde_knn(&tree, s.qd.data(), n, K, out.data(), count.data(), &exec, &err)
+			: kde_all_knn(&tree, K, true, out.data(), count.data(), &exec, &err);
 
 		if (st != KD_OK)
 		{
 			printf("FAILED %s kdgpu kNN: %s\n", s.set->name, err.message);
 			failures++;
-			kd_tree_free(&tree);
+			kde_tree_free(&tree);
 			return;
 		}
 		if (r >= 0)
@@ -588,26 +588,26 @@ run_kdgpu(const SetData &s, const Options &o)
 	}
 	if (s.set->own_queries)
 	{
-		report(s, "kdgpu-engine-gpu", "knn", "kd_knn, end to end", n, runs,
+		report(s, "kdgpu-engine-gpu", "knn", "kde_knn, end to end", n, runs,
 			   median_of(kernel_runs));
 		for (size_t i = 0; i < s.sample.size(); i++)
 			slot[i] = s.sample[i];
-		check_kdgpu(s, out.data(), slot, "kd_knn");
+		check_kdgpu(s, out.data(), slot, "kde_knn");
 	}
 	else
 	{
 		/* All-kNN answers are in node order: find each sampled point's node */
 		std::vector<int64_t> node_of(n);
 
-		report(s, "kdgpu-engine-gpu", "knn", "kd_all_knn, end to end", n, runs,
+		report(s, "kdgpu-engine-gpu", "knn", "kde_all_knn, end to end", n, runs,
 			   median_of(kernel_runs));
 		for (int64_t i = 0; i < n; i++)
 			node_of[tree.refs[i]] = i;
 		for (size_t i = 0; i < s.sample.size(); i++)
 			slot[i] = node_of[s.sample[i]];
-		check_kdgpu(s, out.data(), slot, "kd_all_knn");
+		check_kdgpu(s, out.data(), slot, "kde_all_knn");
 	}
-	kd_tree_free(&tree);
+	kde_tree_free(&tree);
 }
 
 /* ---------------------------------------------------------------- main */
@@ -700,7 +700,7 @@ main(int argc, char **argv)
 			   "timed\n", e != cudaSuccess ? cudaGetErrorString(e) : "none found");
 		return 0;
 	}
-	if (!kd_gpu_available(&info, why, sizeof why))
+	if (!kde_gpu_available(&info, why, sizeof why))
 	{
 		printf("FAILED: a CUDA device is here but kdgpu's GPU object is not usable: %s\n", why);
 		return 1;

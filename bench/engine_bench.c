@@ -68,7 +68,7 @@ report(const char *op, int dev, DataKind kind, int64_t n, int dim, int k,
 static void
 exec_for_device(KdExec *exec, int dev, int ncpu)
 {
-	kd_exec_init(exec);
+	kde_exec_init(exec);
 	exec->device = dev == 0 ? KD_DEVICE_GPU : KD_DEVICE_CPU;
 	exec->threads = dev == 1 ? 1 : ncpu;
 	exec->gpu_min_work = 0;
@@ -92,12 +92,12 @@ calibrate_radius(const double *pts, const uint64_t *refs, int64_t n, int dim,
 	KdTree		tree;
 	KdError		err;
 
-	kd_exec_init(&exec);
+	kde_exec_init(&exec);
 	exec.device = KD_DEVICE_CPU;
 	exec.threads = (int) sysconf(_SC_NPROCESSORS_ONLN);
-	if (nq > 0 && kd_build_cpu(pts, refs, n, dim, &tree, &exec, &err) == KD_OK)
+	if (nq > 0 && kde_build_cpu(pts, refs, n, dim, &tree, &exec, &err) == KD_OK)
 	{
-		if (kd_knn_cpu(&tree, qs, nq, 10, out, count, &exec, &err) == KD_OK)
+		if (kde_knn_cpu(&tree, qs, nq, 10, out, count, &exec, &err) == KD_OK)
 		{
 			int			m = 0;
 
@@ -105,7 +105,7 @@ calibrate_radius(const double *pts, const uint64_t *refs, int64_t n, int dim,
 				dist[m++] = sqrt(out[q * 10 + count[q] - 1].d2);
 			r = bench_median(dist, m);
 		}
-		kd_tree_free(&tree);
+		kde_tree_free(&tree);
 	}
 	free(out);
 	free(count);
@@ -161,8 +161,8 @@ time_range(const BenchOpts *o, const char *op, KdTree *tree,
 	{
 		double		t0 = bench_now();
 		KdStatus	st = centers
-			? kd_radius(tree, centers, nq, &radius, 1, &res, exec, &err)
-			: kd_box(tree, lows, highs, nq, &res, exec, &err);
+			? kde_radius(tree, centers, nq, &radius, 1, &res, exec, &err)
+			: kde_box(tree, lows, highs, nq, &res, exec, &err);
 
 		if (st != KD_OK)
 		{
@@ -171,7 +171,7 @@ time_range(const BenchOpts *o, const char *op, KdTree *tree,
 		}
 		times[r] = bench_now() - t0;
 		hits = (double) res.offsets[nq] / nq;
-		kd_range_result_free(&res);
+		kde_range_result_free(&res);
 	}
 	report(op, dev, kind, n, tree->dim, 0, nq, bench_median(times, o->reps), hits,
 		   "hits_per_query");
@@ -210,20 +210,20 @@ bench_set(const BenchOpts *o, DataKind kind, int64_t n, int dim, int ncpu)
 		{
 			double		t0 = bench_now();
 
-			if (kd_build(pts, refs, n, dim, &tree, &exec, &err) != KD_OK)
+			if (kde_build(pts, refs, n, dim, &tree, &exec, &err) != KD_OK)
 			{
 				printf("# build on %s failed: %s\n", device_names[dev], err.message);
 				goto next_device;
 			}
 			times[r] = bench_now() - t0;
 			if (r + 1 < o->reps)
-				kd_tree_free(&tree);
+				kde_tree_free(&tree);
 		}
 		report("build", dev, kind, n, dim, 0, n, bench_median(times, o->reps), 0, NULL);
-		if (dev == 0 && kd_gpu_upload(&tree, &exec, &err) != KD_OK)
+		if (dev == 0 && kde_gpu_upload(&tree, &exec, &err) != KD_OK)
 		{
 			printf("# upload failed: %s\n", err.message);
-			kd_tree_free(&tree);
+			kde_tree_free(&tree);
 			continue;
 		}
 
@@ -242,7 +242,7 @@ bench_set(const BenchOpts *o, DataKind kind, int64_t n, int dim, int ncpu)
 			{
 				double		t0 = bench_now();
 
-				if (kd_knn(&tree, qs, nq, k, out, count, &exec, &err) != KD_OK)
+				if (kde_knn(&tree, qs, nq, k, out, count, &exec, &err) != KD_OK)
 					printf("# knn failed: %s\n", err.message);
 				times[r] = bench_now() - t0;
 			}
@@ -255,7 +255,7 @@ bench_set(const BenchOpts *o, DataKind kind, int64_t n, int dim, int ncpu)
 				{
 					double		t0 = bench_now();
 
-					if (kd_all_knn(&tree, k, false, out, count, &exec, &err) != KD_OK)
+					if (kde_all_knn(&tree, k, false, out, count, &exec, &err) != KD_OK)
 						printf("# all-knn failed: %s\n", err.message);
 					times[r] = bench_now() - t0;
 				}
@@ -268,7 +268,7 @@ bench_set(const BenchOpts *o, DataKind kind, int64_t n, int dim, int ncpu)
 				{
 					double		t0 = bench_now();
 
-					if (kd_knn(&tree, tree.coords, nq, k + 1, out, count, &exec, &err) != KD_OK)
+					if (kde_knn(&tree, tree.coords, nq, k + 1, out, count, &exec, &err) != KD_OK)
 						printf("# all-knn sample failed: %s\n", err.message);
 					times[r] = bench_now() - t0;
 				}
@@ -287,7 +287,7 @@ bench_set(const BenchOpts *o, DataKind kind, int64_t n, int dim, int ncpu)
 			free(lows);
 			free(highs);
 		}
-		kd_tree_free(&tree);
+		kde_tree_free(&tree);
 next_device:;
 	}
 	free(pts);
@@ -396,7 +396,7 @@ main(int argc, char **argv)
 		}
 	}
 
-	if (kd_gpu_available(&info, why, sizeof(why)))
+	if (kde_gpu_available(&info, why, sizeof(why)))
 		printf("# GPU: %s, cc %d.%d, %d SMs, %lld MiB, driver %d\n", info.name,
 			   info.cc_major, info.cc_minor, info.multiprocessors,
 			   (long long) (info.total_memory >> 20), info.driver_version);

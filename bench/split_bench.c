@@ -1,7 +1,7 @@
 /*
  * split_bench.c
  *	  One tree over several GPUs against one GPU, in the same run: the build
- *	  (kd_build on one device against kd_split_build over all of them) and
+ *	  (kde_build on one device against kde_split_build over all of them) and
  *	  the kNN of a batch of queries (a device copy against a split copy).
  *
  * Usage: split-bench-bin [-n points] [-d dim] [-q queries] [-k k] [-r reps]
@@ -67,7 +67,7 @@ main(int argc, char **argv)
 		else if (opt == 'A')
 			allknn = true;
 	}
-	if (!kd_gpu_available(&info, why, sizeof(why)))
+	if (!kde_gpu_available(&info, why, sizeof(why)))
 	{
 		printf("no GPU: %s\n", why);
 		return 0;
@@ -94,7 +94,7 @@ main(int argc, char **argv)
 		data_generate(DATA_UNIFORM, nq, dim, 43, qs);
 		for (int64_t i = 0; i < n; i++)
 			refs[i] = (uint64_t) i;
-		kd_exec_init(&e);
+		kde_exec_init(&e);
 		e.device = KD_DEVICE_GPU;
 		e.gpu_min_work = 0;
 		e.threads = (int) sysconf(_SC_NPROCESSORS_ONLN);
@@ -104,23 +104,23 @@ main(int argc, char **argv)
 		{
 			double		t0 = bench_now();
 
-			if (kd_build(pts, refs, n, dim, &one, &e, &err) != KD_OK)
+			if (kde_build(pts, refs, n, dim, &one, &e, &err) != KD_OK)
 			{
 				printf("build failed: %s\n", err.message);
 				return 1;
 			}
 			t[r] = bench_now() - t0;
 			if (r + 1 < reps)
-				kd_tree_free(&one);
+				kde_tree_free(&one);
 		}
 		report("build", 1, n, dim, bench_median(t, reps) * 1e3, info.name);
 		for (int r = 0; r < reps; r++)
 		{
 			double		t0;
 
-			kd_tree_alloc(&split, n, dim, &err);
+			kde_tree_alloc(&split, n, dim, &err);
 			t0 = bench_now();
-			if (kd_split_build(pts, refs, n, dim, ndev, &split, &e, &err) != KD_OK)
+			if (kde_split_build(pts, refs, n, dim, ndev, &split, &e, &err) != KD_OK)
 			{
 				printf("split build failed: %s\n", err.message);
 				return 1;
@@ -130,7 +130,7 @@ main(int argc, char **argv)
 				memcmp(split.refs, one.refs, sizeof(uint64_t) * n) != 0 ||
 				memcmp(split.split, one.split, n) != 0)
 				bad++;
-			kd_tree_free(&split);
+			kde_tree_free(&split);
 		}
 		report("split-build", ndev, n, dim, bench_median(t, reps) * 1e3, info.name);
 		printf("# split builds equal to the one-device build: %s\n", bad ? "NO" : "yes");
@@ -140,11 +140,11 @@ main(int argc, char **argv)
 		{
 			double		t0 = bench_now();
 
-			kd_knn(&one, qs, nq, k, a, ca, &e, &err);
+			kde_knn(&one, qs, nq, k, a, ca, &e, &err);
 			t[r] = bench_now() - t0;
 		}
 		report("knn", 1, n, dim, bench_median(t, reps) * 1e3, info.name);
-		if (kd_split_upload(&one, ndev, &copy, &e, &err) != KD_OK)
+		if (kde_split_upload(&one, ndev, &copy, &e, &err) != KD_OK)
 		{
 			printf("split upload failed: %s\n", err.message);
 			return 1;
@@ -153,13 +153,13 @@ main(int argc, char **argv)
 		{
 			double		t0 = bench_now();
 
-			kd_split_knn(copy, qs, nq, k, b, cb, &e, &err);
+			kde_split_knn(copy, qs, nq, k, b, cb, &e, &err);
 			t[r] = bench_now() - t0;
 		}
 		report("split-knn", ndev, n, dim, bench_median(t, reps) * 1e3, info.name);
 		for (int d = 0; d < ndev; d++)
 			printf("# split copy: %lld MB on device %d\n",
-				   (long long) (kd_split_device_bytes(copy, d) >> 20), d);
+				   (long long) (kde_split_device_bytes(copy, d) >> 20), d);
 		if (memcmp(ca, cb, sizeof(int32_t) * nq) != 0 ||
 			memcmp(a, b, sizeof(KdNeighbor) * nq * k) != 0)
 			bad++;
@@ -176,7 +176,7 @@ main(int argc, char **argv)
 			{
 				double		t0 = bench_now();
 
-				kd_all_knn(&one, k, false, aa, na, &e, &err);
+				kde_all_knn(&one, k, false, aa, na, &e, &err);
 				t[r] = bench_now() - t0;
 			}
 			report("all-knn", 1, n, dim, bench_median(t, reps) * 1e3, info.name);
@@ -184,7 +184,7 @@ main(int argc, char **argv)
 			{
 				double		t0 = bench_now();
 
-				kd_split_all_knn(copy, k, false, ab, nb, &e, &err);
+				kde_split_all_knn(copy, k, false, ab, nb, &e, &err);
 				t[r] = bench_now() - t0;
 			}
 			report("split-all-knn", ndev, n, dim, bench_median(t, reps) * 1e3, info.name);
@@ -198,8 +198,8 @@ main(int argc, char **argv)
 			free(na);
 			free(nb);
 		}
-		kd_split_release(copy);
-		kd_tree_free(&one);
+		kde_split_release(copy);
+		kde_tree_free(&one);
 	}
 	return bad ? 1 : 0;
 }

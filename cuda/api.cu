@@ -133,7 +133,7 @@ kdc_cuda_error(KdError *err, cudaError_t e, const char *what)
 			 e == cudaErrorSystemDriverMismatch ||
 			 e == cudaErrorNoKernelImageForDevice)
 		code = KD_ERR_GPU_UNAVAILABLE;
-	return kd_set_error(err, code, -1, "CUDA error in %s: %s (%s)", what,
+	return kde_set_error(err, code, -1, "CUDA error in %s: %s (%s)", what,
 					 cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
@@ -153,12 +153,12 @@ kdc_begin(int device, KdError *err)
 	cudaError_t e = cudaGetDeviceCount(&count);
 
 	if (e != cudaSuccess)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "no usable CUDA device: %s", cudaGetErrorString(e));
 	if (count < 1)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "no CUDA device");
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "no CUDA device");
 	if (device < 0 || device >= count)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "no CUDA device %d (%d present)", device, count);
 	e = cudaSetDevice(device);
 	if (e != cudaSuccess)
@@ -175,7 +175,7 @@ kdc_alloc(KdcAllocs *a, void **ptr, size_t bytes, const char *what,
 
 	*ptr = NULL;
 	if (a->count >= KDC_MAX_ALLOCS)
-		return kd_set_error(err, KD_ERR_GPU, -1,
+		return kde_set_error(err, KD_ERR_GPU, -1,
 						 "too many device allocations (%s)", what);
 	e = kdc_malloc(ptr, bytes ? bytes : 1);
 	if (e != cudaSuccess)
@@ -183,7 +183,7 @@ kdc_alloc(KdcAllocs *a, void **ptr, size_t bytes, const char *what,
 		*ptr = NULL;
 		cudaGetLastError();
 		if (e == cudaErrorMemoryAllocation)
-			return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
+			return kde_set_error(err, KD_ERR_GPU_NOMEM, -1,
 							 "out of device memory allocating %zu bytes for %s",
 							 bytes, what);
 		return kdc_cuda_error(err, e, what);
@@ -247,7 +247,7 @@ KdStatus
 kdc_poll(const KdExec *exec, KdError *err)
 {
 	if (exec && exec->interrupt && exec->interrupt(exec->interrupt_arg))
-		return kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
+		return kde_set_error(err, KD_ERR_CANCELED, -1, "canceled");
 	return KD_OK;
 }
 
@@ -309,7 +309,7 @@ kdc_check_finite(const double *d_pts, int64_t n, int dim, int64_t base,
 	if (first == ~0ULL)
 		return KD_OK;
 	cudaMemcpy(&bad, d_pts + first, sizeof(bad), cudaMemcpyDeviceToHost);
-	return kd_set_error(err, KD_ERR_NONFINITE, base + (int64_t) (first / dim),
+	return kde_set_error(err, KD_ERR_NONFINITE, base + (int64_t) (first / dim),
 					 "%s %lld has a %s coordinate", what,
 					 (long long) (base + (int64_t) (first / dim)),
 					 bad != bad ? "NaN" : "infinite");
@@ -466,7 +466,7 @@ KdStatus
 kdc_check_k(int k, KdError *err)
 {
 	if (k < 1 || k > KD_MAX_K)
-		return kd_set_error(err, KD_ERR_ARG, -1,
+		return kde_set_error(err, KD_ERR_ARG, -1,
 						 "k = %d is out of range 1..%d", k, KD_MAX_K);
 	return KD_OK;
 }
@@ -487,28 +487,28 @@ kdc_probe(KdGpuInfo *info, KdError *err)
 	cudaRuntimeGetVersion(&runtime);
 	info->runtime_version = runtime;
 	if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "no NVIDIA driver is installed");
 	info->driver_version = driver;
 	e = cudaGetDeviceCount(&count);
 	if (e == cudaErrorInsufficientDriver)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "the NVIDIA driver (CUDA %d.%d) is older than this library's runtime (CUDA %d.%d)",
 						 driver / 1000, driver % 1000 / 10,
 						 runtime / 1000, runtime % 1000 / 10);
 	if (e == cudaErrorNoDevice || (e == cudaSuccess && count == 0))
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "no CUDA device is present");
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "no CUDA device is present");
 	if (e != cudaSuccess)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "CUDA is not usable: %s", cudaGetErrorString(e));
 	info->device_count = count;
 	info->device = kdc_device;
 	if (kdc_device >= count)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "no CUDA device %d (%d present)", kdc_device, count);
 	e = cudaGetDeviceProperties(&prop, kdc_device);
 	if (e != cudaSuccess)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "cannot query CUDA device %d: %s", kdc_device,
 						 cudaGetErrorString(e));
 	snprintf(info->name, sizeof(info->name), "%s", prop.name);
@@ -517,14 +517,14 @@ kdc_probe(KdGpuInfo *info, KdError *err)
 	info->multiprocessors = prop.multiProcessorCount;
 	info->total_memory = (int64_t) prop.totalGlobalMem;
 	if (prop.major < 8)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "CUDA device %d (%s) has compute capability %d.%d; 8.0 or later is needed",
 						 kdc_device, prop.name, prop.major, prop.minor);
 	e = cudaSetDevice(kdc_device);
 	if (e == cudaSuccess)
 		e = cudaMemGetInfo(&freemem, &total);
 	if (e != cudaSuccess)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						 "cannot use CUDA device %d (%s): %s", kdc_device,
 						 prop.name, cudaGetErrorString(e));
 	info->free_memory = (int64_t) freemem;
@@ -543,7 +543,7 @@ kdc_select_device(int device, KdError *err)
 	int			count = 0;
 
 	if (cudaGetDeviceCount(&count) != cudaSuccess || device < 0 || device >= count)
-		return kd_set_error(err, KD_ERR_ARG, -1, "no CUDA device %d (%d present)",
+		return kde_set_error(err, KD_ERR_ARG, -1, "no CUDA device %d (%d present)",
 							device, count);
 	kdc_device = device;
 	return KD_OK;
@@ -598,12 +598,12 @@ kdc_tree_create(int64_t n, int dim, int64_t nbounds, const KdExec *exec,
 	if ((st = kdc_budget(exec, 0, &budget, err)) != KD_OK)
 		return st;
 	if (need > budget)
-		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
+		return kde_set_error(err, KD_ERR_GPU_NOMEM, -1,
 						 "a tree of %lld points needs %zu MB of device memory, %zu MB are available",
 						 (long long) n, need >> 20, budget >> 20);
 	g = new(std::nothrow) KdGpuTree();
 	if (g == NULL)
-		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of host memory");
+		return kde_set_error(err, KD_ERR_NOMEM, -1, "out of host memory");
 	g->n = n;
 	g->dim = dim;
 	g->nbounds = nbounds;
@@ -639,8 +639,8 @@ kdc_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 	*out = NULL;
 	if ((st = kdc_begin(kdc_device, err)) != KD_OK)
 		return st;
-	if (dim < 1 || dim > KD_MAX_DIM || n < 0 || tree->nbounds != kd_tree_nbounds(n))
-		return kd_set_error(err, KD_ERR_ARG, -1, "malformed tree");
+	if (dim < 1 || dim > KD_MAX_DIM || n < 0 || tree->nbounds != kde_tree_nbounds(n))
+		return kde_set_error(err, KD_ERR_ARG, -1, "malformed tree");
 	if ((st = kdc_tree_create(n, dim, tree->nbounds, exec, &g, err)) != KD_OK)
 		return st;
 	g->ref_order = tree->ref_order;

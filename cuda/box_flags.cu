@@ -9,10 +9,8 @@
  * one cluster sits in a cell that is mostly empty.  On uniform data the box
  * is its cell less a sliver, and the test only costs: its 16 or 32 bytes
  * are a load that the walk waits on, made by few lanes of a warp at a time.
- * On an H200, 10M points rounded to float, k = 10, All-kNN kernels without
- * any box test took 6.5 against 7.9 ms (uniform 2-D) and 15.3 against
- * 19.7 ms (uniform 3-D), but 94.7 against 18.9 ms on clustered 3-D data
- * (bench/results/h200-engine-hilist).
+ * Dropping every box test makes uniform data faster and clustered data
+ * many times slower.
  *
  * So each child with a box is judged once, when its tree reaches the
  * device: its cell is the root's box cut by the splits on its path, its
@@ -43,7 +41,7 @@ box_flags_loose(const double *coords, const uint8_t *split,
 	double		lo[KD_MAX_DIM];
 	double		hi[KD_MAX_DIM];
 	const double *box = bounds + c * 2 * dim;
-	double		logvol = -log((double) kd_subtree_size(c, n));
+	double		logvol = -log((double) kde_subtree_size(c, n));
 	int			depth = 63 - __clzll(c + 1);
 
 	for (int j = 0; j < dim; j++)

@@ -31,12 +31,8 @@
  *
  * The tree then goes down into the caller's fresh host arrays, whose pages
  * are faulted in by host threads while the presort and the levels run
- * (kdc_prefault_begin).  On an H200, 10M points rounded to float
- * (bench/results/h200-build-prefault), the copy down had taken 25-33 ms of
- * a 68 ms build of 3-D points (levels 23 ms, copy up 10 ms); with the pages
- * faulted in beforehand the builds took 54-56 ms against 64-70 ms (uniform
- * 3-D), 55-62 against 66-73 (clustered 3-D) and 45-48 against 49-55
- * (uniform 2-D).
+ * (kdc_prefault_begin), since a copy into fresh pages was the largest part
+ * of a build after the levels.
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -118,8 +114,8 @@ node_kernel(const double *pts, int64_t n, int dim, int64_t nbounds,
 	if (i >= first + count)
 		return;
 	start = nodes.start[i];
-	size = kd_subtree_size(i, n);
-	left = kd_subtree_size(2 * i + 1, n);
+	size = kde_subtree_size(i, n);
+	left = kde_subtree_size(2 * i + 1, n);
 	for (int j = 0; j < dim; j++)
 	{
 		const uint32_t *l = lists + j * n;
@@ -257,7 +253,7 @@ build_levels(const double *d_pts, int64_t n, int dim, KdGpuTree *g,
 			 uint64_t *scan, void *temp, size_t temp_bytes, BuildNodes nodes,
 			 const KdExec *exec, KdError *err)
 {
-	int			depth = kd_tree_depth(n);
+	int			depth = kde_tree_depth(n);
 	int			cur = 0;
 	KdStatus	st;
 	cudaError_t e;
@@ -330,17 +326,17 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if (out)
 		*out = NULL;
 	if (dim < 1 || dim > KD_MAX_DIM)
-		return kd_set_error(err, KD_ERR_ARG, -1,
+		return kde_set_error(err, KD_ERR_ARG, -1,
 						 "dimension %d is out of range 1..%d", dim, KD_MAX_DIM);
 	if (n < 0)
-		return kd_set_error(err, KD_ERR_ARG, -1, "negative point count");
+		return kde_set_error(err, KD_ERR_ARG, -1, "negative point count");
 	if (n > BUILD_MAX_N)
-		return kd_set_error(err, KD_ERR_ARG, -1,
+		return kde_set_error(err, KD_ERR_ARG, -1,
 						 "%lld points are more than the device build takes (%lld)",
 						 (long long) n, (long long) BUILD_MAX_N);
-	nbounds = kd_tree_nbounds(n);
+	nbounds = kde_tree_nbounds(n);
 	if (tree->n != n || tree->dim != dim || tree->nbounds != nbounds)
-		return kd_set_error(err, KD_ERR_ARG, -1,
+		return kde_set_error(err, KD_ERR_ARG, -1,
 						 "the output tree is not allocated for %lld points of dimension %d",
 						 (long long) n, dim);
 	if ((st = kdc_begin(kdc_device, err)) != KD_OK)
@@ -370,7 +366,7 @@ kdc_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	if ((st = kdc_budget(exec, 0, &budget, err)) != KD_OK)
 		return st;
 	if (need > budget)
-		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
+		return kde_set_error(err, KD_ERR_GPU_NOMEM, -1,
 						 "building a tree of %lld points needs %zu MB of device memory, %zu MB are available",
 						 (long long) n, need >> 20, budget >> 20);
 	if ((st = kdc_tree_create(n, dim, nbounds, exec, &g, err)) != KD_OK)

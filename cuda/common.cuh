@@ -7,8 +7,8 @@
  * cudaMemGetInfo and exec->gpu_memory_limit, allocate everything through a
  * KdcAllocs list (so that every exit path frees every allocation with one
  * call), and run long work as a sequence of kernel launches whose sizes are
- * paced to stay well under 100 ms each, polling the caller's interrupt
- * callback between them.
+ * paced to stay short (kdc_run_overlapped's target time), polling the
+ * caller's interrupt callback between them.
  *
  * The device helpers here (distances, bounding-box distances, tree shape,
  * the bounded max-heap of neighbours) are inline because each .cu file is a
@@ -246,7 +246,7 @@ kdc_run_overlapped(const KdExec *exec, int64_t total, int64_t *slice,
 	return st;
 }
 
-/* kdc_run_overlapped with nothing to overlap, at about 40 ms a slice. */
+/* kdc_run_overlapped with nothing to overlap, at a short target per slice. */
 template <typename Launch>
 static KdStatus
 kdc_run_paced(const KdExec *exec, int64_t total, int64_t *slice,
@@ -338,10 +338,8 @@ kdc_dist2(const double *q, const double *p, int dim)
  * The rounded gap between a coordinate q and the interval [lo, hi] (0
  * inside it): at most |q - x| rounded, for every x of the interval.
  * Without branches (fmax takes the number over a NaN, so a NaN q, or
- * infinities of one sign, give 0 as the comparisons did): on an H200, 10M
- * points rounded to float, k = 10 (bench/results/h200-engine-list), the
- * All-kNN kernels, which test a box where they enter a subtree, went from
- * 25.4 to 23.8 ms (uniform 3-D) and 24.0 to 22.7 ms (clustered 3-D).
+ * infinities of one sign, give 0 as the comparisons did), since the
+ * kernels test a box wherever they enter a subtree.
  */
 static __device__ __forceinline__ double
 kdc_axis_gap(double q, double lo, double hi)

@@ -9,20 +9,13 @@
  * the kNN kernels read this copy, half the bytes: each value widens back to
  * the same float8, so every distance and bound they compute is the same,
  * bit for bit.  In 3-D a node's floats and its split dimension form one
- * 16-byte record, so that a visit loads both at once: on an H200, 10M
- * points, k = 10, that took the kNN kernels from 31.4 to 30.8 ms (uniform
- * points), 29.1 to 28.7 ms (clustered) and 365 to 349 ms (uniform queries
- * against clustered points); 2-D records (8 bytes of padding) made uniform
- * 2-D points 11.9 -> 12.2 ms slower, so 2-D trees keep plain floats.  Trees with any other coordinate keep only their float8
- * coordinates.  The copy is an optimization only: where the device has no
+ * 16-byte record, so that a visit loads both at once; 2-D records (8 bytes
+ * of padding) were slower than plain floats, so 2-D trees keep those.
+ * Trees with any other coordinate keep only their float8 coordinates.
+ * The copy is an optimization only: where the device has no
  * room for it the tree goes without, and the environment variable
  * KDGPU_NO_FLOAT_COPY turns it off, so that the benchmark can time the
  * float8 path on the same data (bench/README.md).
- *
- * Measured on an H200, 10M points rounded to float, k = 10 (bench/results/
- * h200-engine): the All-kNN kernels took 11.5 ms with the copy and 12.0 ms
- * without on uniform 2-D points, 30.1 and 32.2 ms on uniform 3-D points,
- * 28.1 and 29.9 ms on clustered 3-D points.
  */
 #include <stdlib.h>
 

@@ -15,102 +15,53 @@
  * subset of the terms of the exact distance, so they never exceed it and
  * the result is exactly the CPU's.
  *
- * Two kernels share that walk (knn_walk), each with its own record of the
- * best found.  For k <= 32 on trees of fewer than 2^30 points (the common
+ * Two kernels share that walk (knn_walk.cuh), each with its own record of
+ * the best found.  For k <= 32 on trees of fewer than 2^30 points (the common
  * case) knn_list_kernel is instantiated per dimension and per list
- * capacity K: the query, the point and the k best live in registers, the
- * best as a sorted list of (d2's high word, node) that an insertion
- * updates without indexing (KdcList), node numbers are 32-bit, and a
- * point's row reference is read only to break a tie in distance and at
- * the end: a candidate whose distance equals none in the list is placed by
- * distance alone.  A capacity above k is padded with entries that sort before every
- * real one, so the list's last entry is always the k-th best; k = 10, the
- * usual k, has a capacity of its own.  The walk reads the tree's float copy
- * of its coordinates where that is exact (compact.cu).  Measured on an H200
- * with 10M points rounded to float, k = 10 (bench/results/h200-engine, the
- * kernels alone): All-kNN of uniform 2-D points took 17.2 ms with every
- * tie compared by reference, 14.5 ms with the tie-free placement, 12.6 ms
- * also with the capacity of 10 and boxes tested only where a subtree is
- * entered (knn_walk), 11.5 ms with float stack bounds and the float
- * copy; uniform 3-D 51.6, 46.9, 33.4, 30.1 ms; clustered 3-D 45.0, 40.4,
- * 30.9, 28.1 ms; 10M uniform queries against clustered 3-D data 398, 313,
- * 318, 327 ms.  Skipping the subtrees that can hold only later ties at
- * distance 0 (knn_walk) took duplicate-heavy 2-D data (100 copies of each
- * place) from 27.6 to 9.6 ms, and cost uniform 2-D 11.5 -> 11.9 ms,
- * uniform 3-D 30.1 -> 31.4 ms, clustered 3-D 28.1 -> 29.2 ms, the uniform
- * queries against clustered 3-D data 328 -> 365 ms (moving the checks off
- * the push, to the rare skip, gained nothing).  What the ties by reference
- * still cost there was measured by a walk that keeps any k of the tied
- * points (strict pruning, as cudaKDTree does; not exact by reference):
- * duplicate-heavy 5.4 ms against 9.6, uniform 2-D 11.6 against 12.6
- * (bench/results/h200-engine-cct; the peer's kernels 3.3 and 7.6 ms).
- * Measured on an H100 with 10M points, k = 10 (bench/README.md, `make
- * cukd-bench`), this list and the copies below took All-kNN of uniform 2-D
- * points from 201 ms to 54 ms end to end, and 10M uniform queries against
- * clustered 3-D data from 725 ms to 497 ms.  Other k and larger trees use knn_heap_kernel: a bounded
- * max-heap in local memory for k <= 64, in the query's result slots in
- * global memory above that, with the dimension known at run time.
+ * capacity K, the query, the point and the k best in registers (KdcList);
+ * k = 10, the usual k, has a capacity of its own.  The walk reads the
+ * tree's float copy of its coordinates where that is exact (compact.cu).
+ * Other k and larger trees use knn_heap_kernel: a bounded max-heap in
+ * local memory for k <= 64, in the query's result slots in global memory
+ * above that, with the dimension known at run time.
  *
  * Queries are uploaded in chunks that fit the memory budget and run in
  * Morton order (kdc_spatial_order), in paced launches; every result goes to
  * its query's own slots on the device and is copied to the host in input
  * order (transfer.cu).  All-kNN runs the same kernels with the tree's own
  * points as queries, excluding each query's own node unless include_self,
- * and runs them in KNN_SEGMENTS segments of consecutive nodes, each in
- * Morton order: as soon as every query of a segment has run, its results
- * (one contiguous range) go to the host while the next kernels run.  A
- * segment of nodes is a few compact regions (each level of a left-balanced
- * tree is in in-order), so this costs the kernels little coherence; user
- * queries come in any order, and segments of them would cost much more.
- * Where a sample of adjacent queries in that order suggests many repeated
- * points and at most half the queries head a run of equal points, each
- * run (found again over one spatial order of all the queries, for
- * All-kNN) is walked once and its answer copied to its members
- * (query_runs.cu).
- * Measured on an H100, 10M points, k = 10: All-kNN of uniform 2-D points
- * took 67 ms end to end in one segment (14.4 ms of kernels) and 56 ms in
- * 16 (17.9 ms of kernels); 10M uniform queries against clustered 2-D data
- * took 95 ms in one segment (38 ms of kernels), 84 ms in 4 (53 ms) and 97
- * ms in 16 (75 ms).
+ * in KNN_SEGMENTS segments of consecutive nodes, each in Morton order: a
+ * segment's results (one contiguous range) go to the host while the next
+ * kernels run.  A segment of nodes is a few compact regions (each level of
+ * a left-balanced tree is in in-order), so this costs the kernels little
+ * coherence; user queries come in any order, and segments of them would
+ * cost much more.  Where a sample of adjacent queries suggests many
+ * repeated points, each run of equal points is walked once and its answer
+ * copied to its members (query_runs.cu).
  */
 #include <functional>
 
 #include "common.cuh"
+#include "knn_walk.cuh"
 
 /*
  * All-kNN runs a chunk's queries in about this many segments of consecutive
  * node numbers, each of at least KNN_SEGMENT_MIN queries.  Fewer segments
  * make more coherent launches; more let the results of a segment go to the
- * host sooner, while the next one runs.  On an H200, 10M points, k = 10
- * (bench/results/h200-engine-runs/segments.txt), 16, 8 and 4 segments
- * gave kernels of 12.4, 12.3 and 12.1 ms (uniform 2-D), 28.6, 28.0 and
- * 27.3 ms (uniform 3-D), 28.0, 27.4 and 26.1 ms (clustered 3-D), and
- * All-kNN end to end of 56-57, 56.5 and 61 ms (uniform 3-D): with 4, the
- * last segment's copy, after every kernel, costs more than the kernels
- * gain.  Later, 8, 6 and 5 segments (bench/results/h200-engine-order/
- * segments-ab.txt, three passes): kernels 11.8-11.9 / 11.8 / 11.6 ms
- * (uniform 2-D), 27.6 / 27.2-27.3 / 27.0-27.1 ms (uniform 3-D), 26.7-26.8 /
- * 26.5-27.0 / 26.2-26.3 ms (clustered 3-D); end to end 54.4-55.0 /
- * 56.0-57.0 / 56.0-56.1 ms (uniform 3-D) and 53.9-56.1 / 53.9-55.6 /
- * 55.4-58.2 ms (clustered 3-D).
+ * host sooner, while the next one runs; with fewer, the last segment's
+ * copy, after every kernel, costs more than the kernels gain.
  */
 #define KNN_SEGMENTS 5
 #define KNN_SEGMENT_MIN ((int64_t) 1 << 16)
 
 /*
  * The first launch of a kNN batch, in queries for k <= 8 (fewer in
- * proportion above), before the pacing adapts it to about 10 ms a launch.
+ * proportion above), before the pacing adapts it to its target time.
  * In up to three dimensions it is KNN_FIRST_SLICE, for All-kNN its first
  * segment (whose results then go down while the next launch runs) up to
  * twice that; elsewhere, where a walk may cost many times more,
- * KNN_PROBE_SLICE.  A first launch of 65,536 queries filled half an H200
- * (132 multiprocessors, 8 blocks of 128 each) and ramped up over four
- * launches: starting at these sizes took the kernels, on an H200 with 10M
- * points, k = 10 (bench/results/h200-engine-runs/first-slice.txt), from
- * 163-165 to 155 ms for uniform queries against clustered 3-D data, and
- * All-kNN's from 12.3 to 12.1 ms (uniform 2-D), 28.0 to 27.7 ms (uniform
- * 3-D) and 27.3 to 26.9 ms (clustered 3-D), end to end within the runs'
- * noise.
+ * KNN_PROBE_SLICE.  A smaller first launch fills only part of the device
+ * and ramps up over several launches.
  */
 #define KNN_FIRST_SLICE ((int64_t) 1 << 20)
 #define KNN_PROBE_SLICE ((int64_t) 1 << 16)
@@ -126,615 +77,14 @@ knn_slice_scale(int k)
  * Blocks of KDC_BLOCK threads a multiprocessor should hold at once for the
  * list kernel of dimension DIM and capacity K, with closest-point bounds
  * where CCT: as many as ptxas fits without spilling (sm_80 and sm_90),
- * else as many as its registers allow.  Left to themselves those kernels
- * took 69-75 registers (7 blocks); held to 64 (8 blocks), on an H200 with
- * 10M points, k = 10 (bench/results/h200-engine-regs), All-kNN kernels
- * went from 12.6 to 12.3 ms (uniform 2-D), 29.5 to 28.3 (uniform 3-D),
- * 28.6 to 27.6 (clustered 3-D), and 10M uniform queries against clustered
- * 3-D data from 170 to 161 ms.  Up to two dimensions without closest-point
- * bounds they fit 56 (9 blocks): All-kNN of uniform 2-D points 12.1 ->
- * 11.8 ms (bench/results/h200-engine-order); the 2-D kernels with
- * closest-point bounds spill there, and 10M uniform queries against
- * clustered 2-D data went 18.9 -> 19.3 ms.  Higher dimensions and
- * capacities spill at 64.  More blocks for uniform 2-D All-kNN spill:
- * 10 (48 registers) and 12 (40) took 13.2 and 19.0 ms of kernels against
- * 11.6 ms at 9 (bench/results/h200-u2-regs).
+ * else as many as its registers allow: more resident blocks hide more of
+ * the walk's memory latency, and a spill costs more than they gain.  The
+ * 2-D kernels with closest-point bounds spill at 56 registers, so only
+ * those without get 9 blocks; higher dimensions and capacities spill at
+ * 64.
  */
 #define KNN_LIST_MIN_BLOCKS(DIM, K, CCT) \
 	((DIM) <= 2 && (K) <= 10 && !(CCT) ? 9 : (DIM) <= 3 && (K) <= 10 ? 8 : 1)
-
-/*
- * The k best (d2, node) pairs in registers, ascending by (d2, the node's
- * row reference), each kept as the high word of its float8 d2 (hi) and its
- * node: for d2 >= 0 that word orders as d2 does, so an entry whose word
- * differs from a candidate's is ordered by the words alone, and only equal
- * words need the float8 distances, recomputed from the nodes' points by
- * the offer's exact(), and on equal distances the references.  The first
- * K - k entries are padding that sorts before every real candidate (hi =
- * INT_MIN, node -2), empty entries sort after every one (hi of +inf, node
- * -1), so entry K - 1 is always the k-th best.  worst_d is the least
- * float8 above every d2 of the k-th best's word, a bound the walk's
- * pruning may use in place of the k-th distance; worst_f is worst_d
- * rounded up to a float, for the test of the float bounds on the stack;
- * zeros counts the entries at distance exactly 0, padding included.
- *
- * Against a list of float8 distances this holds one register fewer per
- * entry and moves one fewer per entry on an insertion, and compares
- * integers; the walk prunes by a bound at most 2^-20 relatively above the
- * k-th distance, and the kernel recomputes each answer's distance at the
- * end.  The 2-D All-kNN kernel no longer spills at its 56 registers.  On
- * an H200, 10M points rounded to float, k = 10 (bench/results/
- * h200-engine-hilist, run 3), kernels went from 8.8 to 7.9 ms (uniform 2-D
- * All-kNN), 21.3 to 20.1 ms (uniform 3-D), 20.7 to 19.3 ms (clustered
- * 3-D), 130 to 125 ms (10M uniform queries against clustered 3-D data)
- * and 15.5 to 14.4 ms (the same in 2-D); duplicate-heavy 2-D data, whose
- * ties at distances above 0 are now recomputed, stayed within its runs'
- * noise (2.9-3.2 against 3.1-3.2 ms).
- */
-template <int K>
-struct KdcList
-{
-	int32_t		hi[K];
-	int32_t		node[K];
-	const uint64_t *refs;
-	double		worst_d;
-	float		worst_f;
-	int			zeros;
-
-	__device__ __forceinline__ void init(int k, const uint64_t *r)
-	{
-		refs = r;
-#pragma unroll
-		for (int i = 0; i < K; i++)
-		{
-			bool		pad = i < K - k;
-
-			hi[i] = pad ? INT32_MIN : 0x7ff00000;
-			node[i] = pad ? -2 : -1;
-		}
-		worst_d = __longlong_as_double(0x7ff0000000000000LL);
-		worst_f = __int_as_float(0x7f800000);
-		zeros = K - k;
-	}
-
-	/* at or above the k-th best distance, +inf while fewer were found */
-	__device__ __forceinline__ double worst() const
-	{
-		return worst_d;
-	}
-
-	/* worst() rounded up to a float */
-	__device__ __forceinline__ float worst_up() const
-	{
-		return worst_f;
-	}
-
-	/* whether the k-th best distance is 0 */
-	__device__ __forceinline__ bool worst_is_zero() const
-	{
-		return zeros == K;
-	}
-
-	/* the k-th best's row reference, once k were found */
-	__device__ __forceinline__ uint64_t kth_ref() const
-	{
-		return __ldg(refs + node[K - 1]);
-	}
-
-	/*
-	 * Move the entries that the candidate (h, nd, at d2) sorts before one
-	 * place down and put it in the hole; b[i] says it sorts before entry i
-	 * (b[K - 1] is set).
-	 */
-	__device__ __forceinline__ void place(double d2, int32_t h, int32_t nd,
-										  const bool *b)
-	{
-#pragma unroll
-		for (int i = K - 1; i > 0; i--)
-		{
-			if (b[i - 1])
-			{
-				hi[i] = hi[i - 1];
-				node[i] = node[i - 1];
-			}
-			else if (b[i])
-			{
-				hi[i] = h;
-				node[i] = nd;
-			}
-		}
-		if (b[0])
-		{
-			hi[0] = h;
-			node[0] = nd;
-		}
-		worst_d = hi[K - 1] >= 0x7ff00000 ? __longlong_as_double(0x7ff0000000000000LL) :
-			__hiloint2double(hi[K - 1] + 1, 0);
-		worst_f = __double2float_ru(worst_d);
-		if (d2 == 0.0 && zeros < K)
-			zeros++;
-	}
-
-	/*
-	 * Insert node nd at distance d2 if it beats the k-th best; exact(m)
-	 * gives node m's float8 distance.  A candidate whose word equals none
-	 * in the list (the usual case) is placed by the words alone.  The test
-	 * for an equal word comes first and the comparisons that place the
-	 * candidate after it: made together before the test, their predicates
-	 * were live across its branch, and the compiler packed them into a
-	 * register and out again (about 138 instructions an insertion in the
-	 * 2-D kernel, by Nsight Compute).  On an H200, 10M points rounded to
-	 * float, k = 10 (bench/results/h200-engine-list), this order took the
-	 * All-kNN kernels from 27.2 to 25.9 ms (uniform 3-D) and 26.4 to 24.4
-	 * ms (clustered 3-D), and those of 10M uniform queries against
-	 * clustered 2-D data from 19.1 to 17.3 ms.
-	 */
-	template <typename Exact>
-	__device__ __forceinline__ void offer(double d2, int32_t nd, Exact exact)
-	{
-		int32_t		h = __double2hiint(d2);
-		bool		b[K];
-		bool		tie = false;
-
-		if (h > hi[K - 1])
-			return;
-#pragma unroll
-		for (int i = 0; i < K; i++)
-			tie |= h == hi[i];
-		if (tie)
-		{
-			auto		before = [&](int i)
-			{
-				double		di;
-
-				if (h != hi[i])
-					return h < hi[i];
-				if (node[i] < 0)
-					return true;	/* an empty entry */
-				di = i < zeros ? 0.0 : exact(node[i]);
-				if (d2 != di)
-					return d2 < di;
-				return __ldg(refs + nd) < __ldg(refs + node[i]);
-			};
-
-			if (!before(K - 1))
-				return;
-#pragma unroll
-			for (int i = 0; i < K - 1; i++)
-				b[i] = before(i);
-			b[K - 1] = true;
-			place(d2, h, nd, b);
-			return;
-		}
-#pragma unroll
-		for (int i = 0; i < K; i++)
-			b[i] = h < hi[i];
-		place(d2, h, nd, b);
-	}
-};
-
-/* The vector type of two coordinates of type C. */
-template <typename C> struct KdcPair;
-template <> struct KdcPair<double>
-{
-	using T = double2;
-};
-template <> struct KdcPair<float>
-{
-	using T = float2;
-};
-
-/*
- * Load a point of coordinates of type C (float8, or float where the tree's
- * float copy is exact) into float8 registers: DIM coordinates, in pairs
- * where DIM is even, or with FIXED false the first dim of up to DIM.
- */
-template <int DIM, bool FIXED, typename C>
-static __device__ __forceinline__ void
-knn_load(double *dst, const C *src, int dim)
-{
-	if (!FIXED)
-		kdc_load_point<DIM>(dst, src, dim);
-	else if (DIM % 2 == 0)
-	{
-#pragma unroll
-		for (int j = 0; j < DIM; j += 2)
-		{
-			typename KdcPair<C>::T v = __ldg((const typename KdcPair<C>::T *) (src + j));
-
-			dst[j] = v.x;
-			dst[j + 1] = v.y;
-		}
-	}
-	else
-	{
-#pragma unroll
-		for (int j = 0; j < DIM; j++)
-			dst[j] = __ldg(src + j);
-	}
-}
-
-/*
- * Load node's point into p (as knn_load) and return its split byte
- * (common.cuh), from the tree's coordinates of type C and its split array.
- */
-template <int DIM, bool FIXED, typename C>
-static __device__ __forceinline__ int
-knn_node(const KdGpuTree &t, const C *coords, int64_t node, int dim, double *p)
-{
-	knn_load<DIM, FIXED>(p, coords + node * dim, dim);
-	return __ldg(t.split + node);
-}
-
-/* knn_node from a 3-D float copy's (x, y, z, split) records: one load. */
-template <int DIM, bool FIXED>
-static __device__ __forceinline__ int
-knn_node(const KdGpuTree &t, const float4 *recs, int64_t node, int dim, double *p)
-{
-	float4		v = __ldg(recs + node);
-
-	p[0] = v.x;
-	p[1] = v.y;
-	p[2] = v.z;
-	return __float_as_int(v.w);
-}
-
-/*
- * The squared gaps between q and the box [lo, hi] in each dimension, each
- * rounded down to a float, into gap; returns their sum in dimension order,
- * a lower bound of kdc_dist2 for every point of the box (as kdc_box_dist2).
- */
-template <int DIM>
-static __device__ __forceinline__ double
-knn_box_gaps(const double *q, const double *box, float *gap)
-{
-	double		d2 = 0.0;
-
-#pragma unroll
-	for (int j = 0; j < DIM; j++)
-	{
-		double		t = kdc_axis_gap(q[j], box[j], box[DIM + j]);
-
-		gap[j] = __double2float_rd(__dmul_rn(t, t));
-		d2 = __dadd_rn(d2, gap[j]);
-	}
-	return d2;
-}
-
-/* The float8 distance from q to node's point. */
-template <int DIM, bool FIXED, typename C>
-static __device__ __forceinline__ double
-knn_dist2(const KdGpuTree &t, const C *coords, const double *q, int64_t node,
-		  int dim)
-{
-	double		p[DIM];
-
-	knn_node<DIM, FIXED>(t, coords, node, dim, p);
-	return kdc_dist2<DIM>(q, p, dim);
-}
-
-/*
- * Load node's point into p and offer it to best unless it is node exclude
- * (the walk's visit of a node); returns the node's split byte.
- */
-template <int DIM, bool FIXED, typename C, typename Index, typename Best>
-static __device__ __forceinline__ int
-knn_offer_node(const KdGpuTree &t, const C *coords, const double *q, Index node,
-			   Index exclude, int dim, double *p, Best &best)
-{
-	int			s = knn_node<DIM, FIXED>(t, coords, (int64_t) node, dim, p);
-	double		d2 = kdc_dist2<DIM>(q, p, dim);
-
-	if (node != exclude)
-		best.offer(d2, node, [&](Index m)
-				   {
-					   return knn_dist2<DIM, FIXED>(t, coords, q, m, dim);
-				   });
-	return s;
-}
-
-/* What a visit does in knn_heap_kernel: the heap of (d2, ref). */
-struct KdcHeapVisit
-{
-	KdcHeap    *h;
-	const uint64_t *refs;
-
-	__device__ __forceinline__ double worst() const
-	{
-		return h->worst();
-	}
-
-	/* worst() rounded up to a float */
-	__device__ __forceinline__ float worst_up() const
-	{
-		return __double2float_ru(h->worst());
-	}
-
-	/* whether the k-th best distance is 0 */
-	__device__ __forceinline__ bool worst_is_zero() const
-	{
-		return h->worst() == 0.0;
-	}
-
-	/* the k-th best's row reference, once k were found */
-	__device__ __forceinline__ uint64_t kth_ref() const
-	{
-		return h->h[0].ref;
-	}
-
-	/* offer node at distance d2 (the heap compares references, not exact()) */
-	template <typename Exact>
-	__device__ __forceinline__ void offer(double d2, int64_t node, Exact)
-	{
-		if (d2 <= h->worst())
-			h->push(d2, refs[node]);
-	}
-};
-
-/*
- * Offer every point of the tree that can beat best's k-th neighbour, except
- * node exclude: the walk of both kernels.  The register arrays hold DIM
- * coordinates (FIXED: the tree's dimension is DIM; else it is t.dim <=
- * DIM), read from coords (t.coords, or its exact float copy); Index numbers
- * the nodes, STACK bounds the depth, and Best says what a visit does
- * (worst(), worst_up(), worst_is_zero(), kth_ref(), offer(d2, node, exact)).
- *
- * A node's box is tested only where the walk enters a subtree, at the root
- * and at a subtree taken from the stack: on the way down to the near
- * child the query is mostly inside the child's box, and the test's loads
- * cost more than the little it prunes (and, below, not every subtree
- * taken from the stack either).  The stack keeps a bound as a float
- * rounded down, still a lower bound, in half the bytes.
- *
- * With CCT (kNN of queries other than the tree's points) a subtree's bound
- * is the distance to the closest point of its cell rather than to one of
- * its splitting planes: the walk keeps the squared gap to the cell in each
- * dimension (gap, rounded down to floats, on the stack beside the bound),
- * the far child's gaps differ from its parent's in the split dimension
- * only, and an entered node's box replaces them.  Each gap is a rounded
- * term of kdc_dist2 for the cell's closest point, so their sum in
- * dimension order is still a lower bound.  On an H200, 10M points rounded
- * to float, k = 10 (bench/results/h200-engine-cct), that took the kernels
- * of 10M uniform queries against clustered data from 263 to 170 ms in 3-D
- * and from 27.3 to 19.9 ms in 2-D; All-kNN, where each query is inside its
- * own cell, went from 12.6 to 13.7 ms (uniform 2-D), 29.5 to 34.2 ms
- * (uniform 3-D) and 28.7 to 32.4 ms (clustered 3-D) with it, so it runs
- * without.  The gaps' floats keep the bounds exact but cost them their
- * reach at extreme scales: below about 4e-23 between coordinates a gap
- * rounds down to 0, above about 1.8e19 to the largest float, and a walk
- * over such data prunes less (not measured).
- *
- * Many points at the query's exact place all tie at distance 0, and a
- * subtree whose bound equals the k-th distance must be entered in case one
- * of them wins on its reference.  Where the tree keeps (split coordinate,
- * ref) order (KdTree.ref_order), the walk goes left first where the query
- * lies on a split at v, and marks the right child it pushes with bound 0 by
- * storing -0.0.  Once the k-th distance is 0, a point of that subtree at
- * distance 0 has coordinate v too (another one differs from v by so much,
- * with |v| >= 2^-400, that its square is not 0), so it follows the parent
- * in ref order; when the parent does not precede the k-th neighbour, the
- * subtree is skipped.
- *
- * Every distance and bound here is float8 arithmetic, even over a float
- * copy.  A walk of float distances and bounds for All-kNN over a float
- * copy, computing the float8 distance only where a margin over the float
- * one could not rule the point out (exact: bench/results/h200-engine-order),
- * made the kernels slower on an H200, 10M points, k = 10: 12.1 -> 12.8 ms
- * (uniform 2-D), 27.5 -> 29.0 ms (uniform 3-D), 26.7 -> 28.2 ms (clustered
- * 3-D).  The float8 work of a visit is not what the walk waits on.
- *
- * A subtree taken from the stack is tested by its float bound against the
- * k-th distance rounded up to a float (worst_up): a bound above that is
- * above the k-th distance, and one that passes is tested again in float8
- * when the subtree is entered.  The stack is in local memory, and most of
- * what it holds is pruned by the time it is popped: in the 2-D All-kNN
- * kernel a warp ran about 470 turns of the pop loop against 114 visits,
- * waiting on each entry's load, and the float8 test added a conversion to
- * each turn (Nsight Compute, bench/results/h200-engine-list).
- *
- * A far child that is a leaf is offered at once rather than pushed: it has
- * no children, so its visit would be its offer, after a push, a pop and a
- * turn of the loop.  On an H200, 10M points rounded to float, k = 10
- * (bench/results/h200-engine-list), that took the kernels from 10.4 to 9.8
- * ms (uniform 2-D All-kNN), 23.5 to 22.7 ms (uniform 3-D), 22.4 to 21.8
- * ms (clustered 3-D), 136.7 to 129.6 ms (10M uniform queries against
- * clustered 3-D data) and 17.2 to 15.6 ms (the same in 2-D); offering a
- * near child that is a leaf at once as well was slower (10.1, 23.5, 22.5,
- * 136.2, 16.3 ms).
- *
- * The walk is one loop whose every turn either visits a node or takes the
- * next subtree from the stack, rather than a descent loop inside a loop of
- * pops: lanes of a warp whose paths differ in length then wait less for one
- * another.  On an H200, 10M points, k = 10 (bench/results/h200-engine-flat),
- * that took the kernels of 10M uniform queries against clustered data from
- * 337 to 263 ms in 3-D and from 35.4 to 27.3 ms in 2-D, and All-kNN of
- * uniform 3-D points from 31.0 to 29.5 ms; All-kNN of uniform 2-D points,
- * whose warps hardly diverge, went from 11.9 to 12.7 ms.
- *
- * Without closest-point bounds a turn pops one entry, and the next turn
- * pops again if that one is pruned, rather than popping in a loop until
- * one is not: a lane working through pruned entries then holds back a
- * lane that visits for one turn at a time.  On an H200, 10M points rounded
- * to float, k = 10 (bench/results/h200-engine-list/ab4-*), the All-kNN
- * kernels went from 9.9 to 9.2 ms (uniform 2-D), 22.8 to 21.3 ms (uniform
- * 3-D) and 21.9 to 20.7 ms (clustered 3-D); the kernels with closest-point
- * bounds went from 15.7 to 16.8 ms (10M uniform queries against clustered
- * 2-D data) that way, and keep the loop.
- *
- * A stack entry is its node and float bound in one 8-byte record, read and
- * written by one instruction, and the top entry stays in registers, so
- * that a pop tests it at once while the load of the one under it is on
- * its way.  On an H200, 10M points rounded to float, k = 10 (bench/
- * results/h200-engine-hilist, runs 3 to 5), the record took the kernels
- * from 20.1 to 19.7 ms (uniform 3-D All-kNN) and 19.3 to 18.9 ms
- * (clustered 3-D), the top in registers then to 19.1 and 18.4 ms, 10M
- * uniform queries against clustered 3-D data from 125 to 120 ms and
- * uniform 2-D All-kNN from 7.9 to 7.8 ms; the same queries against
- * clustered 2-D data went from 14.3 to 15.0 ms.  Keeping the least bound
- * under each entry, to end the walk once none can win, took the last from
- * 125 to 144 ms.
- *
- * Without closest-point bounds, a child whose box box_flags.cu found loose
- * is pushed marked (the node's bit loose) and entered without its box
- * test.  That took the All-kNN kernels from 7.8 to 6.9 ms (uniform 2-D)
- * and 19.1 to 15.4 ms (uniform 3-D), clustered 3-D from 18.4 to 18.7 ms
- * (run 6); marking the children of the walks with closest-point bounds too
- * took 10M uniform queries against clustered 3-D data from 122 to 124 ms,
- * so those test every box.
- */
-template <int DIM, bool FIXED, bool CCT, typename Index, int STACK, typename C,
-		  typename Best>
-static __device__ __forceinline__ void
-knn_walk(const KdGpuTree &t, const C *coords, const double *q, Index exclude,
-		 Best &best)
-{
-	static_assert(!CCT || FIXED, "closest-point bounds need the dimension fixed");
-	struct alignas(2 * sizeof(Index)) Entry
-	{
-		Index		node;
-		float		lb;
-	}			stack[STACK];
-	Entry		cached;			/* stack[sp - 1], kept in registers */
-	float		stack_gap[CCT ? STACK : 1][CCT ? DIM : 1];
-	float		gap[CCT ? DIM : 1];
-	const Index loose = (Index) 1 << (8 * sizeof(Index) - 2);	/* in a stacked node */
-	bool		entering = true;
-	Index		n = (Index) t.n;
-	Index		nbounds = (Index) t.nbounds;
-	Index		node = 0;
-	int			dim = FIXED ? DIM : t.dim;
-	double		lb = 0.0;
-	int			sp = 0;
-
-	if constexpr (CCT)
-	{
-#pragma unroll
-		for (int j = 0; j < DIM; j++)
-			gap[j] = 0.0f;
-	}
-	for (;;)
-	{
-		double		p[DIM];
-		double		worst = best.worst();
-		double		diff;
-		double		far_gap;
-		double		far_lb;
-		Index		near;
-		Index		far;
-		int			sbyte;
-		int			s;
-		bool		go = node < n && !(lb > worst);
-
-		if (go && entering && node < nbounds)
-		{
-			const double *box = t.bounds + (int64_t) node * 2 * dim;
-
-			if constexpr (CCT)
-			{
-				lb = knn_box_gaps<DIM>(q, box, gap);
-				go = !(lb > worst);
-			}
-			else
-			{
-				double		bd = kdc_box_dist2<DIM>(q, box, dim);
-
-				go = !(bd > worst);
-				lb = bd > lb ? bd : lb;
-			}
-		}
-		if (!go)
-		{
-			Entry		top;
-			bool		taken;
-
-			/*
-			 * Resume at the deepest pending subtree that can still win: with
-			 * closest-point bounds pop until one can, else pop one and let
-			 * the next turn pop again if it cannot.
-			 */
-			do
-			{
-				if (sp == 0)
-					return;
-				sp--;
-				top = cached;
-				if (sp > 0)
-					cached = stack[sp - 1];
-				taken = top.lb <= best.worst_up() &&
-					!(signbit(top.lb) && best.worst_is_zero() &&
-					  __ldg(t.refs + ((top.node & ~loose) >> 1) - 1) >= best.kth_ref());
-			} while (CCT && !taken);
-			if (taken)
-			{
-				node = top.node & ~loose;
-				lb = fabsf(top.lb);
-				if constexpr (CCT)
-				{
-#pragma unroll
-					for (int j = 0; j < DIM; j++)
-						gap[j] = stack_gap[sp][j];
-				}
-				entering = !(top.node & loose);
-			}
-			else
-				node = n;
-			continue;
-		}
-		sbyte = knn_offer_node<DIM, FIXED>(t, coords, q, node, exclude, dim, p, best);
-		s = sbyte & KDC_SPLIT_DIM;
-		diff = __dadd_rn(kdc_coord<DIM>(q, s), -kdc_coord<DIM>(p, s));
-		near = 2 * node + (diff > 0 ? 2 : 1);
-		far = (near & 1) ? near + 1 : near - 1;
-		if constexpr (CCT)
-		{
-			/* the far child's closest point differs from its parent's in s */
-			far_gap = __double2float_rd(__dmul_rn(diff, diff));
-			far_lb = 0.0;
-#pragma unroll
-			for (int j = 0; j < DIM; j++)
-				far_lb = __dadd_rn(far_lb, j == s && far_gap > gap[j] ? far_gap : gap[j]);
-		}
-		else
-		{
-			far_gap = __dmul_rn(diff, diff);
-			far_lb = far_gap > lb ? far_gap : lb;
-		}
-		if (far < n && far_lb <= best.worst())
-		{
-			/* a leaf has no children: its visit is its offer, done now */
-			if (2 * far + 1 >= n)
-			{
-				double		fp[DIM];
-
-				knn_offer_node<DIM, FIXED>(t, coords, q, (Index) far, exclude, dim,
-										   fp, best);
-			}
-			else
-			{
-				Entry		push = {far, __double2float_rd(far_lb)};
-
-				if (!CCT && (sbyte & ((far & 1) ? KDC_LOOSE_LEFT : KDC_LOOSE_RIGHT)))
-					push.node |= loose;
-
-				if constexpr (CCT)
-				{
-#pragma unroll
-					for (int j = 0; j < DIM; j++)
-						stack_gap[sp][j] = j == s && far_gap > gap[j] ? (float) far_gap : gap[j];
-				}
-				if (t.ref_order && diff == 0 && far_lb == 0 &&
-					fabs(kdc_coord<DIM>(p, s)) >= 0x1p-400)
-					push.lb = -0.0f;
-				if (sp > 0)
-					stack[sp - 1] = cached;
-				cached = push;
-				sp++;
-			}
-		}
-		node = near;
-		entering = false;
-	}
-}
 
 /*
  * Queries order[start .. start + count) of a chunk, the dimension known at
@@ -903,11 +253,8 @@ knn_launch(const KdGpuTree &t, const double *queries, const uint32_t *order,
 /*
  * order[i] = i for i < n: the runs' heads walked in their own order.  The
  * kernels read every query through an order; an order that may be missing
- * cost the 3-D kernel with closest-point bounds a spilled register, and on
- * an H200, 10M points, k = 10 (bench/results/h200-engine-order), kernels
- * of 155 against 153 ms (uniform queries, clustered 3-D data), 19.2
- * against 18.9 ms (the same in 2-D) and 27.7 against 27.5 ms (All-kNN,
- * uniform 3-D).
+ * cost the 3-D kernel with closest-point bounds a spilled register, and
+ * every kernel a little time.
  */
 static __global__ void
 knn_identity_kernel(uint32_t *order, int64_t n)
@@ -939,9 +286,9 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	if ((st = kdc_check_k(k, err)) != KD_OK)
 		return st;
 	if (g == NULL)
-		return kd_set_error(err, KD_ERR_ARG, -1, "no device tree");
+		return kde_set_error(err, KD_ERR_ARG, -1, "no device tree");
 	if (nq < 0)
-		return kd_set_error(err, KD_ERR_ARG, -1, "negative query count");
+		return kde_set_error(err, KD_ERR_ARG, -1, "negative query count");
 	/* the first launch: a probe above three dimensions, All-kNN's per chunk */
 	slice = g->dim > 3 ? KNN_PROBE_SLICE / knn_slice_scale(k) :
 		queries ? KNN_FIRST_SLICE / knn_slice_scale(k) : 0;
@@ -959,7 +306,7 @@ knn_run(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	if (chunk > ((int64_t) 1 << 30))
 		chunk = (int64_t) 1 << 30;
 	if (chunk < 1 && nq > 0)
-		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
+		return kde_set_error(err, KD_ERR_GPU_NOMEM, -1,
 						 "not enough device memory for one query (%zu MB available)",
 						 budget >> 20);
 
@@ -1085,7 +432,7 @@ kdc_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
 		KdNeighbor *out, int32_t *count, const KdExec *exec, KdError *err)
 {
 	if (queries == NULL && nq > 0)
-		return kd_set_error(err, KD_ERR_ARG, -1, "no query points");
+		return kde_set_error(err, KD_ERR_ARG, -1, "no query points");
 	return knn_run(gtree, queries, nq, k, false, out, count, exec, err);
 }
 

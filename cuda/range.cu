@@ -38,7 +38,7 @@ range_search(const KdGpuTree &t, const double *a, const double *b, Emit emit)
 	int64_t		node = 0;
 	int			dim = t.dim;
 	double		r = b[0];
-	double		r2x = BOX ? 0.0 : kd_radius_bound(r);
+	double		r2x = BOX ? 0.0 : kde_radius_bound(r);
 
 	for (;;)
 	{
@@ -379,7 +379,7 @@ range_chunk(RangeCall *rc, int64_t c0, int64_t m, int64_t max_hits,
 	offs = (int64_t *) malloc(sizeof(int64_t) * (m + 1));
 	if (offs == NULL)
 	{
-		st = kd_set_error(rc->err, KD_ERR_NOMEM, -1, "out of host memory");
+		st = kde_set_error(rc->err, KD_ERR_NOMEM, -1, "out of host memory");
 		goto done;
 	}
 	if (e == cudaSuccess)
@@ -395,7 +395,7 @@ range_chunk(RangeCall *rc, int64_t c0, int64_t m, int64_t max_hits,
 	hits = (KdNeighbor *) realloc(res->hits, sizeof(KdNeighbor) * (done0 + total) + 1);
 	if (hits == NULL)
 	{
-		st = kd_set_error(rc->err, KD_ERR_NOMEM, -1,
+		st = kde_set_error(rc->err, KD_ERR_NOMEM, -1,
 					   "out of host memory for %lld range hits",
 					   (long long) (done0 + total));
 		goto done;
@@ -411,7 +411,7 @@ range_chunk(RangeCall *rc, int64_t c0, int64_t m, int64_t max_hits,
 			qhi++;
 		if (qhi == qlo)
 		{
-			st = kd_set_error(rc->err, KD_ERR_GPU_NOMEM, c0 + qlo,
+			st = kde_set_error(rc->err, KD_ERR_GPU_NOMEM, c0 + qlo,
 						   "query %lld has %lld hits, more than fit in device memory",
 						   (long long) (c0 + qlo),
 						   (long long) (offs[qlo + 1] - offs[qlo]));
@@ -445,23 +445,23 @@ range_run(RangeCall *rc, int64_t nq, KdRangeResult *res)
 	res->offsets = NULL;
 	res->hits = NULL;
 	if (g == NULL)
-		return kd_set_error(rc->err, KD_ERR_ARG, -1, "no device tree");
+		return kde_set_error(rc->err, KD_ERR_ARG, -1, "no device tree");
 	if (nq < 0)
-		return kd_set_error(rc->err, KD_ERR_ARG, -1, "negative query count");
+		return kde_set_error(rc->err, KD_ERR_ARG, -1, "negative query count");
 	if (!rc->box)
 	{
 		if (rc->nradii != 1 && rc->nradii != nq)
-			return kd_set_error(rc->err, KD_ERR_ARG, -1,
+			return kde_set_error(rc->err, KD_ERR_ARG, -1,
 							 "%lld radii given for %lld queries",
 							 (long long) rc->nradii, (long long) nq);
 		for (int64_t i = 0; i < rc->nradii; i++)
 			if (!(rc->qb[i] >= 0))
-				return kd_set_error(rc->err, KD_ERR_ARG, i,
+				return kde_set_error(rc->err, KD_ERR_ARG, i,
 								 "radius %g is negative or NaN", rc->qb[i]);
 	}
 	res->offsets = (int64_t *) calloc((size_t) nq + 1, sizeof(int64_t));
 	if (res->offsets == NULL)
-		return kd_set_error(rc->err, KD_ERR_NOMEM, -1, "out of host memory");
+		return kde_set_error(rc->err, KD_ERR_NOMEM, -1, "out of host memory");
 	if ((st = kdc_begin(g->device, rc->err)) != KD_OK ||
 		(st = kdc_budget(rc->exec, kdc_tree_size(g),
 						 &budget, rc->err)) != KD_OK)
@@ -477,7 +477,7 @@ range_run(RangeCall *rc, int64_t nq, KdRangeResult *res)
 	max_hits = (int64_t) (budget / 2 / 64);
 	if ((chunk < 1 || max_hits < 1) && nq > 0)
 	{
-		st = kd_set_error(rc->err, KD_ERR_GPU_NOMEM, -1,
+		st = kde_set_error(rc->err, KD_ERR_GPU_NOMEM, -1,
 					   "not enough device memory for range queries (%zu MB available)",
 					   budget >> 20);
 		goto fail;

@@ -5,9 +5,8 @@
  *
  * Design.  The caller's arrays are ordinary pageable memory, often freshly
  * allocated.  Registering it with cudaHostRegister for each call costs more
- * than the copy itself (on an H200 host, 1.6 GB: 104 ms into freshly
- * registered memory against 29 ms into memory pinned once), and a plain
- * cudaMemcpy goes through the driver's single staging buffer on one thread.
+ * than the copy itself, and a plain cudaMemcpy goes through the driver's
+ * single staging buffer on one thread.
  * Instead up to KDC_COPY_THREADS host threads (exec->threads) each own a
  * small pinned staging buffer and a non-blocking stream, both made once per
  * device of the process (and freed at exit), and take every nthreads-th piece of the copy: a thread moves a
@@ -234,9 +233,8 @@ struct KdcPrefault
  * the device's work instead of slowing the copy; kdc_prefault_end waits
  * for them.  A fresh page costs a
  * fault and a cleared page when first written, and the faults of one
- * process scale poorly over threads: on an H200 host, the build's copy of
- * a 10M-point 3-D tree (330 MB) into fresh memory took about 25 ms, 13
- * GB/s, where the copy up of its points ran at 33 GB/s.  Each page gets one
+ * process scale poorly over threads, so a copy into fresh memory runs at a
+ * fraction of the link's speed.  Each page gets one
  * zero byte, which the copy overwrites.  With one CPU thread (as in the GPU
  * service), or no threads or memory to be had, the copy takes the faults
  * itself, and the result is NULL.

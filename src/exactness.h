@@ -12,7 +12,7 @@
  * distance that matters.  What is kept by a margin is then decided by the
  * operator's own computation, so a margin only costs candidates.
  *
- * The engine's own prefilter of range queries (kd_radius_bound in
+ * The engine's own prefilter of range queries (kde_radius_bound in
  * src/engine/kd_shape.h, relative 1e-12) sits inside the engine, which
  * includes no SQL-layer header.
  */

@@ -71,7 +71,8 @@
 #include "storage/bufmgr.h"
 #include "utils/relcache.h"
 
-#include "kdgpu.h"
+#include "core/core.h"
+#include "point/point.h"
 
 #define KDAM_MAGIC			0x4B444731	/* "KDG1" */
 #define KDAM_FORMAT_VERSION	10
@@ -239,11 +240,9 @@ typedef struct KdamRelCache
  * How far (pd_lower) records appended one at a time fill a chain page
  * (kdam_chain_append): Generic WAL finds what a record changed by comparing
  * every byte of the page below pd_lower, one byte at a time, so an append
- * costs in proportion to what the page already holds.  On the 2-core
- * machine, one INSERT of 100k rows into an index of 1M 2-D points took
- * 618-684 ms with full pages, 510-523 ms at 4096 bytes, 446-472 ms at 2048
- * and 450-500 ms at 1024; with 1000 rows pending, a LIMIT 10 took 0.052-0.053
- * ms at 2048 against 0.051-0.053 ms with full pages.
+ * costs in proportion to what the page already holds.  A quarter page
+ * keeps bulk inserts cheap while a search still reads pending rows from
+ * about as few pages as with full ones.
  */
 #define KDAM_APPEND_FILL	2048
 
@@ -320,6 +319,56 @@ typedef struct KdamBlockLayout
 	Size		end;			/* bytes of the block */
 	int			slots;
 } KdamBlockLayout;
+
+/*
+ * A tree's blocks on pages (kdam_tree.c, kdam_tree_shape.c).
+ */
+/* Bytes of a page's contents after the block header. */
+#define KDAM_BLOCK_BYTES	(KDAM_PAGE_BYTES - MAXALIGN(sizeof(KdamBlockHeader)))
+
+/* The start of a block's arrays on its page. */
+#define KdamBlockData(page) (PageGetContents(page) + MAXALIGN(sizeof(KdamBlockHeader)))
+
+/* bytes of a reference on a page: a heap TID, or the dead mark */
+#define KDAM_REF_BYTES		6
+#define KDAM_REF_MASK		((UINT64CONST(1) << (8 * KDAM_REF_BYTES)) - 1)
+
+/* boxes are kept on pages for subtrees of at least this many points */
+#define KDAM_BOX_MIN_SUBTREE 256
+
+/* the fewest levels a range of levels without boxes is cut to, for fill */
+#define KDAM_MIN_RANGE_LEVELS 5
+
+/*
+ * A node record holds its coordinates, then its reference, then its split
+ * dimension, unaligned (read with memcpy).  The offset of its reference:
+ */
+static inline Size
+kdam_record_ref(int dim)
+{
+	return sizeof(double) * dim;
+}
+
+/* The offset of a node record's split dimension. */
+static inline Size
+kdam_record_split(int dim)
+{
+	return kdam_record_ref(dim) + KDAM_REF_BYTES;
+}
+
+/* Bytes of a node record. */
+static inline Size
+kdam_record_bytes(int dim)
+{
+	return kdam_record_split(dim) + 1;
+}
+
+/* The level of node i: floor(log2(i + 1)). */
+static inline int
+kdam_node_level(int64 i)
+{
+	return 63 - __builtin_clzll((uint64) i + 1);
+}
 
 /* block pages a tree reader keeps pinned */
 #define KDAM_READER_PINS	16

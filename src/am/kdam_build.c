@@ -23,18 +23,12 @@
  * runs that fit in the other half, each ended where the curve leaves the
  * largest cell of its binary partition that it can (tree_cut), and each
  * run is built and written as a tree of the forest.  Each tree so covers
- * a compact part of space, and a search enters few of them.  When every
- * tree came from such runs: at 1M uniform points and 6.4 MB (the trees of
- * 10M points at 64 MB), a radius query of about 10 rows read 10.1 index
- * pages (metapage and forest page included) where runs cut at a fixed
- * count on a curve over the raw bits (whose first cells are strips along
- * the axes, gathered into a tree whose box spans the table) read 13.8,
- * and one tree 7.5.  Cutting anywhere in a run rather than in its second
- * half (so that every tree is a cell, not a cell and part of the next: an
- * L whose box overlaps its neighbours'), at 10M points and 64 MB on the
- * 2-core machine: 43 trees and 29609 pages against 37 and 29791, 12.2
- * buffer reads per radius query of about 10 rows against 12.9 (0.0215 ms
- * against 0.024), 15.7 per LIMIT 10 against 16.4.
+ * a compact part of space, and a search enters few of them, where runs cut
+ * at a fixed count on a curve over the raw bits (whose first cells are
+ * strips along the axes) gather trees whose boxes span the table.  A run is
+ * cut anywhere, not only in its second half, so that every tree is a cell,
+ * not a cell and part of the next (an L whose box overlaps its
+ * neighbours'): a search then reads fewer pages.
  *
  * The trees' pages and the chains after them are built in memory and
  * written straight to the relation's storage, each logged as a new page,
@@ -80,7 +74,7 @@ Size
 kdam_build_memory(int64 n, int dim, int words)
 {
 	return (Size) n * (sizeof(double) * dim + sizeof(uint64) * (1 + words)) +
-		(Size) kd_tree_bytes(n, dim, kd_tree_nbounds(n)) +
+		(Size) kde_tree_bytes(n, dim, kde_tree_nbounds(n)) +
 		(Size) n * sizeof(uint64) * Max(words, 1);
 }
 
@@ -433,9 +427,9 @@ kdam_write_new_tree(Relation index, double *coords, const uint64 *refs,
 	for (int64 i = 0; i < n; i++)
 		ords[i] = i;
 	kdg_exec_prepare(&exec);
-	st = kd_build_in_place(coords, ords, n, dim, tree, &exec, &err);
+	st = kde_build_in_place(coords, ords, n, dim, tree, &exec, &err);
 	kdg_check_status(st, &err, &exec, "index build");
-	kd_gpu_release(tree);
+	kde_gpu_release(tree);
 	pfree(ords);
 	if (words > 0)
 		node_payload = palloc_extended(sizeof(uint64) * words * n,
@@ -456,7 +450,7 @@ kdam_write_new_tree(Relation index, double *coords, const uint64 *refs,
 	if (for_build)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_WRITE);
 	kdam_write_tree(index, tree, node_payload, words, !for_build, entry);
-	kd_tree_free(tree);
+	kde_tree_free(tree);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
 }

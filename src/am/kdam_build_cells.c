@@ -22,13 +22,8 @@
  *
  * Each point is so written once and read once, where an external sort
  * wrote and read it twice (its runs, then a parallel participant's merge
- * of them) and compared keys all along.  On an H200 host (16 cores), 10M
- * uniform 2-D points at the default 64 MB with two parallel workers, the
- * sort took 2.3-3.1 s of table scan and 1.2-1.5 s of merging in a build
- * of 4.7-5.9 s; with the cells the build took 2.6-3.3 s (table scan
- * 0.9-1.2 s, reading the cells 0.36-0.40 s).  At 10M points and 64 MB on
- * the 2-core machine the leader's anonymous memory peaked at 39.6 MB,
- * serial or with two workers.
+ * of them) and compared keys all along; the leader's memory stays within
+ * maintenance_work_mem, serial or with workers.
  */
 #include "postgres.h"
 

@@ -372,7 +372,7 @@ kdam_cache_keep_on_gpu(KdamTree *tree, bool keep, KdExec *exec, KdError *err)
 	if (ranked->tree.gpu)
 		return KD_OK;
 	if (exec->gpu_memory_limit > 0 && need > (Size) exec->gpu_memory_limit)
-		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
+		return kde_set_error(err, KD_ERR_GPU_NOMEM, -1,
 							"the tree needs %zu MB of device memory, more than kdgpu.gpu_memory_limit",
 							need / (1024 * 1024) + 1);
 	while (exec->gpu_memory_limit > 0 &&
@@ -388,9 +388,9 @@ kdam_cache_keep_on_gpu(KdamTree *tree, bool keep, KdExec *exec, KdError *err)
 				(lru == NULL || o->gpu_use < lru->gpu_use))
 				lru = o;
 		}
-		kd_gpu_release(&lru->tree->ranked->tree);
+		kde_gpu_release(&lru->tree->ranked->tree);
 	}
-	return kd_gpu_upload(&ranked->tree, exec, err);
+	return kde_gpu_upload(&ranked->tree, exec, err);
 }
 
 /*
@@ -447,7 +447,7 @@ kdam_cache_gpu_forget(Oid indexrelid)
 		found |= e->keep_on_gpu;
 		e->keep_on_gpu = false;
 		if (e->tree->ranked)
-			kd_gpu_release(&e->tree->ranked->tree);
+			kde_gpu_release(&e->tree->ranked->tree);
 	}
 	return found;
 }

@@ -186,13 +186,13 @@ check_tree(CheckState *cs, const KdamMetaPageData *meta,
 	int			dim = meta->dim;
 	int64		tdead = 0;
 
-	if (entry->n <= 0 || entry->nbounds != kd_tree_nbounds(entry->n))
+	if (entry->n <= 0 || entry->nbounds != kde_tree_nbounds(entry->n))
 		check_fail(cs->index, "index \"%s\" has an inconsistent forest", NULL);
 	if (!kdam_tree_layout_sound(entry->n, dim, meta->payload_words))
 		check_fail(cs->index, "index \"%s\" has a tree whose pages scans read amiss",
 				   NULL);
 	kdam_load_tree(cs->index, meta, entry, &t);
-	if (kd_tree_check(&t.tree, &err) != KD_OK)
+	if (kde_tree_check(&t.tree, &err) != KD_OK)
 		check_fail(cs->index, "index \"%s\" has a malformed tree", err.message);
 	for (int64 i = 0; i < t.tree.n; i++)
 	{

@@ -20,6 +20,10 @@
  * (kdam_forest_read_cached): one page fewer per scan with up to
  * KDAM_FOREST_ENTRIES trees, several fewer for the hundreds of trees of a
  * forest built at the default maintenance_work_mem from 100M rows.
+ *
+ * The index's relation cache (kdam_relcache) lives here too, with the
+ * point type of the index's column (kdam_index_type), which every other
+ * file of the index reads.
  */
 #include "postgres.h"
 
@@ -27,6 +31,7 @@
 
 #include "access/generic_xlog.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -93,6 +98,28 @@ kdam_relcache(Relation index)
 		index->rd_amcache = c;
 	}
 	return c;
+}
+
+/*
+ * The point type of the index's column, kept in the relation cache after
+ * its first use (a geometry index's opclass is looked up in the catalogs).
+ */
+KdPointType
+kdam_index_type(Relation index)
+{
+	KdamRelCache *c = kdam_relcache(index);
+	KdPointType type;
+
+	if (c->type != KD_TYPE_NONE)
+		return c->type;
+	type = kdg_point_type(index->rd_opcintype[0]);
+	if (type == KD_TYPE_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("kdgpu indexes point and float8[] columns, not %s",
+						format_type_be(index->rd_opcintype[0]))));
+	c->type = kdam_postgis_index_type(index, type);
+	return c->type;
 }
 
 /* Drop the relation cache: a build (an in-place TRUNCATE too) starts anew. */

@@ -35,28 +35,6 @@
 
 PG_FUNCTION_INFO_V1(kdam_handler);
 
-/*
- * The point type of the index's column, kept in the relation cache after
- * its first use (a geometry index's opclass is looked up in the catalogs).
- */
-KdPointType
-kdam_index_type(Relation index)
-{
-	KdamRelCache *c = kdam_relcache(index);
-	KdPointType type;
-
-	if (c->type != KD_TYPE_NONE)
-		return c->type;
-	type = kdg_point_type(index->rd_opcintype[0]);
-	if (type == KD_TYPE_NONE)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("kdgpu indexes point and float8[] columns, not %s",
-						format_type_be(index->rd_opcintype[0]))));
-	c->type = kdam_postgis_index_type(index, type);
-	return c->type;
-}
-
 /* amoptions: kdgpu indexes take no storage parameters */
 static bytea *
 kdam_options(Datum reloptions, bool validate)

@@ -20,12 +20,9 @@
  * (kdam_lanes_seal), and the sealed records become a tree (kdam_merge.c).
  * So fewer than KDAM_FLUSH_ROWS + KDAM_LANES * KDAM_LANE_ROWS rows wait in
  * the lanes, and about KDAM_FLUSH_ROWS at a flush however many processes
- * insert: one inserter alone makes trees of 1024 rows, not of 128 that
- * merges then copy again and again.  On the 2-core machine, one INSERT of
- * 100k rows into an index of 1M points took 0.65-0.67 s and left 4 trees and
- * 6224 pages until VACUUM (flushing a lane of 128 rows: 0.75 s, 5 trees and
- * 12760 pages), LIMIT 10s after it about as fast (both with chain pages
- * filled whole, before KDAM_APPEND_FILL).
+ * insert: one inserter alone makes trees of KDAM_FLUSH_ROWS rows, not of
+ * KDAM_LANE_ROWS that merges then copy again and again (which also left
+ * about twice the pages until VACUUM).
  *
  * A lane with a chain has its bit set in the metapage's lanes_used: the
  * insert that starts a chain sets it first, under an exclusive lock on the
@@ -329,11 +326,9 @@ seal_lane(Relation index, Buffer metabuf, int i)
  * a scan (which reads the lanes and the sealed chain under a share lock on
  * it) finds each record in one place too; but only for that lane, and
  * never while waiting for an insert into the lane to let go of its header,
- * so that scans wait for one short record at a time.  Under one lock for
- * every lane, a flush's seal held the metapage 105 us at the median (340
- * us at p99) on the H100 host under 8 inserting and 8 reading clients; a
- * lane's move holds it 14 us (40 us) on the H200 host.  The caller holds
- * the flush lock.
+ * so that scans wait for one short record at a time: one lock for every
+ * lane held the metapage several times as long, and concurrent readers
+ * waited for it.  The caller holds the flush lock.
  */
 void
 kdam_lanes_seal(Relation index)

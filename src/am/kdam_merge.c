@@ -52,21 +52,13 @@
  * Trees of sizes within a factor of KDAM_MERGE_FANOUT are of one size class
  * and merge.  Every query enters each tree made since the build, whose
  * points lie anywhere, so fewer classes make cheaper queries at the price
- * of more merging: at 8, 200k rows inserted into a forest of 1M points
- * left 3 such trees, a LIMIT 10 reading 31 pages (17 before the inserts),
- * and took 1.39-1.52 s; at 2, 5 trees, 40 pages and 1.22-1.24 s.  Once
- * appends cost less (KDAM_APPEND_FILL), merges were the larger part of an
- * insert's cost: the same 200k rows into 1M points (one tree) took 1.03-1.09
- * s at 8 (3 trees, 10,889 pages, LIMIT 10 0.052 ms), 0.94-0.96 s at 4 (3
- * trees, 9,794 pages, 0.051-0.052 ms) and 0.85 s at 2 (5 trees, 8,809
- * pages, 0.058 ms); 100k rows left 4 trees at 4 and at 8, and a LIMIT 10
- * of 0.059-0.060 ms after either.  Merging inserted rows per region of
- * the build's trees instead (each inserted tree over one build tree's part
- * of space, so that a query enters only those near it) read no fewer: a
- * query still enters a tree per size class, of its region and often of a
- * neighbour's.  Measured on the 2-core machine, a LIMIT 10 read 32.8
- * buffers against 29.3 after 200k rows inserted into a forest of 2M points
- * (8 trees), and 35.7 against 36.8 after 1M into 10M (42 trees).
+ * of more merging.  Once appends cost little (KDAM_APPEND_FILL), merges are
+ * the larger part of an insert's cost; a fanout of 4 leaves as few trees
+ * as 8 does for a bulk insert and merges less.  Merging inserted rows per
+ * region of the build's trees instead (each inserted tree over one build
+ * tree's part of space, so that a query enters only those near it) reads
+ * no fewer pages: a query still enters a tree per size class, of its
+ * region and often of a neighbour's.
  */
 #define KDAM_MERGE_FANOUT	4
 
@@ -170,9 +162,7 @@ forest_unchanged(const KdamMetaPageData *a, const KdamMetaPageData *b)
  * freed after.  Only the retired trees' entries are written under the
  * lock, as they carry the transaction id that was next at the switch
  * (a snapshot taken before it may still read them).  Holding the lock for
- * all of it, a flush's switch held it 150 us at the median on the H100
- * host under 8 inserting and 8 reading clients (a merge's 100 us), and
- * readers waited for it; this way 13 us (20 us) on the H200 host.
+ * all of it made concurrent readers wait on every flush and merge.
  */
 static void
 switch_forest(Relation index, const uint64 *retire, int nretire,

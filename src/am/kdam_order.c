@@ -133,7 +133,7 @@ point_bound(double lb2)
 static double
 array_value(const double *p, const double *q, int dim)
 {
-	return sqrt(kd_dist2(p, q, dim));
+	return sqrt(kde_dist2(p, q, dim));
 }
 
 /* float8[]'s <-> of points at squared distance lb2 */
@@ -147,14 +147,14 @@ array_bound(double lb2)
 static double
 geometry_value(const double *p, const double *q, int dim)
 {
-	return kdam_geometry_lower_bound(kd_dist2(p, q, dim));
+	return kdam_geometry_lower_bound(kde_dist2(p, q, dim));
 }
 
 /* A lower bound of geography's <-> (unit vectors) */
 static double
 geography_value(const double *p, const double *q, int dim)
 {
-	return kdam_geography_lower_bound(kd_dist2(p, q, dim));
+	return kdam_geography_lower_bound(kde_dist2(p, q, dim));
 }
 
 static const KdamMetric point_metric = {point_value, point_bound, false};
@@ -243,7 +243,7 @@ kdam_order_box2(const KdamOrderKey *key, const double *box, int dim)
 	if (key->null)
 		return 0.0;
 	if (!key->box)
-		return kd_box_dist2(key->q, box, dim);
+		return kde_box_dist2(key->q, box, dim);
 	for (int j = 0; j < key->bdim; j++)
 	{
 		double		g = Max(Max(key->lo[j] - hi[j], box[j] - key->hi[j]), 0.0);
@@ -264,7 +264,7 @@ kdam_order_point2(const KdamOrderKey *key, const double *p, int dim)
 		return 0.0;
 	if (key->box)
 		return kdam_order_box2(key, p, 0);
-	return kd_dist2(key->q, p, dim);
+	return kde_dist2(key->q, p, dim);
 }
 
 /*

@@ -50,7 +50,7 @@ kdam_quals_match(const KdamScanOpaque so, const double *p, int dim)
 						return false;
 				break;
 			case KDAM_QUAL_BALL:
-				if (kd_dist2(p, q->center, dim) > q->r2max)
+				if (kde_dist2(p, q->center, dim) > q->r2max)
 					return false;
 				if (q->metric &&
 					!(kdg_metric(so->type, p, q->center, dim) <= q->radius))
@@ -81,7 +81,7 @@ kdam_quals_meet_box(const KdamScanOpaque so, const double *box, int dim)
 		}
 		else if (q->kind == KDAM_QUAL_BALL)
 		{
-			if (kd_box_dist2(q->center, box, dim) > q->r2max)
+			if (kde_box_dist2(q->center, box, dim) > q->r2max)
 				return false;
 		}
 		else if (q->kind == KDAM_QUAL_NULL)
@@ -274,7 +274,7 @@ kdam_qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
 		q->own = true;
 		q->metric = true;
 		q->dim = kdg_ball_from_datum(key->sk_argument, 0, q->center, &q->radius);
-		q->r2max = kd_radius_bound(q->radius);
+		q->r2max = kde_radius_bound(q->radius);
 		return q->dim > 0;
 	}
 	if (s == KDAM_STRATEGY_IN_RECT)
@@ -294,7 +294,7 @@ kdam_qual_from_key(KdamScanOpaque so, ScanKey key, KdamQual *q)
 		q->center[0] = c->center.x;
 		q->center[1] = c->center.y;
 		q->radius = c->radius;
-		q->r2max = kd_radius_bound(c->radius);
+		q->r2max = kde_radius_bound(c->radius);
 		return !isnan(c->radius) && !isnan(c->center.x) && !isnan(c->center.y);
 	}
 	if (kdg_type_is_postgis(so->type))

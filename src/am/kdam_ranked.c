@@ -72,7 +72,7 @@ radix_sort(TidNode *a, TidNode *tmp, int64 n)
 static void
 release_view_gpu(void *arg)
 {
-	kd_gpu_release(&((KdamRankedTree *) arg)->tree);
+	kde_gpu_release(&((KdamRankedTree *) arg)->tree);
 }
 
 /*
@@ -147,7 +147,7 @@ kdam_ranked_get(KdamTree *t)
 KdStatus
 kdam_ranked_share(KdamRankedTree *ranked, KdExec *exec, KdError *err)
 {
-	KdStatus	st = kd_gpu_upload(&ranked->tree, exec, err);
+	KdStatus	st = kde_gpu_upload(&ranked->tree, exec, err);
 
 	if (st == KD_OK)
 		kdg_service_give_rows(ranked->tree.gpu, ranked->tids, ranked->tree.refs,
@@ -161,5 +161,5 @@ kdam_ranked_gpu_bytes(const KdamRankedTree *ranked)
 {
 	const KdTree *t = &ranked->tree;
 
-	return (Size) kd_tree_bytes(t->n, t->dim, t->nbounds);
+	return (Size) kde_tree_bytes(t->n, t->dim, t->nbounds);
 }

@@ -6,8 +6,7 @@
  * lower bounds of their points' ORDER BY values and points keyed by their
  * values; it starts with the roots of the trees whose boxes meet the
  * quals, bounded by their boxes, and every outside row the quals may
- * accept.  The
- * smallest entry is expanded (a subtree pushes its own point and its
+ * accept.  The smallest entry is expanded (a subtree pushes its own point and its
  * children, and goes on down into the child that would be popped next
  * without pushing it, expand_subtree) or returned (a point), so rows come
  * out in order for as long as the executor asks; filters above the scan
@@ -17,29 +16,14 @@
  * their squared distances alone (no ORDER BY value computed) and ordered
  * at once in linear time; the main heap holds one item for them, bounded
  * by the nearest one's distance, and a pending row's value is computed
- * only when that item is popped (side_start, side_expand).  A LIMIT 10
- * thus takes a handful of the about KDAM_FLUSH_ROWS pending rows, and
- * the main heap stays as small as the trees make it.  On the 2-core
- * machine, a LIMIT 10 on a 1M-point index took 0.116-0.117 ms with
- * no pending rows and 0.144-0.149 ms with 360, each pushed into the main
- * heap with its value; kept apart, 0.130-0.132 ms against 0.128-0.136 ms
- * with none (pgbench, one client).
- *
- * The roots of the trees wait in a heap of their own too, keyed by their
- * boxes' bounds for the first key, with one item in the main heap
- * (roots_start, roots_expand): a search pushes the roots of the trees it
- * enters, not of every tree of the forest.  On the 2-core machine, 2M
- * points, the fastest of 8 runs of 4000 LIMIT 10 (one session, plpgsql),
- * a forest of 338 trees (maintenance_work_mem 1 MB) took 53.4-55.5 us a
- * query with every root pushed and 46.7-48.2 us with the roots apart; 92
- * trees (4 MB) 43.7-45.6 against 37.5-42.0 us; 4 trees (64 MB) were alike
- * within the noise (31.4-37.3 against 33.6-39.9 us).
- *
- * A scan allocates little (a reader only for each tree it enters, a small
- * first heap): at 10M points, a forest of 37 trees had every scan allocate
- * about 140 kB, which glibc took from the system and gave back each query,
- * and pgbench ran 6.7k LIMIT 10 a second on the 2-core machine, 10.8k
- * without (SP-GiST 10.0k).
+ * only when that item is popped (side_start, side_expand): a LIMIT 10
+ * takes a handful of the pending rows, and the main heap stays as small as
+ * the trees make it.  The roots of the trees wait in a heap of their own
+ * too, keyed by their boxes' bounds (roots_start, roots_expand), so that a
+ * search pushes only the roots of the trees it enters.  A scan allocates
+ * little (a reader only for each tree it enters), since memory that glibc
+ * takes from the system and gives back each query costs a short search
+ * more than the search itself.
  *
  * With several ORDER BY keys entries compare lexicographically, key by
  * key, as a sort does (a subtree's vector of lower bounds is a

@@ -4,79 +4,32 @@
  *	  place through shared buffers.
  *
  * The engine's tree is left-balanced and pointer-free (node i has children
- * 2i+1 and 2i+2).  On disk its levels are cut into ranges, and each node at
- * the first level of a range roots a block: its subtree down to the range's
- * last level.  A search from the root to a leaf then touches one page per
- * range.  Ranges are cut from the bottom; a range of levels whose nodes
- * carry a box is as deep as fits on a page, and a range without boxes takes
- * the depth that fills pages best, a page holding the blocks of several
- * consecutive roots (neighbours in space): with 2-D points, 5 levels and 11
- * blocks to a page at the bottom, 8 and 7 levels above.  A 10M-point tree
- * then spans 5 ranges (the last level, less than half full, is one of them)
- * and a 1M-point tree 3.
+ * 2i+1 and 2i+2).  On disk its levels are cut into ranges from the bottom,
+ * and each node at the first level of a range roots a block: its subtree
+ * down to the range's last level, so a root-to-leaf search touches one page
+ * per range.  A range whose nodes carry a box is as deep as fits on a page;
+ * one without takes the depth that fills pages best, a page holding the
+ * blocks of several consecutive roots (neighbours in space).  A last level
+ * less than half full gets a range of its own; one fuller keeps the bottom
+ * range, and the roots whose subtrees end above it get a tail range one
+ * level shorter, so that every size of tree fills its pages.
  *
- * A block's page holds, for its slots in the local level order (which is
- * the engine's node order): a record per slot of the node's coordinates,
- * reference (6 bytes: a heap TID, or the dead mark) and split dimension,
- * then the payload words and the boxes of its first slots, each an array
- * over the slots, after a KdamBlockHeader naming the tree and the block.
- * A search reads a node's record whole, on one or two cache lines, and
- * prefetches its children's records while it works on the node
- * (kdam_reader_prefetch_children).  With the coordinates, references and
- * split dimensions in arrays of their own (format 9), a node took up to
- * three lines, and the misses on them were most of its reading time: on
- * the 2-core machine, in a loop of index-only LIMIT 10 on 10M points (a
- * forest of 20 trees), reading nodes took 16.6% of the backend's time,
- * and 8.0-8.7% with records and prefetches (plus 1.2-1.3% to prefetch),
- * at the same page count (29580); on an H200 host the loop's statement
- * took 21.5-21.9 us against 23.0-23.2 us, the two formats taking turns
- * over the same table.  Only nodes whose
- * subtrees hold at least KDAM_BOX_MIN_SUBTREE points keep their box: the
- * engine keeps boxes down to subtrees of 8 points, which on pages took a
- * fifth of the index and pruned little in a search that also has the
- * split planes; kdam_read_tree computes them again for the engine.  Empty
- * slots are zero.  Measured on the 2-core machine, 2M uniform 2-D points
- * at the default maintenance_work_mem (a forest of 6 trees): 5925 pages,
- * against 7565 with 8-byte references and every engine box.
+ * A block's page holds, after a KdamBlockHeader, one record per slot in the
+ * engine's node order (coordinates, a 6-byte reference: heap TID or dead
+ * mark, split dimension), so that a node is read on one or two cache lines
+ * and its children's records are prefetched while it is worked on; then the
+ * payload words and the boxes of its first slots.  Only subtrees of at
+ * least KDAM_BOX_MIN_SUBTREE points keep a box on disk (smaller ones cost
+ * pages and prune little beside the split planes); kdam_read_tree computes
+ * them again for the engine.  Empty slots are zero.  Blocks are numbered
+ * range by range; a directory maps them to pages, except for a tree written
+ * to consecutive pages, whose readers add to its first page instead.
  *
- * The tree is left-balanced, so its last level fills from the left.  A
- * last level less than half full gets a range of its own whose pages each
- * hold the nodes of many consecutive roots, rather than leaving most of the
- * bottom pages empty.  A last level between half and entirely full stays in
- * the bottom range's blocks, but the roots whose subtrees end above it get
- * a tail range of blocks one level shorter (and more of them to a page),
- * rather than blocks half empty: every size of tree fills its pages.  On
- * the 2-core machine, 1M uniform 2-D points in one tree took 2977 pages
- * against 3121 without the tail, with the same pages read per LIMIT 10
- * (4.7) and per radius query of about 10 rows (5.7); 2M points at the
- * default maintenance_work_mem, a forest of 4 trees, 5948 pages and 4.7 /
- * 5.7 reads, against 6 trees, 6068 pages and 5.0 / 6.0 reads when the build
- * preferred the sizes that filled their pages.  Blocks are
- * numbered range by range, each range's blocks in the order of their
- * roots.  A directory maps block numbers to pages: directory pages of
- * KDAM_DIR_ENTRIES block numbers, whose own block numbers are listed on the
- * first page of the directory chain (the tree's entry in the forest names
- * that page).  A tree written to consecutive pages (every tree a build
- * writes, as the relation grows) records its first page in its entry, and
- * readers find a block's page by adding, without the directory: two pages
- * fewer read per tree a search enters.  Tree pages are chained in block
- * order and directory pages in directory order, so VACUUM and the page
- * census walk them as chains.
- *
- * VACUUM marks dead references in place, a page at a time under an
- * exclusive lock, while scans run, so a reader takes a share lock for each
- * read (measured on the 2-core machine, 1M points: no cost to a LIMIT 10
- * within the noise of 1-client pgbench), and a range scan's walk once per
- * page it walks (kdam_reader_hold).  It frees a retired tree's pages
- * only after a cleanup lock on the metapage saw no scan in flight, so on
- * the primary no scan meets a freed page; a hot standby replays frees
- * without waiting for scans, so a reader checks each page it pins against
- * the tree it started on, asking to be retried when the tree was freed.
- * The check reads the page's kind from its special space only on a
- * standby: on the primary the block header (on the page's first cache
- * line, with its first records) suffices as a guard, and the kind cost a
- * cache miss per page (pinning pages took 7.4% of the loop above with it,
- * 5.4% without).
+ * VACUUM marks dead references in place under an exclusive page lock while
+ * scans run, so readers take a share lock per read.  A retired tree's pages
+ * are freed only once no scan is in flight on the primary; a standby replays
+ * frees at once, so there a reader checks each page's kind against its tree
+ * and asks to be retried when the tree was freed.
  */
 #include "postgres.h"
 
@@ -87,22 +40,6 @@
 #include "utils/rel.h"
 
 #include "kdam.h"
-
-/* Bytes of a page's contents after the block header. */
-#define KDAM_BLOCK_BYTES	(KDAM_PAGE_BYTES - MAXALIGN(sizeof(KdamBlockHeader)))
-
-/* The start of a block's arrays on its page. */
-#define KdamBlockData(page) (PageGetContents(page) + MAXALIGN(sizeof(KdamBlockHeader)))
-
-/* bytes of a reference on a page: a heap TID, or the dead mark */
-#define KDAM_REF_BYTES		6
-#define KDAM_REF_MASK		((UINT64CONST(1) << (8 * KDAM_REF_BYTES)) - 1)
-
-/* boxes are kept on pages for subtrees of at least this many points */
-#define KDAM_BOX_MIN_SUBTREE 256
-
-/* the fewest levels a range of levels without boxes is cut to, for fill */
-#define KDAM_MIN_RANGE_LEVELS 5
 
 /*
  * Store a reference (block << 16 | offset, 48 bits, or KDAM_DEAD_REF) in
@@ -127,198 +64,6 @@ ref_load(const char *at)
 }
 
 /*
- * Slots of a block of the given levels starting at level start whose nodes
- * carry a box: those above level bounded_levels.
- */
-static int
-boxed_slots(int start, int levels, int bounded_levels)
-{
-	int			l = Min(levels, Max(0, bounded_levels - start));
-
-	return (1 << l) - 1;
-}
-
-/*
- * A node record holds its coordinates, then its reference, then its split
- * dimension, unaligned (read with memcpy).  The offset of its reference:
- */
-static inline Size
-record_ref(int dim)
-{
-	return sizeof(double) * dim;
-}
-
-/* The offset of a node record's split dimension. */
-static inline Size
-record_split(int dim)
-{
-	return record_ref(dim) + KDAM_REF_BYTES;
-}
-
-/* Bytes of a node record. */
-static inline Size
-record_bytes(int dim)
-{
-	return record_split(dim) + 1;
-}
-
-/* Bytes of a block of the given levels starting at level start. */
-static Size
-block_bytes(int dim, int words, int start, int levels, int bounded_levels)
-{
-	return (Size) ((1 << levels) - 1) *
-		(record_bytes(dim) + sizeof(uint64) * words) +
-		(Size) boxed_slots(start, levels, bounded_levels) * sizeof(double) * 2 * dim;
-}
-
-/* The level of node i: floor(log2(i + 1)). */
-static inline int
-node_level(int64 i)
-{
-	return 63 - __builtin_clzll((uint64) i + 1);
-}
-
-/*
- * Levels of a range ending above level top, without boxes, of at most
- * max_levels: the count that fills pages best (a page holds the subtrees of
- * as many consecutive roots as fit), preferring more levels unless fewer
- * fill pages by a fiftieth more.
- */
-static int
-fill_levels(int dim, int words, int top, int max_levels)
-{
-	int			best = max_levels;
-	double		best_fill = 0.0;
-
-	for (int levels = max_levels; levels >= Min(KDAM_MIN_RANGE_LEVELS, max_levels); levels--)
-	{
-		Size		bytes = block_bytes(dim, words, top - levels, levels, 0);
-		double		fill = (double) (KDAM_BLOCK_BYTES / bytes) * bytes / KDAM_BLOCK_BYTES;
-
-		if (fill > best_fill + 0.02)
-		{
-			best = levels;
-			best_fill = fill;
-		}
-	}
-	return best;
-}
-
-/*
- * Whether the last of a tree's height levels (n points, left-balanced) is
- * less than half full: such a level goes on pages of its own.
- */
-static bool
-last_level_sparse(int64 n, int height)
-{
-	return height >= 2 &&
-		2 * (n - (((int64) 1 << (height - 1)) - 1)) < ((int64) 1 << (height - 1));
-}
-
-/*
- * The page layout of a tree of n nodes of dim dimensions and words payload
- * words.  Pages keep the boxes of the nodes of the top levels whose subtrees
- * hold at least KDAM_BOX_MIN_SUBTREE points (shape->nbounds of them): the
- * engine's boxes below those, of small subtrees, would take a fifth of the
- * index for little pruning, and kdam_read_tree computes them again.
- */
-void
-kdam_tree_shape(int64 n, int dim, int words, KdamTreeShape *shape)
-{
-	int64		nbounds = kd_tree_nbounds_min(n, KDAM_BOX_MIN_SUBTREE);
-	int			height = n > 0 ? node_level(n - 1) + 1 : 0;
-	int			bounded_levels = node_level(nbounds);	/* nbounds = 2^L - 1 */
-	int			starts[64];
-	int			tops[64];
-	int			nr = 0;
-	int			top = height;
-
-	memset(shape, 0, sizeof(*shape));
-	shape->n = n;
-	shape->dim = dim;
-	shape->words = words;
-	shape->nbounds = nbounds;
-	/*
-	 * A last level less than half full goes on pages of its own, many
-	 * nodes to a page; the levels above it fill whole pages.
-	 */
-	if (last_level_sparse(n, height) &&
-		boxed_slots(height - 1, 1, bounded_levels) == 0)
-	{
-		starts[nr] = height - 1;
-		tops[nr++] = height;
-		top = height - 1;
-	}
-	/* from the bottom, as many levels per range as fit on a page */
-	while (top > 0)
-	{
-		int			levels = 1;
-
-		while (levels < Min(top, 30) &&
-			   block_bytes(dim, words, top - levels - 1, levels + 1,
-						   bounded_levels) <= KDAM_BLOCK_BYTES)
-			levels++;
-		if (boxed_slots(top - levels, levels, bounded_levels) == 0)
-			levels = fill_levels(dim, words, top, levels);
-		starts[nr] = top - levels;
-		tops[nr++] = top;
-		top -= levels;
-	}
-	shape->nranges = nr;
-	for (int r = 0; r < nr; r++)
-	{
-		int			src = nr - 1 - r;
-		int64		first = ((int64) 1 << starts[src]) - 1;
-
-		shape->start[r] = starts[src];
-		shape->levels[r] = tops[src] - starts[src];
-		shape->boxed[r] = boxed_slots(starts[src], shape->levels[r], bounded_levels);
-		shape->roots_from[r] = 0;
-		shape->roots_to[r] = Min((int64) 1 << starts[src], n - first);
-		for (int l = starts[src]; l < tops[src]; l++)
-			shape->range_of_level[l] = r;
-	}
-
-	/*
-	 * The bottom range (the last: ranges are cut from the tree's last level
-	 * up) of blocks holding a last level between half full and full: the
-	 * roots whose subtrees do not reach that level get a tail range of
-	 * blocks a level shorter, so that no block is left half empty.  A full
-	 * last level reaches every root; a sparse one is a range of one level.
-	 */
-	if (nr > 0 && shape->levels[nr - 1] >= 2 && shape->boxed[nr - 1] == 0)
-	{
-		int			below = height - 1 - shape->start[nr - 1];
-		int64		last = n - (((int64) 1 << (height - 1)) - 1);
-		int64		reach = (last + ((int64) 1 << below) - 1) >> below;
-
-		if (reach < shape->roots_to[nr - 1])
-		{
-			shape->start[nr] = shape->start[nr - 1];
-			shape->levels[nr] = shape->levels[nr - 1] - 1;
-			shape->boxed[nr] = 0;
-			shape->roots_from[nr] = reach;
-			shape->roots_to[nr] = shape->roots_to[nr - 1];
-			shape->roots_to[nr - 1] = reach;
-			shape->nranges = ++nr;
-		}
-	}
-
-	for (int r = 0; r < nr; r++)
-	{
-		/* the subtrees of consecutive roots share a page while they fit */
-		shape->group[r] = shape->boxed[r] > 0 ? 1 :
-			(int) (KDAM_BLOCK_BYTES /
-				   block_bytes(dim, words, shape->start[r], shape->levels[r],
-							   bounded_levels));
-		shape->first_block[r + 1] = shape->first_block[r] +
-			(shape->roots_to[r] - shape->roots_from[r] + shape->group[r] - 1) /
-			shape->group[r];
-	}
-	shape->nblocks = shape->first_block[nr];
-}
-
-/*
  * Where a node lives: its block number and slot.  A block holds the
  * subtrees of group consecutive roots of its range, one after the other;
  * the roots past the bottom range's are its tail range's.
@@ -326,7 +71,7 @@ kdam_tree_shape(int64 n, int dim, int words, KdamTreeShape *shape)
 static inline void
 locate(const KdamTreeShape *shape, int64 node, int64 *block, int *slot)
 {
-	int			level = node_level(node);
+	int			level = kdam_node_level(node);
 	int			r = shape->range_of_level[level];
 	int			depth = level - shape->start[r];
 	int64		root = (((node + 1) >> depth) - 1) - (((int64) 1 << shape->start[r]) - 1);
@@ -361,7 +106,7 @@ block_layout(const KdamTreeShape *shape, int r, KdamBlockLayout *l)
 
 	l->slots = s;
 	l->nbounds = shape->nbounds;
-	l->record = record_bytes(shape->dim);
+	l->record = kdam_record_bytes(shape->dim);
 	l->payload = l->record * s;
 	l->bounds = l->payload + sizeof(uint64) * shape->words * s;
 	l->end = l->bounds + sizeof(double) * 2 * shape->dim * shape->boxed[r];
@@ -386,7 +131,7 @@ slot_copy(const KdamBlockLayout *l, char *blk, int s, KdTree *tree,
 		Size		len;
 	}			f[4] = {
 		{rec, (char *) (tree->coords + node * dim), sizeof(double) * dim},
-		{rec + record_split(dim), (char *) &tree->split[node], 1},
+		{rec + kdam_record_split(dim), (char *) &tree->split[node], 1},
 		{blk + l->payload + sizeof(uint64) * words * s,
 		words > 0 ? (char *) (payload + node * words) : NULL,
 		sizeof(uint64) * words},
@@ -400,9 +145,9 @@ slot_copy(const KdamBlockLayout *l, char *blk, int s, KdTree *tree,
 			memcpy(to_page ? f[i].page : f[i].mem,
 				   to_page ? f[i].mem : f[i].page, f[i].len);
 	if (to_page)
-		ref_store(rec + record_ref(dim), tree->refs[node]);
+		ref_store(rec + kdam_record_ref(dim), tree->refs[node]);
 	else
-		tree->refs[node] = ref_load(rec + record_ref(dim));
+		tree->refs[node] = ref_load(rec + kdam_record_ref(dim));
 }
 
 /*
@@ -417,7 +162,7 @@ slot_node(const KdamTreeShape *shape, int r, int64 block, int slot)
 	int64		root = shape->roots_from[r] +
 		(block - shape->first_block[r]) * shape->group[r] + slot / per;
 	int			j = slot % per;
-	int			l = node_level(j);
+	int			l = kdam_node_level(j);
 	int64		node = ((((int64) 1 << shape->start[r]) + root) << l) +
 		(j + 1 - ((int64) 1 << l)) - 1;
 
@@ -613,7 +358,7 @@ kdam_read_tree(Relation index, const KdamMetaPageData *meta,
 	kdam_reader_end(&rd);
 	FreeAccessStrategy(rd.strategy);
 	/* the engine's boxes that pages do not keep */
-	kd_tree_fill_bounds(&t.tree, rd.shape.nbounds);
+	kde_tree_fill_bounds(&t.tree, rd.shape.nbounds);
 }
 
 /*
@@ -682,7 +427,7 @@ kdam_block_delete(Relation index, Buffer buf, const KdamTreeShape *shape,
 
 		if (slot_node(shape, r, b, s) < 0)
 			continue;
-		ref = ref_load(data + l.record * s + record_ref(shape->dim));
+		ref = ref_load(data + l.record * s + kdam_record_ref(shape->dim));
 		if (ref == KDAM_DEAD_REF)
 			continue;
 		kdg_ref_to_tid(ref, &tid);
@@ -693,7 +438,7 @@ kdam_block_delete(Relation index, Buffer buf, const KdamTreeShape *shape,
 			state = GenericXLogStart(index);
 			data = KdamBlockData(GenericXLogRegisterBuffer(state, buf, 0));
 		}
-		ref_store(data + l.record * s + record_ref(shape->dim), KDAM_DEAD_REF);
+		ref_store(data + l.record * s + kdam_record_ref(shape->dim), KDAM_DEAD_REF);
 		marked++;
 	}
 	if (state)
@@ -876,8 +621,8 @@ kdam_reader_node(KdamTreeReader *rd, int64 node, bool want_box, KdamNode *out)
 	/* a fixed-size memcpy per value: dim is small, a call showed in profiles */
 	for (int d = 0; d < dim; d++)
 		memcpy(&out->coords[d], rec + sizeof(double) * d, sizeof(double));
-	out->ref = ref_load(rec + record_ref(dim));
-	out->split = (uint8) rec[record_split(dim)];
+	out->ref = ref_load(rec + kdam_record_ref(dim));
+	out->split = (uint8) rec[kdam_record_split(dim)];
 	out->box = NULL;
 	if (want_box && node < rd->shape.nbounds)
 	{

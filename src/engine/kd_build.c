@@ -1,9 +1,9 @@
 /*
- * kd_build.c
+ * kde_build.c
  *	  Building a left-balanced kd-tree on the CPU, and the build dispatcher.
  *
  * The builder works on a copy of the points in a scratch array (or, for
- * kd_build_in_place, on the caller's arrays themselves) and keeps
+ * kde_build_in_place, on the caller's arrays themselves) and keeps
  * every subtree's points in one contiguous range: node i owns [begin, end),
  * its left subtree the first leftsize points, itself the next one, its right
  * subtree the rest (an in-order layout).  For each node it takes the tight
@@ -32,7 +32,7 @@ typedef struct BuildCtx
 	int64_t		ntasks;
 	int64_t    *level_node;		/* build_top's other level arrays */
 	int64_t    *level_begin;
-	KdExec	   *exec;			/* polled for interrupts by kd_parallel_for */
+	KdExec	   *exec;			/* polled for interrupts by kde_parallel_for */
 	bool		owned;			/* tree was allocated by build_begin */
 } BuildCtx;
 
@@ -144,13 +144,13 @@ build_node(BuildCtx *c, int64_t node, int64_t begin, int64_t end,
 {
 	KdTree	   *t = c->tree;
 	double		box[2 * KD_MAX_DIM];
-	int64_t		left = kd_subtree_size(2 * node + 1, t->n);
+	int64_t		left = kde_subtree_size(2 * node + 1, t->n);
 	int			s = 0;
 
 	for (int j = 0; j < dim; j++)
 		box[j] = box[dim + j] = c->pts[begin * dim + j];
 	for (int64_t i = begin + 1; i < end; i++)
-		kd_box_take(box, c->pts + i * dim, dim);
+		kde_box_take(box, c->pts + i * dim, dim);
 	for (int j = 1; j < dim; j++)
 		if (box[dim + j] - box[j] > box[dim + s] - box[s])
 			s = j;
@@ -269,7 +269,7 @@ build_level(void *arg, int64_t first, int64_t last)
 	{
 		int64_t		node = l->node[i];
 		int64_t		begin = l->begin[i];
-		int64_t		end = begin + kd_subtree_size(node, c->tree->n);
+		int64_t		end = begin + kde_subtree_size(node, c->tree->n);
 		int64_t		left = end > begin ? build_node_dispatch(c, node, begin, end) : 0;
 
 		l->next_node[2 * i] = 2 * node + 1;
@@ -306,7 +306,7 @@ build_top(BuildCtx *c, int task_level, KdError *err)
 		int64_t    *t;
 		KdStatus	st;
 
-		if ((st = kd_parallel_for(c->exec, count, 1, build_level, &l, err)) != KD_OK)
+		if ((st = kde_parallel_for(c->exec, count, 1, build_level, &l, err)) != KD_OK)
 			return st;
 		t = node;
 		node = next_node;
@@ -316,11 +316,11 @@ build_top(BuildCtx *c, int task_level, KdError *err)
 		next_begin = t;
 		count *= 2;
 	}
-	if (kd_interrupted(c->exec))
-		return kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
+	if (kde_interrupted(c->exec))
+		return kde_set_error(err, KD_ERR_CANCELED, -1, "canceled");
 	/* in place when the last level is in the task arrays: ntasks <= i */
 	for (int64_t i = 0; i < count; i++)
-		if (kd_subtree_size(node[i], c->tree->n) > 0)
+		if (kde_subtree_size(node[i], c->tree->n) > 0)
 		{
 			c->task_node[ntasks] = node[i];
 			c->task_begin[ntasks] = begin[i];
@@ -342,7 +342,7 @@ build_tasks(void *arg, int64_t first, int64_t last)
 		int64_t		begin = c->task_begin[i];
 
 		build_subtree_dispatch(c, node, begin,
-							   begin + kd_subtree_size(node, c->tree->n));
+							   begin + kde_subtree_size(node, c->tree->n));
 	}
 }
 
@@ -362,9 +362,9 @@ build_begin(BuildCtx *c, const double *points, const uint64_t *refs,
 	KdStatus	st;
 
 	memset(c, 0, sizeof(*c));
-	st = kd_check_points(points, n, dim, err);
+	st = kde_check_points(points, n, dim, err);
 	if (st == KD_OK && alloc)
-		st = kd_tree_alloc(tree, n, dim, err);
+		st = kde_tree_alloc(tree, n, dim, err);
 	if (st != KD_OK)
 		return st;
 	c->dim = dim;
@@ -382,7 +382,7 @@ build_begin(BuildCtx *c, const double *points, const uint64_t *refs,
 	c->level_begin = malloc(sizeof(int64_t) << task_level);
 	if (!c->pts || !c->refs || !c->task_node || !c->task_begin ||
 		!c->level_node || !c->level_begin)
-		return kd_set_error(err, KD_ERR_NOMEM, -1,
+		return kde_set_error(err, KD_ERR_NOMEM, -1,
 							"out of memory building a tree of %lld points",
 							(long long) n);
 	if (c->copied)
@@ -410,7 +410,7 @@ build_end(BuildCtx *c, KdStatus st)
 	free(c->level_node);
 	free(c->level_begin);
 	if (st != KD_OK && c->tree && c->owned)
-		kd_tree_free(c->tree);
+		kde_tree_free(c->tree);
 	else if (st == KD_OK && c->tree)
 		c->tree->ref_order = true;
 }
@@ -442,17 +442,17 @@ build_cpu(const double *points, const uint64_t *refs,
 	st = build_begin(&c, points, refs, scratch_pts, scratch_refs, n, dim,
 					 task_level, tree, true, exec, err);
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, c.ntasks, 1, build_tasks, &c, err);
+		st = kde_parallel_for(exec, c.ntasks, 1, build_tasks, &c, err);
 	build_end(&c, st);
 	return st;
 }
 
 /*
  * Build a tree over n points (n * dim, input order) with their refs on the
- * CPU.  tree is allocated here; free it with kd_tree_free.
+ * CPU.  tree is allocated here; free it with kde_tree_free.
  */
 KdStatus
-kd_build_cpu(const double *points, const uint64_t *refs, int64_t n, int dim,
+kde_build_cpu(const double *points, const uint64_t *refs, int64_t n, int dim,
 			 KdTree *tree, KdExec *exec, KdError *err)
 {
 	return build_cpu(points, refs, NULL, NULL, n, dim, tree, exec, err);
@@ -460,14 +460,14 @@ kd_build_cpu(const double *points, const uint64_t *refs, int64_t n, int dim,
 
 /*
  * The top `levels` levels of a tree over n points, built on the CPU into
- * tree (allocated by the caller, kd_tree_alloc), and the points of the 2^levels subtrees below
- * them, left to right: subtree i's kd_subtree_size points (and refs) start
+ * tree (allocated by the caller, kde_tree_alloc), and the points of the 2^levels subtrees below
+ * them, left to right: subtree i's kde_subtree_size points (and refs) start
  * at sub_begin[i] of *pts and *prefs, which the caller frees.  The caller
- * builds the subtrees (kd_split_build) and puts them in place; every
+ * builds the subtrees (kde_split_build) and puts them in place; every
  * subtree must be non-empty (n >= 2^(levels + 1) - 1).
  */
 KdStatus
-kd_build_top(const double *points, const uint64_t *refs, int64_t n, int dim,
+kde_build_top(const double *points, const uint64_t *refs, int64_t n, int dim,
 			 int levels, KdTree *tree, double **pts, uint64_t **prefs,
 			 int64_t *sub_begin, KdExec *exec, KdError *err)
 {
@@ -477,7 +477,7 @@ kd_build_top(const double *points, const uint64_t *refs, int64_t n, int dim,
 	*pts = NULL;
 	*prefs = NULL;
 	if (n < ((int64_t) 2 << levels) - 1)
-		return kd_set_error(err, KD_ERR_ARG, -1,
+		return kde_set_error(err, KD_ERR_ARG, -1,
 							"%lld points are too few for %d top levels",
 							(long long) n, levels);
 	st = build_begin(&c, points, refs, NULL, NULL, n, dim, levels, tree, false,
@@ -495,7 +495,7 @@ kd_build_top(const double *points, const uint64_t *refs, int64_t n, int dim,
 }
 
 /*
- * Build a tree on the device chosen by exec (see kd_gpu_chosen), a CPU
+ * Build a tree on the device chosen by exec (see kde_gpu_chosen), a CPU
  * build sorting scratch_pts and scratch_refs in place when given.  A GPU
  * build keeps the tree's device copy in tree->gpu for the queries that
  * follow.
@@ -507,20 +507,20 @@ build_chosen(const double *points, const uint64_t *refs,
 {
 	KdStatus	st;
 
-	if (kd_gpu_chosen(exec, n, err, &st))
+	if (kde_gpu_chosen(exec, n, err, &st))
 	{
 		/* the device checks the points, with the CPU's error */
-		st = kd_tree_alloc(tree, n, dim, err);
+		st = kde_tree_alloc(tree, n, dim, err);
 		if (st != KD_OK)
 			return st;
-		st = kd_gpu_build(points, refs, n, dim, tree, &tree->gpu, exec, err);
+		st = kde_gpu_build(points, refs, n, dim, tree, &tree->gpu, exec, err);
 		if (st == KD_OK)
 		{
 			tree->ref_order = true;
 			return KD_OK;
 		}
-		kd_tree_free(tree);
-		if (!kd_gpu_fallback(exec, st, err))
+		kde_tree_free(tree);
+		if (!kde_gpu_fallback(exec, st, err))
 			return st;
 	}
 	else if (st != KD_OK)
@@ -531,18 +531,18 @@ build_chosen(const double *points, const uint64_t *refs,
 
 /* Build a tree over n points with their refs (kdtree.h). */
 KdStatus
-kd_build(const double *points, const uint64_t *refs, int64_t n, int dim,
+kde_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 		 KdTree *tree, KdExec *exec, KdError *err)
 {
 	return build_chosen(points, refs, NULL, NULL, n, dim, tree, exec, err);
 }
 
 /*
- * kd_build, using points and refs as the CPU build's scratch: it leaves
+ * kde_build, using points and refs as the CPU build's scratch: it leaves
  * them in another order, saving a copy of them.
  */
 KdStatus
-kd_build_in_place(double *points, uint64_t *refs, int64_t n, int dim,
+kde_build_in_place(double *points, uint64_t *refs, int64_t n, int dim,
 				  KdTree *tree, KdExec *exec, KdError *err)
 {
 	return build_chosen(points, refs, points, refs, n, dim, tree, exec, err);

@@ -13,14 +13,14 @@
 
 /* Fill err (if given) and return code. */
 static inline KdStatus
-kd_set_error(KdError *err, KdStatus code, int64_t item, const char *fmt,...)
+kde_set_error(KdError *err, KdStatus code, int64_t item, const char *fmt,...)
 #ifdef __GNUC__
 __attribute__((format(printf, 4, 5)))
 #endif
 ;
 
 static inline KdStatus
-kd_set_error(KdError *err, KdStatus code, int64_t item, const char *fmt,...)
+kde_set_error(KdError *err, KdStatus code, int64_t item, const char *fmt,...)
 {
 	if (err)
 	{

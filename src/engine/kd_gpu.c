@@ -8,14 +8,14 @@
  * state does not survive fork).  The outcome is remembered for the life of
  * the process: either a usable function table and the device's description,
  * or the reason there is none (no library, no driver, no device, driver too
- * old), which kd_gpu_available reports and KdExec.note repeats.
+ * old), which kde_gpu_available reports and KdExec.note repeats.
  *
  * Device choice: KD_DEVICE_CPU never opens the library; KD_DEVICE_GPU fails
  * with the reason when no GPU is usable; KD_DEVICE_AUTO uses the GPU for work
  * of at least gpu_min_work items and falls back to the CPU when the GPU
  * fails for want of memory or with a CUDA error.
  *
- * A provider (kd_gpu_set_provider) stands in for the library: when it
+ * A provider (kde_gpu_set_provider) stands in for the library: when it
  * returns a function table at the first use, that table serves the process
  * for its life and the library is never opened.  The extension's GPU
  * service client is one: its table forwards every call to the service
@@ -24,8 +24,8 @@
  * since a service comes and goes.
  *
  * Only this file reads the function table: the engine's build and queries
- * and the GPU service alike call the wrappers at its end (kd_gpu_probe,
- * kd_gpu_upload_copy, kd_gpu_knn and the others of kdtree.h), which go to
+ * and the GPU service alike call the wrappers at its end (kde_gpu_probe,
+ * kde_gpu_upload_copy, kde_gpu_knn and the others of kdtree.h), which go to
  * the table that made the process's device copies.  The service runs the
  * library itself: its process has no provided table.
  *
@@ -55,7 +55,7 @@ static char gpu_why[256] = "";
  * test's stand-in); with neither, the dynamic linker searches.
  */
 void
-kd_gpu_set_library(const char *path)
+kde_gpu_set_library(const char *path)
 {
 	snprintf(gpu_library, sizeof(gpu_library), "%s", path ? path : "");
 }
@@ -65,7 +65,7 @@ kd_gpu_set_library(const char *path)
  * has not been wanted yet.
  */
 void
-kd_gpu_set_provider(KdGpuProvider provider)
+kde_gpu_set_provider(KdGpuProvider provider)
 {
 	gpu_provider = provider;
 }
@@ -131,7 +131,7 @@ gpu_load(void)
  * probe says whether it is, now).
  */
 static const KdCudaApi *
-kd_gpu_api(void)
+kde_gpu_api(void)
 {
 	KdError		err;
 
@@ -155,9 +155,9 @@ kd_gpu_api(void)
  * the reason (if why is given).
  */
 bool
-kd_gpu_available(KdGpuInfo *info, char *why, size_t whylen)
+kde_gpu_available(KdGpuInfo *info, char *why, size_t whylen)
 {
-	(void) kd_gpu_api();
+	(void) kde_gpu_api();
 	if (gpu_api && info)
 		*info = gpu_info;
 	if (!gpu_api && why && whylen > 0)
@@ -170,7 +170,7 @@ kd_gpu_available(KdGpuInfo *info, char *why, size_t whylen)
  * exec->note says why; *st is an error only when the GPU was required.
  */
 bool
-kd_gpu_chosen(KdExec *exec, int64_t work, KdError *err, KdStatus *st)
+kde_gpu_chosen(KdExec *exec, int64_t work, KdError *err, KdStatus *st)
 {
 	*st = KD_OK;
 	exec->used_gpu = false;
@@ -180,11 +180,11 @@ kd_gpu_chosen(KdExec *exec, int64_t work, KdError *err, KdStatus *st)
 		snprintf(exec->note, sizeof(exec->note), "CPU requested");
 		return false;
 	}
-	if (kd_gpu_api() == NULL)
+	if (kde_gpu_api() == NULL)
 	{
 		snprintf(exec->note, sizeof(exec->note), "%s", gpu_why);
 		if (exec->device == KD_DEVICE_GPU)
-			*st = kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "%s", gpu_why);
+			*st = kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "%s", gpu_why);
 		return false;
 	}
 	if (exec->device == KD_DEVICE_AUTO && work < exec->gpu_min_work)
@@ -203,7 +203,7 @@ kd_gpu_chosen(KdExec *exec, int64_t work, KdError *err, KdStatus *st)
  * and a failure of the GPU itself, not of the arguments), noting why.
  */
 bool
-kd_gpu_fallback(KdExec *exec, KdStatus st, const KdError *err)
+kde_gpu_fallback(KdExec *exec, KdStatus st, const KdError *err)
 {
 	exec->used_gpu = false;
 	if (exec->device != KD_DEVICE_AUTO ||
@@ -220,82 +220,82 @@ kd_gpu_fallback(KdExec *exec, KdStatus st, const KdError *err)
  * path: when the GPU is not chosen or fails, the call fails.
  */
 bool
-kd_gpu_run(const KdTree *tree, int64_t work, KdGpuFn fn, void *arg,
+kde_gpu_run(const KdTree *tree, int64_t work, KdGpuFn fn, void *arg,
 		   KdExec *exec, KdError *err, KdStatus *st)
 {
 	KdGpuTree  *gtree = tree->gpu;
 	bool		on_host = tree->coords != NULL;
 
-	if (!kd_gpu_chosen(exec, work, err, st))
+	if (!kde_gpu_chosen(exec, work, err, st))
 	{
 		if (*st == KD_OK && !on_host)
-			*st = kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+			*st = kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 							   "the tree is on the GPU only: %s", exec->note);
 		return *st != KD_OK;
 	}
 	if (gtree == NULL)
-		*st = kd_gpu_upload_copy(tree, &gtree, exec, err);
+		*st = kde_gpu_upload_copy(tree, &gtree, exec, err);
 	if (*st == KD_OK)
 	{
 		*st = fn(gtree, arg, exec, err);
 		if (gtree != tree->gpu)
-			kd_gpu_release_copy(gtree);
+			kde_gpu_release_copy(gtree);
 	}
 	if (*st == KD_OK)
 		return true;
-	return !kd_gpu_fallback(exec, *st, err) || !on_host;
+	return !kde_gpu_fallback(exec, *st, err) || !on_host;
 }
 
 /* Keep a device copy of tree in tree->gpu for the queries that follow. */
 KdStatus
-kd_gpu_upload(KdTree *tree, KdExec *exec, KdError *err)
+kde_gpu_upload(KdTree *tree, KdExec *exec, KdError *err)
 {
 	if (tree->gpu)
 		return KD_OK;
-	if (kd_gpu_api() == NULL)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "%s", gpu_why);
-	return kd_gpu_upload_copy(tree, &tree->gpu, exec, err);
+	if (kde_gpu_api() == NULL)
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1, "%s", gpu_why);
+	return kde_gpu_upload_copy(tree, &tree->gpu, exec, err);
 }
 
 /*
  * The table that made this process's device copies, and that runs its GPU
- * calls once kd_gpu_chosen or kd_gpu_run has found a GPU usable (a
+ * calls once kde_gpu_chosen or kde_gpu_run has found a GPU usable (a
  * provided table is not probed again between the two).
  */
 static const KdCudaApi *
-kd_gpu_made(void)
+kde_gpu_made(void)
 {
 	return provided_api ? provided_api : gpu_api;
 }
 
 /* Free the tree's device copy, if any, through the table that made it. */
 void
-kd_gpu_release(KdTree *tree)
+kde_gpu_release(KdTree *tree)
 {
-	kd_gpu_release_copy(tree->gpu);
+	kde_gpu_release_copy(tree->gpu);
 	tree->gpu = NULL;
 }
 
 /* The GPU object's probe of the selected device (kd_gpu_abi.h). */
 KdStatus
-kd_gpu_probe(KdGpuInfo *info, KdError *err)
+kde_gpu_probe(KdGpuInfo *info, KdError *err)
 {
-	return kd_gpu_made()->probe(info, err);
+	return kde_gpu_made()->probe(info, err);
 }
 
 /* The GPU object's device selection (kd_gpu_abi.h). */
 KdStatus
-kd_gpu_select_device(int device, KdError *err)
+kde_gpu_select_device(int device, KdError *err)
 {
-	return kd_gpu_made()->select_device(device, err);
+	return kde_gpu_made()->select_device(device, err);
 }
 
 /* The GPU object's upload of a host tree into *out (kd_gpu_abi.h). */
 KdStatus
-kd_gpu_upload_copy(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
+kde_gpu_upload_copy(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 				   KdError *err)
 {
-	return kd_gpu_made()->upload(tree, out, exec, err);
+	return kde_gpu_made()->upload(tree, out, exec, err);
 }
 
 /*
@@ -303,9 +303,9 @@ kd_gpu_upload_copy(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
  * table was ever usable, and then there is no copy).
  */
 void
-kd_gpu_release_copy(KdGpuTree *gtree)
+kde_gpu_release_copy(KdGpuTree *gtree)
 {
-	const KdCudaApi *api = kd_gpu_made();
+	const KdCudaApi *api = kde_gpu_made();
 
 	if (gtree && api)
 		api->release(gtree);
@@ -313,42 +313,42 @@ kd_gpu_release_copy(KdGpuTree *gtree)
 
 /* The GPU object's build (kd_gpu_abi.h). */
 KdStatus
-kd_gpu_build(const double *points, const uint64_t *refs, int64_t n, int dim,
+kde_gpu_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 			 KdTree *tree, KdGpuTree **out, const KdExec *exec, KdError *err)
 {
-	return kd_gpu_made()->build(points, refs, n, dim, tree, out, exec, err);
+	return kde_gpu_made()->build(points, refs, n, dim, tree, out, exec, err);
 }
 
 /* The GPU object's kNN (kd_gpu_abi.h). */
 KdStatus
-kd_gpu_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
+kde_gpu_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
 		   KdNeighbor *out, int32_t *count, const KdExec *exec, KdError *err)
 {
-	return kd_gpu_made()->knn(gtree, queries, nq, k, out, count, exec, err);
+	return kde_gpu_made()->knn(gtree, queries, nq, k, out, count, exec, err);
 }
 
 /* The GPU object's All-kNN (kd_gpu_abi.h). */
 KdStatus
-kd_gpu_all_knn(const KdGpuTree *gtree, int k, bool include_self,
+kde_gpu_all_knn(const KdGpuTree *gtree, int k, bool include_self,
 			   KdNeighbor *out, int32_t *count, const KdExec *exec,
 			   KdError *err)
 {
-	return kd_gpu_made()->all_knn(gtree, k, include_self, out, count, exec, err);
+	return kde_gpu_made()->all_knn(gtree, k, include_self, out, count, exec, err);
 }
 
 /* The GPU object's radius queries (kd_gpu_abi.h). */
 KdStatus
-kd_gpu_radius(const KdGpuTree *gtree, const double *centers, int64_t nq,
+kde_gpu_radius(const KdGpuTree *gtree, const double *centers, int64_t nq,
 			  const double *radii, int64_t nradii, KdRangeResult *res,
 			  const KdExec *exec, KdError *err)
 {
-	return kd_gpu_made()->radius(gtree, centers, nq, radii, nradii, res, exec, err);
+	return kde_gpu_made()->radius(gtree, centers, nq, radii, nradii, res, exec, err);
 }
 
 /* The GPU object's box queries (kd_gpu_abi.h). */
 KdStatus
-kd_gpu_box(const KdGpuTree *gtree, const double *lows, const double *highs,
+kde_gpu_box(const KdGpuTree *gtree, const double *lows, const double *highs,
 		   int64_t nq, KdRangeResult *res, const KdExec *exec, KdError *err)
 {
-	return kd_gpu_made()->box(gtree, lows, highs, nq, res, exec, err);
+	return kde_gpu_made()->box(gtree, lows, highs, nq, res, exec, err);
 }

@@ -4,8 +4,8 @@
  *
  * The engine owns this interface: cuda/ implements it (and the GPU
  * service's client table stands in for it in backends), and only kd_gpu.c
- * reads the table, behind the wrappers that kdtree.h declares (kd_gpu_build,
- * kd_gpu_knn, ...), which the engine's searches and the GPU service call.
+ * reads the table, behind the wrappers that kdtree.h declares (kde_gpu_build,
+ * kde_gpu_knn, ...), which the engine's searches and the GPU service call.
  *
  * kdgpu_cuda.so is linked with the static CUDA runtime and opened by the
  * engine (src/engine/kd_gpu.c) with dlopen(RTLD_NOW | RTLD_LOCAL).  Its one
@@ -57,13 +57,13 @@ typedef struct KdCudaApi
 	/*
 	 * Build a tree over points (n * dim, input order) on the device and
 	 * copy it into tree, whose arrays are allocated by the caller
-	 * (kd_tree_alloc).  If out is not NULL the device copy is kept there.
+	 * (kde_tree_alloc).  If out is not NULL the device copy is kept there.
 	 */
 	KdStatus	(*build) (const double *points, const uint64_t *refs,
 						  int64_t n, int dim, KdTree *tree, KdGpuTree **out,
 						  const KdExec *exec, KdError *err);
 
-	/* the same contracts as kd_knn, kd_all_knn, kd_radius, kd_box */
+	/* the same contracts as kde_knn, kde_all_knn, kde_radius, kde_box */
 	KdStatus	(*knn) (const KdGpuTree *gtree, const double *queries,
 						int64_t nq, int k, KdNeighbor *out, int32_t *count,
 						const KdExec *exec, KdError *err);

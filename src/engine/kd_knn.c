@@ -1,5 +1,5 @@
 /*
- * kd_knn.c
+ * kde_knn.c
  *	  k-nearest-neighbour search on the CPU (one query, batches, All-kNN)
  *	  and the dispatch of batches to the GPU.
  *
@@ -96,7 +96,7 @@ knn_bucket(const KdTree *t, const double *q, int k, int64_t exclude,
 
 		for (int64_t m = first; m < last; m++)
 		{
-			double		d2 = kd_dist2(q, t->coords + m * dim, dim);
+			double		d2 = kde_dist2(q, t->coords + m * dim, dim);
 
 			if (d2 <= *worst && m != exclude)
 				knn_offer(t, list, count, k, d2, m, worst);
@@ -112,7 +112,7 @@ knn_bucket(const KdTree *t, const double *q, int k, int64_t exclude,
  * its parent's, the far child's distance in the split dimension becomes
  * that to the splitting plane.  The cell's bound is the sum of their
  * squares in dimension order, a rounded sum of terms no larger than those
- * of any point inside, so it never exceeds a point's kd_dist2.  The list
+ * of any point inside, so it never exceeds a point's kde_dist2.  The list
  * holds nodes while the search runs; their row references are read on
  * equal distances and at the end, so a visit touches the node's
  * coordinates and split alone.
@@ -151,7 +151,7 @@ knn_search(const KdTree *t, const double *q, int k, int64_t exclude,
 
 			if (node < nbounds)
 			{
-				double		b = kd_box_dist2(q, t->bounds + node * 2 * dim, dim);
+				double		b = kde_box_dist2(q, t->bounds + node * 2 * dim, dim);
 
 				if (b > lb)
 					lb = b;
@@ -204,7 +204,7 @@ knn_search(const KdTree *t, const double *q, int k, int64_t exclude,
 			node = e->node;
 			if (node != exclude)
 			{
-				double		d2 = kd_dist2(q, coords + node * dim, dim);
+				double		d2 = kde_dist2(q, coords + node * dim, dim);
 
 				if (d2 <= worst)
 					knn_offer(t, list, &count, k, d2, node, &worst);
@@ -310,74 +310,74 @@ knn_chunk(int k)
 
 /* kNN for a batch of queries on the CPU threads of exec. */
 KdStatus
-kd_knn_cpu(const KdTree *tree, const double *queries, int64_t nq, int k,
+kde_knn_cpu(const KdTree *tree, const double *queries, int64_t nq, int k,
 		   KdNeighbor *out, int32_t *count, KdExec *exec, KdError *err)
 {
 	KnnBatch	b = {tree, queries, nq, k, false, out, count, NULL};
 	KdStatus	st;
 
-	if ((st = kd_check_k(k, err)) != KD_OK ||
-		(st = kd_check_points(queries, nq, tree->dim, err)) != KD_OK)
+	if ((st = kde_check_k(k, err)) != KD_OK ||
+		(st = kde_check_points(queries, nq, tree->dim, err)) != KD_OK)
 		return st;
-	b.order = kd_query_order(tree, queries, nq, err, &st);
+	b.order = kde_query_order(tree, queries, nq, err, &st);
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, nq, knn_chunk(k), knn_batch_range, &b, err);
+		st = kde_parallel_for(exec, nq, knn_chunk(k), knn_batch_range, &b, err);
 	free((void *) b.order);
 	return st;
 }
 
 /* All-kNN over the tree's own points on the CPU threads of exec. */
 KdStatus
-kd_all_knn_cpu(const KdTree *tree, int k, bool include_self,
+kde_all_knn_cpu(const KdTree *tree, int k, bool include_self,
 			   KdNeighbor *out, int32_t *count, KdExec *exec, KdError *err)
 {
 	KnnBatch	b = {tree, NULL, tree->n, k, include_self, out, count, NULL};
 	KdStatus	st;
 
-	if ((st = kd_check_k(k, err)) != KD_OK)
+	if ((st = kde_check_k(k, err)) != KD_OK)
 		return st;
-	b.order = kd_inorder_nodes(tree, err, &st);
+	b.order = kde_inorder_nodes(tree, err, &st);
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, tree->n, knn_chunk(k), knn_batch_range, &b, err);
+		st = kde_parallel_for(exec, tree->n, knn_chunk(k), knn_batch_range, &b, err);
 	free((void *) b.order);
 	return st;
 }
 
-/* GPU body of kd_knn and kd_all_knn. */
+/* GPU body of kde_knn and kde_all_knn. */
 static KdStatus
 knn_batch_gpu(const KdGpuTree *gtree, void *arg, KdExec *exec, KdError *err)
 {
 	KnnBatch   *b = arg;
 
 	if (b->queries)
-		return kd_gpu_knn(gtree, b->queries, b->count_queries, b->k, b->out,
+		return kde_gpu_knn(gtree, b->queries, b->count_queries, b->k, b->out,
 						  b->count, exec, err);
-	return kd_gpu_all_knn(gtree, b->k, b->include_self, b->out, b->count,
+	return kde_gpu_all_knn(gtree, b->k, b->include_self, b->out, b->count,
 						  exec, err);
 }
 
 /* kNN for a batch of queries, on the device exec chooses. */
 KdStatus
-kd_knn(const KdTree *tree, const double *queries, int64_t nq, int k,
+kde_knn(const KdTree *tree, const double *queries, int64_t nq, int k,
 	   KdNeighbor *out, int32_t *count, KdExec *exec, KdError *err)
 {
 	KnnBatch	b = {tree, queries, nq, k, false, out, count, NULL};
 	KdStatus	st;
 
-	if (kd_gpu_run(tree, nq, knn_batch_gpu, &b, exec, err, &st))
+	if (kde_gpu_run(tree, nq, knn_batch_gpu, &b, exec, err, &st))
 		return st;
-	return kd_knn_cpu(tree, queries, nq, k, out, count, exec, err);
+	return kde_knn_cpu(tree, queries, nq, k, out, count, exec, err);
 }
 
 /* All-kNN, on the device exec chooses. */
 KdStatus
-kd_all_knn(const KdTree *tree, int k, bool include_self, KdNeighbor *out,
+kde_all_knn(const KdTree *tree, int k, bool include_self, KdNeighbor *out,
 		   int32_t *count, KdExec *exec, KdError *err)
 {
 	KnnBatch	b = {tree, NULL, tree->n, k, include_self, out, count, NULL};
 	KdStatus	st;
 
-	if (kd_gpu_run(tree, tree->n, knn_batch_gpu, &b, exec, err, &st))
+	if (kde_gpu_run(tree, tree->n, knn_batch_gpu, &b, exec, err, &st))
 		return st;
-	return kd_all_knn_cpu(tree, k, include_self, out, count, exec, err);
+	return kde_all_knn_cpu(tree, k, include_self, out, count, exec, err);
 }

@@ -51,7 +51,7 @@ slot_key(const KdTree *t, const double *q)
  * allocated here; NULL with *st set on failure.
  */
 int64_t *
-kd_query_order(const KdTree *tree, const double *queries, int64_t nq,
+kde_query_order(const KdTree *tree, const double *queries, int64_t nq,
 			   KdError *err, KdStatus *st)
 {
 	KdNeighbor *keys = malloc(sizeof(KdNeighbor) * (size_t) nq + 1);
@@ -62,7 +62,7 @@ kd_query_order(const KdTree *tree, const double *queries, int64_t nq,
 	{
 		free(keys);
 		free(order);
-		*st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+		*st = kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 		return NULL;
 	}
 	for (int64_t q = 0; q < nq; q++)
@@ -70,7 +70,7 @@ kd_query_order(const KdTree *tree, const double *queries, int64_t nq,
 		keys[q].ref = slot_key(tree, queries + q * tree->dim);
 		keys[q].d2 = (double) q;
 	}
-	kd_sort_neighbors(keys, nq, true);
+	kde_sort_neighbors(keys, nq, true);
 	for (int64_t q = 0; q < nq; q++)
 		order[q] = (int64_t) keys[q].d2;
 	free(keys);
@@ -94,7 +94,7 @@ inorder_walk(int64_t node, int64_t n, int64_t *order, int64_t *at)
  * NULL with *st set on failure.
  */
 int64_t *
-kd_inorder_nodes(const KdTree *tree, KdError *err, KdStatus *st)
+kde_inorder_nodes(const KdTree *tree, KdError *err, KdStatus *st)
 {
 	int64_t    *order = malloc(sizeof(int64_t) * (size_t) tree->n + 1);
 	int64_t		at = 0;
@@ -102,7 +102,7 @@ kd_inorder_nodes(const KdTree *tree, KdError *err, KdStatus *st)
 	*st = KD_OK;
 	if (!order)
 	{
-		*st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+		*st = kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 		return NULL;
 	}
 	inorder_walk(0, tree->n, order, &at);

@@ -10,7 +10,7 @@
  * When it asks to stop, no further chunks are handed out and the loop
  * returns KD_ERR_CANCELED once the chunks in flight are done.
  *
- * kd_parallel_devices runs one item per thread, each driving a device (the
+ * kde_parallel_devices runs one item per thread, each driving a device (the
  * GPU object's device selection holds per calling thread, and each device
  * takes one caller at a time, kd_gpu_abi.h), with the caller's plan less
  * its interrupt callback and GPU times of its own: kd_split.c's parts and
@@ -60,7 +60,7 @@ loop_worker(void *p)
 
 /* True when the caller's interrupt callback says stop. */
 bool
-kd_interrupted(KdExec *exec)
+kde_interrupted(KdExec *exec)
 {
 	return exec && exec->interrupt && exec->interrupt(exec->interrupt_arg);
 }
@@ -70,7 +70,7 @@ kd_interrupted(KdExec *exec)
  * (the caller's included).  Threads that cannot be created are done without.
  */
 KdStatus
-kd_parallel_for(KdExec *exec, int64_t nitems, int64_t chunk,
+kde_parallel_for(KdExec *exec, int64_t nitems, int64_t chunk,
 				KdRangeFn fn, void *arg, KdError *err)
 {
 	KdLoop		loop = {nitems, chunk < 1 ? 1 : chunk, 0, 0, fn, arg};
@@ -94,7 +94,7 @@ kd_parallel_for(KdExec *exec, int64_t nitems, int64_t chunk,
 
 	while (!canceled)
 	{
-		if (kd_interrupted(exec))
+		if (kde_interrupted(exec))
 		{
 			canceled = true;
 			__atomic_store_n(&loop.stop, 1, __ATOMIC_RELAXED);
@@ -109,11 +109,11 @@ kd_parallel_for(KdExec *exec, int64_t nitems, int64_t chunk,
 		pthread_join(threads[t], NULL);
 	free(threads);
 	if (canceled)
-		return kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
+		return kde_set_error(err, KD_ERR_CANCELED, -1, "canceled");
 	return KD_OK;
 }
 
-/* What kd_parallel_devices shares with its threads. */
+/* What kde_parallel_devices shares with its threads. */
 typedef struct KdDevices
 {
 	KdDeviceFn	fn;
@@ -141,7 +141,7 @@ devices_body(void *arg, int64_t begin, int64_t end)
  * to the caller's, and exec->used_gpu is set when every item succeeded.
  */
 KdStatus
-kd_parallel_devices(KdExec *exec, int n, KdDeviceFn fn, void *arg,
+kde_parallel_devices(KdExec *exec, int n, KdDeviceFn fn, void *arg,
 					KdError *err)
 {
 	KdDevices	d;
@@ -149,7 +149,7 @@ kd_parallel_devices(KdExec *exec, int n, KdDeviceFn fn, void *arg,
 	KdStatus	st;
 
 	if (n < 1 || n > KD_PARALLEL_MAX_DEVICES)
-		return kd_set_error(err, KD_ERR_ARG, -1, "%d devices to drive at once (1 to %d)",
+		return kde_set_error(err, KD_ERR_ARG, -1, "%d devices to drive at once (1 to %d)",
 							n, KD_PARALLEL_MAX_DEVICES);
 	d.fn = fn;
 	d.arg = arg;
@@ -162,7 +162,7 @@ kd_parallel_devices(KdExec *exec, int n, KdDeviceFn fn, void *arg,
 		d.st[i] = KD_OK;
 	}
 	loop.threads = n;
-	st = kd_parallel_for(&loop, n, 1, devices_body, &d, err);
+	st = kde_parallel_for(&loop, n, 1, devices_body, &d, err);
 	for (int i = 0; i < n; i++)
 	{
 		if (exec->times)

@@ -34,7 +34,7 @@ typedef struct RangeBatch
 
 /*
  * One radius or box query as the walk sees it: a centre a with radius r
- * (r2max is r^2 widened, kd_radius_bound), or the box [a, b].
+ * (r2max is r^2 widened, kde_radius_bound), or the box [a, b].
  */
 typedef struct RangeRegion
 {
@@ -50,7 +50,7 @@ region_misses(const RangeRegion *g, const double *box, const bool is_box,
 			  const int dim)
 {
 	if (!is_box)
-		return kd_box_dist2(g->a, box, dim) > g->r2max;
+		return kde_box_dist2(g->a, box, dim) > g->r2max;
 	for (int j = 0; j < dim; j++)
 		if (g->b[j] < box[j] || g->a[j] > box[dim + j])
 			return true;
@@ -66,8 +66,8 @@ region_holds(const RangeRegion *g, const double *p, double *d2,
 
 	if (!is_box)
 	{
-		*d2 = kd_dist2(g->a, p, dim);
-		return kd_within_radius(*d2, g->r2max, g->r);
+		*d2 = kde_dist2(g->a, p, dim);
+		return kde_within_radius(*d2, g->r2max, g->r);
 	}
 	for (int j = 0; j < dim; j++)
 		inside &= (p[j] >= g->a[j]) & (p[j] <= g->b[j]);
@@ -169,7 +169,7 @@ range_query(const RangeBatch *b, int64_t q, KdNeighbor *out, const int dim)
 		g.a = b->centers + q * dim;
 		g.b = NULL;
 		g.r = b->radii[b->nradii == 1 ? 0 : q];
-		g.r2max = kd_radius_bound(g.r);
+		g.r2max = kde_radius_bound(g.r);
 		return range_walk(b->tree, g, out, false, dim);
 	}
 	g.a = b->lows + q * dim;
@@ -209,7 +209,7 @@ range_batch_range(void *arg, int64_t begin, int64_t end)
 				break;
 		}
 		if (b->fill)
-			kd_sort_neighbors(out, hits, b->centers == NULL);
+			kde_sort_neighbors(out, hits, b->centers == NULL);
 		else
 			res->offsets[q + 1] = hits;
 	}
@@ -219,18 +219,18 @@ range_batch_range(void *arg, int64_t begin, int64_t end)
 static KdStatus
 range_run(RangeBatch *b, int64_t nq, KdExec *exec, KdError *err)
 {
-	KdStatus	st = kd_range_result_alloc(b->res, nq, err);
+	KdStatus	st = kde_range_result_alloc(b->res, nq, err);
 
 	b->fill = false;
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, nq, 64, range_batch_range, b, err);
+		st = kde_parallel_for(exec, nq, 64, range_batch_range, b, err);
 	if (st == KD_OK)
-		st = kd_range_result_fill_offsets(b->res, err);
+		st = kde_range_result_fill_offsets(b->res, err);
 	b->fill = true;
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, nq, 64, range_batch_range, b, err);
+		st = kde_parallel_for(exec, nq, 64, range_batch_range, b, err);
 	if (st != KD_OK)
-		kd_range_result_free(b->res);
+		kde_range_result_free(b->res);
 	return st;
 }
 
@@ -239,12 +239,12 @@ static KdStatus
 check_radii(const double *radii, int64_t nradii, int64_t nq, KdError *err)
 {
 	if (nradii != 1 && nradii != nq)
-		return kd_set_error(err, KD_ERR_ARG, -1,
+		return kde_set_error(err, KD_ERR_ARG, -1,
 							"%lld radii given for %lld centres",
 							(long long) nradii, (long long) nq);
 	for (int64_t i = 0; i < nradii; i++)
 		if (isnan(radii[i]) || radii[i] < 0)
-			return kd_set_error(err, KD_ERR_ARG, i, "radius %lld is %s",
+			return kde_set_error(err, KD_ERR_ARG, i, "radius %lld is %s",
 								(long long) i,
 								isnan(radii[i]) ? "NaN" : "negative");
 	return KD_OK;
@@ -252,7 +252,7 @@ check_radii(const double *radii, int64_t nradii, int64_t nq, KdError *err)
 
 /* Radius queries on the CPU threads of exec. */
 KdStatus
-kd_radius_cpu(const KdTree *tree, const double *centers, int64_t nq,
+kde_radius_cpu(const KdTree *tree, const double *centers, int64_t nq,
 			  const double *radii, int64_t nradii, KdRangeResult *res,
 			  KdExec *exec, KdError *err)
 {
@@ -260,60 +260,60 @@ kd_radius_cpu(const KdTree *tree, const double *centers, int64_t nq,
 	KdStatus	st;
 
 	if ((st = check_radii(radii, nradii, nq, err)) != KD_OK ||
-		(st = kd_check_points(centers, nq, tree->dim, err)) != KD_OK)
+		(st = kde_check_points(centers, nq, tree->dim, err)) != KD_OK)
 		return st;
 	return range_run(&b, nq, exec, err);
 }
 
 /* Box queries on the CPU threads of exec. */
 KdStatus
-kd_box_cpu(const KdTree *tree, const double *lows, const double *highs,
+kde_box_cpu(const KdTree *tree, const double *lows, const double *highs,
 		   int64_t nq, KdRangeResult *res, KdExec *exec, KdError *err)
 {
 	RangeBatch	b = {tree, NULL, NULL, 0, lows, highs, nq, res, false};
 	KdStatus	st;
 
-	if ((st = kd_check_points(lows, nq, tree->dim, err)) != KD_OK ||
-		(st = kd_check_points(highs, nq, tree->dim, err)) != KD_OK)
+	if ((st = kde_check_points(lows, nq, tree->dim, err)) != KD_OK ||
+		(st = kde_check_points(highs, nq, tree->dim, err)) != KD_OK)
 		return st;
 	return range_run(&b, nq, exec, err);
 }
 
-/* GPU body of kd_radius and kd_box. */
+/* GPU body of kde_radius and kde_box. */
 static KdStatus
 range_batch_gpu(const KdGpuTree *gtree, void *arg, KdExec *exec, KdError *err)
 {
 	RangeBatch *b = arg;
 
 	if (b->centers)
-		return kd_gpu_radius(gtree, b->centers, b->nq, b->radii,
+		return kde_gpu_radius(gtree, b->centers, b->nq, b->radii,
 							 b->nradii, b->res, exec, err);
-	return kd_gpu_box(gtree, b->lows, b->highs, b->nq, b->res, exec, err);
+	return kde_gpu_box(gtree, b->lows, b->highs, b->nq, b->res, exec, err);
 }
 
 /* Radius queries, on the device exec chooses. */
 KdStatus
-kd_radius(const KdTree *tree, const double *centers, int64_t nq,
+kde_radius(const KdTree *tree, const double *centers, int64_t nq,
 		  const double *radii, int64_t nradii, KdRangeResult *res,
 		  KdExec *exec, KdError *err)
 {
 	RangeBatch	b = {tree, centers, radii, nradii, NULL, NULL, nq, res, false};
 	KdStatus	st;
 
-	if (kd_gpu_run(tree, nq, range_batch_gpu, &b, exec, err, &st))
+	if (kde_gpu_run(tree, nq, range_batch_gpu, &b, exec, err, &st))
 		return st;
-	return kd_radius_cpu(tree, centers, nq, radii, nradii, res, exec, err);
+	return kde_radius_cpu(tree, centers, nq, radii, nradii, res, exec, err);
 }
 
 /* Box queries, on the device exec chooses. */
 KdStatus
-kd_box(const KdTree *tree, const double *lows, const double *highs,
+kde_box(const KdTree *tree, const double *lows, const double *highs,
 	   int64_t nq, KdRangeResult *res, KdExec *exec, KdError *err)
 {
 	RangeBatch	b = {tree, NULL, NULL, 0, lows, highs, nq, res, false};
 	KdStatus	st;
 
-	if (kd_gpu_run(tree, nq, range_batch_gpu, &b, exec, err, &st))
+	if (kde_gpu_run(tree, nq, range_batch_gpu, &b, exec, err, &st))
 		return st;
-	return kd_box_cpu(tree, lows, highs, nq, res, exec, err);
+	return kde_box_cpu(tree, lows, highs, nq, res, exec, err);
 }

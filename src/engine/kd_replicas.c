@@ -10,7 +10,7 @@
  * copy gets an equal share of the queries in input order and answers it
  * into the matching share of the output: a copy's answer is the whole
  * tree's, so nothing is merged.  One thread drives each copy
- * (kd_parallel_devices: copies are on distinct devices, and each device
+ * (kde_parallel_devices: copies are on distinct devices, and each device
  * takes one caller at a time).
  */
 #include "kd_internal.h"
@@ -37,23 +37,23 @@ replica_share(void *arg, int c, const KdExec *exec, KdError *err)
 
 	if (n <= 0)
 		return KD_OK;
-	return kd_gpu_knn(w->copies[c], w->queries + from * w->dim, n, w->k,
+	return kde_gpu_knn(w->copies[c], w->queries + from * w->dim, n, w->k,
 					  w->out + from * w->k, w->count + from, exec, err);
 }
 
 /*
  * kNN of nq queries (of dim) on ncopies device copies of one tree, each on
  * its own device: query q's k neighbours at out + q * k, count[q] of them,
- * as kd_gpu_knn on any one copy gives them.  The first failure is
+ * as kde_gpu_knn on any one copy gives them.  The first failure is
  * returned; GPU times are added to the caller's.
  */
 KdStatus
-kd_replicas_knn(KdGpuTree *const *copies, int ncopies, const double *queries,
+kde_replicas_knn(KdGpuTree *const *copies, int ncopies, const double *queries,
 				int64_t nq, int dim, int k, KdNeighbor *out, int32_t *count,
 				KdExec *exec, KdError *err)
 {
 	ReplicaWork w = {copies, ncopies > 0 ? (nq + ncopies - 1) / ncopies : 0,
 	nq, dim, k, queries, out, count};
 
-	return kd_parallel_devices(exec, ncopies, replica_share, &w, err);
+	return kde_parallel_devices(exec, ncopies, replica_share, &w, err);
 }

@@ -24,7 +24,7 @@
 
 /* Number of nodes in the subtree rooted at node of a tree of n nodes. */
 KD_SHARED int64_t
-kd_subtree_size(int64_t node, int64_t n)
+kde_subtree_size(int64_t node, int64_t n)
 {
 	int64_t		lo = node;
 	int64_t		hi = node;
@@ -43,7 +43,7 @@ kd_subtree_size(int64_t node, int64_t n)
 
 /* Depth (levels) of a left-balanced tree of n nodes: ceil(log2(n + 1)). */
 KD_SHARED int
-kd_tree_depth(int64_t n)
+kde_tree_depth(int64_t n)
 {
 	int			depth = 0;
 
@@ -61,7 +61,7 @@ kd_tree_depth(int64_t n)
  * subtree of a level is its rightmost node's.
  */
 KD_SHARED int64_t
-kd_tree_nbounds_min(int64_t n, int64_t min_subtree)
+kde_tree_nbounds_min(int64_t n, int64_t min_subtree)
 {
 	int64_t		levels_nodes = 0;	/* 2^L - 1 */
 
@@ -70,7 +70,7 @@ kd_tree_nbounds_min(int64_t n, int64_t min_subtree)
 		int64_t		rightmost = 2 * levels_nodes;	/* last node of level L */
 
 		if (rightmost >= n ||
-			kd_subtree_size(rightmost, n) < min_subtree)
+			kde_subtree_size(rightmost, n) < min_subtree)
 			break;
 		levels_nodes = 2 * levels_nodes + 1;
 	}
@@ -79,9 +79,9 @@ kd_tree_nbounds_min(int64_t n, int64_t min_subtree)
 
 /* Number of leading nodes that store a bounding box in the engine's tree. */
 KD_SHARED int64_t
-kd_tree_nbounds(int64_t n)
+kde_tree_nbounds(int64_t n)
 {
-	return kd_tree_nbounds_min(n, KD_BOUNDS_MIN_SUBTREE);
+	return kde_tree_nbounds_min(n, KD_BOUNDS_MIN_SUBTREE);
 }
 
 /*
@@ -89,7 +89,7 @@ kd_tree_nbounds(int64_t n)
  * bounds), in memory and in a device copy alike.
  */
 KD_SHARED int64_t
-kd_tree_bytes(int64_t n, int dim, int64_t nbounds)
+kde_tree_bytes(int64_t n, int dim, int64_t nbounds)
 {
 	return n * (dim * (int64_t) sizeof(double) + (int64_t) sizeof(uint64_t) + 1) +
 		nbounds * 2 * dim * (int64_t) sizeof(double);
@@ -97,7 +97,7 @@ kd_tree_bytes(int64_t n, int dim, int64_t nbounds)
 
 /* Squared distance, summed in dimension order. */
 KD_SHARED double
-kd_dist2(const double *a, const double *b, int dim)
+kde_dist2(const double *a, const double *b, int dim)
 {
 	double		s = 0.0;
 
@@ -112,10 +112,10 @@ kd_dist2(const double *a, const double *b, int dim)
 
 /*
  * Squared distance from q to an axis-aligned box (lo[dim] then hi[dim]);
- * never more than kd_dist2 of q and any point inside the box.
+ * never more than kde_dist2 of q and any point inside the box.
  */
 KD_SHARED double
-kd_box_dist2(const double *q, const double *box, int dim)
+kde_box_dist2(const double *q, const double *box, int dim)
 {
 	double		s = 0.0;
 
@@ -138,7 +138,7 @@ kd_box_dist2(const double *q, const double *box, int dim)
  * relative precision; it never rejects a point with sqrt(d2) <= r.
  */
 KD_SHARED double
-kd_radius_bound(double r)
+kde_radius_bound(double r)
 {
 	double		r2 = r * r * (1.0 + 1e-12);
 

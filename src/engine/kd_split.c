@@ -1,10 +1,11 @@
 /*
  * kd_split.c
  *	  One tree's device copy split across several GPUs, searched on all of
- *	  them at once; and a tree build that uses several GPUs.
+ *	  them at once; its placement and the multi-GPU build are in
+ *	  kde_split_build.c.
  *
  * Every subtree of a left-balanced tree is a left-balanced tree itself:
- * the subtree of node r of a tree of n nodes has kd_subtree_size(r, n)
+ * the subtree of node r of a tree of n nodes has kde_subtree_size(r, n)
  * nodes, and its level l (its nodes 2^l - 1 .. 2^(l+1) - 2) is the run of
  * the whole tree's nodes that starts at (r + 1) * 2^l - 1.  A split copy
  * keeps the top `levels` levels of a tree (2^levels - 1 nodes) on the host
@@ -13,11 +14,10 @@
  * twice as many parts as devices (levels is one more than the least with
  * 2^levels >= the device count), placed largest first on the device with
  * the fewest points.  The subtrees of one level differ in size by up to
- * half (the last level fills from the left): with one part per device a
- * 100M-point tree put two thirds of itself on one of two GPUs; with two
- * each, the shares differ by about 1% there, and by at most 3:2 for sizes
- * just above a power of two (more parts would even them out further, but
- * every query searches every part).
+ * half (the last level fills from the left): with one part per device one
+ * GPU of two could hold two thirds of a tree; with two each, the shares
+ * differ by at most 3:2, for sizes just above a power of two (more parts
+ * would even them out further, but every query searches every part).
  *
  * Searches run on the parts at once, one host thread per device (a
  * device's parts one after another), and on the host's nodes by brute
@@ -33,14 +33,10 @@
  * alike everywhere (kdtree.h), so answers are bit-identical to the whole
  * tree's on one device or the CPU, refs being unique.
  *
- * kd_split_build builds the top levels on the CPU (kd_build_top) and each
- * part on its device, then puts the parts in place: the tree kd_build
- * makes, bit for bit, since a subtree is built from its own points alone.
- *
  * Threads.  The GPU object's device selection holds per calling thread
  * (kd_gpu_abi.h), and each device is driven by one thread at a time.  The
  * threads run with the caller's plan less its interrupt callback, which
- * only the calling thread polls (between devices' work, kd_parallel_for),
+ * only the calling thread polls (between devices' work, kde_parallel_for),
  * so a cancel waits for the work in flight.  The caller's selected device
  * is restored before return.
  */
@@ -49,55 +45,9 @@
 
 #include "kd_internal.h"
 
-/* devices a split copy uses, at most, and its parts: 2^5 */
-#define KD_SPLIT_MAX_DEVICES KD_PARALLEL_MAX_DEVICES
-#define KD_SPLIT_MAX_PARTS 32
-
-/* queries of All-kNN's cross-part rounds at a time (host memory) */
-#define KD_SPLIT_CHUNK ((int64_t) 1 << 20)
-
-/* queries that one thread sorts to the parts at a time */
-#define KD_SPLIT_CHOOSE_CHUNK ((int64_t) 1 << 16)
-
-/* the lesser of two counts */
-#define Min64(a, b) ((a) < (b) ? (a) : (b))
-
-/* One part: the subtree below the host's levels that one device holds. */
-typedef struct KdSplitPart
-{
-	int64_t		root;			/* its root in the whole tree */
-	int64_t		n;
-	int			device;
-	KdGpuTree  *copy;
-	int64_t		bytes;
-	double	   *coords;			/* its points in its node order (host) */
-	double		box[2 * KD_MAX_DIM];	/* their bounding box */
-} KdSplitPart;
-
-struct KdSplitCopy
-{
-	int64_t		n;
-	int			dim;
-	int			ndevices;
-	int64_t		ntop;			/* the host's nodes: the whole tree's first */
-	double	   *top_coords;
-	uint64_t   *top_refs;
-	uint8_t    *top_split;
-	int			nparts;
-	KdSplitPart parts[KD_SPLIT_MAX_PARTS];
-};
-
-/* A level of a part: its nodes [local, local + len) are the whole tree's [whole, ...). */
-typedef struct LevelRun
-{
-	int64_t		local;
-	int64_t		whole;
-	int64_t		len;
-} LevelRun;
-
 /* The levels of the subtree of root in a tree of n nodes; returns how many. */
-static int
-level_runs(int64_t root, int64_t n, LevelRun *runs)
+int
+kde_split_level_runs(int64_t root, int64_t n, LevelRun *runs)
 {
 	int			nruns = 0;
 	int64_t		width = 1;
@@ -118,7 +68,7 @@ level_runs(int64_t root, int64_t n, LevelRun *runs)
 static int64_t
 whole_node(int64_t root, int64_t j)
 {
-	int			level = kd_tree_depth(j + 1) - 1;
+	int			level = kde_tree_depth(j + 1) - 1;
 
 	return ((root + 1) << level) - 1 + (j - (((int64_t) 1 << level) - 1));
 }
@@ -127,8 +77,8 @@ whole_node(int64_t root, int64_t j)
  * Levels above the parts for ndevices devices: one more than the least
  * with 2^levels >= ndevices, so that each device holds two parts or more.
  */
-static int
-split_levels(int ndevices)
+int
+kde_split_levels(int ndevices)
 {
 	int			levels = 0;
 
@@ -138,17 +88,6 @@ split_levels(int ndevices)
 }
 
 /* ---- work on every device at once ---------------------------------------- */
-
-typedef struct DeviceWork DeviceWork;
-typedef KdStatus (*PartFn) (DeviceWork *w, int part, const KdExec *exec,
-							KdError *err);
-
-struct DeviceWork
-{
-	KdSplitCopy *split;
-	PartFn		fn;
-	void	   *arg;
-};
 
 /* KdDeviceFn: device d runs fn on its parts in turn. */
 static KdStatus
@@ -164,35 +103,35 @@ device_parts(void *arg, int d, const KdExec *exec, KdError *err)
 }
 
 /*
- * Run fn on every part with one thread per device (kd_parallel_devices);
+ * Run fn on every part with one thread per device (kde_parallel_devices);
  * the first failure is returned.  GPU times are added to the caller's.
  */
-static KdStatus
-on_devices(KdSplitCopy *split, PartFn fn, void *arg, KdExec *exec,
+KdStatus
+kde_split_on_devices(KdSplitCopy *split, PartFn fn, void *arg, KdExec *exec,
 		   KdError *err)
 {
 	DeviceWork	w = {split, fn, arg};
 
-	return kd_parallel_devices(exec, split->ndevices, device_parts, &w, err);
+	return kde_parallel_devices(exec, split->ndevices, device_parts, &w, err);
 }
 
 /* The calling thread's selected device, to restore after placing parts. */
-static int
-selected_device(void)
+int
+kde_split_selected_device(void)
 {
 	KdGpuInfo	info;
 	KdError		err;
 
-	return kd_gpu_probe(&info, &err) == KD_OK ? info.device : 0;
+	return kde_gpu_probe(&info, &err) == KD_OK ? info.device : 0;
 }
 
 /* Select device again for the calling thread, as it was. */
-static void
-restore_device(int device)
+void
+kde_split_restore_device(int device)
 {
 	KdError		err;
 
-	(void) kd_gpu_select_device(device, &err);
+	(void) kde_gpu_select_device(device, &err);
 }
 
 /* ---- merging ----------------------------------------------------------- */
@@ -216,7 +155,7 @@ merge_best(const KdNeighbor **lists, const int32_t *lens, int nlists, int k,
 
 		for (int i = 0; i < nlists; i++)
 			if (pos[i] < lens[i] &&
-				(b < 0 || kd_neighbor_less(lists[i][pos[i]].d2, lists[i][pos[i]].ref,
+				(b < 0 || kde_neighbor_less(lists[i][pos[i]].d2, lists[i][pos[i]].ref,
 										   lists[b][pos[b]].d2, lists[b][pos[b]].ref)))
 				b = i;
 		if (b < 0)
@@ -235,10 +174,10 @@ top_list(const KdSplitCopy *s, const double *q, KdNeighbor *list)
 {
 	for (int64_t i = 0; i < s->ntop; i++)
 	{
-		KdNeighbor	nb = {kd_dist2(q, s->top_coords + i * s->dim, s->dim), s->top_refs[i]};
+		KdNeighbor	nb = {kde_dist2(q, s->top_coords + i * s->dim, s->dim), s->top_refs[i]};
 		int64_t		j = i;
 
-		for (; j > 0 && kd_neighbor_less(nb.d2, nb.ref, list[j - 1].d2, list[j - 1].ref); j--)
+		for (; j > 0 && kde_neighbor_less(nb.d2, nb.ref, list[j - 1].d2, list[j - 1].ref); j--)
 			list[j] = list[j - 1];
 		list[j] = nb;
 	}
@@ -305,7 +244,7 @@ may_improve(const Targets *t, int64_t q, int p)
 	int64_t		row = target_row(t, q);
 
 	return t->count[row] < t->k ||
-		kd_box_dist2(t->queries + q * t->split->dim, t->split->parts[p].box,
+		kde_box_dist2(t->queries + q * t->split->dim, t->split->parts[p].box,
 					 t->split->dim) <= t->out[row * t->k + t->k - 1].d2;
 }
 
@@ -404,9 +343,9 @@ choose_parts(Targets *t, KdExec *exec, KdError *err)
 	t->mask = malloc(sizeof(uint32_t) * (size_t) t->nq + 1);
 	t->chunk_n = malloc(sizeof(int64_t) * (size_t) (nchunks * s->nparts) + 1);
 	if (t->mask == NULL || t->chunk_n == NULL)
-		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+		st = kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, nchunks, 1, mark_parts, t, err);
+		st = kde_parallel_for(exec, nchunks, 1, mark_parts, t, err);
 	for (int p = 0; st == KD_OK && p < s->nparts; p++)
 	{
 		int64_t		sum = 0;
@@ -424,11 +363,11 @@ choose_parts(Targets *t, KdExec *exec, KdError *err)
 		t->res[p] = malloc(sizeof(KdNeighbor) * (size_t) (sum * t->k) + 1);
 		t->cnt[p] = malloc(sizeof(int32_t) * (size_t) sum + 1);
 		if (!t->idx[p] || !t->coords[p] || !t->res[p] || !t->cnt[p])
-			st = kd_set_error(err, KD_ERR_NOMEM, -1,
+			st = kde_set_error(err, KD_ERR_NOMEM, -1,
 							  "out of memory for the queries of a split tree's part");
 	}
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, nchunks, 1, gather_parts, t, err);
+		st = kde_parallel_for(exec, nchunks, 1, gather_parts, t, err);
 	free(t->mask);
 	free(t->chunk_n);
 	t->mask = NULL;
@@ -444,7 +383,7 @@ part_targets(DeviceWork *w, int p, const KdExec *exec, KdError *err)
 
 	if (t->n[p] == 0)
 		return KD_OK;
-	return kd_gpu_knn(w->split->parts[p].copy, t->coords[p], t->n[p], t->k,
+	return kde_gpu_knn(w->split->parts[p].copy, t->coords[p], t->n[p], t->k,
 					  t->res[p], t->cnt[p], exec, err);
 }
 
@@ -483,11 +422,11 @@ targets_run(Targets *t, int64_t nq,
 	memset(t->n, 0, sizeof(t->n));
 	st = choose_parts(t, exec, err);
 	if (st == KD_OK)
-		st = on_devices(s, part_targets, t, exec, err);
+		st = kde_split_on_devices(s, part_targets, t, exec, err);
 	for (int p = 0; st == KD_OK && p < s->nparts; p++)
 	{
 		t->part = p;
-		st = kd_parallel_for(exec, t->n[p], 4096, merge_part, t, err);
+		st = kde_parallel_for(exec, t->n[p], 4096, merge_part, t, err);
 	}
 	for (int p = 0; p < s->nparts; p++)
 	{
@@ -529,14 +468,14 @@ merge_host_nodes(void *arg, int64_t begin, int64_t end)
 	}
 }
 
-/* kd_knn on a split copy (kdtree.h). */
+/* kde_knn on a split copy (kdtree.h). */
 KdStatus
-kd_split_knn(const KdSplitCopy *split, const double *queries, int64_t nq,
+kde_split_knn(const KdSplitCopy *split, const double *queries, int64_t nq,
 			 int k, KdNeighbor *out, int32_t *count, KdExec *exec,
 			 KdError *err)
 {
 	Targets		t;
-	KdStatus	st = kd_check_k(k, err);
+	KdStatus	st = kde_check_k(k, err);
 
 	if (st != KD_OK)
 		return st;
@@ -547,7 +486,7 @@ kd_split_knn(const KdSplitCopy *split, const double *queries, int64_t nq,
 	t.out = out;
 	t.count = count;
 	t.home = -1;
-	st = kd_parallel_for(exec, nq, 4096, merge_host_nodes, &t, err);
+	st = kde_parallel_for(exec, nq, 4096, merge_host_nodes, &t, err);
 	if (st == KD_OK)
 		st = targets_run(&t, nq, in_home, exec, err);
 	if (st == KD_OK)
@@ -574,15 +513,15 @@ part_all_knn(DeviceWork *w, int p, const KdExec *exec, KdError *err)
 	KdNeighbor *own = malloc(sizeof(KdNeighbor) * (size_t) (part->n * a->k) + 1);
 	int32_t    *oc = malloc(sizeof(int32_t) * (size_t) part->n + 1);
 	LevelRun	runs[KD_STACK_DEPTH];
-	int			nruns = level_runs(part->root, w->split->n, runs);
+	int			nruns = kde_split_level_runs(part->root, w->split->n, runs);
 	KdStatus	st;
 
 	if (own == NULL || oc == NULL)
-		st = kd_set_error(err, KD_ERR_NOMEM, -1,
+		st = kde_set_error(err, KD_ERR_NOMEM, -1,
 						  "out of memory for the All-kNN of %lld points",
 						  (long long) part->n);
 	else
-		st = kd_gpu_all_knn(part->copy, a->k, a->include_self, own, oc, exec, err);
+		st = kde_gpu_all_knn(part->copy, a->k, a->include_self, own, oc, exec, err);
 	for (int i = 0; st == KD_OK && i < nruns; i++)
 	{
 		memcpy(a->out + runs[i].whole * a->k, own + runs[i].local * a->k,
@@ -595,22 +534,22 @@ part_all_knn(DeviceWork *w, int p, const KdExec *exec, KdError *err)
 	return st;
 }
 
-/* kd_all_knn on a split copy (kdtree.h): answers in the whole tree's node order. */
+/* kde_all_knn on a split copy (kdtree.h): answers in the whole tree's node order. */
 KdStatus
-kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
+kde_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
 				 KdNeighbor *out, int32_t *count, KdExec *exec, KdError *err)
 {
 	KdSplitCopy *s = (KdSplitCopy *) split;
 	AllKnn		a = {k, include_self, out, count};
 	Targets		t;
 	int64_t    *rows = malloc(sizeof(int64_t) * (size_t) KD_SPLIT_CHUNK);
-	KdStatus	st = kd_check_k(k, err);
+	KdStatus	st = kde_check_k(k, err);
 
 	if (st == KD_OK && rows == NULL)
-		st = kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+		st = kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	/* each part's own All-kNN */
 	if (st == KD_OK)
-		st = on_devices(s, part_all_knn, &a, exec, err);
+		st = kde_split_on_devices(s, part_all_knn, &a, exec, err);
 
 	/* the host's nodes: among themselves (less each itself), and in every part */
 	memset(&t, 0, sizeof(t));
@@ -622,7 +561,7 @@ kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
 	t.home = -2;
 	t.include_self = include_self;
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, s->ntop, 4096, merge_host_nodes, &t, err);
+		st = kde_parallel_for(exec, s->ntop, 4096, merge_host_nodes, &t, err);
 	if (st == KD_OK)
 		st = targets_run(&t, s->ntop, everywhere, exec, err);
 
@@ -638,7 +577,7 @@ kd_split_all_knn(const KdSplitCopy *split, int k, bool include_self,
 				rows[j] = whole_node(s->parts[p].root, first + j);
 			t.queries = s->parts[p].coords + first * s->dim;
 			t.home = p;
-			st = kd_parallel_for(exec, nq, 4096, merge_host_nodes, &t, err);
+			st = kde_parallel_for(exec, nq, 4096, merge_host_nodes, &t, err);
 			if (st == KD_OK)
 				st = targets_run(&t, nq, elsewhere, exec, err);
 		}
@@ -668,8 +607,8 @@ part_range(DeviceWork *w, int p, const KdExec *exec, KdError *err)
 	const KdGpuTree *copy = w->split->parts[p].copy;
 
 	if (r->box)
-		return kd_gpu_box(copy, r->a, r->b, r->nq, &r->parts[p], exec, err);
-	return kd_gpu_radius(copy, r->a, r->nq, r->b, r->nradii, &r->parts[p],
+		return kde_gpu_box(copy, r->a, r->b, r->nq, &r->parts[p], exec, err);
+	return kde_gpu_radius(copy, r->a, r->nq, r->b, r->nradii, &r->parts[p],
 						 exec, err);
 }
 
@@ -695,8 +634,8 @@ top_hit(const RangeWork *r, int64_t q, int64_t i, double *d2)
 	{
 		double		rad = r->b[r->nradii == 1 ? 0 : q];
 
-		*d2 = kd_dist2(r->a + q * s->dim, p, s->dim);
-		return kd_within_radius(*d2, kd_radius_bound(rad), rad);
+		*d2 = kde_dist2(r->a + q * s->dim, p, s->dim);
+		return kde_within_radius(*d2, kde_radius_bound(rad), rad);
 	}
 }
 
@@ -745,7 +684,7 @@ range_fill(void *arg, int64_t begin, int64_t end)
 				dst[c].d2 = d2;
 				dst[c++].ref = r->split->top_refs[i];
 			}
-		kd_sort_neighbors(dst, c, r->box);
+		kde_sort_neighbors(dst, c, r->box);
 	}
 }
 
@@ -756,25 +695,25 @@ split_range(RangeWork *r, KdExec *exec, KdError *err)
 	KdStatus	st;
 
 	memset(r->res, 0, sizeof(*r->res));
-	st = on_devices(r->split, part_range, r, exec, err);
+	st = kde_split_on_devices(r->split, part_range, r, exec, err);
 	if (st == KD_OK)
-		st = kd_range_result_alloc(r->res, r->nq, err);
+		st = kde_range_result_alloc(r->res, r->nq, err);
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, r->nq, 4096, range_count, r, err);
+		st = kde_parallel_for(exec, r->nq, 4096, range_count, r, err);
 	if (st == KD_OK)
-		st = kd_range_result_fill_offsets(r->res, err);
+		st = kde_range_result_fill_offsets(r->res, err);
 	if (st == KD_OK)
-		st = kd_parallel_for(exec, r->nq, 4096, range_fill, r, err);
+		st = kde_parallel_for(exec, r->nq, 4096, range_fill, r, err);
 	if (st != KD_OK)
-		kd_range_result_free(r->res);
+		kde_range_result_free(r->res);
 	for (int p = 0; p < r->split->nparts; p++)
-		kd_range_result_free(&r->parts[p]);
+		kde_range_result_free(&r->parts[p]);
 	return st;
 }
 
-/* kd_radius on a split copy (kdtree.h). */
+/* kde_radius on a split copy (kdtree.h). */
 KdStatus
-kd_split_radius(const KdSplitCopy *split, const double *centers, int64_t nq,
+kde_split_radius(const KdSplitCopy *split, const double *centers, int64_t nq,
 				const double *radii, int64_t nradii, KdRangeResult *res,
 				KdExec *exec, KdError *err)
 {
@@ -791,9 +730,9 @@ kd_split_radius(const KdSplitCopy *split, const double *centers, int64_t nq,
 	return split_range(&r, exec, err);
 }
 
-/* kd_box on a split copy (kdtree.h). */
+/* kde_box on a split copy (kdtree.h). */
 KdStatus
-kd_split_box(const KdSplitCopy *split, const double *lows,
+kde_split_box(const KdSplitCopy *split, const double *lows,
 			 const double *highs, int64_t nq, KdRangeResult *res,
 			 KdExec *exec, KdError *err)
 {
@@ -810,297 +749,3 @@ kd_split_box(const KdSplitCopy *split, const double *lows,
 }
 
 /* ---- making a split copy ---------------------------------------------------- */
-
-/*
- * Give each part of s a device: the largest part not yet placed goes to
- * the device with the fewest points so far (the lowest among equals).
- */
-static void
-place_parts(KdSplitCopy *s)
-{
-	int64_t		load[KD_SPLIT_MAX_DEVICES] = {0};
-	bool		placed[KD_SPLIT_MAX_PARTS] = {false};
-
-	for (int i = 0; i < s->nparts; i++)
-	{
-		int			big = -1;
-		int			d = 0;
-
-		for (int p = 0; p < s->nparts; p++)
-			if (!placed[p] && (big < 0 || s->parts[p].n > s->parts[big].n))
-				big = p;
-		for (int j = 1; j < s->ndevices; j++)
-			if (load[j] < load[d])
-				d = j;
-		s->parts[big].device = d;
-		placed[big] = true;
-		load[d] += s->parts[big].n;
-	}
-}
-
-/* Lay out s for a tree of n points over ndevices: its parts, placed. */
-static void
-split_plan(KdSplitCopy *s, int64_t n, int dim, int ndevices)
-{
-	s->n = n;
-	s->dim = dim;
-	s->ndevices = ndevices;
-	s->nparts = 1 << split_levels(ndevices);
-	s->ntop = s->nparts - 1;
-	for (int p = 0; p < s->nparts; p++)
-	{
-		s->parts[p].root = s->ntop + p;
-		s->parts[p].n = kd_subtree_size(s->ntop + p, n);
-	}
-	place_parts(s);
-}
-
-/*
- * kd_split_plan_points (kdtree.h): the points that a split of a tree of n
- * points over ndevices puts on device; -1 when such a tree is not split.
- */
-int64_t
-kd_split_plan_points(int64_t n, int ndevices, int device)
-{
-	KdSplitCopy s;
-	int64_t		points = 0;
-
-	if (ndevices < 1 || ndevices > KD_SPLIT_MAX_DEVICES ||
-		n < ((int64_t) 2 << split_levels(ndevices)) - 1)
-		return -1;
-	memset(&s, 0, sizeof(s));
-	split_plan(&s, n, 1, ndevices);
-	for (int p = 0; p < s.nparts; p++)
-		if (s.parts[p].device == device)
-			points += s.parts[p].n;
-	return points;
-}
-
-/* A split copy's shell for a tree of n points: the parts placed, nothing copied. */
-static KdStatus
-split_alloc(int64_t n, int dim, int ndevices, KdSplitCopy **out, KdError *err)
-{
-	int			levels;
-	KdSplitCopy *s;
-
-	*out = NULL;
-	if (ndevices < 1 || ndevices > KD_SPLIT_MAX_DEVICES)
-		return kd_set_error(err, KD_ERR_ARG, -1,
-							"a tree can be split over 1 to %d devices, not %d",
-							KD_SPLIT_MAX_DEVICES, ndevices);
-	levels = split_levels(ndevices);
-	if (n < ((int64_t) 2 << levels) - 1)
-		return kd_set_error(err, KD_ERR_ARG, -1,
-							"a tree of %lld points is too small to split over %d devices",
-							(long long) n, ndevices);
-	if ((s = calloc(1, sizeof(KdSplitCopy))) == NULL)
-		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
-	split_plan(s, n, dim, ndevices);
-	s->top_coords = malloc(sizeof(double) * (size_t) (s->ntop * dim));
-	s->top_refs = malloc(sizeof(uint64_t) * (size_t) s->ntop);
-	s->top_split = malloc((size_t) s->ntop);
-	if (s->top_coords == NULL || s->top_refs == NULL || s->top_split == NULL)
-	{
-		kd_split_release(s);
-		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
-	}
-	*out = s;
-	return KD_OK;
-}
-
-/*
- * Put part p's host tree on its device (selected) and keep its points for
- * All-kNN; part tree's arrays are freed either way.
- */
-static KdStatus
-part_place(KdSplitCopy *s, int p, KdTree *pt, const KdExec *exec, KdError *err)
-{
-	KdSplitPart *part = &s->parts[p];
-	KdStatus	st = kd_gpu_select_device(part->device, err);
-
-	if (st == KD_OK)
-		st = kd_gpu_upload_copy(pt, &part->copy, exec, err);
-	if (st == KD_OK)
-	{
-		part->bytes = kd_tree_bytes(pt->n, pt->dim, pt->nbounds);
-		memcpy(part->box, pt->coords, sizeof(double) * pt->dim);
-		memcpy(part->box + pt->dim, pt->coords, sizeof(double) * pt->dim);
-		for (int64_t i = 1; i < pt->n; i++)
-			kd_box_take(part->box, pt->coords + i * pt->dim, pt->dim);
-		part->coords = pt->coords;
-		pt->coords = NULL;
-	}
-	kd_tree_free(pt);
-	return st;
-}
-
-/* PartFn: copy a part out of the whole tree (arg) and upload it. */
-static KdStatus
-part_upload(DeviceWork *w, int p, const KdExec *exec, KdError *err)
-{
-	const KdTree *t = w->arg;
-	KdSplitPart *part = &w->split->parts[p];
-	LevelRun	runs[KD_STACK_DEPTH];
-	int			nruns = level_runs(part->root, t->n, runs);
-	KdTree		pt;
-	KdStatus	st = kd_tree_alloc(&pt, part->n, t->dim, err);
-
-	if (st != KD_OK)
-		return st;
-	for (int i = 0; i < nruns; i++)
-	{
-		memcpy(pt.coords + runs[i].local * t->dim, t->coords + runs[i].whole * t->dim,
-			   sizeof(double) * (size_t) (runs[i].len * t->dim));
-		memcpy(pt.refs + runs[i].local, t->refs + runs[i].whole,
-			   sizeof(uint64_t) * (size_t) runs[i].len);
-		memcpy(pt.split + runs[i].local, t->split + runs[i].whole, (size_t) runs[i].len);
-	}
-	kd_tree_fill_bounds(&pt, 0);
-	pt.ref_order = t->ref_order;
-	return part_place(w->split, p, &pt, exec, err);
-}
-
-/* kd_split_upload (kdtree.h): split tree's device copy over ndevices devices. */
-KdStatus
-kd_split_upload(const KdTree *tree, int ndevices, KdSplitCopy **out,
-				KdExec *exec, KdError *err)
-{
-	KdSplitCopy *s;
-	int			selected;
-	KdStatus	st;
-
-	*out = NULL;
-	if (tree->coords == NULL)
-		return kd_set_error(err, KD_ERR_ARG, -1,
-							"only a tree in host memory can be split");
-	if ((st = split_alloc(tree->n, tree->dim, ndevices, &s, err)) != KD_OK)
-		return st;
-	memcpy(s->top_coords, tree->coords, sizeof(double) * (size_t) (s->ntop * tree->dim));
-	memcpy(s->top_refs, tree->refs, sizeof(uint64_t) * (size_t) s->ntop);
-	memcpy(s->top_split, tree->split, (size_t) s->ntop);
-	selected = selected_device();
-	st = on_devices(s, part_upload, (void *) tree, exec, err);
-	restore_device(selected);
-	if (st != KD_OK)
-		kd_split_release(s);
-	else
-		*out = s;
-	return st;
-}
-
-/* Free a split copy: its parts' device copies and its host arrays. */
-void
-kd_split_release(KdSplitCopy *split)
-{
-	if (split == NULL)
-		return;
-	for (int p = 0; p < split->nparts; p++)
-	{
-		kd_gpu_release_copy(split->parts[p].copy);
-		free(split->parts[p].coords);
-	}
-	free(split->top_coords);
-	free(split->top_refs);
-	free(split->top_split);
-	free(split);
-}
-
-/* Bytes of a split copy's parts on device. */
-int64_t
-kd_split_device_bytes(const KdSplitCopy *split, int device)
-{
-	int64_t		bytes = 0;
-
-	for (int p = 0; p < split->nparts; p++)
-		if (split->parts[p].device == device)
-			bytes += split->parts[p].bytes;
-	return bytes;
-}
-
-/* ---- building on several devices ------------------------------------------ */
-
-typedef struct SplitBuild
-{
-	KdTree	   *tree;			/* the whole tree, top levels built */
-	const double *pts;			/* the parts' points, each contiguous */
-	const uint64_t *refs;
-	int64_t		begin[KD_SPLIT_MAX_PARTS];
-	bool		bounds_missing; /* a part had no box for a node that needs one */
-} SplitBuild;
-
-/* PartFn: build a part on its device and put it in place in the whole tree. */
-static KdStatus
-part_build(DeviceWork *w, int p, const KdExec *exec, KdError *err)
-{
-	SplitBuild *b = w->arg;
-	KdTree	   *t = b->tree;
-	KdSplitPart *part = &w->split->parts[p];
-	LevelRun	runs[KD_STACK_DEPTH];
-	int			nruns = level_runs(part->root, t->n, runs);
-	int			dim = t->dim;
-	KdTree		pt;
-	KdStatus	st = kd_tree_alloc(&pt, part->n, dim, err);
-
-	if (st == KD_OK)
-		st = kd_gpu_select_device(part->device, err);
-	if (st == KD_OK)
-		st = kd_gpu_build(b->pts + b->begin[p] * dim, b->refs + b->begin[p],
-						  part->n, dim, &pt, NULL, exec, err);
-	for (int i = 0; st == KD_OK && i < nruns; i++)
-	{
-		const LevelRun *r = &runs[i];
-
-		memcpy(t->coords + r->whole * dim, pt.coords + r->local * dim,
-			   sizeof(double) * (size_t) (r->len * dim));
-		memcpy(t->refs + r->whole, pt.refs + r->local, sizeof(uint64_t) * (size_t) r->len);
-		memcpy(t->split + r->whole, pt.split + r->local, (size_t) r->len);
-		if (r->whole >= t->nbounds)
-			continue;
-		if (r->local + r->len > pt.nbounds)
-			b->bounds_missing = true;
-		else
-			memcpy(t->bounds + r->whole * 2 * dim, pt.bounds + r->local * 2 * dim,
-				   sizeof(double) * 2 * dim * (size_t) r->len);
-	}
-	kd_tree_free(&pt);
-	return st;
-}
-
-/*
- * kd_split_build (kdtree.h): the tree kd_build makes, its top levels built
- * on the CPU and each part below them on a device of its own, into tree's
- * arrays, which the caller allocated (kd_tree_alloc), as the GPU object's
- * build does.
- */
-KdStatus
-kd_split_build(const double *points, const uint64_t *refs, int64_t n,
-			   int dim, int ndevices, KdTree *tree, KdExec *exec,
-			   KdError *err)
-{
-	KdSplitCopy *s;
-	SplitBuild	b;
-	double	   *pts = NULL;
-	uint64_t   *prefs = NULL;
-	int			selected = selected_device();
-	KdStatus	st;
-
-	memset(&b, 0, sizeof(b));
-	if ((st = split_alloc(n, dim, ndevices, &s, err)) != KD_OK)
-		return st;
-	st = kd_build_top(points, refs, n, dim, split_levels(ndevices), tree,
-					  &pts, &prefs, b.begin, exec, err);
-	if (st == KD_OK)
-	{
-		b.tree = tree;
-		b.pts = pts;
-		b.refs = prefs;
-		st = on_devices(s, part_build, &b, exec, err);
-		if (st == KD_OK && b.bounds_missing)
-			kd_tree_fill_bounds(tree, s->ntop);
-	}
-	restore_device(selected);
-	free(pts);
-	free(prefs);
-	kd_split_release(s);
-	return st;
-}

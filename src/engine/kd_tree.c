@@ -5,7 +5,7 @@
  *
  * The shape of a left-balanced tree depends on n alone: node i's subtree is
  * the set of array positions reachable through 2i+1 and 2i+2, a complete
- * binary tree filled from the left.  kd_subtree_size walks it level by level
+ * binary tree filled from the left.  kde_subtree_size walks it level by level
  * in O(log n) without building anything.
  */
 #include <stdarg.h>
@@ -17,7 +17,7 @@
 
 /* Defaults: automatic device choice, the calling thread only. */
 void
-kd_exec_init(KdExec *exec)
+kde_exec_init(KdExec *exec)
 {
 	memset(exec, 0, sizeof(*exec));
 	exec->device = KD_DEVICE_AUTO;
@@ -27,17 +27,17 @@ kd_exec_init(KdExec *exec)
 
 /* Allocate the arrays of a tree of n points in dim dimensions. */
 KdStatus
-kd_tree_alloc(KdTree *tree, int64_t n, int dim, KdError *err)
+kde_tree_alloc(KdTree *tree, int64_t n, int dim, KdError *err)
 {
 	memset(tree, 0, sizeof(*tree));
 	if (dim < 1 || dim > KD_MAX_DIM)
-		return kd_set_error(err, KD_ERR_ARG, -1,
+		return kde_set_error(err, KD_ERR_ARG, -1,
 							"dimension %d is out of range 1..%d", dim, KD_MAX_DIM);
 	if (n < 0)
-		return kd_set_error(err, KD_ERR_ARG, -1, "negative point count");
+		return kde_set_error(err, KD_ERR_ARG, -1, "negative point count");
 	tree->n = n;
 	tree->dim = dim;
-	tree->nbounds = kd_tree_nbounds(n);
+	tree->nbounds = kde_tree_nbounds(n);
 	tree->owned = true;
 	tree->coords = malloc(sizeof(double) * (size_t) (n * dim) + 1);
 	tree->refs = malloc(sizeof(uint64_t) * (size_t) n + 1);
@@ -45,19 +45,19 @@ kd_tree_alloc(KdTree *tree, int64_t n, int dim, KdError *err)
 	tree->bounds = malloc(sizeof(double) * 2 * dim * (size_t) tree->nbounds + 1);
 	if (!tree->coords || !tree->refs || !tree->split || !tree->bounds)
 	{
-		kd_tree_free(tree);
-		return kd_set_error(err, KD_ERR_NOMEM, -1,
+		kde_tree_free(tree);
+		return kde_set_error(err, KD_ERR_NOMEM, -1,
 							"out of memory for a tree of %lld points",
 							(long long) n);
 	}
 	return KD_OK;
 }
 
-/* Free what kd_tree_alloc allocated, and the tree's device copy. */
+/* Free what kde_tree_alloc allocated, and the tree's device copy. */
 void
-kd_tree_free(KdTree *tree)
+kde_tree_free(KdTree *tree)
 {
-	kd_gpu_release(tree);
+	kde_gpu_release(tree);
 	if (tree->owned)
 	{
 		free(tree->coords);
@@ -80,7 +80,7 @@ kd_tree_free(KdTree *tree)
  * its parent's; children without a box have their few points walked.
  */
 void
-kd_tree_fill_bounds(KdTree *tree, int64_t from)
+kde_tree_fill_bounds(KdTree *tree, int64_t from)
 {
 	int			dim = tree->dim;
 
@@ -94,27 +94,27 @@ kd_tree_fill_bounds(KdTree *tree, int64_t from)
 		{
 			if (c < tree->nbounds)
 			{
-				kd_box_take(box, tree->bounds + c * 2 * dim, dim);
-				kd_box_take(box, tree->bounds + c * 2 * dim + dim, dim);
+				kde_box_take(box, tree->bounds + c * 2 * dim, dim);
+				kde_box_take(box, tree->bounds + c * 2 * dim + dim, dim);
 				continue;
 			}
 			for (int64_t lo = c, hi = c; lo < tree->n; lo = 2 * lo + 1, hi = 2 * hi + 2)
 				for (int64_t j = lo; j <= hi && j < tree->n; j++)
-					kd_box_take(box, tree->coords + j * dim, dim);
+					kde_box_take(box, tree->coords + j * dim, dim);
 		}
 	}
 }
 
 /* Reject NaN and infinite coordinates, naming the first bad point. */
 KdStatus
-kd_check_points(const double *points, int64_t n, int dim, KdError *err)
+kde_check_points(const double *points, int64_t n, int dim, KdError *err)
 {
 	if (dim < 1 || dim > KD_MAX_DIM)
-		return kd_set_error(err, KD_ERR_ARG, -1,
+		return kde_set_error(err, KD_ERR_ARG, -1,
 							"dimension %d is out of range 1..%d", dim, KD_MAX_DIM);
 	for (int64_t i = 0; i < n * dim; i++)
 		if (!isfinite(points[i]))
-			return kd_set_error(err, KD_ERR_NONFINITE, i / dim,
+			return kde_set_error(err, KD_ERR_NONFINITE, i / dim,
 								"point %lld has a %s coordinate",
 								(long long) (i / dim),
 								isnan(points[i]) ? "NaN" : "infinite");
@@ -123,23 +123,23 @@ kd_check_points(const double *points, int64_t n, int dim, KdError *err)
 
 /* Reject k outside 1..KD_MAX_K. */
 KdStatus
-kd_check_k(int k, KdError *err)
+kde_check_k(int k, KdError *err)
 {
 	if (k < 1 || k > KD_MAX_K)
-		return kd_set_error(err, KD_ERR_ARG, -1,
+		return kde_set_error(err, KD_ERR_ARG, -1,
 							"k = %d is out of range 1..%d", k, KD_MAX_K);
 	return KD_OK;
 }
 
 /* Allocate offsets for nq queries; hits come later. */
 KdStatus
-kd_range_result_alloc(KdRangeResult *res, int64_t nq, KdError *err)
+kde_range_result_alloc(KdRangeResult *res, int64_t nq, KdError *err)
 {
 	res->nq = nq;
 	res->hits = NULL;
 	res->offsets = calloc((size_t) nq + 1, sizeof(int64_t));
 	if (!res->offsets)
-		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+		return kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	return KD_OK;
 }
 
@@ -148,13 +148,13 @@ kd_range_result_alloc(KdRangeResult *res, int64_t nq, KdError *err)
  * the hits.
  */
 KdStatus
-kd_range_result_fill_offsets(KdRangeResult *res, KdError *err)
+kde_range_result_fill_offsets(KdRangeResult *res, KdError *err)
 {
 	for (int64_t q = 0; q < res->nq; q++)
 		res->offsets[q + 1] += res->offsets[q];
 	res->hits = malloc(sizeof(KdNeighbor) * (size_t) res->offsets[res->nq] + 1);
 	if (!res->hits)
-		return kd_set_error(err, KD_ERR_NOMEM, -1,
+		return kde_set_error(err, KD_ERR_NOMEM, -1,
 							"out of memory for %lld range hits",
 							(long long) res->offsets[res->nq]);
 	return KD_OK;
@@ -162,7 +162,7 @@ kd_range_result_fill_offsets(KdRangeResult *res, KdError *err)
 
 /* Free a range result's arrays. */
 void
-kd_range_result_free(KdRangeResult *res)
+kde_range_result_free(KdRangeResult *res)
 {
 	free(res->offsets);
 	free(res->hits);
@@ -171,12 +171,12 @@ kd_range_result_free(KdRangeResult *res)
 	res->nq = 0;
 }
 
-/* a before b in the order kd_sort_neighbors sorts by */
+/* a before b in the order kde_sort_neighbors sorts by */
 KD_INLINE bool
 sorts_before(const KdNeighbor *a, const KdNeighbor *b, bool by_ref)
 {
 	return by_ref ? a->ref < b->ref
-		: kd_neighbor_less(a->d2, a->ref, b->d2, b->ref);
+		: kde_neighbor_less(a->d2, a->ref, b->d2, b->ref);
 }
 
 /*
@@ -185,7 +185,7 @@ sorts_before(const KdNeighbor *a, const KdNeighbor *b, bool by_ref)
  * shorter side only (so the stack stays O(log n)).
  */
 void
-kd_sort_neighbors(KdNeighbor *hits, int64_t n, bool by_ref)
+kde_sort_neighbors(KdNeighbor *hits, int64_t n, bool by_ref)
 {
 	while (n > 16)
 	{
@@ -220,13 +220,13 @@ kd_sort_neighbors(KdNeighbor *hits, int64_t n, bool by_ref)
 		/* [0, j] and [i, n) remain */
 		if (j + 1 < n - i)
 		{
-			kd_sort_neighbors(hits, j + 1, by_ref);
+			kde_sort_neighbors(hits, j + 1, by_ref);
 			hits += i;
 			n -= i;
 		}
 		else
 		{
-			kd_sort_neighbors(hits + i, n - i, by_ref);
+			kde_sort_neighbors(hits + i, n - i, by_ref);
 			n = j + 1;
 		}
 	}
@@ -257,19 +257,19 @@ point_in_box(const double *p, const double *box, int dim)
  * containing its subtree.  O(n log n).
  */
 KdStatus
-kd_tree_check(const KdTree *tree, KdError *err)
+kde_tree_check(const KdTree *tree, KdError *err)
 {
 	int			dim = tree->dim;
 	KdStatus	st;
 
 	if (dim < 1 || dim > KD_MAX_DIM || tree->n < 0)
-		return kd_set_error(err, KD_ERR_ARG, -1, "bad tree header");
-	if (tree->nbounds != kd_tree_nbounds(tree->n))
-		return kd_set_error(err, KD_ERR_ARG, -1,
+		return kde_set_error(err, KD_ERR_ARG, -1, "bad tree header");
+	if (tree->nbounds != kde_tree_nbounds(tree->n))
+		return kde_set_error(err, KD_ERR_ARG, -1,
 							"tree has %lld bounding boxes, expected %lld",
 							(long long) tree->nbounds,
-							(long long) kd_tree_nbounds(tree->n));
-	st = kd_check_points(tree->coords, tree->n, dim, err);
+							(long long) kde_tree_nbounds(tree->n));
+	st = kde_check_points(tree->coords, tree->n, dim, err);
 	if (st != KD_OK)
 		return st;
 	for (int64_t i = 0; i < tree->n; i++)
@@ -277,7 +277,7 @@ kd_tree_check(const KdTree *tree, KdError *err)
 		const double *p = tree->coords + i * dim;
 
 		if (tree->split[i] >= dim)
-			return kd_set_error(err, KD_ERR_ARG, i,
+			return kde_set_error(err, KD_ERR_ARG, i,
 								"node %lld has split dimension %d",
 								(long long) i, tree->split[i]);
 		/* walk up: p must be on its side of every ancestor's plane */
@@ -288,18 +288,18 @@ kd_tree_check(const KdTree *tree, KdError *err)
 			double		v = tree->coords[a * dim + s];
 
 			if ((c == 2 * a + 1 && p[s] > v) || (c == 2 * a + 2 && p[s] < v))
-				return kd_set_error(err, KD_ERR_ARG, i,
+				return kde_set_error(err, KD_ERR_ARG, i,
 									"node %lld is on the wrong side of node %lld",
 									(long long) i, (long long) a);
 			if (a < tree->nbounds &&
 				!point_in_box(p, tree->bounds + a * 2 * dim, dim))
-				return kd_set_error(err, KD_ERR_ARG, i,
+				return kde_set_error(err, KD_ERR_ARG, i,
 									"node %lld lies outside the box of node %lld",
 									(long long) i, (long long) a);
 		}
 		if (i < tree->nbounds &&
 			!point_in_box(p, tree->bounds + i * 2 * dim, dim))
-			return kd_set_error(err, KD_ERR_ARG, i,
+			return kde_set_error(err, KD_ERR_ARG, i,
 								"node %lld lies outside its own box",
 								(long long) i);
 	}

@@ -87,8 +87,8 @@ typedef struct KdTree
 	uint64_t   *refs;			/* n row references, node order */
 	uint8_t    *split;			/* n split dimensions */
 	double	   *bounds;			/* nbounds * 2 * dim: lo[dim] then hi[dim] */
-	bool		owned;			/* arrays were allocated by kd_tree_alloc */
-	bool		ref_order;		/* as kd_build made it: each node's right
+	bool		owned;			/* arrays were allocated by kde_tree_alloc */
+	bool		ref_order;		/* as kde_build made it: each node's right
 								 * subtree holds only points after it in
 								 * (split coordinate, ref) order */
 	uint64_t	key[4];			/* names the contents, for a device copy
@@ -141,7 +141,7 @@ typedef struct KdExec
 	char		note[256];		/* why AUTO stayed on or fell back to the CPU */
 } KdExec;
 
-/* Information about the GPU, as seen by kd_gpu_probe. */
+/* Information about the GPU, as seen by kde_gpu_probe. */
 typedef struct KdGpuInfo
 {
 	int			device_count;
@@ -157,40 +157,40 @@ typedef struct KdGpuInfo
 } KdGpuInfo;
 
 /* kd_tree.c: tree memory, shape and validation */
-extern void kd_exec_init(KdExec *exec);
-extern KdStatus kd_tree_alloc(KdTree *tree, int64_t n, int dim, KdError *err);
-extern void kd_tree_free(KdTree *tree);
-extern KdStatus kd_tree_check(const KdTree *tree, KdError *err);
-extern void kd_tree_fill_bounds(KdTree *tree, int64_t from);
-extern KdStatus kd_check_points(const double *points, int64_t n, int dim,
+extern void kde_exec_init(KdExec *exec);
+extern KdStatus kde_tree_alloc(KdTree *tree, int64_t n, int dim, KdError *err);
+extern void kde_tree_free(KdTree *tree);
+extern KdStatus kde_tree_check(const KdTree *tree, KdError *err);
+extern void kde_tree_fill_bounds(KdTree *tree, int64_t from);
+extern KdStatus kde_check_points(const double *points, int64_t n, int dim,
 								KdError *err);
-extern void kd_range_result_free(KdRangeResult *res);
+extern void kde_range_result_free(KdRangeResult *res);
 
 /*
- * kd_build.c: build a tree from points in input order, on the device exec
+ * kde_build.c: build a tree from points in input order, on the device exec
  * chooses; a GPU build keeps the tree's device copy in tree->gpu.
- * kd_build_in_place builds the same tree but sorts points and refs
+ * kde_build_in_place builds the same tree but sorts points and refs
  * themselves on the CPU (a copy of them less at the peak), leaving them in
  * another order.
  */
-extern KdStatus kd_build(const double *points, const uint64_t *refs,
+extern KdStatus kde_build(const double *points, const uint64_t *refs,
 						 int64_t n, int dim, KdTree *tree,
 						 KdExec *exec, KdError *err);
-extern KdStatus kd_build_in_place(double *points, uint64_t *refs,
+extern KdStatus kde_build_in_place(double *points, uint64_t *refs,
 								  int64_t n, int dim, KdTree *tree,
 								  KdExec *exec, KdError *err);
-extern KdStatus kd_build_cpu(const double *points, const uint64_t *refs,
+extern KdStatus kde_build_cpu(const double *points, const uint64_t *refs,
 							 int64_t n, int dim, KdTree *tree,
 							 KdExec *exec, KdError *err);
 
 /*
- * kd_knn.c: k nearest neighbours.  Outputs are nq * k KdNeighbors, query q's
+ * kde_knn.c: k nearest neighbours.  Outputs are nq * k KdNeighbors, query q's
  * at [q * k, q * k + count[q]), sorted by (d2, ref); count[q] = min(k, n).
  */
-extern KdStatus kd_knn(const KdTree *tree, const double *queries, int64_t nq,
+extern KdStatus kde_knn(const KdTree *tree, const double *queries, int64_t nq,
 					   int k, KdNeighbor *out, int32_t *count,
 					   KdExec *exec, KdError *err);
-extern KdStatus kd_knn_cpu(const KdTree *tree, const double *queries,
+extern KdStatus kde_knn_cpu(const KdTree *tree, const double *queries,
 						   int64_t nq, int k, KdNeighbor *out, int32_t *count,
 						   KdExec *exec, KdError *err);
 
@@ -198,10 +198,10 @@ extern KdStatus kd_knn_cpu(const KdTree *tree, const double *queries,
  * All-kNN: the k nearest other points of every tree point, in node order
  * (query i is tree point i; its own node is excluded unless include_self).
  */
-extern KdStatus kd_all_knn(const KdTree *tree, int k, bool include_self,
+extern KdStatus kde_all_knn(const KdTree *tree, int k, bool include_self,
 						   KdNeighbor *out, int32_t *count,
 						   KdExec *exec, KdError *err);
-extern KdStatus kd_all_knn_cpu(const KdTree *tree, int k, bool include_self,
+extern KdStatus kde_all_knn_cpu(const KdTree *tree, int k, bool include_self,
 							   KdNeighbor *out, int32_t *count,
 							   KdExec *exec, KdError *err);
 
@@ -211,24 +211,24 @@ extern KdStatus kd_all_knn_cpu(const KdTree *tree, int k, bool include_self,
  * radii holds nradii values: 1 (shared) or nq (one per centre).  Box hits
  * (lo <= p <= hi in every dimension) are sorted by ref and have d2 = 0.
  */
-extern KdStatus kd_radius(const KdTree *tree, const double *centers,
+extern KdStatus kde_radius(const KdTree *tree, const double *centers,
 						  int64_t nq, const double *radii, int64_t nradii,
 						  KdRangeResult *res, KdExec *exec, KdError *err);
-extern KdStatus kd_radius_cpu(const KdTree *tree, const double *centers,
+extern KdStatus kde_radius_cpu(const KdTree *tree, const double *centers,
 							  int64_t nq, const double *radii, int64_t nradii,
 							  KdRangeResult *res, KdExec *exec, KdError *err);
-extern KdStatus kd_box(const KdTree *tree, const double *lows,
+extern KdStatus kde_box(const KdTree *tree, const double *lows,
 					   const double *highs, int64_t nq,
 					   KdRangeResult *res, KdExec *exec, KdError *err);
-extern KdStatus kd_box_cpu(const KdTree *tree, const double *lows,
+extern KdStatus kde_box_cpu(const KdTree *tree, const double *lows,
 						   const double *highs, int64_t nq,
 						   KdRangeResult *res, KdExec *exec, KdError *err);
 
 /*
  * kd_gpu.c: the GPU object, opened on first use from the path given to
- * kd_gpu_set_library (default: "kdgpu_cuda.so" found by the dynamic linker).
+ * kde_gpu_set_library (default: "kdgpu_cuda.so" found by the dynamic linker).
  */
-extern void kd_gpu_set_library(const char *path);
+extern void kde_gpu_set_library(const char *path);
 
 /*
  * A stand-in for the GPU object, such as the client of a GPU service in
@@ -238,42 +238,42 @@ extern void kd_gpu_set_library(const char *path);
  */
 struct KdCudaApi;
 typedef const struct KdCudaApi *(*KdGpuProvider) (void);
-extern void kd_gpu_set_provider(KdGpuProvider provider);
+extern void kde_gpu_set_provider(KdGpuProvider provider);
 
-extern bool kd_gpu_available(KdGpuInfo *info, char *why, size_t whylen);
-extern KdStatus kd_gpu_upload(KdTree *tree, KdExec *exec, KdError *err);
-extern void kd_gpu_release(KdTree *tree);
+extern bool kde_gpu_available(KdGpuInfo *info, char *why, size_t whylen);
+extern KdStatus kde_gpu_upload(KdTree *tree, KdExec *exec, KdError *err);
+extern void kde_gpu_release(KdTree *tree);
 
 /*
  * The GPU object's entry points (kd_gpu_abi.h), through the table that made
- * this process's device copies; callable once kd_gpu_available has found a
- * GPU usable (within the engine, kd_gpu_chosen or kd_gpu_run).  Each has the
- * contract of its entry: kd_gpu_probe describes the selected device,
- * kd_gpu_select_device selects the one that later uploads and builds use,
- * kd_gpu_upload_copy and kd_gpu_release_copy make and free a device copy
- * held by the caller, and the queries are those of kd_knn, kd_all_knn,
- * kd_radius and kd_box on a device copy.  The GPU service calls them
- * directly; the rest of the engine through kd_build, kd_knn and the others.
+ * this process's device copies; callable once kde_gpu_available has found a
+ * GPU usable (within the engine, kde_gpu_chosen or kde_gpu_run).  Each has the
+ * contract of its entry: kde_gpu_probe describes the selected device,
+ * kde_gpu_select_device selects the one that later uploads and builds use,
+ * kde_gpu_upload_copy and kde_gpu_release_copy make and free a device copy
+ * held by the caller, and the queries are those of kde_knn, kde_all_knn,
+ * kde_radius and kde_box on a device copy.  The GPU service calls them
+ * directly; the rest of the engine through kde_build, kde_knn and the others.
  */
-extern KdStatus kd_gpu_probe(KdGpuInfo *info, KdError *err);
-extern KdStatus kd_gpu_select_device(int device, KdError *err);
-extern KdStatus kd_gpu_upload_copy(const KdTree *tree, KdGpuTree **out,
+extern KdStatus kde_gpu_probe(KdGpuInfo *info, KdError *err);
+extern KdStatus kde_gpu_select_device(int device, KdError *err);
+extern KdStatus kde_gpu_upload_copy(const KdTree *tree, KdGpuTree **out,
 								   const KdExec *exec, KdError *err);
-extern void kd_gpu_release_copy(KdGpuTree *gtree);
-extern KdStatus kd_gpu_build(const double *points, const uint64_t *refs,
+extern void kde_gpu_release_copy(KdGpuTree *gtree);
+extern KdStatus kde_gpu_build(const double *points, const uint64_t *refs,
 							 int64_t n, int dim, KdTree *tree, KdGpuTree **out,
 							 const KdExec *exec, KdError *err);
-extern KdStatus kd_gpu_knn(const KdGpuTree *gtree, const double *queries,
+extern KdStatus kde_gpu_knn(const KdGpuTree *gtree, const double *queries,
 						   int64_t nq, int k, KdNeighbor *out, int32_t *count,
 						   const KdExec *exec, KdError *err);
-extern KdStatus kd_gpu_all_knn(const KdGpuTree *gtree, int k, bool include_self,
+extern KdStatus kde_gpu_all_knn(const KdGpuTree *gtree, int k, bool include_self,
 							   KdNeighbor *out, int32_t *count,
 							   const KdExec *exec, KdError *err);
-extern KdStatus kd_gpu_radius(const KdGpuTree *gtree, const double *centers,
+extern KdStatus kde_gpu_radius(const KdGpuTree *gtree, const double *centers,
 							  int64_t nq, const double *radii, int64_t nradii,
 							  KdRangeResult *res, const KdExec *exec,
 							  KdError *err);
-extern KdStatus kd_gpu_box(const KdGpuTree *gtree, const double *lows,
+extern KdStatus kde_gpu_box(const KdGpuTree *gtree, const double *lows,
 						   const double *highs, int64_t nq, KdRangeResult *res,
 						   const KdExec *exec, KdError *err);
 
@@ -281,38 +281,38 @@ extern KdStatus kd_gpu_box(const KdGpuTree *gtree, const double *lows,
  * kd_split.c: one tree's device copy split across several devices (a tree
  * larger than one device's share), searched on all of them at once with
  * answers identical to the whole tree's; and a build that uses several
- * devices into a tree the caller allocated (kd_tree_alloc), as the GPU
+ * devices into a tree the caller allocated (kde_tree_alloc), as the GPU
  * object's build does.  ndevices counts devices 0 .. ndevices - 1 of the
- * GPU object, which must be usable (kd_gpu_available).  Refs must be
+ * GPU object, which must be usable (kde_gpu_available).  Refs must be
  * unique.
  */
 typedef struct KdSplitCopy KdSplitCopy;
-extern KdStatus kd_split_upload(const KdTree *tree, int ndevices,
+extern KdStatus kde_split_upload(const KdTree *tree, int ndevices,
 								KdSplitCopy **out, KdExec *exec,
 								KdError *err);
-extern void kd_split_release(KdSplitCopy *split);
-extern int64_t kd_split_device_bytes(const KdSplitCopy *split, int device);
-extern int64_t kd_split_plan_points(int64_t n, int ndevices, int device);
-extern KdStatus kd_split_knn(const KdSplitCopy *split, const double *queries,
+extern void kde_split_release(KdSplitCopy *split);
+extern int64_t kde_split_device_bytes(const KdSplitCopy *split, int device);
+extern int64_t kde_split_plan_points(int64_t n, int ndevices, int device);
+extern KdStatus kde_split_knn(const KdSplitCopy *split, const double *queries,
 							 int64_t nq, int k, KdNeighbor *out,
 							 int32_t *count, KdExec *exec, KdError *err);
-extern KdStatus kd_split_all_knn(const KdSplitCopy *split, int k,
+extern KdStatus kde_split_all_knn(const KdSplitCopy *split, int k,
 								 bool include_self, KdNeighbor *out,
 								 int32_t *count, KdExec *exec, KdError *err);
-extern KdStatus kd_split_radius(const KdSplitCopy *split,
+extern KdStatus kde_split_radius(const KdSplitCopy *split,
 								const double *centers, int64_t nq,
 								const double *radii, int64_t nradii,
 								KdRangeResult *res, KdExec *exec,
 								KdError *err);
-extern KdStatus kd_split_box(const KdSplitCopy *split, const double *lows,
+extern KdStatus kde_split_box(const KdSplitCopy *split, const double *lows,
 							 const double *highs, int64_t nq,
 							 KdRangeResult *res, KdExec *exec, KdError *err);
-extern KdStatus kd_split_build(const double *points, const uint64_t *refs,
+extern KdStatus kde_split_build(const double *points, const uint64_t *refs,
 							   int64_t n, int dim, int ndevices, KdTree *tree,
 							   KdExec *exec, KdError *err);
 
 /* kd_replicas.c: one kNN batch over copies of one tree on several GPUs */
-extern KdStatus kd_replicas_knn(KdGpuTree *const *copies, int ncopies,
+extern KdStatus kde_replicas_knn(KdGpuTree *const *copies, int ncopies,
 								const double *queries, int64_t nq, int dim,
 								int k, KdNeighbor *out, int32_t *count,
 								KdExec *exec, KdError *err);
@@ -324,7 +324,7 @@ extern KdStatus kd_replicas_knn(KdGpuTree *const *copies, int ncopies,
  * beyond pure functions.
  */
 typedef void (*KdRangeFn) (void *arg, int64_t begin, int64_t end);
-extern KdStatus kd_parallel_for(KdExec *exec, int64_t nitems, int64_t chunk,
+extern KdStatus kde_parallel_for(KdExec *exec, int64_t nitems, int64_t chunk,
 								KdRangeFn fn, void *arg, KdError *err);
 
 #ifdef __cplusplus

@@ -7,11 +7,9 @@
  * postmaster starts the service (service_main.c).  It opens the GPU object
  * once, keeps device copies of trees for all sessions, and runs every GPU
  * call that backends would otherwise make themselves.  A backend reaches it
- * through the engine's GPU provider hook (service_client.c): the engine sees
- * an ordinary GPU function table, whose entries copy their arguments into a
- * dynamic shared memory segment, queue it in a slot of the shared state and
- * wait on the backend's latch for the reply.  Without the preload, the
- * provider finds no service and the engine opens the GPU in the backend.
+ * through the engine's GPU provider hook (service_client.c), each call
+ * through a slot of the shared state (service_calls.c).  Without the
+ * preload, the engine opens the GPU in the backend.
  *
  * The service runs the queries on a copy that lives whole on one device in
  * a thread of that device (service_workers.c), so that the GPUs of a host
@@ -23,30 +21,17 @@
  * copies the service holds; their device pointers live only in the
  * service's own memory.
  *
- * A device copy is shared when its tree is named (KdTree.key: an index's
- * database, OID, relfilenode, tree id and dead rows): any session's call with the
- * same name finds it, and it stays until another tree of the same index is
- * uploaded, the index is dropped, kd_unload, or eviction, least recently used
- * first, under the service's kdgpu.gpu_memory_limit (per device).  A new
- * copy goes to the device whose copies take the least memory, so the trees
- * of several indexes spread over every GPU of the host, and with
- * kdgpu.gpu_replicas above 1 a named tree gets copies on as many devices,
- * a call going to whichever copy's device is free.  A named tree
- * larger than one device's share (the limit, or the least free memory of a
- * device when there is none) is split over every device (kd_split.c) when
- * there are several: its parts are searched at once, one thread per
- * device.  A build that one device cannot hold is built over every device
- * (kd_split_build); one that fits is built on one, which is faster: on two
- * H200s, 0.46 s against 4.5 s for 100M points, whose top level the split
- * build partitions on one CPU thread.  The service also keeps
- * the rows of a ranked tree's copy (its TIDs in rank order) and its
- * references (ranks in node order), in its own memory, so that a backend
- * whose call reads those rows, or a few more or fewer, can search the copy
- * without reading the tree itself: the service sends back how the call's
- * rows differ (kdg_rows_diff), and the backend searches the rows added
- * beside the copy (tree_delta.c, index_tree.c).  An unnamed tree's copy
- * (a tree built for one query) is owned by the backend that uploaded it and
- * dropped when it releases it or exits.
+ * A named tree's copy (KdTree.key: an index's database, OID, relfilenode,
+ * tree id and dead rows) is shared by every session and stays until
+ * replaced, dropped, unloaded or evicted, least recently used first, under
+ * kdgpu.gpu_memory_limit per device (service_copies.c).  Copies spread
+ * over the host's devices, with kdgpu.gpu_replicas copies of a named tree;
+ * a tree larger than one device's share is split over every device
+ * (kd_split.c).  For a ranked tree the service also keeps its rows and
+ * references, so that a call whose rows differ by a few searches the copy
+ * beside the rows added (kdg_rows_diff, local/tree_delta.c).  An unnamed
+ * copy belongs to the backend that uploaded it until it releases it or
+ * exits.
  */
 #ifndef KDG_SERVICE_H
 #define KDG_SERVICE_H
@@ -57,7 +42,7 @@
 #include "storage/spin.h"
 #include "utils/timestamp.h"
 
-#include "engine/kdtree.h"
+#include "core/core.h"
 
 struct KdgDiff;
 
@@ -233,7 +218,6 @@ typedef struct KdgCall
 
 /* service_shmem.c */
 extern KdgService *kdg_service;
-extern bool kdgpu_service_enabled;
 extern void kdg_service_register(void);
 extern void kdg_service_key_of_index(uint64 *key, Oid indexrelid,
 									 Oid relnode, uint64 tree_id, int64 ndead,
@@ -241,6 +225,15 @@ extern void kdg_service_key_of_index(uint64 *key, Oid indexrelid,
 extern void kdg_service_key_set_flavour(uint64 *key, int flavour);
 extern bool kdg_service_key_index(const uint64 *key, Oid *dboid,
 								  Oid *indexrelid);
+
+/* service_calls.c */
+extern KdgServiceState kdg_service_state(uint64 *epoch);
+extern dsm_segment *kdg_call_begin(Size size, KdgOp op, KdgCall **call,
+								   KdError *err);
+extern KdStatus kdg_call_run(dsm_segment *seg, KdgCall *call,
+							 const KdExec *exec, KdError *err);
+extern void kdg_ship_tree(KdgCall *call, const KdTree *t, Size at, bool copy);
+extern Size kdg_tree_shipped_size(int64 n, int dim, int64 nbounds);
 
 /* service_client.c */
 extern void kdg_service_client_install(void);
@@ -274,8 +267,57 @@ extern int	kdg_service_thread_collect(int device, bool *finished,
 									   KdRangeResult *range);
 extern void kdg_service_threads_quiesce(int timeout_ms);
 
+/* service_copies.c: what the service process alone keeps of each entry */
+typedef struct KdgHeld
+{
+	KdGpuTree  *copies[KDG_RESIDENT_MAX];	/* the device copy */
+	KdSplitCopy *splits[KDG_RESIDENT_MAX];	/* or the copy split over every
+											 * device */
+	uint64	   *rows[KDG_RESIDENT_MAX]; /* its rows (TIDs in rank order), or
+										 * NULL */
+	uint64	   *ranks[KDG_RESIDENT_MAX];	/* and its references (ranks in
+											 * node order), with the rows */
+	double	   *points[KDG_RESIDENT_MAX];	/* and, for a tree built from a
+											 * call's rows, their coordinates
+											 * in rank order */
+	bool		busy[KDG_RESIDENT_MAX]; /* a device thread searches it */
+} KdgHeld;
+extern KdgHeld kdg_held;
+extern void kdg_entry_free(int i);
+extern bool kdg_entry_quiet(int i);
+extern int	kdg_entry_named(const uint64 *key, bool any_version);
+extern void kdg_entries_trim(int device, int64 bytes, int except);
+extern int	kdg_device_for_copy(const bool *taken);
+extern bool kdg_copy_splits(int64 bytes);
+extern int	kdg_entry_make_room(const uint64 *key, int64 bytes, bool split,
+								int *device);
+extern void kdg_entry_record(int i, int device, KdGpuTree *copy,
+							 KdSplitCopy *split, const KdTree *t, bool shared,
+							 int owner_pid, KdgCall *call);
+extern int	kdg_entry_use(KdgCall *call);
+extern KdTree kdg_call_tree(KdgCall *call);
+extern KdStatus kdg_upload_evicting(const KdTree *t, int device,
+									KdGpuTree **copy, int keep_entry,
+									const KdExec *exec, KdError *err);
+extern KdStatus kdg_upload_split(const KdTree *t, KdSplitCopy **split,
+								 int keep_entry, KdExec *exec, KdError *err);
+extern void kdg_replicate(int e, const KdTree *t, int owner_pid,
+						  const KdExec *exec);
+extern int	kdg_replica_for(const KdgCall *call);
+extern int	kdg_copies_of(int e, KdGpuTree **out);
+extern bool kdg_call_spreads(const KdgCall *call);
+extern bool kdg_call_rows_fit(int e, KdgCall *call);
+
+/* service_ops.c */
+extern bool kdg_serve(KdgCall *call, int i, KdRangeResult *range);
+extern KdStatus kdg_reply_range(KdgCall *call, KdRangeResult *res,
+								KdError *err);
+
 /* service_main.c */
 extern bool kdg_am_service;
+extern bool kdg_service_fatal;
+extern volatile bool kdg_service_stopping;
+extern bool kdg_pid_gone(int pid);
 extern PGDLLEXPORT void kdg_service_main(Datum arg);
 
 #endif							/* KDG_SERVICE_H */

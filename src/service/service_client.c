@@ -3,7 +3,7 @@
  *	  The backend's side of the GPU service: a GPU function table
  *	  (kd_gpu_abi.h) whose entries forward each call to the service.
  *
- * The engine consults its provider (kd_gpu_set_provider) the first time a
+ * The engine consults its provider (kde_gpu_set_provider) the first time a
  * backend wants the GPU.  When the postmaster started the service, the
  * provider returns this table and the backend uses it for its life, so it
  * never opens the GPU object or creates a CUDA context itself; while the
@@ -12,15 +12,10 @@
  * kdgpu.service off at server start), the provider returns NULL and the
  * engine opens the GPU object in the backend.
  *
- * A call copies its arguments into a new dynamic shared memory segment
- * (KdgCall and the arrays after it), takes a free slot, wakes the service
- * and waits on the backend's latch until the slot says DONE, then copies
- * the results out.  While it waits it polls the engine's interrupt
- * callback (cancel, statement_timeout, termination): the call is then
- * abandoned and returns KD_ERR_CANCELED, which the caller raises as the
- * usual error.  If the service stops while a call waits, or is idle, the
- * call fails with KD_ERR_GPU_UNAVAILABLE, after which kdgpu.device = 'auto'
- * runs the work on the CPU in the backend, with the same answer.
+ * A call goes to the service through service_calls.c.  If the service
+ * stops while a call waits, or is idle, the call fails with
+ * KD_ERR_GPU_UNAVAILABLE, after which kdgpu.device = 'auto' runs the work
+ * on the CPU in the backend, with the same answer.
  *
  * A device copy is a KdGpuTree here: the service's entry, its version and
  * the host tree it came from.  A named tree (an index's, KdTree.key) is
@@ -44,7 +39,7 @@
 
 #include "engine/kd_error.h"
 #include "engine/kd_gpu_abi.h"
-#include "kdgpu.h"
+#include "core/core.h"
 #include "service.h"
 
 /* A device copy held by the service, as the backend names it. */
@@ -62,199 +57,7 @@ struct KdGpuTree
 	bool		has_rows;		/* the service keeps the tree's rows */
 };
 
-static bool client_in_use = false;
 static object_access_hook_type prev_object_access_hook = NULL;
-static bool exit_callback_registered = false;
-
-/* The service's state, read under its lock. */
-static KdgServiceState
-service_state(uint64 *epoch)
-{
-	KdgServiceState state;
-
-	SpinLockAcquire(&kdg_service->mutex);
-	state = kdg_service->state;
-	if (epoch)
-		*epoch = kdg_service->epoch;
-	SpinLockRelease(&kdg_service->mutex);
-	return state;
-}
-
-/* Give up the call in slot i: the service frees what it still holds. */
-static void
-slot_abandon(int i)
-{
-	KdgSlot    *slot = &kdg_service->slots[i];
-	dsm_handle	range = DSM_HANDLE_INVALID;
-
-	SpinLockAcquire(&kdg_service->mutex);
-	if (slot->state == KDG_SLOT_DONE)
-	{
-		range = slot->range;
-		slot->state = KDG_SLOT_FREE;
-	}
-	else if (slot->state != KDG_SLOT_FREE)
-		slot->state = KDG_SLOT_ABANDONED;
-	SpinLockRelease(&kdg_service->mutex);
-	if (range != DSM_HANDLE_INVALID)
-		dsm_unpin_segment(range);
-}
-
-/* Exit callback: abandon a call this backend left in flight. */
-static void
-client_exit(int code, Datum arg)
-{
-	for (int i = 0; i < kdg_service->nslots; i++)
-		if (kdg_service->slots[i].pid == MyProcPid &&
-			kdg_service->slots[i].state != KDG_SLOT_FREE)
-			slot_abandon(i);
-}
-
-/* A new call's segment of size bytes, its header zeroed; NULL if none. */
-static dsm_segment *
-call_begin(Size size, KdgOp op, KdgCall **call, KdError *err)
-{
-	dsm_segment *seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
-
-	if (seg == NULL)
-	{
-		kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
-					 "no free shared memory segment for a kdgpu GPU service call");
-		return NULL;
-	}
-	*call = dsm_segment_address(seg);
-	memset(*call, 0, sizeof(KdgCall));
-	(*call)->op = op;
-	(*call)->size = size;
-	(*call)->resident = -1;
-	(*call)->resident_out = -1;
-	return seg;
-}
-
-/*
- * Queue the call, wait for its reply and return its status (the error is
- * copied to err).  The caller detaches the segment.  When
- * kdgpu.service_queue_limit calls are in line already, the call is not
- * queued: it fails as if no GPU were usable, and the engine runs the work
- * on the CPU under kdgpu.device = 'auto'.
- */
-static KdStatus
-call_run(dsm_segment *seg, KdgCall *call, const KdExec *exec, KdError *err)
-{
-	int			i = -1;
-	int			queued = 0;
-	int			procno;
-	uint64		epoch;
-
-	if (!exit_callback_registered)
-	{
-		before_shmem_exit(client_exit, 0);
-		exit_callback_registered = true;
-	}
-	SpinLockAcquire(&kdg_service->mutex);
-	for (int s = 0; s < kdg_service->nslots; s++)
-	{
-		KdgSlotState state = kdg_service->slots[s].state;
-
-		if (state == KDG_SLOT_FREE && i < 0)
-			i = s;
-		else if (state == KDG_SLOT_QUEUED || state == KDG_SLOT_RUNNING)
-			queued++;
-	}
-	if (kdgpu_service_queue_limit > 0 && queued >= kdgpu_service_queue_limit)
-	{
-		SpinLockRelease(&kdg_service->mutex);
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
-							"the kdgpu GPU service has %d calls in line (kdgpu.service_queue_limit)",
-							queued);
-	}
-	if (i >= 0)
-	{
-		KdgSlot    *slot = &kdg_service->slots[i];
-
-		slot->state = KDG_SLOT_QUEUED;
-		slot->pid = MyProcPid;
-		slot->procno = MyProc->pgprocno;
-		slot->handle = dsm_segment_handle(seg);
-		slot->turn = kdg_service->next_turn++;
-		slot->epoch = kdg_service->epoch;
-		slot->range = DSM_HANDLE_INVALID;
-	}
-	procno = kdg_service->procno;
-	epoch = kdg_service->epoch;
-	SpinLockRelease(&kdg_service->mutex);
-	if (i < 0)
-		return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
-							"the kdgpu GPU service has no free call slot");
-	if (procno >= 0)
-		SetLatch(&ProcGlobal->allProcs[procno].procLatch);
-
-	for (;;)
-	{
-		KdgSlotState state;
-		uint64		now_epoch;
-		KdgServiceState sstate;
-
-		SpinLockAcquire(&kdg_service->mutex);
-		state = kdg_service->slots[i].state;
-		SpinLockRelease(&kdg_service->mutex);
-		if (state == KDG_SLOT_DONE)
-			break;
-		sstate = service_state(&now_epoch);
-		if (sstate != KDG_SERVICE_READY || now_epoch != epoch)
-		{
-			slot_abandon(i);
-			return kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
-								"the kdgpu GPU service stopped while serving this call");
-		}
-		if (exec && exec->interrupt && exec->interrupt(exec->interrupt_arg))
-		{
-			slot_abandon(i);
-			return kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
-		}
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 100L, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-	}
-	SpinLockAcquire(&kdg_service->mutex);
-	kdg_service->slots[i].state = KDG_SLOT_FREE;
-	SpinLockRelease(&kdg_service->mutex);
-	if (exec && exec->times)
-		exec->times->kernel_ms += call->kernel_ms;
-	if (call->status != KD_OK)
-		*err = call->err;
-	return call->status;
-}
-
-/* Copy a tree's arrays into a call's segment, after the header. */
-static void
-ship_tree(KdgCall *call, const KdTree *t, Size at, bool copy)
-{
-	char	   *base = (char *) call;
-
-	call->n = t->n;
-	call->dim = t->dim;
-	call->nbounds = t->nbounds;
-	call->ref_order = t->ref_order;
-	call->coords = at;
-	call->refs = call->coords + MAXALIGN(sizeof(double) * t->n * t->dim);
-	call->split = call->refs + MAXALIGN(sizeof(uint64) * t->n);
-	call->bounds = call->split + MAXALIGN(t->n);
-	if (!copy)
-		return;
-	kdg_parallel_copy(base + call->coords, t->coords, sizeof(double) * t->n * t->dim);
-	kdg_parallel_copy(base + call->refs, t->refs, sizeof(uint64) * t->n);
-	memcpy(base + call->split, t->split, t->n);
-	memcpy(base + call->bounds, t->bounds, sizeof(double) * 2 * t->dim * t->nbounds);
-}
-
-/* Bytes ship_tree puts after the header. */
-static Size
-tree_shipped_size(int64 n, int dim, int64 nbounds)
-{
-	return MAXALIGN(sizeof(double) * n * dim) + MAXALIGN(sizeof(uint64) * n) +
-		MAXALIGN(n) + MAXALIGN(sizeof(double) * 2 * dim * nbounds);
-}
 
 /*
  * A new handle for the service's entry named in a reply, of a tree of n
@@ -273,7 +76,7 @@ handle_new(const KdgCall *call, const KdTree *host, int64 n, int dim,
 	g->dim = dim;
 	g->host = host;
 	g->has_rows = call->has_rows;
-	service_state(&g->epoch);
+	kdg_service_state(&g->epoch);
 	return g;
 }
 
@@ -289,24 +92,24 @@ acquire_or_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 
 	if (named)
 	{
-		if ((seg = call_begin(sizeof(KdgCall), KDG_OP_ACQUIRE, &call, err)) == NULL)
+		if ((seg = kdg_call_begin(sizeof(KdgCall), KDG_OP_ACQUIRE, &call, err)) == NULL)
 			return err->code;
 		memcpy(call->key, tree->key, sizeof(call->key));
-		st = call_run(seg, call, exec, err);
+		st = kdg_call_run(seg, call, exec, err);
 		if (st == KD_OK && !call->missing)
 			*out = handle_new(call, tree, tree->n, tree->dim, true);
 		dsm_detach(seg);
 		if (st != KD_OK || *out)
 			return st;
 	}
-	seg = call_begin(MAXALIGN(sizeof(KdgCall)) +
-					 tree_shipped_size(tree->n, tree->dim, tree->nbounds),
+	seg = kdg_call_begin(MAXALIGN(sizeof(KdgCall)) +
+					 kdg_tree_shipped_size(tree->n, tree->dim, tree->nbounds),
 					 KDG_OP_UPLOAD, &call, err);
 	if (seg == NULL)
 		return err->code;
 	memcpy(call->key, tree->key, sizeof(call->key));
-	ship_tree(call, tree, MAXALIGN(sizeof(KdgCall)), true);
-	st = call_run(seg, call, exec, err);
+	kdg_ship_tree(call, tree, MAXALIGN(sizeof(KdgCall)), true);
+	st = kdg_call_run(seg, call, exec, err);
 	if (st == KD_OK)
 		*out = handle_new(call, tree, tree->n, tree->dim, named);
 	dsm_detach(seg);
@@ -323,10 +126,10 @@ client_probe(KdGpuInfo *info, KdError *err)
 	if (kdg_service->state == KDG_SERVICE_READY)
 		*info = kdg_service->info;
 	else if (kdg_service->state == KDG_SERVICE_IDLE)
-		st = kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		st = kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						  "kdgpu GPU service: %s", kdg_service->why);
 	else
-		st = kd_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+		st = kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 						  "the kdgpu GPU service is not running");
 	SpinLockRelease(&kdg_service->mutex);
 	return st;
@@ -336,7 +139,7 @@ client_probe(KdGpuInfo *info, KdError *err)
 static KdStatus
 client_select_device(int device, KdError *err)
 {
-	return kd_set_error(err, KD_ERR_ARG, -1,
+	return kde_set_error(err, KD_ERR_ARG, -1,
 						"the kdgpu GPU service chooses the device of each copy");
 }
 
@@ -382,14 +185,14 @@ call_target(KdgCall *call, KdGpuTree *g, const KdExec *exec, KdError *err)
 {
 	uint64		epoch;
 
-	service_state(&epoch);
+	kdg_service_state(&epoch);
 	if (epoch != g->epoch)
 	{
 		KdGpuTree  *fresh = NULL;
 		KdStatus	st;
 
 		if (!g->shared || g->host == NULL)
-			return kd_set_error(err, KD_ERR_GPU, -1,
+			return kde_set_error(err, KD_ERR_GPU, -1,
 								"the kdgpu GPU service restarted and lost this device copy");
 		st = acquire_or_upload(g->host, &fresh, exec, err);
 		if (st != KD_OK)
@@ -417,11 +220,11 @@ call_on_copy(dsm_segment *seg, KdgCall *call, KdGpuTree *g,
 		KdStatus	st = call_target(call, g, exec, err);
 
 		if (st == KD_OK)
-			st = call_run(seg, call, exec, err);
+			st = kdg_call_run(seg, call, exec, err);
 		if (st != KD_OK || !call->missing)
 			return st;
 		if (attempt > 0 || !g->shared || g->host == NULL)
-			return kd_set_error(err, KD_ERR_GPU, -1,
+			return kde_set_error(err, KD_ERR_GPU, -1,
 								"the kdgpu GPU service no longer holds this device copy");
 		g->epoch = 0;			/* look it up or upload it again */
 		call->missing = false;
@@ -442,7 +245,7 @@ client_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	KdStatus	st;
 	char	   *base;
 
-	seg = call_begin(head + pts + prefs + tree_shipped_size(n, dim, tree->nbounds),
+	seg = kdg_call_begin(head + pts + prefs + kdg_tree_shipped_size(n, dim, tree->nbounds),
 					 KDG_OP_BUILD, &call, err);
 	if (seg == NULL)
 		return err->code;
@@ -451,9 +254,9 @@ client_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	call->point_refs = head + pts;
 	kdg_parallel_copy(base + call->points, points, sizeof(double) * n * dim);
 	kdg_parallel_copy(base + call->point_refs, refs, sizeof(uint64) * n);
-	ship_tree(call, tree, head + pts + prefs, false);
+	kdg_ship_tree(call, tree, head + pts + prefs, false);
 	call->keep = out != NULL;
-	st = call_run(seg, call, exec, err);
+	st = kdg_call_run(seg, call, exec, err);
 	if (st == KD_OK)
 	{
 		kdg_parallel_copy(tree->coords, base + call->coords, sizeof(double) * n * dim);
@@ -504,7 +307,7 @@ client_knn(const KdGpuTree *gtree, const double *queries, int64_t nq, int k,
 	KdgCall    *call;
 	char	   *base;
 
-	seg = call_begin(head + MAXALIGN(qbytes) + MAXALIGN(obytes) + sizeof(int32) * nq,
+	seg = kdg_call_begin(head + MAXALIGN(qbytes) + MAXALIGN(obytes) + sizeof(int32) * nq,
 					 KDG_OP_KNN, &call, err);
 	if (seg == NULL)
 		return err->code;
@@ -532,7 +335,7 @@ client_all_knn(const KdGpuTree *gtree, int k, bool include_self,
 	dsm_segment *seg;
 	KdgCall    *call;
 
-	seg = call_begin(head + MAXALIGN(obytes) + sizeof(int32) * n,
+	seg = kdg_call_begin(head + MAXALIGN(obytes) + sizeof(int32) * n,
 					 KDG_OP_ALL_KNN, &call, err);
 	if (seg == NULL)
 		return err->code;
@@ -554,7 +357,7 @@ take_range(const KdgCall *call, int64 nq, KdRangeResult *res, KdError *err)
 
 	dsm_unpin_segment(call->range);
 	if (rseg == NULL)
-		return kd_set_error(err, KD_ERR_GPU, -1,
+		return kde_set_error(err, KD_ERR_GPU, -1,
 							"the kdgpu GPU service's result segment is gone");
 	p = dsm_segment_address(rseg);
 	nhits = ((const int64 *) p)[nq];
@@ -563,9 +366,9 @@ take_range(const KdgCall *call, int64 nq, KdRangeResult *res, KdError *err)
 	res->hits = malloc(sizeof(KdNeighbor) * nhits + 1);
 	if (res->offsets == NULL || res->hits == NULL)
 	{
-		kd_range_result_free(res);
+		kde_range_result_free(res);
 		dsm_detach(rseg);
-		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+		return kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	}
 	memcpy(res->offsets, p, offsets);
 	kdg_parallel_copy(res->hits, p + offsets, sizeof(KdNeighbor) * nhits);
@@ -585,7 +388,7 @@ client_range(KdgOp op, KdGpuTree *g, const double *in1, Size bytes1,
 	KdStatus	st;
 	char	   *base;
 
-	seg = call_begin(head + MAXALIGN(bytes1) + MAXALIGN(bytes2), op, &call, err);
+	seg = kdg_call_begin(head + MAXALIGN(bytes1) + MAXALIGN(bytes2), op, &call, err);
 	if (seg == NULL)
 		return err->code;
 	base = (char *) call;
@@ -655,11 +458,11 @@ client_provider(void)
 		return NULL;
 	for (int waited = 0; waited < 1000; waited++)
 	{
-		if (service_state(NULL) != KDG_SERVICE_STARTING)
+		if (kdg_service_state(NULL) != KDG_SERVICE_STARTING)
 			break;
 		pg_usleep(10000L);
 	}
-	client_in_use = true;
+	kdg_gpu_by_service = true;
 	return &client_api;
 }
 
@@ -674,9 +477,9 @@ kdg_service_serving(void)
 {
 	if (kdg_service == NULL || kdg_am_service)
 		return false;
-	if (!client_in_use && service_state(NULL) != KDG_SERVICE_READY)
+	if (!kdg_gpu_by_service && kdg_service_state(NULL) != KDG_SERVICE_READY)
 		return false;
-	return kd_gpu_available(NULL, NULL, 0) && client_in_use;
+	return kde_gpu_available(NULL, NULL, 0) && kdg_gpu_by_service;
 }
 
 /*
@@ -707,7 +510,7 @@ kdg_service_find(const uint64 *key, const uint64 *rows, const double *points,
 	KdExec		exec;
 	KdGpuTree  *g = NULL;
 
-	seg = call_begin(head + MAXALIGN(bytes) + MAXALIGN(pbytes) + MAXALIGN(refbytes) +
+	seg = kdg_call_begin(head + MAXALIGN(bytes) + MAXALIGN(pbytes) + MAXALIGN(refbytes) +
 					 diffbytes, KDG_OP_ACQUIRE, &call, err);
 	if (seg == NULL)
 		return NULL;
@@ -726,7 +529,7 @@ kdg_service_find(const uint64 *key, const uint64 *rows, const double *points,
 	if (points)
 		kdg_parallel_copy((char *) call + call->points, points, pbytes);
 	kdg_exec_prepare(&exec);
-	if (call_run(seg, call, &exec, err) == KD_OK && !call->missing)
+	if (kdg_call_run(seg, call, &exec, err) == KD_OK && !call->missing)
 	{
 		const uint64 *gone = (const uint64 *) ((char *) call + call->diff);
 
@@ -763,10 +566,10 @@ kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, const uint64 *refs,
 	KdError		err;
 	uint64		epoch;
 
-	service_state(&epoch);
+	kdg_service_state(&epoch);
 	if (g == NULL || !g->shared || g->has_rows || g->epoch != epoch)
 		return;
-	if ((seg = call_begin(head + 2 * MAXALIGN(bytes) + pbytes, KDG_OP_ROWS, &call,
+	if ((seg = kdg_call_begin(head + 2 * MAXALIGN(bytes) + pbytes, KDG_OP_ROWS, &call,
 						  &err)) == NULL)
 		return;
 	call->resident = g->resident;
@@ -781,7 +584,7 @@ kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, const uint64 *refs,
 	if (points)
 		kdg_parallel_copy((char *) call + call->points, points, pbytes);
 	kdg_exec_prepare(&exec);
-	if (call_run(seg, call, &exec, &err) == KD_OK)
+	if (kdg_call_run(seg, call, &exec, &err) == KD_OK)
 		g->has_rows = true;
 	dsm_detach(seg);
 }
@@ -811,7 +614,7 @@ kdg_service_devices(KdGpuInfo *devices)
 bool
 kdg_service_in_use(void)
 {
-	return client_in_use;
+	return kdg_gpu_by_service;
 }
 
 /*
@@ -902,7 +705,7 @@ client_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 void
 kdg_service_client_install(void)
 {
-	kd_gpu_set_provider(client_provider);
+	kde_gpu_set_provider(client_provider);
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = client_object_access;
 }
@@ -941,5 +744,5 @@ kdg_service_describe(void)
 					copies, copies == 1 ? "y" : "ies",
 					(long long) ((copy.memory_used + (1 << 20) - 1) >> 20),
 					(long long) copy.calls,
-					client_in_use ? "goes through it" : "has not gone through it");
+					kdg_gpu_by_service ? "goes through it" : "has not gone through it");
 }

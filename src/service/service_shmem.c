@@ -19,7 +19,6 @@
 #include "service.h"
 
 KdgService *kdg_service = NULL;
-bool		kdgpu_service_enabled = true;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;

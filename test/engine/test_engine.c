@@ -83,7 +83,7 @@ ref_of(int64_t i)
 static void
 exec_for(KdExec *exec, KdDevice device, int threads)
 {
-	kd_exec_init(exec);
+	kde_exec_init(exec);
 	exec->device = device;
 	exec->threads = threads;
 	exec->gpu_min_work = 0;
@@ -169,8 +169,8 @@ case_free(Case *c)
 	free(c->radii);
 	free(c->lows);
 	free(c->highs);
-	kd_range_result_free(&c->radius_expected);
-	kd_range_result_free(&c->box_expected);
+	kde_range_result_free(&c->radius_expected);
+	kde_range_result_free(&c->box_expected);
 }
 
 /* kNN of every query of c against the oracle, for several k. */
@@ -192,9 +192,9 @@ test_knn(const Case *c, const KdTree *tree, KdExec *exec, const char *how)
 		int64_t		bad = -1;
 
 		if (exec->device == KD_DEVICE_CPU)
-			st = kd_knn_cpu(tree, c->queries, c->nq, k, got, count, exec, &err);
+			st = kde_knn_cpu(tree, c->queries, c->nq, k, got, count, exec, &err);
 		else
-			st = kd_knn(tree, c->queries, c->nq, k, got, count, exec, &err);
+			st = kde_knn(tree, c->queries, c->nq, k, got, count, exec, &err);
 		ok = (st == KD_OK);
 		for (int64_t q = 0; ok && q < c->nq; q++)
 		{
@@ -235,9 +235,9 @@ test_all_knn(const Case *c, const KdTree *tree, KdExec *exec, const char *how)
 			bool		ok;
 
 			if (exec->device == KD_DEVICE_CPU)
-				st = kd_all_knn_cpu(tree, k, self, got, count, exec, &err);
+				st = kde_all_knn_cpu(tree, k, self, got, count, exec, &err);
 			else
-				st = kd_all_knn(tree, k, self, got, count, exec, &err);
+				st = kde_all_knn(tree, k, self, got, count, exec, &err);
 			ok = (st == KD_OK);
 			for (int64_t i = 0; ok && i < tree->n; i += stride)
 			{
@@ -265,17 +265,17 @@ test_ranges(const Case *c, const KdTree *tree, KdExec *exec, const char *how)
 	KdStatus	st;
 	bool		cpu = exec->device == KD_DEVICE_CPU;
 
-	st = cpu ? kd_radius_cpu(tree, c->queries, c->nq, c->radii, c->nq, &got, exec, &err)
-		: kd_radius(tree, c->queries, c->nq, c->radii, c->nq, &got, exec, &err);
+	st = cpu ? kde_radius_cpu(tree, c->queries, c->nq, c->radii, c->nq, &got, exec, &err)
+		: kde_radius(tree, c->queries, c->nq, c->radii, c->nq, &got, exec, &err);
 	check(st == KD_OK && same_ranges(&got, &c->radius_expected),
 		  "radius %s d=%d n=%lld %s %s", c->name, c->dim, (long long) c->n, how,
 		  st ? err.message : "");
 	if (st == KD_OK)
-		kd_range_result_free(&got);
+		kde_range_result_free(&got);
 
 	/* one shared radius: compare query by query with the oracle */
-	st = cpu ? kd_radius_cpu(tree, c->queries, c->nq, c->radii, 1, &got, exec, &err)
-		: kd_radius(tree, c->queries, c->nq, c->radii, 1, &got, exec, &err);
+	st = cpu ? kde_radius_cpu(tree, c->queries, c->nq, c->radii, 1, &got, exec, &err)
+		: kde_radius(tree, c->queries, c->nq, c->radii, 1, &got, exec, &err);
 	if (st == KD_OK)
 	{
 		KdNeighbor *want = malloc(sizeof(KdNeighbor) * (size_t) (c->n + 1));
@@ -292,18 +292,18 @@ test_ranges(const Case *c, const KdTree *tree, KdExec *exec, const char *how)
 		check(ok, "radius (shared) %s d=%d n=%lld %s", c->name, c->dim,
 			  (long long) c->n, how);
 		free(want);
-		kd_range_result_free(&got);
+		kde_range_result_free(&got);
 	}
 	else
 		check(false, "radius (shared) %s %s: %s", c->name, how, err.message);
 
-	st = cpu ? kd_box_cpu(tree, c->lows, c->highs, c->nq, &got, exec, &err)
-		: kd_box(tree, c->lows, c->highs, c->nq, &got, exec, &err);
+	st = cpu ? kde_box_cpu(tree, c->lows, c->highs, c->nq, &got, exec, &err)
+		: kde_box(tree, c->lows, c->highs, c->nq, &got, exec, &err);
 	check(st == KD_OK && same_ranges(&got, &c->box_expected),
 		  "box %s d=%d n=%lld %s %s", c->name, c->dim, (long long) c->n, how,
 		  st ? err.message : "");
 	if (st == KD_OK)
-		kd_range_result_free(&got);
+		kde_range_result_free(&got);
 }
 
 /* Build a tree for c on a device; check its structure. */
@@ -314,10 +314,10 @@ build_checked(const Case *c, KdExec *exec, KdTree *tree, const char *how)
 	KdStatus	st;
 
 	st = exec->device == KD_DEVICE_CPU
-		? kd_build_cpu(c->pts, c->refs, c->n, c->dim, tree, exec, &err)
-		: kd_build(c->pts, c->refs, c->n, c->dim, tree, exec, &err);
+		? kde_build_cpu(c->pts, c->refs, c->n, c->dim, tree, exec, &err)
+		: kde_build(c->pts, c->refs, c->n, c->dim, tree, exec, &err);
 	if (st == KD_OK)
-		st = kd_tree_check(tree, &err);
+		st = kde_tree_check(tree, &err);
 	return check(st == KD_OK, "build %s d=%d n=%lld %s %s", c->name, c->dim,
 				 (long long) c->n, how, st ? err.message : "");
 }
@@ -336,7 +336,7 @@ check_same_tree(const Case *c, const KdTree *built, const char *how)
 	bool		ok;
 
 	exec_for(&exec, KD_DEVICE_CPU, 1);
-	ok = kd_build_cpu(c->pts, c->refs, c->n, c->dim, &cpu, &exec, &err) == KD_OK;
+	ok = kde_build_cpu(c->pts, c->refs, c->n, c->dim, &cpu, &exec, &err) == KD_OK;
 	if (ok)
 	{
 		ok = built->n == cpu.n && built->nbounds == cpu.nbounds &&
@@ -344,7 +344,7 @@ check_same_tree(const Case *c, const KdTree *built, const char *how)
 			memcmp(built->refs, cpu.refs, sizeof(uint64_t) * c->n) == 0 &&
 			memcmp(built->split, cpu.split, c->n) == 0 &&
 			memcmp(built->bounds, cpu.bounds, sizeof(double) * 2 * c->dim * cpu.nbounds) == 0;
-		kd_tree_free(&cpu);
+		kde_tree_free(&cpu);
 	}
 	check(ok, "%s build equals the cpu build %s d=%d n=%lld", how, c->name,
 		  c->dim, (long long) c->n);
@@ -367,14 +367,14 @@ check_in_place(const Case *c)
 	memcpy(pts, c->pts, sizeof(double) * c->n * c->dim);
 	memcpy(refs, c->refs, sizeof(uint64_t) * c->n);
 	exec_for(&exec, KD_DEVICE_CPU, 2);
-	st = kd_build_in_place(pts, refs, c->n, c->dim, &tree, &exec, &err);
+	st = kde_build_in_place(pts, refs, c->n, c->dim, &tree, &exec, &err);
 	if (st == KD_OK)
-		st = kd_tree_check(&tree, &err);
+		st = kde_tree_check(&tree, &err);
 	if (check(st == KD_OK, "build in place %s d=%d n=%lld %s", c->name, c->dim,
 			  (long long) c->n, st ? err.message : ""))
 	{
 		check_same_tree(c, &tree, "in-place");
-		kd_tree_free(&tree);
+		kde_tree_free(&tree);
 	}
 	free(pts);
 	free(refs);
@@ -407,7 +407,7 @@ test_case(DataKind kind, int64_t n, int dim)
 			test_all_knn(&c, &tree, &exec, "gpu-query");
 			test_ranges(&c, &tree, &exec, "gpu-query");
 		}
-		kd_tree_free(&tree);
+		kde_tree_free(&tree);
 	}
 	check_in_place(&c);
 	if (have_gpu)
@@ -420,7 +420,7 @@ test_case(DataKind kind, int64_t n, int dim)
 			test_knn(&c, &tree, &exec, "gpu-build");
 			test_all_knn(&c, &tree, &exec, "gpu-build");
 			test_ranges(&c, &tree, &exec, "gpu-build");
-			kd_tree_free(&tree);
+			kde_tree_free(&tree);
 		}
 	}
 	case_free(&c);
@@ -434,17 +434,17 @@ test_shape(void)
 
 	for (int64_t n = 0; n < 2000 && ok; n++)
 	{
-		int64_t		nb = kd_tree_nbounds(n);
+		int64_t		nb = kde_tree_nbounds(n);
 
-		ok = kd_subtree_size(0, n) == n &&
-			(n == 0 || kd_subtree_size(1, n) + kd_subtree_size(2, n) + 1 == n) &&
-			kd_tree_depth(n) == (int) ceil(log2((double) n + 1)) &&
-			(nb == 0 || kd_subtree_size(nb - 1, n) >= KD_BOUNDS_MIN_SUBTREE) &&
-			(2 * nb >= n || kd_subtree_size(2 * nb, n) < KD_BOUNDS_MIN_SUBTREE ||
+		ok = kde_subtree_size(0, n) == n &&
+			(n == 0 || kde_subtree_size(1, n) + kde_subtree_size(2, n) + 1 == n) &&
+			kde_tree_depth(n) == (int) ceil(log2((double) n + 1)) &&
+			(nb == 0 || kde_subtree_size(nb - 1, n) >= KD_BOUNDS_MIN_SUBTREE) &&
+			(2 * nb >= n || kde_subtree_size(2 * nb, n) < KD_BOUNDS_MIN_SUBTREE ||
 			 2 * nb + 1 > n);
 		for (int64_t i = 0; ok && i < n; i++)
-			ok = kd_subtree_size(i, n) ==
-				1 + kd_subtree_size(2 * i + 1, n) + kd_subtree_size(2 * i + 2, n);
+			ok = kde_subtree_size(i, n) ==
+				1 + kde_subtree_size(2 * i + 1, n) + kde_subtree_size(2 * i + 2, n);
 		if (!ok)
 			printf("shape fails at n=%lld\n", (long long) n);
 	}
@@ -452,7 +452,7 @@ test_shape(void)
 }
 
 /*
- * Boxes recomputed from the points (kd_tree_fill_bounds, for trees stored
+ * Boxes recomputed from the points (kde_tree_fill_bounds, for trees stored
  * with only their top boxes) equal the boxes the build made, bit for bit,
  * whatever prefix of them is kept.
  */
@@ -478,7 +478,7 @@ test_fill_bounds(void)
 			for (int64_t i = 0; i < n; i++)
 				refs[i] = ref_of(i);
 			exec_for(&exec, KD_DEVICE_CPU, 1);
-			if (kd_build_cpu(pts, refs, n, dim, &tree, &exec, &err) != KD_OK)
+			if (kde_build_cpu(pts, refs, n, dim, &tree, &exec, &err) != KD_OK)
 			{
 				ok = false;
 				break;
@@ -490,7 +490,7 @@ test_fill_bounds(void)
 			{
 				memset(tree.bounds + from * 2 * dim, 0xff,
 					   sizeof(double) * 2 * dim * (size_t) (tree.nbounds - from));
-				kd_tree_fill_bounds(&tree, from);
+				kde_tree_fill_bounds(&tree, from);
 				if (memcmp(built, tree.bounds, bytes) != 0)
 				{
 					printf("fill_bounds differs: n=%lld dim=%d from=%lld\n",
@@ -499,7 +499,7 @@ test_fill_bounds(void)
 				}
 			}
 			free(built);
-			kd_tree_free(&tree);
+			kde_tree_free(&tree);
 			free(pts);
 			free(refs);
 		}
@@ -524,48 +524,48 @@ test_errors(void)
 	KdError		err;
 
 	exec_for(&exec, KD_DEVICE_CPU, 1);
-	check(kd_build_cpu(pts, refs, 3, 0, &tree, &exec, &err) == KD_ERR_ARG, "dim 0 rejected");
-	check(kd_build_cpu(pts, refs, 0, 9, &tree, &exec, &err) == KD_ERR_ARG, "dim 9 rejected");
+	check(kde_build_cpu(pts, refs, 3, 0, &tree, &exec, &err) == KD_ERR_ARG, "dim 0 rejected");
+	check(kde_build_cpu(pts, refs, 0, 9, &tree, &exec, &err) == KD_ERR_ARG, "dim 9 rejected");
 	pts[3] = NAN;
-	check(kd_build_cpu(pts, refs, 3, 2, &tree, &exec, &err) == KD_ERR_NONFINITE &&
+	check(kde_build_cpu(pts, refs, 3, 2, &tree, &exec, &err) == KD_ERR_NONFINITE &&
 		  err.item == 1, "NaN point rejected, naming point 1: %s", err.message);
 	pts[3] = -INFINITY;
-	check(kd_build_cpu(pts, refs, 3, 2, &tree, &exec, &err) == KD_ERR_NONFINITE,
+	check(kde_build_cpu(pts, refs, 3, 2, &tree, &exec, &err) == KD_ERR_NONFINITE,
 		  "infinite point rejected");
 	pts[3] = 1;
-	if (!check(kd_build_cpu(pts, refs, 3, 2, &tree, &exec, &err) == KD_OK, "tiny build"))
+	if (!check(kde_build_cpu(pts, refs, 3, 2, &tree, &exec, &err) == KD_OK, "tiny build"))
 		return;
-	check(kd_knn_cpu(&tree, pts, 1, 0, out, count, &exec, &err) == KD_ERR_ARG, "k = 0 rejected");
-	check(kd_knn_cpu(&tree, pts, 1, -3, out, count, &exec, &err) == KD_ERR_ARG, "k < 0 rejected");
-	check(kd_knn_cpu(&tree, pts, 1, KD_MAX_K + 1, out, count, &exec, &err) == KD_ERR_ARG,
+	check(kde_knn_cpu(&tree, pts, 1, 0, out, count, &exec, &err) == KD_ERR_ARG, "k = 0 rejected");
+	check(kde_knn_cpu(&tree, pts, 1, -3, out, count, &exec, &err) == KD_ERR_ARG, "k < 0 rejected");
+	check(kde_knn_cpu(&tree, pts, 1, KD_MAX_K + 1, out, count, &exec, &err) == KD_ERR_ARG,
 		  "k > %d rejected", KD_MAX_K);
-	check(kd_knn_cpu(&tree, nanq, 1, 1, out, count, &exec, &err) == KD_ERR_NONFINITE,
+	check(kde_knn_cpu(&tree, nanq, 1, 1, out, count, &exec, &err) == KD_ERR_NONFINITE,
 		  "NaN query rejected");
-	check(kd_knn_cpu(&tree, infq, 1, 1, out, count, &exec, &err) == KD_ERR_NONFINITE,
+	check(kde_knn_cpu(&tree, infq, 1, 1, out, count, &exec, &err) == KD_ERR_NONFINITE,
 		  "infinite query rejected");
-	check(kd_all_knn_cpu(&tree, 0, false, out, count, &exec, &err) == KD_ERR_ARG,
+	check(kde_all_knn_cpu(&tree, 0, false, out, count, &exec, &err) == KD_ERR_ARG,
 		  "all-knn k = 0 rejected");
-	check(kd_radius_cpu(&tree, pts, 1, &r_neg, 1, &res, &exec, &err) == KD_ERR_ARG,
+	check(kde_radius_cpu(&tree, pts, 1, &r_neg, 1, &res, &exec, &err) == KD_ERR_ARG,
 		  "negative radius rejected");
-	check(kd_radius_cpu(&tree, pts, 1, &r_nan, 1, &res, &exec, &err) == KD_ERR_ARG,
+	check(kde_radius_cpu(&tree, pts, 1, &r_nan, 1, &res, &exec, &err) == KD_ERR_ARG,
 		  "NaN radius rejected");
-	check(kd_radius_cpu(&tree, pts, 2, pts, 3, &res, &exec, &err) == KD_ERR_ARG,
+	check(kde_radius_cpu(&tree, pts, 2, pts, 3, &res, &exec, &err) == KD_ERR_ARG,
 		  "radius count mismatch rejected");
-	check(kd_box_cpu(&tree, nanq, pts, 1, &res, &exec, &err) == KD_ERR_NONFINITE,
+	check(kde_box_cpu(&tree, nanq, pts, 1, &res, &exec, &err) == KD_ERR_NONFINITE,
 		  "NaN box rejected");
-	check(kd_knn_cpu(&tree, pts, 1, 5, out, count, &exec, &err) == KD_OK && count[0] == 3,
+	check(kde_knn_cpu(&tree, pts, 1, 5, out, count, &exec, &err) == KD_OK && count[0] == 3,
 		  "k > n returns n");
 	if (!have_gpu)
 	{
 		exec_for(&exec, KD_DEVICE_GPU, 1);
-		check(kd_knn(&tree, pts, 1, 1, out, count, &exec, &err) == KD_ERR_GPU_UNAVAILABLE,
+		check(kde_knn(&tree, pts, 1, 1, out, count, &exec, &err) == KD_ERR_GPU_UNAVAILABLE,
 			  "device = gpu without a GPU fails: %s", err.message);
 		exec_for(&exec, KD_DEVICE_AUTO, 1);
-		check(kd_knn(&tree, pts, 1, 1, out, count, &exec, &err) == KD_OK &&
+		check(kde_knn(&tree, pts, 1, 1, out, count, &exec, &err) == KD_OK &&
 			  !exec.used_gpu && exec.note[0] != '\0',
 			  "device = auto without a GPU runs on the CPU: %s", exec.note);
 	}
-	kd_tree_free(&tree);
+	kde_tree_free(&tree);
 }
 
 static int
@@ -607,21 +607,21 @@ test_cancel(void)
 	exec_for(&exec, KD_DEVICE_CPU, 1);
 	exec.interrupt = interrupt_count;
 	exec.interrupt_arg = &calls;
-	if (check(kd_build_cpu(pts, refs, n, 3, &tree, &exec, &err) == KD_OK, "cancel: counted build"))
+	if (check(kde_build_cpu(pts, refs, n, 3, &tree, &exec, &err) == KD_OK, "cancel: counted build"))
 	{
 		KdNeighbor *wide = malloc(sizeof(KdNeighbor) * 2000 * KD_MAX_K);
 		KdStatus	st;
 
 		check(calls >= n / 32768, "a one-thread build polls every 32768 points (%d polls)", calls);
 		calls = 0;
-		st = kd_knn(&tree, pts, 2000, KD_MAX_K, wide, count, &exec, &err);
+		st = kde_knn(&tree, pts, 2000, KD_MAX_K, wide, count, &exec, &err);
 		check(st == KD_OK && calls >= 2000 / 8,
 			  "kNN with k = %d polls every 8 queries (%d polls)", KD_MAX_K, calls);
 		free(wide);
-		kd_tree_free(&tree);
+		kde_tree_free(&tree);
 	}
 	exec_for(&exec, KD_DEVICE_CPU, 2);
-	if (check(kd_build_cpu(pts, refs, n, 3, &tree, &exec, &err) == KD_OK, "cancel setup"))
+	if (check(kde_build_cpu(pts, refs, n, 3, &tree, &exec, &err) == KD_OK, "cancel setup"))
 	{
 		for (int gpu = 0; gpu <= (have_gpu ? 1 : 0); gpu++)
 		{
@@ -629,13 +629,13 @@ test_cancel(void)
 			exec.interrupt = interrupt_now;
 			exec.interrupt_arg = &calls;
 			calls = 0;
-			check(kd_all_knn(&tree, 10, false, out, count, &exec, &err) == KD_ERR_CANCELED,
+			check(kde_all_knn(&tree, 10, false, out, count, &exec, &err) == KD_ERR_CANCELED,
 				  "all-knn canceled on the %s", gpu ? "GPU" : "CPU");
 			calls = 0;
-			check(kd_knn(&tree, pts, n, 10, out, count, &exec, &err) == KD_ERR_CANCELED,
+			check(kde_knn(&tree, pts, n, 10, out, count, &exec, &err) == KD_ERR_CANCELED,
 				  "knn canceled on the %s", gpu ? "GPU" : "CPU");
 		}
-		kd_tree_free(&tree);
+		kde_tree_free(&tree);
 	}
 	free(pts);
 	free(refs);
@@ -703,8 +703,8 @@ check_gpu_knn(GpuSet *s, const KdTree *tree, int k, const char *name)
 {
 	KdError		err;
 
-	check(kd_knn(tree, s->qs, s->nq, k, s->a, s->ca, &s->gpu, &err) == KD_OK &&
-		  kd_knn_cpu(tree, s->qs, s->nq, k, s->b, s->cb, &s->cpu, &err) == KD_OK &&
+	check(kde_knn(tree, s->qs, s->nq, k, s->a, s->ca, &s->gpu, &err) == KD_OK &&
+		  kde_knn_cpu(tree, s->qs, s->nq, k, s->b, s->cb, &s->cpu, &err) == KD_OK &&
 		  memcmp(s->ca, s->cb, sizeof(int32_t) * s->nq) == 0 &&
 		  same_neighbors(s->a, s->nq * k, s->b, s->nq * k),
 		  "%s knn gpu == cpu n=%lld d=%d k=%d", name, (long long) s->n, s->dim, k);
@@ -716,8 +716,8 @@ check_gpu_all_knn(GpuSet *s, const KdTree *tree, int k, bool self, const char *n
 {
 	KdError		err;
 
-	check(kd_all_knn(tree, k, self, s->a, s->ca, &s->gpu, &err) == KD_OK &&
-		  kd_all_knn_cpu(tree, k, self, s->b, s->cb, &s->cpu, &err) == KD_OK &&
+	check(kde_all_knn(tree, k, self, s->a, s->ca, &s->gpu, &err) == KD_OK &&
+		  kde_all_knn_cpu(tree, k, self, s->b, s->cb, &s->cpu, &err) == KD_OK &&
 		  memcmp(s->ca, s->cb, sizeof(int32_t) * s->n) == 0 &&
 		  same_neighbors(s->a, s->n * k, s->b, s->n * k),
 		  "%s all-knn gpu == cpu n=%lld d=%d k=%d self=%d", name,
@@ -740,24 +740,24 @@ test_gpu_large(DataKind kind, int64_t n, int dim, int k)
 	gpu_set_alloc(&s, n, dim, k);
 	data_generate(kind, n, dim, 7, s.pts);
 	data_queries(kind, s.nq, dim, 8, s.pts, n, s.qs);
-	if (!check(kd_build(s.pts, s.refs, n, dim, &tree, &s.gpu, &err) == KD_OK &&
-			   kd_tree_check(&tree, &err) == KD_OK,
+	if (!check(kde_build(s.pts, s.refs, n, dim, &tree, &s.gpu, &err) == KD_OK &&
+			   kde_tree_check(&tree, &err) == KD_OK,
 			   "large gpu build %s n=%lld d=%d: %s", name, (long long) n, dim,
 			   err.message))
 		goto done;
 	check_gpu_knn(&s, &tree, k, name);
 	check_gpu_all_knn(&s, &tree, k, false, name);
 	r = sqrt(s.a[k - 1].d2) * 2.0;
-	st = kd_radius(&tree, s.qs, s.nq, &r, 1, &ra, &s.gpu, &err);
-	if (check(st == KD_OK && kd_radius_cpu(&tree, s.qs, s.nq, &r, 1, &rb, &s.cpu, &err) == KD_OK,
+	st = kde_radius(&tree, s.qs, s.nq, &r, 1, &ra, &s.gpu, &err);
+	if (check(st == KD_OK && kde_radius_cpu(&tree, s.qs, s.nq, &r, 1, &rb, &s.cpu, &err) == KD_OK,
 			  "large radius runs %s", err.message))
 	{
 		check(same_ranges(&ra, &rb), "large radius gpu == cpu %s n=%lld d=%d (%lld hits)",
 			  name, (long long) n, dim, (long long) ra.offsets[s.nq]);
-		kd_range_result_free(&ra);
-		kd_range_result_free(&rb);
+		kde_range_result_free(&ra);
+		kde_range_result_free(&rb);
 	}
-	kd_tree_free(&tree);
+	kde_tree_free(&tree);
 done:
 	gpu_set_free(&s);
 }
@@ -781,7 +781,7 @@ test_gpu_places(int64_t n, int dim, int kmax)
 	data_places(n, dim, n / 100, 21, s.pts);
 	for (int64_t q = 0; q < s.nq; q++)
 		memcpy(s.qs + q * dim, s.pts + (q * 7919 % n) * dim, sizeof(double) * dim);
-	if (!check(kd_build(s.pts, s.refs, n, dim, &tree, &s.gpu, &err) == KD_OK,
+	if (!check(kde_build(s.pts, s.refs, n, dim, &tree, &s.gpu, &err) == KD_OK,
 			   "places gpu build n=%lld d=%d: %s", (long long) n, dim, err.message))
 		goto done;
 	for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]) && ks[ki] <= kmax; ki++)
@@ -790,7 +790,7 @@ test_gpu_places(int64_t n, int dim, int kmax)
 		for (int self = 0; self <= 1; self++)
 			check_gpu_all_knn(&s, &tree, ks[ki], self, "places");
 	}
-	kd_tree_free(&tree);
+	kde_tree_free(&tree);
 done:
 	gpu_set_free(&s);
 }
@@ -818,7 +818,7 @@ main(int argc, char **argv)
 			nqueries = atoi(optarg);
 	}
 	ncpu = (int) sysconf(_SC_NPROCESSORS_ONLN);
-	have_gpu = kd_gpu_available(&info, why, sizeof(why));
+	have_gpu = kde_gpu_available(&info, why, sizeof(why));
 	if (have_gpu)
 		printf("# GPU: %s (cc %d.%d, %lld MiB), driver %d\n", info.name,
 			   info.cc_major, info.cc_minor,

@@ -67,7 +67,7 @@ plan(const KdExec *exec)
 {
 	KdExec		e;
 
-	kd_exec_init(&e);
+	kde_exec_init(&e);
 	if (exec)
 	{
 		e.threads = exec->threads;
@@ -87,7 +87,7 @@ delay(const KdExec *exec, KdError *err)
 	for (int64_t t = 0; t < ms; t += 10)
 	{
 		if (exec && exec->interrupt && exec->interrupt(exec->interrupt_arg))
-			return kd_set_error(err, KD_ERR_CANCELED, -1, "canceled");
+			return kde_set_error(err, KD_ERR_CANCELED, -1, "canceled");
 		usleep(10000);
 	}
 	return KD_OK;
@@ -124,7 +124,7 @@ static KdStatus
 emu_select_device(int device, KdError *err)
 {
 	if (device < 0 || device >= device_count())
-		return kd_set_error(err, KD_ERR_ARG, -1, "no emulated device %d", device);
+		return kde_set_error(err, KD_ERR_ARG, -1, "no emulated device %d", device);
 	current = device;
 	return KD_OK;
 }
@@ -134,17 +134,17 @@ static KdStatus
 emu_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 		   KdError *err)
 {
-	int64_t		bytes = kd_tree_bytes(tree->n, tree->dim, tree->nbounds);
+	int64_t		bytes = kde_tree_bytes(tree->n, tree->dim, tree->nbounds);
 	KdGpuTree  *g;
 	KdStatus	st;
 
 	if (live_bytes[current] + bytes > memory_bytes())
-		return kd_set_error(err, KD_ERR_GPU_NOMEM, -1,
+		return kde_set_error(err, KD_ERR_GPU_NOMEM, -1,
 							"out of emulated device memory");
 	g = calloc(1, sizeof(*g));
 	if (g == NULL)
-		return kd_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
-	st = kd_tree_alloc(&g->tree, tree->n, tree->dim, err);
+		return kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	st = kde_tree_alloc(&g->tree, tree->n, tree->dim, err);
 	if (st != KD_OK)
 	{
 		free(g);
@@ -170,7 +170,7 @@ emu_release(KdGpuTree *g)
 	if (g == NULL)
 		return;
 	live_bytes[g->device] -= g->bytes;
-	kd_tree_free(&g->tree);
+	kde_tree_free(&g->tree);
 	free(g);
 }
 
@@ -181,7 +181,7 @@ emu_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 {
 	KdExec		e = plan(exec);
 	KdTree		built;
-	KdStatus	st = kd_build_cpu(points, refs, n, dim, &built, &e, err);
+	KdStatus	st = kde_build_cpu(points, refs, n, dim, &built, &e, err);
 
 	if (st != KD_OK)
 		return st;
@@ -190,7 +190,7 @@ emu_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 	memcpy(tree->split, built.split, n);
 	memcpy(tree->bounds, built.bounds, sizeof(double) * 2 * dim * built.nbounds);
 	tree->ref_order = built.ref_order;
-	kd_tree_free(&built);
+	kde_tree_free(&built);
 	if (out)
 		return emu_upload(tree, out, exec, err);
 	return KD_OK;
@@ -232,12 +232,12 @@ emu_knn(const KdGpuTree *g, const double *queries, int64_t nq, int k,
 	if (trap && trap[0] && access(trap, F_OK) == 0)
 	{
 		unlink(trap);
-		return kd_set_error(err, KD_ERR_GPU, -1,
+		return kde_set_error(err, KD_ERR_GPU, -1,
 							"emulated kernel trap (KDGPU_FAKE_TRAP_FILE)");
 	}
 	if ((st = delay(exec, err)) != KD_OK)
 		return st;
-	st = kd_knn_cpu(&g->tree, queries, nq, k, out, count, &e, err);
+	st = kde_knn_cpu(&g->tree, queries, nq, k, out, count, &e, err);
 	log_call(g->device, nq, start, now_ms());
 	return st;
 }
@@ -252,7 +252,7 @@ emu_all_knn(const KdGpuTree *g, int k, bool include_self, KdNeighbor *out,
 
 	if ((st = delay(exec, err)) != KD_OK)
 		return st;
-	return kd_all_knn_cpu(&g->tree, k, include_self, out, count, &e, err);
+	return kde_all_knn_cpu(&g->tree, k, include_self, out, count, &e, err);
 }
 
 /* radius(): the CPU search. */
@@ -263,7 +263,7 @@ emu_radius(const KdGpuTree *g, const double *centers, int64_t nq,
 {
 	KdExec		e = plan(exec);
 
-	return kd_radius_cpu(&g->tree, centers, nq, radii, nradii, res, &e, err);
+	return kde_radius_cpu(&g->tree, centers, nq, radii, nradii, res, &e, err);
 }
 
 /* box(): the CPU search. */
@@ -273,7 +273,7 @@ emu_box(const KdGpuTree *g, const double *lows, const double *highs,
 {
 	KdExec		e = plan(exec);
 
-	return kd_box_cpu(&g->tree, lows, highs, nq, res, &e, err);
+	return kde_box_cpu(&g->tree, lows, highs, nq, res, &e, err);
 }
 
 static const KdCudaApi emulated_api = {

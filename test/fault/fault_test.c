@@ -75,7 +75,7 @@ make_data(void)
 static void
 exec_for(KdExec *exec, KdDevice device)
 {
-	kd_exec_init(exec);
+	kde_exec_init(exec);
 	exec->device = device;
 	exec->gpu_min_work = 0;
 }
@@ -149,10 +149,10 @@ run_all(KdDevice device, const KdTree *tree, Answers *a)
 		 snprintf(a->note[op], sizeof(a->note[op]), "%s", \
 				  a->st[op] == KD_OK ? exec.note : err.message); } while (0)
 
-	RUN(OP_KNN, kd_knn(tree, queries, NQ, K, a->knn, a->knn_count, &exec, &err));
-	RUN(OP_ALL, kd_all_knn(tree, K, false, a->all, a->all_count, &exec, &err));
-	RUN(OP_RADIUS, kd_radius(tree, queries, NQ, radii, NQ, &a->radius, &exec, &err));
-	RUN(OP_BOX, kd_box(tree, lows, highs, NQ, &a->box, &exec, &err));
+	RUN(OP_KNN, kde_knn(tree, queries, NQ, K, a->knn, a->knn_count, &exec, &err));
+	RUN(OP_ALL, kde_all_knn(tree, K, false, a->all, a->all_count, &exec, &err));
+	RUN(OP_RADIUS, kde_radius(tree, queries, NQ, radii, NQ, &a->radius, &exec, &err));
+	RUN(OP_BOX, kde_box(tree, lows, highs, NQ, &a->box, &exec, &err));
 #undef RUN
 }
 
@@ -161,8 +161,8 @@ free_answers(Answers *a)
 {
 	free(a->all);
 	free(a->all_count);
-	kd_range_result_free(&a->radius);
-	kd_range_result_free(&a->box);
+	kde_range_result_free(&a->radius);
+	kde_range_result_free(&a->box);
 }
 
 static bool
@@ -200,7 +200,7 @@ build_with(KdDevice device, KdTree *tree, KdExec *exec, KdError *err)
 	exec_for(exec, device);
 	memset(err, 0, sizeof(*err));
 	memset(tree, 0, sizeof(*tree));
-	return kd_build(pts, refs, NPTS, DIM, tree, exec, err);
+	return kde_build(pts, refs, NPTS, DIM, tree, exec, err);
 }
 
 /*
@@ -233,7 +233,7 @@ check_mode(const char *ctx, KdStatus injected, bool fallback, const KdTree *cput
 			  "the fallback build equals the CPU build", c);
 		check(tree.gpu == NULL, "no device copy is kept", c);
 		if (st == KD_OK)
-			kd_tree_free(&tree);
+			kde_tree_free(&tree);
 	}
 	else
 		check(st == injected && tree.coords == NULL, "AUTO build fails with the status and frees the tree", c);
@@ -275,7 +275,7 @@ check_mode(const char *ctx, KdStatus injected, bool fallback, const KdTree *cput
 	free_answers(&after);
 }
 
-/* Residency: kd_gpu_upload failing leaves no device copy behind. */
+/* Residency: kde_gpu_upload failing leaves no device copy behind. */
 static void
 check_upload(const char *ctx, KdStatus injected, const KdTree *cputree)
 {
@@ -285,7 +285,7 @@ check_upload(const char *ctx, KdStatus injected, const KdTree *cputree)
 
 	exec_for(&exec, KD_DEVICE_GPU);
 	memset(&err, 0, sizeof(err));
-	check(kd_gpu_upload(&tree, &exec, &err) == injected, "kd_gpu_upload fails with the status", ctx);
+	check(kde_gpu_upload(&tree, &exec, &err) == injected, "kd_gpu_upload fails with the status", ctx);
 	check(tree.gpu == NULL && live_trees() == 0, "and keeps no device copy", ctx);
 }
 
@@ -332,8 +332,8 @@ check_real(const KdTree *cputree, const Answers *cpu)
 			reached |= !aut.used_gpu[op];
 		}
 		free_answers(&aut);
-		kd_gpu_release(&tree);
-		kd_tree_free(&tree);
+		kde_gpu_release(&tree);
+		kde_tree_free(&tree);
 	}
 	st = build_with(KD_DEVICE_GPU, &tree, &exec, &err);
 	check(st == KD_OK || (gpu_failure(st) && err.message[0] &&
@@ -342,8 +342,8 @@ check_real(const KdTree *cputree, const Answers *cpu)
 	reached |= st != KD_OK;
 	if (st == KD_OK)
 	{
-		kd_gpu_release(&tree);
-		kd_tree_free(&tree);
+		kde_gpu_release(&tree);
+		kde_tree_free(&tree);
 	}
 	run_all(KD_DEVICE_AUTO, cputree, &aut);
 	run_all(KD_DEVICE_GPU, cputree, &gpu);
@@ -403,7 +403,7 @@ main(int argc, char **argv)
 			{"arg", KD_ERR_ARG, false},
 		};
 
-		check(kd_gpu_available(&info, why, sizeof(why)) && strcmp(info.name, "fake") == 0,
+		check(kde_gpu_available(&info, why, sizeof(why)) && strcmp(info.name, "fake") == 0,
 			  "the fake GPU library is loaded", getenv("KDGPU_CUDA_LIB") ? getenv("KDGPU_CUDA_LIB") : "(unset)");
 		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		{
@@ -428,13 +428,13 @@ main(int argc, char **argv)
 		KdTree		tree;
 		KdStatus	st;
 
-		check(!kd_gpu_available(&info, why, sizeof(why)) && strstr(why, "not loaded") != NULL,
+		check(!kde_gpu_available(&info, why, sizeof(why)) && strstr(why, "not loaded") != NULL,
 			  "no GPU is usable, and kd_gpu_available says why", why);
 		st = build_with(KD_DEVICE_AUTO, &tree, &exec, &err);
 		check(st == KD_OK && !exec.used_gpu && strstr(exec.note, "not loaded") != NULL,
 			  "AUTO builds on the CPU and notes why", exec.note);
 		if (st == KD_OK)
-			kd_tree_free(&tree);
+			kde_tree_free(&tree);
 		st = build_with(KD_DEVICE_GPU, &tree, &exec, &err);
 		check(st == KD_ERR_GPU_UNAVAILABLE && strstr(err.message, "not loaded") != NULL,
 			  "GPU build is KD_ERR_GPU_UNAVAILABLE with the reason", err.message);
@@ -451,7 +451,7 @@ main(int argc, char **argv)
 		free_answers(&gpu);
 	}
 	free_answers(&cpu);
-	kd_tree_free(&cputree);
+	kde_tree_free(&cputree);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

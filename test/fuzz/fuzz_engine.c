@@ -67,7 +67,7 @@ fuzz_exec(KdExec *exec, int threads)
 {
 	const char *dev = getenv("KDGPU_FUZZ_DEVICE");
 
-	kd_exec_init(exec);
+	kde_exec_init(exec);
 	exec->device = KD_DEVICE_CPU;
 	exec->threads = threads;
 	if (dev && strcmp(dev, "auto") == 0)
@@ -120,7 +120,7 @@ fuzz_knn(const KdTree *tree, const double *points, const uint64_t *refs,
 	int32_t    *count = malloc(sizeof(int32_t) * (size_t) (nq + 1));
 	KdError		err;
 
-	if (kd_knn(tree, points, nq, k, out, count, exec, &err) != KD_OK)
+	if (kde_knn(tree, points, nq, k, out, count, exec, &err) != KD_OK)
 		fuzz_fail(err.message, -1, -1);
 	for (int64_t q = 0; q < nq; q++)
 	{
@@ -143,7 +143,7 @@ fuzz_all_knn(const KdTree *tree, int k, bool include_self, KdExec *exec)
 	int32_t    *count = malloc(sizeof(int32_t) * (size_t) (n + 1));
 	KdError		err;
 
-	if (kd_all_knn(tree, k, include_self, out, count, exec, &err) != KD_OK)
+	if (kde_all_knn(tree, k, include_self, out, count, exec, &err) != KD_OK)
 		fuzz_fail(err.message, -1, -1);
 	for (int64_t i = 0; i < n; i++)
 	{
@@ -175,7 +175,7 @@ fuzz_radius(const KdTree *tree, const double *points, const uint64_t *refs,
 	for (int64_t q = 0; q < nq; q++)
 		radii[q] = q == 0 ? 0.0 : q == 1 ? INFINITY : sqrt(d2) * (double) (q - 1);
 	memset(&res, 0, sizeof(res));
-	if (kd_radius(tree, points, nq, radii, nq, &res, exec, &err) != KD_OK)
+	if (kde_radius(tree, points, nq, radii, nq, &res, exec, &err) != KD_OK)
 		fuzz_fail(err.message, -1, -1);
 	for (int64_t q = 0; q < nq; q++)
 	{
@@ -184,7 +184,7 @@ fuzz_radius(const KdTree *tree, const double *points, const uint64_t *refs,
 		same_hits("radius differs from the oracle", q, res.hits + res.offsets[q],
 				  res.offsets[q + 1] - res.offsets[q], want, m);
 	}
-	kd_range_result_free(&res);
+	kde_range_result_free(&res);
 	free(want);
 }
 
@@ -211,7 +211,7 @@ fuzz_box(const KdTree *tree, const double *points, const uint64_t *refs,
 	}
 	/* the two boxes as two queries: rows lo[0..dim) and lo[dim..2dim) */
 	memset(&res, 0, sizeof(res));
-	if (kd_box(tree, lo, hi, 2, &res, exec, &err) != KD_OK)
+	if (kde_box(tree, lo, hi, 2, &res, exec, &err) != KD_OK)
 		fuzz_fail(err.message, -1, -1);
 	for (int64_t q = 0; q < 2; q++)
 	{
@@ -220,7 +220,7 @@ fuzz_box(const KdTree *tree, const double *points, const uint64_t *refs,
 		same_hits("box differs from the oracle", q, res.hits + res.offsets[q],
 				  res.offsets[q + 1] - res.offsets[q], want, m);
 	}
-	kd_range_result_free(&res);
+	kde_range_result_free(&res);
 	free(want);
 }
 
@@ -250,7 +250,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_exec(&exec, (flags & 0x08) ? 2 : 1);
 
 	memset(&tree, 0, sizeof(tree));
-	st = kd_build(points, refs, n, dim, &tree, &exec, &err);
+	st = kde_build(points, refs, n, dim, &tree, &exec, &err);
 	if (!finite)
 	{
 		if (st != KD_ERR_NONFINITE)
@@ -260,7 +260,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_fail(err.message, -1, -1);
 	else
 	{
-		if (kd_tree_check(&tree, &err) != KD_OK)
+		if (kde_tree_check(&tree, &err) != KD_OK)
 			fuzz_fail(err.message, -1, -1);
 		if (n > 0)
 		{
@@ -270,8 +270,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (n <= FUZZ_MAX_ALLKNN)
 			fuzz_all_knn(&tree, k, (flags & 0x10) != 0, &exec);
-		kd_gpu_release(&tree);
-		kd_tree_free(&tree);
+		kde_gpu_release(&tree);
+		kde_tree_free(&tree);
 	}
 	free(points);
 	free(refs);

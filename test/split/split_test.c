@@ -74,7 +74,7 @@ plan(void)
 {
 	KdExec		e;
 
-	kd_exec_init(&e);
+	kde_exec_init(&e);
 	e.device = KD_DEVICE_GPU;
 	e.gpu_min_work = 0;
 	e.threads = 4;
@@ -98,13 +98,13 @@ test_searches(const char *what, const KdTree *tree, int ndevices,
 	int64_t		step = n > 500 ? n / 200 : 1;
 	KdRangeResult res;
 
-	if (!check(kd_split_upload(tree, ndevices, &split, &e, &err) == KD_OK,
+	if (!check(kde_split_upload(tree, ndevices, &split, &e, &err) == KD_OK,
 			   "%s: split upload over %d devices: %s", what, ndevices, err.message))
 		goto done;
 	for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
 	{
 		int			k = ks[ki];
-		bool		ok = kd_split_knn(split, qs, nq, k, out, count, &e, &err) == KD_OK;
+		bool		ok = kde_split_knn(split, qs, nq, k, out, count, &e, &err) == KD_OK;
 
 		for (int64_t q = 0; ok && q < nq; q++)
 		{
@@ -116,7 +116,7 @@ test_searches(const char *what, const KdTree *tree, int ndevices,
 
 		for (int self = 0; self <= (k == 10); self++)
 		{
-			ok = kd_split_all_knn(split, k, self, out, count, &e, &err) == KD_OK;
+			ok = kde_split_all_knn(split, k, self, out, count, &e, &err) == KD_OK;
 			for (int64_t i = 0; ok && i < n; i += (i < 40 ? 1 : step))
 			{
 				int			m = oracle_knn(tree->coords, tree->refs, n, dim,
@@ -134,17 +134,17 @@ test_searches(const char *what, const KdTree *tree, int ndevices,
 		double	   *radii = malloc(sizeof(double) * (size_t) nq + 1);
 		bool		ok;
 
-		kd_split_knn(split, qs, nq, 10, out, count, &e, &err);
+		kde_split_knn(split, qs, nq, 10, out, count, &e, &err);
 		for (int64_t q = 0; q < nq; q++)
 			radii[q] = count[q] > 0 ? sqrt(out[q * 10 + count[q] - 1].d2) : 0.0;
-		ok = kd_split_radius(split, qs, nq, radii, nq, &res, &e, &err) == KD_OK;
+		ok = kde_split_radius(split, qs, nq, radii, nq, &res, &e, &err) == KD_OK;
 		for (int64_t q = 0; ok && q < nq; q++)
 			ok = same_hits(&res, q, want,
 						   oracle_radius(tree->coords, tree->refs, n, dim, qs + q * dim,
 										 radii[q], want));
 		check(ok, "%s: radius over %d devices", what, ndevices);
 		if (ok)
-			kd_range_result_free(&res);
+			kde_range_result_free(&res);
 		free(radii);
 	}
 
@@ -162,18 +162,18 @@ test_searches(const char *what, const KdTree *tree, int ndevices,
 				lows[q * dim + j] = qs[q * dim + j] - w;
 				highs[q * dim + j] = qs[q * dim + j] + w;
 			}
-		ok = kd_split_box(split, lows, highs, nq, &res, &e, &err) == KD_OK;
+		ok = kde_split_box(split, lows, highs, nq, &res, &e, &err) == KD_OK;
 		for (int64_t q = 0; ok && q < nq; q++)
 			ok = same_hits(&res, q, want,
 						   oracle_box(tree->coords, tree->refs, n, dim, lows + q * dim,
 									  highs + q * dim, want));
 		check(ok, "%s: box over %d devices", what, ndevices);
 		if (ok)
-			kd_range_result_free(&res);
+			kde_range_result_free(&res);
 		free(lows);
 		free(highs);
 	}
-	kd_split_release(split);
+	kde_split_release(split);
 done:
 	free(out);
 	free(count);
@@ -191,21 +191,21 @@ test_build(const char *what, const double *pts, const uint64_t *refs,
 	int64_t		n = cpu->n;
 	int			dim = cpu->dim;
 
-	kd_tree_alloc(&t, n, dim, &err);
-	if (!check(kd_split_build(pts, refs, n, dim, ndevices, &t, &e, &err) == KD_OK,
+	kde_tree_alloc(&t, n, dim, &err);
+	if (!check(kde_split_build(pts, refs, n, dim, ndevices, &t, &e, &err) == KD_OK,
 			   "%s: build over %d devices: %s", what, ndevices, err.message))
 	{
-		kd_tree_free(&t);
+		kde_tree_free(&t);
 		return;
 	}
-	check(kd_tree_check(&t, &err) == KD_OK &&
+	check(kde_tree_check(&t, &err) == KD_OK &&
 		  t.nbounds == cpu->nbounds &&
 		  memcmp(t.coords, cpu->coords, sizeof(double) * n * dim) == 0 &&
 		  memcmp(t.refs, cpu->refs, sizeof(uint64_t) * n) == 0 &&
 		  memcmp(t.split, cpu->split, n) == 0 &&
 		  memcmp(t.bounds, cpu->bounds, sizeof(double) * 2 * dim * cpu->nbounds) == 0,
 		  "%s: build over %d devices is the CPU's tree", what, ndevices);
-	kd_tree_free(&t);
+	kde_tree_free(&t);
 }
 
 /*
@@ -235,14 +235,14 @@ test_set(DataKind kind, int64_t n, int dim, int maxdev)
 	KdTree		tree;
 	char		what[128];
 
-	kd_exec_init(&cpu);
+	kde_exec_init(&cpu);
 	cpu.device = KD_DEVICE_CPU;
 	data_generate(kind, n, dim, 11 + n, pts);
 	data_queries(kind, nq, dim, 12 + n, pts, n, qs);
 	for (int64_t i = 0; i < n; i++)
 		refs[i] = ref_of(i);
 	snprintf(what, sizeof(what), "%s n=%lld d=%d", data_kind_name(kind), (long long) n, dim);
-	if (check(kd_build_cpu(pts, refs, n, dim, &tree, &cpu, &err) == KD_OK,
+	if (check(kde_build_cpu(pts, refs, n, dim, &tree, &cpu, &err) == KD_OK,
 			  "%s: CPU build: %s", what, err.message))
 	{
 		for (int d = 1; d <= maxdev; d++)
@@ -256,10 +256,10 @@ test_set(DataKind kind, int64_t n, int dim, int maxdev)
 				test_build(what, pts, refs, &tree, d);
 			}
 			else
-				check(kd_split_upload(&tree, d, &split, &e, &err) == KD_ERR_ARG,
+				check(kde_split_upload(&tree, d, &split, &e, &err) == KD_ERR_ARG,
 					  "%s: too small to split over %d devices", what, d);
 		}
-		kd_tree_free(&tree);
+		kde_tree_free(&tree);
 	}
 	free(pts);
 	free(refs);
@@ -282,7 +282,7 @@ test_balance(int maxdev)
 		/* bytes per device of a tree that is never built: from the shape alone */
 		for (int dev = 0; dev < d; dev++)
 		{
-			int64_t		b = kd_split_plan_points(n, d, dev);
+			int64_t		b = kde_split_plan_points(n, d, dev);
 
 			lo = lo < 0 || b < lo ? b : lo;
 			hi = b > hi ? b : hi;
@@ -304,20 +304,20 @@ test_refusals(int maxdev)
 	KdTree		tree;
 	KdSplitCopy *split;
 
-	kd_build_cpu(pts, refs, 6, 2, &tree, &e, &err);
-	check(kd_split_upload(&tree, 0, &split, &e, &err) == KD_ERR_ARG && split == NULL,
+	kde_build_cpu(pts, refs, 6, 2, &tree, &e, &err);
+	check(kde_split_upload(&tree, 0, &split, &e, &err) == KD_ERR_ARG && split == NULL,
 		  "no split over 0 devices");
-	check(kd_split_upload(&tree, 17, &split, &e, &err) == KD_ERR_ARG,
+	check(kde_split_upload(&tree, 17, &split, &e, &err) == KD_ERR_ARG,
 		  "no split over 17 devices");
 	if (maxdev >= 2)
-		check(kd_split_upload(&tree, 2, &split, &e, &err) == KD_ERR_ARG &&
+		check(kde_split_upload(&tree, 2, &split, &e, &err) == KD_ERR_ARG &&
 			  strstr(err.message, "too small") != NULL,
 			  "a 6-point tree is too small for 4 parts: %s", err.message);
-	kd_tree_free(&tree);
-	kd_build_cpu(pts, refs, 2, 2, &tree, &e, &err);
-	check(kd_split_upload(&tree, 1, &split, &e, &err) == KD_ERR_ARG,
+	kde_tree_free(&tree);
+	kde_build_cpu(pts, refs, 2, 2, &tree, &e, &err);
+	check(kde_split_upload(&tree, 1, &split, &e, &err) == KD_ERR_ARG,
 		  "a 2-point tree is too small for 2 parts");
-	kd_tree_free(&tree);
+	kde_tree_free(&tree);
 }
 
 int
@@ -329,7 +329,7 @@ main(void)
 	char		why[256];
 	int			maxdev;
 
-	if (!kd_gpu_available(&info, why, sizeof(why)))
+	if (!kde_gpu_available(&info, why, sizeof(why)))
 	{
 		printf("no GPU object: %s\n0 passed, 1 failed\n", why);
 		return 1;

@@ -1,0 +1,216 @@
+/*
+ * postgis_funcs.c
+ *	  kd_dwithin(geometry, geometry, radius) and kd_dwithin(geography,
+ *	  geography, radius), their planner support function, and the
+ *	  `geometry <@ kd_ball` operator.
+ *
+ * kd_dwithin is true when two points are within radius of each other:
+ * ST_Distance(a, b) <= radius for geometry (in x and y, like ST_DWithin),
+ * the sphere distance in metres for geography (like ST_DWithin(a, b,
+ * radius, false)).  Empty points are never within any radius; non-points,
+ * points of different SRIDs and negative radii are errors.
+ *
+ * PostGIS's ST_DWithin offers index conditions only to GiST, SP-GiST and
+ * BRIN; the support function of kd_dwithin offers one to a kdgpu index on
+ * either argument, and to no other access method's index (their strategy
+ * numbers mean other operators):
+ *	kd_geometry_ops: `col <@ kd_ball(other, radius)`, the index's radius
+ *	  search, which tests each point with the 2-D distance itself;
+ *	kd_geography_ops: `col && _ST_Expand(other, radius + 1 mm)`, a box on
+ *	  the unit sphere holding the arc of radius metres; the millimetre
+ *	  covers PostGIS's boxes of a point at longitude -180 and its twin at
+ *	  +180, whose unit vectors differ in the sign of a 1e-16 component.
+ * The condition is offered as lossy, so kd_dwithin stays as the filter that
+ * decides, with its errors for mixed SRIDs.
+ *
+ * `geom <@ kd_ball(center, radius)` is true when the point's x and y lie
+ * within radius of the ball's two-coordinate center, the 2-D distance of
+ * kd_geometry_ops.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "fmgr.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/supportnodes.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "am/kdam.h"
+#include "funcs/funcs.h"
+
+PG_FUNCTION_INFO_V1(kdgpu_dwithin);
+PG_FUNCTION_INFO_V1(kdgpu_dwithin_support);
+PG_FUNCTION_INFO_V1(kdgpu_geometry_in_ball);
+
+/* kd_dwithin(a, b, radius) for geometry and geography points. */
+Datum
+kdgpu_dwithin(PG_FUNCTION_ARGS)
+{
+	Oid			argtype = get_fn_expr_argtype(fcinfo->flinfo, 0);
+	KdPointType type = kdg_point_type(argtype);
+	double		a[KD_MAX_DIM];
+	double		b[KD_MAX_DIM];
+	KdWhere		wa = {"a", 0};
+	KdWhere		wb = {"b", 0};
+	KdPointInfo ia,
+				ib;
+	double		radius = PG_GETARG_FLOAT8(2);
+	int			da,
+				db;
+
+	if (!kdg_type_is_postgis(type))
+		elog(ERROR, "kd_dwithin called on type %s", format_type_be(argtype));
+	kdg_check_radius(radius, "radius", 0);
+	da = kdg_datum_read(type, PG_GETARG_DATUM(0), a, &wa, &ia);
+	db = kdg_datum_read(type, PG_GETARG_DATUM(1), b, &wb, &ib);
+	if (ia.srid != ib.srid)
+		kdg_srid_mismatch("kd_dwithin", &ia, &ib);
+	if (da == 0 || db == 0)
+		PG_RETURN_BOOL(false);
+	if (type == KD_TYPE_GEOGRAPHY)
+		PG_RETURN_BOOL(kdg_geography_distance(a, b) <= radius);
+	PG_RETURN_BOOL(kdg_metric(KD_TYPE_GEOMETRY, a, b, 2) <= radius);
+}
+
+/* geometry <@ kd_ball: whether x and y lie within radius of the center. */
+Datum
+kdgpu_geometry_in_ball(PG_FUNCTION_ARGS)
+{
+	double		p[KD_MAX_DIM];
+	double		center[KD_MAX_DIM];
+	double		radius;
+	KdWhere		where = {"p", 0};
+
+	if (kdg_datum_coords(KD_TYPE_GEOMETRY_2D, PG_GETARG_DATUM(0), p, &where) == 0)
+		PG_RETURN_BOOL(false);
+	if (kdg_ball_from_datum(PG_GETARG_DATUM(1), 2, center, &radius) < 0)
+		PG_RETURN_NULL();
+	PG_RETURN_BOOL(kdg_metric(KD_TYPE_GEOMETRY_2D, p, center, 2) <= radius);
+}
+
+/* The schema of a type. */
+static Oid
+kdg_type_namespace(Oid typid)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	Oid			nsp;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for type %u", typid);
+	nsp = ((Form_pg_type) GETSTRUCT(tup))->typnamespace;
+	ReleaseSysCache(tup);
+	return nsp;
+}
+
+/* The OID of function name(arg0, arg1) in schema nsp, or InvalidOid. */
+static Oid
+kdg_function_oid(Oid nsp, const char *name, Oid arg0, Oid arg1)
+{
+	Oid			argtypes[2] = {arg0, arg1};
+
+	return LookupFuncName(list_make2(makeString(get_namespace_name(nsp)),
+									 makeString(pstrdup(name))),
+						  2, argtypes, true);
+}
+
+/* radius + KD_DWITHIN_GEOGRAPHY_SLACK, folded when radius is a constant */
+static Node *
+kdg_radius_plus_slack(Node *radius)
+{
+	Const	   *slack = makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+								  Float8GetDatum(KD_DWITHIN_GEOGRAPHY_SLACK),
+								  false, FLOAT8PASSBYVAL);
+
+	if (IsA(radius, Const) && !((Const *) radius)->constisnull)
+	{
+		slack->constvalue =
+			Float8GetDatum(DatumGetFloat8(((Const *) radius)->constvalue) +
+						   KD_DWITHIN_GEOGRAPHY_SLACK);
+		return (Node *) slack;
+	}
+	return (Node *) makeFuncExpr(F_FLOAT8PL, FLOAT8OID, list_make2(radius, slack),
+								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+}
+
+/*
+ * Planner support: offer a kdgpu index over points an index condition
+ * that holds every row kd_dwithin can accept (see the file header).
+ */
+Datum
+kdgpu_dwithin_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+	SupportRequestIndexCondition *req;
+	FuncExpr   *fexpr;
+	Node	   *indexarg;
+	Node	   *other;
+	Node	   *radius;
+	Oid			geomtype;
+	Oid			region;
+	Oid			regiontype;
+	Oid			op;
+
+	if (!IsA(rawreq, SupportRequestIndexCondition))
+		PG_RETURN_POINTER(NULL);
+	req = (SupportRequestIndexCondition *) rawreq;
+	if (!is_funcclause(req->node) || req->indexarg > 1)
+		PG_RETURN_POINTER(NULL);
+	/* the strategy numbers below are kdgpu's: no other AM's index */
+	if (req->index->relam != get_index_am_oid("kdgpu", true))
+		PG_RETURN_POINTER(NULL);
+	fexpr = (FuncExpr *) req->node;
+	if (list_length(fexpr->args) != 3)
+		PG_RETURN_POINTER(NULL);
+	indexarg = (Node *) list_nth(fexpr->args, req->indexarg);
+	other = (Node *) list_nth(fexpr->args, 1 - req->indexarg);
+	radius = (Node *) list_nth(fexpr->args, 2);
+	geomtype = exprType(indexarg);
+	if (!kdg_type_is_postgis(kdg_point_type(geomtype)) ||
+		!is_pseudo_constant_for_index(req->root, other, req->index) ||
+		!is_pseudo_constant_for_index(req->root, radius, req->index))
+		PG_RETURN_POINTER(NULL);
+
+	/* geometry: kd_ball(other, radius) from kd_dwithin's own schema */
+	region = kdg_point_type(geomtype) == KD_TYPE_GEOMETRY
+		? kdg_function_oid(get_func_namespace(fexpr->funcid), "kd_ball",
+						   geomtype, FLOAT8OID)
+		: InvalidOid;
+	regiontype = OidIsValid(region) ? get_func_rettype(region) : InvalidOid;
+	op = OidIsValid(regiontype)
+		? get_opfamily_member(req->opfamily, geomtype, regiontype,
+							  KDAM_STRATEGY_IN_BALL)
+		: InvalidOid;
+	if (!OidIsValid(op))
+	{
+		/* a box: ST_Expand (geometry) or _ST_Expand (geography) */
+		Oid			nsp = kdg_type_namespace(geomtype);
+
+		region = kdg_function_oid(nsp, kdg_point_type(geomtype) == KD_TYPE_GEOGRAPHY ?
+								  "_st_expand" : "st_expand", geomtype, FLOAT8OID);
+		regiontype = geomtype;
+		op = get_opfamily_member(req->opfamily, geomtype, geomtype,
+								 KDAM_STRATEGY_IN_BOX);
+	}
+	if (!OidIsValid(region) || !OidIsValid(op))
+		PG_RETURN_POINTER(NULL);
+	if (kdg_point_type(geomtype) == KD_TYPE_GEOGRAPHY)
+		radius = kdg_radius_plus_slack(radius);
+	req->lossy = true;
+	PG_RETURN_POINTER(list_make1(make_opclause(op, BOOLOID, false, (Expr *) indexarg,
+											   (Expr *) makeFuncExpr(region, regiontype,
+																	 list_make2(other, radius),
+																	 InvalidOid, InvalidOid,
+																	 COERCE_EXPLICIT_CALL),
+											   InvalidOid, InvalidOid)));
+}

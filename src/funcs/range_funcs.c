@@ -1,0 +1,164 @@
+/*
+ * range_funcs.c
+ *	  kd_range, kd_range_join and kd_box: the rows within a radius of one or
+ *	  many centres, and the rows inside a box.
+ *
+ * A row is within radius r of a centre when its distance (the type's <->)
+ * is <= r; hits come nearest first, ties by ctid (or partition and ctid, or
+ * key: table.c), and are ranked from 1.  A box holds the points whose every
+ * coordinate lies between the low and the high corner's, bounds included;
+ * its hits come in ctid (partition and ctid, key) order.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/geo_decls.h"
+
+#include "funcs/funcs.h"
+
+
+/* kd_range(rel [, col], center, radius): the rows within radius of center. */
+KdRows *
+kdg_range_rows(FunctionCallInfo fcinfo)
+{
+	KdArgs		args;
+	KdTable    *t = palloc0(sizeof(KdTable));
+	double		center[KD_MAX_DIM];
+	KdPointInfo qinfo;
+	int			qdim;
+	double		radius;
+	Oid			qtype;
+
+	kdg_args(fcinfo, &args, t);
+	qtype = args.argtypes[args.next];
+	kdg_source_check_query(&t->head, kdg_point_type(qtype), qtype, "center");
+	radius = PG_GETARG_FLOAT8(args.next + 1);
+	kdg_check_radius(radius, "radius", 0);
+	qdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next), center, "center", &qinfo);
+	kdg_table_read(t);
+	kdg_query_check(qdim, &qinfo, t->head.dim, "center", &t->head);
+	return kdg_rows_pairs(t, kdg_table_radius(t, center, 1, &radius, 1), KD_KEY_NONE, NULL);
+}
+
+/*
+ * Read the radii argument of kd_range_join: one float8, or a float8[] with
+ * one radius per centre.  Returns how many.
+ */
+static int64
+kdg_radii(FunctionCallInfo fcinfo, int argno, Oid argtype, int64 nq, double **radii)
+{
+	ArrayType  *arr;
+	int64		n;
+
+	if (argtype == FLOAT8OID)
+	{
+		*radii = palloc(sizeof(double));
+		**radii = PG_GETARG_FLOAT8(argno);
+		kdg_check_radius(**radii, "radius", 0);
+		return 1;
+	}
+	arr = PG_GETARG_ARRAYTYPE_P(argno);
+	n = ArrayGetNItems(ARR_NDIM(arr), ARR_DIMS(arr));
+	if (ARR_NDIM(arr) > 1 || n != nq)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("argument \"radii\" must be a one-dimensional array with one radius per centre"),
+				 errdetail("There are %lld centres and %lld radii.",
+						   (long long) nq, (long long) n)));
+	if (ARR_HASNULL(arr) && array_contains_nulls(arr))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("argument \"radii\" has a NULL radius")));
+	*radii = (double *) ARR_DATA_PTR(arr);
+	for (int64 i = 0; i < n; i++)
+		kdg_check_radius((*radii)[i], "radii", i + 1);
+	return n;
+}
+
+/*
+ * kd_range_join(rel [, col], centers, radius | radii): the rows within a
+ * radius of each centre of an array.
+ */
+KdRows *
+kdg_range_join_rows(FunctionCallInfo fcinfo)
+{
+	KdArgs		args;
+	KdTable    *t = palloc0(sizeof(KdTable));
+	double	   *centers;
+	KdPointInfo *qinfos;
+	int			qdim;
+	double	   *radii;
+	int64		nq;
+	int64		nradii;
+	Oid			qtype;
+
+	kdg_args(fcinfo, &args, t);
+	qtype = args.argtypes[args.next];
+	kdg_source_check_query(&t->head, kdg_array_point_type(qtype),
+						  qtype, "centers");
+	nq = kdg_array_points(t->head.type, PG_GETARG_DATUM(args.next), &centers, &qdim, &qinfos,
+						  "centers");
+	nradii = kdg_radii(fcinfo, args.next + 1, args.argtypes[args.next + 1], nq, &radii);
+	kdg_table_read(t);
+	kdg_array_check(nq, qdim, qinfos, t->head.dim, "centers", &t->head);
+	return kdg_rows_pairs(t, kdg_table_radius(t, centers, nq, radii, nradii), KD_KEY_ORD, NULL);
+}
+
+/*
+ * kd_box(rel [, col], low, high) and kd_box(rel [, col], box): the rows
+ * inside a box, bounds included, in ctid order.
+ */
+KdRows *
+kdg_box_rows(FunctionCallInfo fcinfo)
+{
+	KdArgs		args;
+	KdTable    *t = palloc0(sizeof(KdTable));
+	double		low[KD_MAX_DIM];
+	double		high[KD_MAX_DIM];
+	KdPointInfo lowinfo;
+	KdPointInfo highinfo;
+	int			lowdim;
+	int			highdim;
+	Oid			qtype;
+	bool		isbox;
+
+	kdg_args(fcinfo, &args, t);
+	qtype = args.argtypes[args.next];
+	isbox = qtype == BOXOID;
+	kdg_source_check_query(&t->head, isbox ? KD_TYPE_POINT : kdg_point_type(qtype),
+						  qtype, isbox ? "box" : "low");
+	if (t->head.type == KD_TYPE_GEOGRAPHY)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("kd_box does not take geography columns"),
+				 errhint("Use kd_range with a radius in metres, or a geometry column.")));
+	if (isbox)
+	{
+		BOX		   *box = PG_GETARG_BOX_P(args.next);
+
+		kdg_query_read(KD_TYPE_POINT, PointPGetDatum(&box->low), low, "box", &lowinfo);
+		kdg_query_read(KD_TYPE_POINT, PointPGetDatum(&box->high), high, "box", &highinfo);
+	}
+	else
+	{
+		lowdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next), low, "low", &lowinfo);
+		highdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next + 1), high, "high",
+								 &highinfo);
+	}
+	kdg_table_read(t);
+	if (!isbox)
+	{
+		kdg_query_check(lowdim, &lowinfo, t->head.dim, "low", &t->head);
+		kdg_query_check(highdim, &highinfo, t->head.dim, "high", &t->head);
+		/* a table without points checks no dimension: the corners must agree */
+		if (lowdim != highdim)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("corner \"low\" has dimension %d, corner \"high\" has dimension %d",
+							lowdim, highdim)));
+	}
+	kdg_check_corners(low, high, t->head.dim);
+	return kdg_rows_pairs(t, kdg_table_box(t, low, high, 1), KD_KEY_NONE, NULL);
+}

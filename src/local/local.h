@@ -1,0 +1,100 @@
+/*
+ * local.h
+ *	  The local search path: sources, index trees and the searches.
+ *
+ * A source's rows are read (source.c), a tree found among the indexes or
+ * built (index_tree.c, tree_delta.c, search.c), and searched; calls am/,
+ * service/, point/ and core/, never the shard layer or the functions.
+ */
+#ifndef KDGPU_LOCAL_H
+#define KDGPU_LOCAL_H
+
+#include "core/core.h"
+#include "point/point.h"
+
+/* source.c */
+extern void kdg_source_open(KdSource *src, Oid relid, Name colname);
+extern void kdg_source_open_leaf(KdSource *src, Oid relid, const KdSource *head);
+extern void kdg_source_read(KdSource *src);
+extern void kdg_source_scan(KdSource *src);
+extern void kdg_source_add(KdSource *src, Datum value, bool isnull,
+						   ItemPointer tid, Datum key, bool keynull);
+extern void kdg_source_sort(KdSource *src);
+extern void kdg_source_set_key(KdSource *src, const char *keyname);
+extern int	kdg_source_stride(const KdSource *src, int dim);
+extern void kdg_sources_spi(KdSource *srcs, const Oid *oids, int n, Oid relid);
+extern void kdg_source_check_query(const KdSource *src, KdPointType qtype,
+								  Oid argtype, const char *arg);
+extern void kdg_source_check_dims(const KdSource *src, const KdSource *other);
+extern double *kdg_source_coords(const KdSource *src);
+extern uint64 *kdg_source_tids(const KdSource *src);
+
+/*
+ * The tree a kd_* function searches over a source's rows (search.c): one
+ * whose references are the rows' ordinals, or an index tree whose rows
+ * differ from the source's by a few (tree_delta.c).  Then the tree's
+ * references are ranks of its own rows, rank_ord maps them to ordinals (-1
+ * for the ngone rows the source does not hold), and the source's rows the
+ * tree lacks are in the tree added, whose references are their ordinals.
+ */
+typedef struct KdgTree
+{
+	const KdTree *tree;
+	int64		n;				/* the source's rows it stands for */
+	int64	   *rank_ord;		/* NULL: references are ordinals */
+	int64		ngone;
+	KdTree	   *added;			/* or NULL */
+} KdgTree;
+
+/*
+ * An index tree is searched for a source when at most kdg_delta_max(n) of
+ * its rows are gone and as many of the source's n rows are added: the
+ * larger of these (tree_delta.c)
+ */
+#define KDG_DELTA_MIN		1024
+#define KDG_DELTA_DIVISOR	8
+
+/* tree_delta.c */
+extern int64 kdg_delta_max(int64 n);
+extern KdgTree *kdg_tree_plain(const KdTree *tree);
+extern KdgTree *kdg_tree_delta(const KdSource *src, const KdTree *tree,
+							   const KdgDiff *diff);
+extern KdStatus kdg_tree_knn(const KdgTree *t, const double *queries, int64 nq,
+							 int kk, KdNeighbor *out, int32 *count,
+							 bool *complete, KdExec *exec, KdError *err);
+extern KdStatus kdg_tree_range(const KdgTree *t, const double *centers,
+							   const double *radii, int64 nradii,
+							   const double *lows, const double *highs,
+							   int64 nq, KdRangeResult *res, KdExec *exec,
+							   KdError *err);
+
+/* index_tree.c */
+extern bool kdg_index_fits(Relation index, const KdSource *src);
+extern KdgTree *kdg_index_tree(const KdSource *src, int64 work, bool all_knn,
+							   Oid *fitting);
+extern void kdg_index_keep_built(const KdSource *src, KdTree *tree, int64 work,
+								 Oid fitting);
+extern KdgTree *kdg_index_device_tree(const KdSource *src, bool all_knn);
+extern KdgTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
+
+/* search.c */
+extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
+extern KdgTree *kdg_source_tree(const KdSource *src, int64 work, bool all_knn);
+extern KdAnswer *kdg_empty_answer(int64 nq);
+extern void kdg_sort_hits(KdHit *hits, int64 n);
+extern KdAnswer *kdg_search_knn(const KdSource *src, const KdgTree *tree,
+							   const double *queries, int64 nq, int k);
+extern KdAnswer *kdg_search_all_knn(const KdSource *src, const KdgTree *tree,
+								   int k, bool include_self);
+extern KdAnswer *kdg_search_radius(const KdSource *src, const KdgTree *tree,
+								  const double *centers, int64 nq,
+								  const double *radii, int64 nradii);
+extern KdAnswer *kdg_search_box(const KdSource *src, const KdgTree *tree,
+							   const double *lows, const double *highs,
+							   int64 nq);
+
+/* index_knn.c */
+extern KdAnswer *kdg_index_knn(const KdTable *t, Datum query, Oid qtype,
+							   int qdim, int k, Oid fn);
+
+#endif							/* KDGPU_LOCAL_H */

@@ -1,0 +1,641 @@
+/*
+ * search.c
+ *	  Running the engine on a table's points and making its answers exact in
+ *	  the metric of the SQL operator they stand in for.
+ *
+ * The engine orders neighbours by (d2, ref), d2 being the rounded sum of
+ * squared differences.  SQL orders them by (p <-> q, ctid): pg_hypot(dx, dy)
+ * for point, sqrt(d2) for float8[].  The two orders agree except where
+ * distances are within a few units in the last place of each other, so
+ * every answer is re-ranked here:
+ *
+ *	kNN: the engine is asked for k + 1 neighbours.  Let r = D_k (1 + 1e-12) +
+ *	1e-150, D_k being the k-th neighbour's sqrt(d2).  If the (k + 1)-th
+ *	neighbour's sqrt(d2) exceeds r, every other point is farther than the k
+ *	found in any metric within 1e-12 of sqrt(d2), so those k are the answer.
+ *	Otherwise every point with sqrt(d2) <= r is fetched with a radius query.
+ *	Either way the candidates' distances are computed with the operator's
+ *	own formula (kdg_metric), sorted by (distance, ref), and the first k kept.
+ *	The absolute 1e-150 covers squares that underflow; an overflowing d2
+ *	makes r infinite and the radius query fetch every point, still exact.
+ *
+ *	radius: the engine runs with r (1 + 1e-12) + 1e-150, and hits are kept
+ *	when their operator distance is <= r.
+ *
+ * Geography points are unit vectors to the engine and the operator's
+ * distance is the sphere distance computed from longitude and latitude, a
+ * monotone function of the chord up to rounding errors of a few 1e-16 on
+ * the unit sphere.  Their slack is wider: r (1 + 1e-9) + 1e-13, and a
+ * radius in metres becomes the chord of that arc before the slack.  The
+ * margins are KD_SLACK_* and KD_GEO_SLACK_* of exactness.h.
+ *
+ * Query points are given with their full coordinates (the engine's, then
+ * the type's extra ones: kdg_type_extra), the rows of a source likewise.
+ *
+ * Row references given to the engine are ordinals into the source's arrays,
+ * which are in ctid order; answers carry the rows' refs (kdgpu.h), and a tie
+ * on distance is broken by ref: every candidate the engine's own tie-break
+ * might have cut (the ctid order) lies within the kNN slack radius, so the
+ * re-ranking above also ranks ties by a key exactly.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+
+#include "local/local.h"
+
+/* radius fallbacks run in groups of this many queries */
+#define KD_FALLBACK_GROUP 64
+
+/*
+ * The engine radius that holds every candidate whose engine distance is
+ * about d (in the metric of type's operator, within rounding).
+ */
+static inline double
+kdg_slack(KdPointType type, double d)
+{
+	if (type == KD_TYPE_GEOGRAPHY)
+		return d * (1.0 + KD_GEO_SLACK_REL) + KD_GEO_SLACK_ABS;
+	return d * (1.0 + KD_SLACK_REL) + KD_SLACK_ABS;
+}
+
+/* The engine radius that holds every point within operator distance r. */
+static inline double
+kdg_engine_radius(KdPointType type, double r)
+{
+	if (type == KD_TYPE_GEOGRAPHY)
+		return kdg_slack(type, kdg_geography_chord(r));
+	return kdg_slack(type, r);
+}
+
+/*
+ * The engine coordinates of nq points given with their full coordinates:
+ * the array itself when the type has no extra coordinates, else a copy.
+ */
+static const double *
+kdg_engine_points(const KdSource *src, const double *points, int64 nq)
+{
+	int			full = src->dim + src->extra;
+	double	   *out;
+
+	if (src->extra == 0)
+		return points;
+	out = palloc_extended(sizeof(double) * src->dim * Max(nq, 1), MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < nq; i++)
+		memcpy(out + i * src->dim, points + i * full, sizeof(double) * src->dim);
+	return out;
+}
+
+/* qsort comparator of hits by (distance, ref). */
+static int
+kdg_hit_cmp(const void *a, const void *b)
+{
+	const KdHit *x = a;
+	const KdHit *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	return (x->ref > y->ref) - (x->ref < y->ref);
+}
+
+/* Sort hits by (distance, ref): insertion sort for the usual short runs. */
+void
+kdg_sort_hits(KdHit *hits, int64 n)
+{
+	if (n > 32)
+	{
+		qsort(hits, n, sizeof(KdHit), kdg_hit_cmp);
+		return;
+	}
+	for (int64 i = 1; i < n; i++)
+	{
+		KdHit		h = hits[i];
+		int64		j = i;
+
+		while (j > 0 && kdg_hit_cmp(&hits[j - 1], &h) > 0)
+		{
+			hits[j] = hits[j - 1];
+			j--;
+		}
+		hits[j] = h;
+	}
+}
+
+/*
+ * Turn candidates (engine neighbours, ref = ordinal) into hits with the
+ * operator's distance from q and the row's ref (kdg_row_ref), dropping the ordinal
+ * "exclude" (or none when it is -1), sorted by (distance, ref).  Returns the
+ * number of hits; out may overlap cand only when it starts at or before it.
+ */
+static int64
+kdg_rank(const KdSource *src, const double *q, const KdNeighbor *cand,
+		int64 ncand, int64 exclude, KdHit *out)
+{
+	int64		n = 0;
+
+	for (int64 i = 0; i < ncand; i++)
+	{
+		uint64		ref = cand[i].ref;
+
+		if ((int64) ref == exclude)
+			continue;
+		out[n].dist = kdg_metric(src->type, q, kdg_row_coords(src, ref), src->dim);
+		out[n].ref = kdg_row_ref(src, ref);
+		n++;
+	}
+	kdg_sort_hits(out, n);
+	return n;
+}
+
+/*
+ * Build the tree over a source's points, refs being their ordinals; NULL
+ * when there are none.  *used_gpu tells where it was built.
+ */
+KdTree *
+kdg_build_tree(const KdSource *src, bool *used_gpu)
+{
+	KdTree	   *tree;
+	double	   *coords;
+	uint64	   *ords;
+	KdExec		exec;
+	KdError		err;
+
+	if (src->n == 0)
+		return NULL;
+	tree = kdg_tree_new();
+	coords = kdg_source_coords(src);
+	ords = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < src->n; i++)
+		ords[i] = i;
+	kdg_exec_prepare(&exec);
+	kdg_check_status(kde_build_in_place(coords, ords, src->n, src->dim, tree,
+									   &exec, &err),
+					 &err, &exec, "tree build");
+	*used_gpu = exec.used_gpu;
+	pfree(ords);
+	pfree(coords);
+	return tree;
+}
+
+/*
+ * The tree to search over a source's points for work of that many items, in
+ * memory: a kdgpu index's when its rows are those rows or (but for All-kNN)
+ * differ from them by a few (index_tree.c), or one built now (its tree NULL
+ * when there are no points), which the GPU service keeps for later calls
+ * when the table has a kdgpu index and the work goes to the GPU.
+ */
+static KdgTree *
+source_host_tree(const KdSource *src, int64 work, bool all_knn)
+{
+	Oid			fitting;
+	KdgTree    *tree = kdg_index_tree(src, work, all_knn, &fitting);
+	KdTree	   *built;
+	bool		used_gpu;
+
+	if (tree)
+		return tree;
+	built = kdg_build_tree(src, &used_gpu);
+	kdg_index_keep_built(src, built, work, fitting);
+	return kdg_tree_plain(built);
+}
+
+/*
+ * The tree to search over a source's points for work of that many items
+ * (queries, or points for All-kNN): when the work goes to the GPU, the GPU
+ * service's copy of an index's tree whose rows are those rows or (but for
+ * All-kNN) differ by a few (on the device only, with its references in
+ * memory for All-kNN, which reads them); else as source_host_tree.
+ */
+KdgTree *
+kdg_source_tree(const KdSource *src, int64 work, bool all_knn)
+{
+	KdgTree    *tree = NULL;
+
+	if (kdg_gpu_wanted(work))
+		tree = kdg_index_device_tree(src, all_knn);
+	return tree ? tree : source_host_tree(src, work, all_knn);
+}
+
+/*
+ * Plan a search of tree: a tree only on the device is searched there
+ * whatever the work's size.
+ */
+static void
+kdg_exec_for(KdExec *exec, const KdgTree *tree)
+{
+	kdg_exec_prepare(exec);
+	if (tree->tree->coords == NULL)
+		exec->gpu_min_work = 0;
+}
+
+/*
+ * After a search of tree (for All-kNN, or not) failed with st: the source's
+ * tree in memory, to search again, when tree was only on the device (the
+ * GPU service stopped or failed: the work goes where it would without the
+ * copy); NULL when the failure stands.
+ */
+static const KdgTree *
+kdg_tree_to_retry(KdStatus st, const KdgTree *tree, const KdSource *src,
+				  bool all_knn)
+{
+	if (st == KD_OK || st == KD_ERR_CANCELED || tree->tree->coords != NULL)
+		return NULL;
+	elog(DEBUG1, "kdgpu: the GPU service's copy failed, searching the tree in memory");
+	return source_host_tree(src, 0, all_knn);
+}
+
+/* What pass 1 of kdg_refine_knn shares with its threads. */
+typedef struct KdRefine
+{
+	const KdSource *src;
+	KdNeighbor *raw;
+	int32	   *count;
+	int			k;
+	int			kk;
+	const double *queries;
+	int64		avail;
+} KdRefine;
+
+/*
+ * Pass 1 of kdg_refine_knn over queries [begin, end), on any thread: an
+ * answer complete as found is re-ranked in place; one that needs pass 2 is
+ * marked with count -1.  Only pure functions are called here.
+ */
+static void
+kdg_refine_range(void *arg, int64_t begin, int64_t end)
+{
+	const KdRefine *r = arg;
+	const KdSource *src = r->src;
+	int			full = src->dim + src->extra;
+	KdHit		scratch[KD_MAX_K + 1];
+
+	for (int64 q = begin; q < end; q++)
+	{
+		const KdNeighbor *cand = r->raw + q * r->kk;
+		int			c = r->count[q];
+		int64		ncand;
+		int64		n;
+
+		/*
+		 * The candidates' rows lie anywhere in the source: ask for the next
+		 * query's while this one is ranked, so that their cache misses
+		 * overlap its work rather than stall it.
+		 */
+		if (q + 1 < end)
+			for (int i = 0; i < r->count[q + 1]; i++)
+				__builtin_prefetch(kdg_row_coords(src, cand[r->kk + i].ref));
+		if (c == r->avail)
+			ncand = c;			/* every eligible point is a candidate */
+		else if (r->kk > r->k &&
+				 sqrt(cand[r->k].d2) > kdg_slack(src->type, sqrt(cand[r->k - 1].d2)))
+			ncand = r->k;		/* a clear gap after the k-th */
+		else
+		{
+			r->count[q] = -1;
+			continue;
+		}
+		n = Min(kdg_rank(src, r->queries + q * full, cand, ncand, -1, scratch), r->k);
+		memcpy(r->raw + q * r->kk, scratch, sizeof(KdHit) * n);
+		r->count[q] = (int32) n;
+	}
+}
+
+/*
+ * Re-rank the engine's kNN answers in place.  raw holds nq runs of kk
+ * neighbours (query q's at q * kk, count[q] of them); on return query q's
+ * exact hits are at the same place, count[q] of them, as KdHits.  Query q's
+ * point is at queries + q * (dim + extra), exclude[q] (if exclude is given)
+ * is the ordinal it must not return, and avail is the number of points each
+ * query may return.  Pass 1 (the answers complete as found) runs on the
+ * engine's CPU threads; pass 2 (radius queries for the others) in groups.
+ */
+static void
+kdg_refine_knn(const KdSource *src, const KdgTree *tree, KdNeighbor *raw,
+			  int32 *count, int64 nq, int k, int kk, const double *queries,
+			  const uint64 *exclude, int64 avail)
+{
+	int			dim = src->dim;
+	int			full = src->dim + src->extra;
+	KdRefine	r = {src, raw, count, k, kk, queries, avail};
+	int64	   *pending = NULL;
+	int64		npending = 0;
+	KdExec		exec;
+	KdExec		rexec;			/* the radius queries': on the CPU for a
+								 * tree in memory */
+	KdError		err;
+
+	StaticAssertStmt(sizeof(KdHit) == sizeof(KdNeighbor), "KdHit overlays KdNeighbor");
+
+	kdg_exec_prepare(&exec);
+	kdg_exec_for(&rexec, tree);
+	if (tree->tree->coords)
+		rexec.device = KD_DEVICE_CPU;
+	kdg_check_status(kde_parallel_for(&exec, nq, 4096, kdg_refine_range, &r, &err),
+					&err, NULL, "kNN refinement");
+	for (int64 q = 0; q < nq; q++)
+		if (count[q] < 0)
+		{
+			if (pending == NULL)
+				pending = palloc_extended(sizeof(int64) * nq, MCXT_ALLOC_HUGE);
+			pending[npending++] = q;
+		}
+
+	/* pass 2: every point within the slack radius, in groups of queries */
+	for (int64 g = 0; g < npending; g += KD_FALLBACK_GROUP)
+	{
+		int64		m = Min(KD_FALLBACK_GROUP, npending - g);
+		double	   *centers = palloc(sizeof(double) * dim * m);
+		double	   *radii = palloc(sizeof(double) * m);
+		KdRangeResult *res = kdg_range_result_new();
+
+		for (int64 i = 0; i < m; i++)
+		{
+			int64		q = pending[g + i];
+
+			memcpy(centers + i * dim, queries + q * full, sizeof(double) * dim);
+			radii[i] = kdg_slack(src->type, sqrt(raw[q * kk + k - 1].d2));
+		}
+		kdg_check_status(kdg_tree_range(tree, centers, radii, m, NULL, NULL, m,
+										res, &rexec, &err),
+						&err, NULL, "kNN refinement");
+		for (int64 i = 0; i < m; i++)
+		{
+			int64		q = pending[g + i];
+			int64		nc = res->offsets[i + 1] - res->offsets[i];
+			KdHit	   *hits = palloc_extended(sizeof(KdHit) * Max(nc, 1), MCXT_ALLOC_HUGE);
+			int64		n;
+
+			n = Min(kdg_rank(src, queries + q * full, res->hits + res->offsets[i], nc,
+							exclude ? (int64) exclude[q] : -1, hits), k);
+			memcpy(raw + q * kk, hits, sizeof(KdHit) * n);
+			count[q] = (int32) n;
+			pfree(hits);
+		}
+		kde_range_result_free(res);
+		pfree(radii);
+		pfree(centers);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Package re-ranked kNN answers (query q's count[q] hits at q * kk) as a
+ * KdAnswer, compacting the hits in place.
+ */
+static KdAnswer *
+kdg_knn_answer(KdHit *hits, const int32 *count, int64 nq, int kk)
+{
+	KdAnswer   *ans = palloc0(sizeof(KdAnswer));
+
+	ans->nq = nq;
+	ans->hits = hits;
+	ans->offsets = palloc_extended(sizeof(int64) * (nq + 1), MCXT_ALLOC_HUGE);
+	ans->offsets[0] = 0;
+	for (int64 q = 0; q < nq; q++)
+	{
+		memmove(hits + ans->offsets[q], hits + q * kk, sizeof(KdHit) * count[q]);
+		ans->offsets[q + 1] = ans->offsets[q] + count[q];
+	}
+	return ans;
+}
+
+/* An answer with no hits for nq queries. */
+KdAnswer *
+kdg_empty_answer(int64 nq)
+{
+	KdAnswer   *ans = palloc0(sizeof(KdAnswer));
+
+	ans->nq = nq;
+	ans->offsets = palloc_extended(sizeof(int64) * (nq + 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	return ans;
+}
+
+/*
+ * kNN search of kk neighbours for nq queries (engine coordinates) on tree,
+ * or on the source's tree in memory when a device copy failed, or on a tree
+ * built over the source when too many gone rows lie near a query
+ * (tree_delta.c); returns the tree searched.
+ */
+static const KdgTree *
+kdg_knn_raw(const KdSource *src, const KdgTree *tree, const double *points,
+			int64 nq, int kk, KdNeighbor *raw, int32 *count)
+{
+	KdExec		exec;
+	KdError		err;
+	const KdgTree *again;
+	bool		complete;
+	bool		used_gpu;
+	KdStatus	st;
+
+	kdg_exec_for(&exec, tree);
+	st = kdg_tree_knn(tree, points, nq, kk, raw, count, &complete, &exec, &err);
+	if ((again = kdg_tree_to_retry(st, tree, src, false)) != NULL)
+	{
+		tree = again;
+		kdg_exec_for(&exec, tree);
+		st = kdg_tree_knn(tree, points, nq, kk, raw, count, &complete, &exec, &err);
+	}
+	kdg_check_status(st, &err, &exec, "kNN search");
+	if (!complete)
+	{
+		elog(DEBUG1, "kdgpu: too many rows gone near a query; building a tree");
+		tree = kdg_tree_plain(kdg_build_tree(src, &used_gpu));
+		kdg_exec_for(&exec, tree);
+		st = kdg_tree_knn(tree, points, nq, kk, raw, count, &complete, &exec, &err);
+		kdg_check_status(st, &err, &exec, "kNN search");
+	}
+	return tree;
+}
+
+/* The k nearest points of each of nq queries, exact. */
+KdAnswer *
+kdg_search_knn(const KdSource *src, const KdgTree *tree, const double *queries,
+			  int64 nq, int k)
+{
+	int			kk = Min(k + 1, KD_MAX_K);
+	KdNeighbor *raw;
+	int32	   *count;
+
+	if (nq == 0 || src->n == 0)
+		return kdg_empty_answer(nq);
+	raw = palloc_extended(sizeof(KdNeighbor) * nq * kk, MCXT_ALLOC_HUGE);
+	count = palloc_extended(sizeof(int32) * nq, MCXT_ALLOC_HUGE);
+	tree = kdg_knn_raw(src, tree, kdg_engine_points(src, queries, nq), nq, kk,
+					   raw, count);
+	kdg_refine_knn(src, tree, raw, count, nq, k, kk, queries, NULL, src->n);
+	return kdg_knn_answer((KdHit *) raw, count, nq, kk);
+}
+
+/*
+ * Every point's k nearest points, exact.  Answer q belongs to the point of
+ * ordinal q: the engine's node order is undone through ans->order.
+ */
+KdAnswer *
+kdg_search_all_knn(const KdSource *src, const KdgTree *gtree, int k,
+				  bool include_self)
+{
+	int			kk = Min(k + 1, KD_MAX_K);
+	int64		n = src->n;
+	KdNeighbor *raw;
+	int32	   *count;
+	KdExec		exec;
+	KdError		err;
+	KdAnswer   *ans;
+	const double *queries;
+	const KdgTree *again;
+	const KdTree *tree;
+	KdStatus	st;
+
+	if (n == 0)
+		return kdg_empty_answer(0);
+	raw = palloc_extended(sizeof(KdNeighbor) * n * kk, MCXT_ALLOC_HUGE);
+	count = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
+	kdg_exec_for(&exec, gtree);
+	st = kde_all_knn(gtree->tree, kk, include_self, raw, count, &exec, &err);
+	if ((again = kdg_tree_to_retry(st, gtree, src, true)) != NULL)
+	{
+		gtree = again;
+		kdg_exec_for(&exec, gtree);
+		st = kde_all_knn(gtree->tree, kk, include_self, raw, count, &exec, &err);
+	}
+	kdg_check_status(st, &err, &exec, "All-kNN search");
+	tree = gtree->tree;
+	queries = tree->coords;
+	if (src->extra > 0 || queries == NULL)
+	{
+		/*
+		 * the points in node order, with their full coordinates (a tree on
+		 * the device only has its references, not its points, in memory)
+		 */
+		int			full = src->dim + src->extra;
+		double	   *q = palloc_extended(sizeof(double) * full * n, MCXT_ALLOC_HUGE);
+
+		for (int64 node = 0; node < n; node++)
+			memcpy(q + node * full, kdg_row_coords(src, tree->refs[node]),
+				   sizeof(double) * full);
+		queries = q;
+	}
+	kdg_refine_knn(src, gtree, raw, count, n, k, kk, queries,
+				  include_self ? NULL : tree->refs, include_self ? n : n - 1);
+	ans = kdg_knn_answer((KdHit *) raw, count, n, kk);
+	ans->order = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
+	for (int64 node = 0; node < n; node++)
+		ans->order[tree->refs[node]] = node;
+	return ans;
+}
+
+/*
+ * Copy a range result into an answer: with centres, hits at operator
+ * distance <= their radius, sorted by (distance, ref); without, box hits
+ * sorted by ref.
+ */
+static KdAnswer *
+kdg_range_answer(const KdSource *src, const KdRangeResult *res,
+				const double *centers, const double *radii, int64 nradii)
+{
+	KdAnswer   *ans = palloc0(sizeof(KdAnswer));
+	int64		total = res->offsets[res->nq];
+
+	ans->nq = res->nq;
+	ans->offsets = palloc_extended(sizeof(int64) * (res->nq + 1), MCXT_ALLOC_HUGE);
+	ans->hits = palloc_extended(sizeof(KdHit) * Max(total, 1), MCXT_ALLOC_HUGE);
+	ans->offsets[0] = 0;
+	for (int64 q = 0; q < res->nq; q++)
+	{
+		const KdNeighbor *cand = res->hits + res->offsets[q];
+		int64		nc = res->offsets[q + 1] - res->offsets[q];
+		KdHit	   *out = ans->hits + ans->offsets[q];
+		int64		n = nc;
+
+		if (centers)
+		{
+			double		r = radii[nradii == 1 ? 0 : q];
+
+			n = kdg_rank(src, centers + q * (src->dim + src->extra), cand, nc, -1, out);
+			while (n > 0 && !(out[n - 1].dist <= r))
+				n--;
+		}
+		else
+		{
+			for (int64 i = 0; i < nc; i++)
+			{
+				out[i].dist = 0.0;
+				out[i].ref = kdg_row_ref(src, cand[i].ref);
+			}
+			/* ordinals go in ctid order, keys need not */
+			if (src->keyattnum != InvalidAttrNumber)
+				kdg_sort_hits(out, n);
+		}
+		ans->offsets[q + 1] = ans->offsets[q] + n;
+	}
+	return ans;
+}
+
+/*
+ * The points within radii (one, or one per centre) of nq centres, exact,
+ * each query's sorted by (distance, ref).
+ */
+KdAnswer *
+kdg_search_radius(const KdSource *src, const KdgTree *tree,
+				 const double *centers, int64 nq, const double *radii,
+				 int64 nradii)
+{
+	double	   *slack = palloc(sizeof(double) * Max(nradii, 1));
+	KdRangeResult *res;
+	KdAnswer   *ans;
+	KdExec		exec;
+	KdError		err;
+	const KdgTree *again;
+	const double *points;
+	KdStatus	st;
+
+	if (nq == 0 || src->n == 0)
+		return kdg_empty_answer(nq);
+	for (int64 i = 0; i < nradii; i++)
+		slack[i] = kdg_engine_radius(src->type, radii[i]);
+	res = kdg_range_result_new();
+	points = kdg_engine_points(src, centers, nq);
+	kdg_exec_for(&exec, tree);
+	st = kdg_tree_range(tree, points, slack, nradii, NULL, NULL, nq, res, &exec, &err);
+	if ((again = kdg_tree_to_retry(st, tree, src, false)) != NULL)
+	{
+		kdg_exec_for(&exec, again);
+		st = kdg_tree_range(again, points, slack, nradii, NULL, NULL, nq, res,
+							&exec, &err);
+	}
+	kdg_check_status(st, &err, &exec, "radius search");
+	ans = kdg_range_answer(src, res, centers, radii, nradii);
+	kde_range_result_free(res);
+	pfree(slack);
+	return ans;
+}
+
+/* The points inside nq boxes (bounds inclusive), each sorted by ref. */
+KdAnswer *
+kdg_search_box(const KdSource *src, const KdgTree *tree, const double *lows,
+			  const double *highs, int64 nq)
+{
+	KdRangeResult *res;
+	KdAnswer   *ans;
+	KdExec		exec;
+	KdError		err;
+	const KdgTree *again;
+	KdStatus	st;
+
+	if (nq == 0 || src->n == 0)
+		return kdg_empty_answer(nq);
+	res = kdg_range_result_new();
+	kdg_exec_for(&exec, tree);
+	st = kdg_tree_range(tree, NULL, NULL, 0, lows, highs, nq, res, &exec, &err);
+	if ((again = kdg_tree_to_retry(st, tree, src, false)) != NULL)
+	{
+		kdg_exec_for(&exec, again);
+		st = kdg_tree_range(again, NULL, NULL, 0, lows, highs, nq, res, &exec, &err);
+	}
+	kdg_check_status(st, &err, &exec, "box search");
+	ans = kdg_range_answer(src, res, NULL, NULL, 0);
+	kde_range_result_free(res);
+	return ans;
+}
