@@ -11,32 +11,21 @@
  * to block pages after the metapage (kdam_tree.c).
  *
  * When they do not, every point goes to a file of its cell of a Z-order
- * curve over the box of the points read until then (widened by an eighth
- * on each side; points outside it go to a cell of their own), and the
- * forest is built a group of consecutive cells at a time
- * (kdam_build_cells.c).  When the planner grants workers, they and the
- * leader scan the table and write the cells together
- * (kdam_build_parallel.c).  The points of a cell too large for one tree,
- * and those outside the box, go through a tuplesort keyed by their place
- * on the curve (points outside the box sort before or after by their
- * bits), in half of maintenance_work_mem; the sorted points are cut into
- * runs that fit in the other half, each ended where the curve leaves the
- * largest cell of its binary partition that it can (tree_cut), and each
- * run is built and written as a tree of the forest.  Each tree so covers
- * a compact part of space, and a search enters few of them, where runs cut
- * at a fixed count on a curve over the raw bits (whose first cells are
- * strips along the axes) gather trees whose boxes span the table.  A run is
- * cut anywhere, not only in its second half, so that every tree is a cell,
- * not a cell and part of the next (an L whose box overlaps its
- * neighbours'): a search then reads fewer pages.
+ * curve over the box of the points read so far (kdam_build_cells.c; with
+ * workers, kdam_build_parallel.c), and the forest is built a group of
+ * consecutive cells at a time.  A cell too large for one tree, and the
+ * points outside the box, go through a tuplesort along the curve in half of
+ * maintenance_work_mem, cut into runs that fit in the other half, each
+ * ended where the curve leaves the largest cell of its binary partition
+ * that it can (tree_cut).  So every tree covers a compact cell of space,
+ * not a cell and part of the next, and a search enters few trees.
  *
  * The trees' pages and the chains after them are built in memory and
  * written straight to the relation's storage, each logged as a new page,
  * as nbtree's build does (kdam_pages.c); the metapage and the lanes'
  * headers, which go through shared buffers, are logged at the end with
- * log_newpage_range.  NULL rows go to the null
- * chain, and rows whose value the tree cannot hold to the outside chain
- * (kdam_outside.c).  pg_stat_progress_create_index shows the table scan,
+ * log_newpage_range.  NULL rows go to the null chain, and rows whose value
+ * the tree cannot hold to the outside chain (kdam_outside.c).  pg_stat_progress_create_index shows the table scan,
  * the reading of each group of cells or the sort of a cell, and each
  * tree's build and write, with points done and total.
  */

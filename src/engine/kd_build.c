@@ -1,5 +1,5 @@
 /*
- * kde_build.c
+ * kd_build.c
  *	  Building a left-balanced kd-tree on the CPU, and the build dispatcher.
  *
  * The builder works on a copy of the points in a scratch array (or, for

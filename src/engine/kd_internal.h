@@ -58,7 +58,7 @@ typedef KdStatus (*KdDeviceFn) (void *arg, int item, const KdExec *exec,
 extern KdStatus kde_parallel_devices(KdExec *exec, int n, KdDeviceFn fn,
 									void *arg, KdError *err);
 
-/* kde_build.c */
+/* kd_build.c */
 extern KdStatus kde_build_top(const double *points, const uint64_t *refs,
 							 int64_t n, int dim, int levels, KdTree *tree,
 							 double **pts, uint64_t **prefs,
@@ -94,7 +94,7 @@ extern bool kde_gpu_run(const KdTree *tree, int64_t work, KdGpuFn fn,
 					   void *arg, KdExec *exec, KdError *err, KdStatus *st);
 
 /*
- * kd_split.c and kde_split_build.c: a split copy's host levels and parts.
+ * kd_split.c and kd_split_build.c: a split copy's host levels and parts.
  */
 /* devices a split copy uses, at most, and its parts: 2^5 */
 #define KD_SPLIT_MAX_DEVICES KD_PARALLEL_MAX_DEVICES

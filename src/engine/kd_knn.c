@@ -1,5 +1,5 @@
 /*
- * kde_knn.c
+ * kd_knn.c
  *	  k-nearest-neighbour search on the CPU (one query, batches, All-kNN)
  *	  and the dispatch of batches to the GPU.
  *

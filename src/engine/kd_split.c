@@ -2,7 +2,7 @@
  * kd_split.c
  *	  One tree's device copy split across several GPUs, searched on all of
  *	  them at once; its placement and the multi-GPU build are in
- *	  kde_split_build.c.
+ *	  kd_split_build.c.
  *
  * Every subtree of a left-balanced tree is a left-balanced tree itself:
  * the subtree of node r of a tree of n nodes has kde_subtree_size(r, n)
@@ -12,12 +12,10 @@
  * and makes each of the 2^levels subtrees below them (the parts) an
  * ordinary device copy; refs stay the whole tree's.  There are at least
  * twice as many parts as devices (levels is one more than the least with
- * 2^levels >= the device count), placed largest first on the device with
- * the fewest points.  The subtrees of one level differ in size by up to
- * half (the last level fills from the left): with one part per device one
- * GPU of two could hold two thirds of a tree; with two each, the shares
- * differ by at most 3:2, for sizes just above a power of two (more parts
- * would even them out further, but every query searches every part).
+ * 2^levels >= the device count; kd_split_build.c places them): the
+ * subtrees of one level differ in size by up to half, and two parts per
+ * device keep the devices' shares within 3:2, while more parts would cost
+ * every query a search of each.
  *
  * Searches run on the parts at once, one host thread per device (a
  * device's parts one after another), and on the host's nodes by brute
@@ -29,9 +27,10 @@
  * every part while it has fewer than k): a part farther away holds no
  * point that could enter its answer, ties included, since the box bound
  * never exceeds a point's distance (kdtree.h).  All-kNN does the same from
- * each part's own All-kNN, querying with the host's copy of its points.  Distances are computed
- * alike everywhere (kdtree.h), so answers are bit-identical to the whole
- * tree's on one device or the CPU, refs being unique.
+ * each part's own All-kNN, querying with the host's copy of its points.
+ * Distances are computed alike everywhere (kdtree.h), so answers are
+ * bit-identical to the whole tree's on one device or the CPU, refs being
+ * unique.
  *
  * Threads.  The GPU object's device selection holds per calling thread
  * (kd_gpu_abi.h), and each device is driven by one thread at a time.  The

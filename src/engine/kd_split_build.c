@@ -1,5 +1,5 @@
 /*
- * kde_split_build.c
+ * kd_split_build.c
  *	  Placing a split copy's parts on the devices, uploading them, and a
  *	  tree build that uses several GPUs.
  *

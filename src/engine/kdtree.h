@@ -167,7 +167,7 @@ extern KdStatus kde_check_points(const double *points, int64_t n, int dim,
 extern void kde_range_result_free(KdRangeResult *res);
 
 /*
- * kde_build.c: build a tree from points in input order, on the device exec
+ * kd_build.c: build a tree from points in input order, on the device exec
  * chooses; a GPU build keeps the tree's device copy in tree->gpu.
  * kde_build_in_place builds the same tree but sorts points and refs
  * themselves on the CPU (a copy of them less at the peak), leaving them in
@@ -184,7 +184,7 @@ extern KdStatus kde_build_cpu(const double *points, const uint64_t *refs,
 							 KdExec *exec, KdError *err);
 
 /*
- * kde_knn.c: k nearest neighbours.  Outputs are nq * k KdNeighbors, query q's
+ * kd_knn.c: k nearest neighbours.  Outputs are nq * k KdNeighbors, query q's
  * at [q * k, q * k + count[q]), sorted by (d2, ref); count[q] = min(k, n).
  */
 extern KdStatus kde_knn(const KdTree *tree, const double *queries, int64_t nq,

@@ -5,40 +5,24 @@
  *	  tree.
  *
  * A function reads the rows of its table visible to the query (source.c),
- * which is what makes its answers exact.  A kdgpu index on the same column
- * (a plain column index: no expression, no predicate) holds a forest of
- * trees plus pending rows inserted since, and may still hold rows the query
- * cannot see.  Its largest tree stands in for a build when its rows differ
- * from the rows read by at most a few gone (rows VACUUM marked dead
- * included) and a few added (tree_delta.c searches the added rows beside
- * it).  The check is
- * one pass over the tree's TIDs in ctid order (the ranked tree,
- * kdam_ranked.c) beside the rows read, also in ctid order.  The same TID
- * means the same tuple version, and so the same point: a tuple is never
- * changed in place, and a TID is reused only after VACUUM has marked the
- * old row dead in the tree, and a copy of the tree made before such marks
- * is never used (kdg_index_base).  When the check fails (a tree made only
- * of part of the rows, as a build within maintenance_work_mem makes, too
- * many rows changed since, or row-level security hiding many rows), the
- * function builds a tree as before; either way the answer is the same.
+ * which makes its answers exact.  A kdgpu index on the same plain column
+ * may hold rows the query cannot see and lack rows inserted since; its
+ * largest tree stands in for a build when, in one pass over the ranked
+ * tree's TIDs (kdam_ranked.c) beside the rows read, both in ctid order, at
+ * most a few are gone and a few added (tree_delta.c).  The same TID means
+ * the same point: tuples never change in place, and a TID is reused only
+ * after VACUUM has marked it dead in the tree, after which an older copy
+ * of the tree is never used (kdg_index_base).  Otherwise the function
+ * builds a tree; either way the answer is the same.
  *
- * kd_load keeps the ranked tree's device copy (kdam_cache.c), so that GPU
- * work on an indexed table skips both the build and the upload.  With the
- * GPU service, the copy is the service's, for every session, named by the
- * index and the tree's id (a tree's points never change; merges and builds
- * make new trees), and the service also keeps the tree's TIDs in rank
- * order: a later call compares its rows with those in the service, which
- * sends back the difference, and searches that copy without reading the
- * tree at all (kdg_index_device_tree).  An index no tree of which can
- * stand in (a forest built within maintenance_work_mem, as the default
- * settings build any index of more than a few hundred thousand points)
- * gets a copy too: the tree a call built over its rows, kept by the
- * service with the rows' TIDs and points (kdg_index_keep_built), which
- * later calls search beside what changed since.  Such a copy has no index
- * tree to vouch for its TIDs, so rows are compared by TID and point: a
- * TID freed by VACUUM or by pruning a page's HOT chains and taken by a new
- * row then counts as gone and added (a new row at the same point answers
- * as the old one would).
+ * kd_load keeps the ranked tree's device copy (kdam_cache.c).  With the
+ * GPU service the copy is the service's, named by the index and the tree's
+ * id, and the service keeps its TIDs, so a later call sends its rows and
+ * searches the copy beside the difference without reading the tree
+ * (kdg_index_device_tree).  An index no tree of which can stand in (a
+ * forest) gets the copy of a tree a call built, kept with its rows' TIDs
+ * and points (kdg_index_keep_built); with no index tree to vouch for its
+ * TIDs, its rows are compared by TID and point.
  */
 #include "postgres.h"
 
