@@ -64,7 +64,7 @@ ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
 ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
 PG_CFLAGS = $(ENGINE_CFLAGS) -Wno-declaration-after-statement
 PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir)
-# not libpq: foreign partitions call it through postgres_fdw's (src/remote_libpq.h);
+# not libpq: foreign partitions call it through postgres_fdw's (src/shard/remote_libpq.h);
 # only what PostgreSQL looks up by name is exported (src/kdgpu.map)
 SHLIB_LINK = -ldl -pthread -Wl,--version-script=$(srcdir)/src/kdgpu.map
 EXTRA_CLEAN = $(B)
