@@ -57,8 +57,11 @@ PG_CONFIG ?= pg_config
 HAVE_POSTGIS := $(wildcard $(shell $(PG_CONFIG) --sharedir)/extension/postgis.control)
 ALL_REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS = $(if $(HAVE_POSTGIS),$(ALL_REGRESS),$(filter-out 4%,$(ALL_REGRESS)))
-# isolation tester specs (specs/, expected/): scans held open across VACUUM
-ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
+# pg_regress writes its results under build/
+REGRESS_OPTS = --outputdir=$(B)/regress
+# isolation tester specs (test/isolation): scans held open across VACUUM
+ISOLATION = $(patsubst test/isolation/specs/%.spec,%,$(sort $(wildcard test/isolation/specs/*.spec)))
+ISOLATION_OPTS = --inputdir=test/isolation --outputdir=$(B)/isolation
 
 # float8 results must be bit-identical to the GPU's: no contraction to FMA
 ENGINE_CFLAGS = -O2 -std=gnu99 -ffp-contract=off -pthread
