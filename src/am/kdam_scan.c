@@ -7,10 +7,10 @@
  * A scan reads the metapage, the forest's list of trees, the pending
  * records and the rows outside the trees (kdam_outside.c) once (keeping
  * the metapage pinned for its whole life when it is index-only or its
- * snapshot is not MVCC, see kdam.h), and reads the trees' pages in place through
- * shared buffers (kdam_tree.c: no private copy, nothing to load).  The
- * pending records (about KDAM_FLUSH_ROWS at most, kdam_lanes.c) and the
- * outside rows are searched exhaustively beside the trees.  WHERE
+ * snapshot is not MVCC, see kdam.h), and reads the trees' pages in place
+ * through shared buffers (kdam_tree.c: no private copy, nothing to load).
+ * The pending records (about KDAM_FLUSH_ROWS at most, kdam_lanes.c) and
+ * the outside rows are searched exhaustively beside the trees.  WHERE
  * quals are regions (kdam_quals.c), ORDER BY keys distances and bounds
  * (kdam_order.c).  Ordered scans are a best-first search
  * (kdam_scan_ordered.c); range and bitmap scans collect every match at
