@@ -545,6 +545,7 @@ extern void kdam_rebuild_trees(Relation index, const KdamMetaPageData *m,
 extern void kdam_drop_retired(Relation index, Buffer metabuf,
 							  KdamForest *retired);
 extern void kdam_free_trees(Relation index, const KdamForest *retired);
+extern void kdam_reclaim_retired(Relation index, Buffer metabuf, bool wait);
 
 /* kdam_handler.c */
 extern KdPointType kdam_index_type(Relation index);

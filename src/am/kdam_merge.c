@@ -17,9 +17,10 @@
  * they stay out of these merges (VACUUM still rebuilds the whole forest as
  * one tree when it fits).  A retired tree's pages stay as they are, for the
  * scans that started before, until no snapshot is that old; then the next
- * merge, or VACUUM, frees them (kdam_drop_retired, kdam_free_trees).  Trees never change: every step writes new pages, and
- * a short exclusive lock on the metapage switches the forest to them, so
- * scans and inserts wait for no more than that switch.
+ * merge, or VACUUM, frees them (kdam_reclaim_retired).  Trees never
+ * change: every step writes new pages, and a short exclusive lock on the
+ * metapage switches the forest to them, so scans and inserts wait for no
+ * more than that switch.
  *
  * Work locks, heavyweight locks on block numbers (not buffers), which
  * inserters only try for and VACUUM waits for: one process at a time
@@ -489,32 +490,34 @@ kdam_flush(Relation index)
 }
 
 /*
- * Free the pages of the retired trees no snapshot can still read, when no
- * scan pins the metapage (a conditional cleanup lock: a writer never waits
- * for a scan), so that under a steady stream of writes merges reuse the
- * pages of the trees they retired instead of growing the index until the
- * next VACUUM.  The caller holds the merge lock.
+ * Free the pages of the retired trees no snapshot can still read, under a
+ * cleanup lock on metabuf (the metapage, pinned by the caller), which waits
+ * for the scans that pin it.  With wait false (a merging insert) it
+ * frees nothing when a scan pins the metapage, so that a writer never waits
+ * for a scan: steady writes reuse the pages of the trees their merges
+ * retired instead of growing the index until the next VACUUM.  The caller
+ * holds the merge lock.
  */
-static void
-reclaim_retired(Relation index)
+void
+kdam_reclaim_retired(Relation index, Buffer metabuf, bool wait)
 {
-	Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 	KdamForest	retired;
 
-	if (!ConditionalLockBufferForCleanup(metabuf))
-	{
-		ReleaseBuffer(metabuf);
+	if (wait)
+		LockBufferForCleanup(metabuf);
+	else if (!ConditionalLockBufferForCleanup(metabuf))
 		return;
-	}
 	kdam_drop_retired(index, metabuf, &retired);
-	UnlockReleaseBuffer(metabuf);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 	kdam_free_trees(index, &retired);
 }
 
 /*
  * Merge trees of like size while two qualify, using at most mem bytes for
- * a merge, first freeing what earlier merges retired.  The caller holds
- * the merge lock in share mode.
+ * a merge, first freeing what earlier merges retired (not in VACUUM, which
+ * pins the metapage already, so that the conditional cleanup lock fails,
+ * and which reclaims after its merges itself).  The caller holds the merge
+ * lock in share mode.
  */
 void
 kdam_merge(Relation index, Size mem)
@@ -523,8 +526,11 @@ kdam_merge(Relation index, Size mem)
 											  "kdgpu merge",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
+	Buffer		metabuf;
 
-	reclaim_retired(index);
+	metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
+	kdam_reclaim_retired(index, metabuf, false);
+	ReleaseBuffer(metabuf);
 	while (merge_once(index, mem))
 	{
 		CHECK_FOR_INTERRUPTS();

@@ -332,10 +332,7 @@ kdam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	/* a rebuild's trees are of any class: no merge may retire them */
 	kdam_work_lock_mode(index, KDAM_MERGE_LOCK, ExclusiveLock, true);
 	rebuild_trees(index, mem);
-	LockBufferForCleanup(metabuf);
-	kdam_drop_retired(index, metabuf, &retired);
-	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-	kdam_free_trees(index, &retired);
+	kdam_reclaim_retired(index, metabuf, true);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	stats->num_index_tuples = kdam_index_rows(index,
 											  KdamPageGetMeta(BufferGetPage(metabuf)));
