@@ -75,44 +75,35 @@ my $setup = q{
 		SET LOCAL enable_indexscan = off;
 		SET LOCAL enable_indexonlyscan = off;
 		SET LOCAL enable_bitmapscan = off;
+		-- each oracle once (MATERIALIZED), compared both ways
+		WITH o AS MATERIALIZED (
+			SELECT ctid, d, row_number() OVER (ORDER BY d, ctid)::int AS rank
+			  FROM (SELECT ctid, p <-> q AS d FROM t ORDER BY 2, 1 LIMIT k) s),
+		  f AS MATERIALIZED (SELECT nn_ctid, distance, rank FROM f_knn)
 		SELECT count(*) INTO knn FROM (
-		  (SELECT nn_ctid, distance, rank FROM f_knn
-		   EXCEPT ALL
-		   SELECT ctid, d, row_number() OVER (ORDER BY d, ctid)::int
-			 FROM (SELECT ctid, p <-> q AS d FROM t ORDER BY 2, 1 LIMIT k) s)
-		  UNION ALL
-		  (SELECT ctid, d, row_number() OVER (ORDER BY d, ctid)::int
-			 FROM (SELECT ctid, p <-> q AS d FROM t ORDER BY 2, 1 LIMIT k) s
-		   EXCEPT ALL
-		   SELECT nn_ctid, distance, rank FROM f_knn)) x;
+		  (SELECT * FROM f EXCEPT ALL SELECT * FROM o)
+		  UNION ALL (SELECT * FROM o EXCEPT ALL SELECT * FROM f)) x;
+		WITH o AS MATERIALIZED (SELECT ctid, p <-> q FROM t WHERE p <-> q <= r),
+		  f AS MATERIALIZED (SELECT nn_ctid, distance FROM f_range)
 		SELECT count(*) INTO rng FROM (
-		  (SELECT nn_ctid, distance FROM f_range
-		   EXCEPT ALL SELECT ctid, p <-> q FROM t WHERE p <-> q <= r)
-		  UNION ALL
-		  (SELECT ctid, p <-> q FROM t WHERE p <-> q <= r
-		   EXCEPT ALL SELECT nn_ctid, distance FROM f_range)) x;
+		  (SELECT * FROM f EXCEPT ALL SELECT * FROM o)
+		  UNION ALL (SELECT * FROM o EXCEPT ALL SELECT * FROM f)) x;
+		WITH o AS MATERIALIZED (
+			SELECT ctid FROM t
+			 WHERE p <@ box(point(q[0] - r, q[1] - r), point(q[0] + r, q[1] + r))),
+		  f AS MATERIALIZED (SELECT nn_ctid FROM f_box)
 		SELECT count(*) INTO box FROM (
-		  (SELECT nn_ctid FROM f_box
-		   EXCEPT ALL SELECT ctid FROM t
-			WHERE p <@ box(point(q[0] - r, q[1] - r), point(q[0] + r, q[1] + r)))
-		  UNION ALL
-		  (SELECT ctid FROM t
-			WHERE p <@ box(point(q[0] - r, q[1] - r), point(q[0] + r, q[1] + r))
-		   EXCEPT ALL SELECT nn_ctid FROM f_box)) x;
+		  (SELECT * FROM f EXCEPT ALL SELECT * FROM o)
+		  UNION ALL (SELECT * FROM o EXCEPT ALL SELECT * FROM f)) x;
+		WITH o AS MATERIALIZED (
+			SELECT ord, ctid, d, rank FROM
+			  (SELECT row_number() OVER (ORDER BY qp[0], qp[1])::int AS ord, qp AS qq FROM qs) a,
+			  LATERAL (SELECT ctid, d, row_number() OVER (ORDER BY d, ctid)::int AS rank
+						 FROM (SELECT ctid, p <-> a.qq AS d FROM t ORDER BY 2, 1 LIMIT k) s) n),
+		  f AS MATERIALIZED (SELECT query_ord, nn_ctid, distance, rank FROM f_join)
 		SELECT count(*) INTO joined FROM (
-		  (SELECT query_ord, nn_ctid, distance, rank FROM f_join
-		   EXCEPT ALL
-		   SELECT o, ctid, d, rank FROM
-			 (SELECT row_number() OVER (ORDER BY qp[0], qp[1])::int AS o, qp AS qq FROM qs) a,
-			 LATERAL (SELECT ctid, d, row_number() OVER (ORDER BY d, ctid)::int AS rank
-						FROM (SELECT ctid, p <-> a.qq AS d FROM t ORDER BY 2, 1 LIMIT k) s) n)
-		  UNION ALL
-		  (SELECT o, ctid, d, rank FROM
-			 (SELECT row_number() OVER (ORDER BY qp[0], qp[1])::int AS o, qp AS qq FROM qs) a,
-			 LATERAL (SELECT ctid, d, row_number() OVER (ORDER BY d, ctid)::int AS rank
-						FROM (SELECT ctid, p <-> a.qq AS d FROM t ORDER BY 2, 1 LIMIT k) s) n
-		   EXCEPT ALL
-		   SELECT query_ord, nn_ctid, distance, rank FROM f_join)) x;
+		  (SELECT * FROM f EXCEPT ALL SELECT * FROM o)
+		  UNION ALL (SELECT * FROM o EXCEPT ALL SELECT * FROM f)) x;
 		RETURN format('knn %s range %s box %s join %s', knn, rng, box, joined);
 	END $$;
 
@@ -127,20 +118,15 @@ my $setup = q{
 		CREATE INDEX ON copy USING gist (p);
 		ANALYZE copy;
 		SET LOCAL enable_seqscan = off;
+		WITH o AS MATERIALIZED (
+			SELECT a.tid AS query_ctid, n.tid AS nn_ctid, n.d, n.rank FROM copy a,
+			  LATERAL (SELECT tid, d, row_number() OVER (ORDER BY d, tid)::int AS rank
+						 FROM (SELECT b.tid, b.p <-> a.p AS d FROM copy b
+								WHERE b.tid <> a.tid ORDER BY b.p <-> a.p, b.tid LIMIT k) s) n),
+		  f AS MATERIALIZED (SELECT query_ctid, nn_ctid, distance, rank FROM f_all)
 		SELECT count(*) INTO n FROM (
-		  (SELECT query_ctid, nn_ctid, distance, rank FROM f_all
-		   EXCEPT ALL
-		   SELECT a.tid, n.tid, n.d, n.rank FROM copy a,
-			 LATERAL (SELECT tid, d, row_number() OVER (ORDER BY d, tid)::int AS rank
-						FROM (SELECT b.tid, b.p <-> a.p AS d FROM copy b
-							   WHERE b.tid <> a.tid ORDER BY b.p <-> a.p, b.tid LIMIT k) s) n)
-		  UNION ALL
-		  (SELECT a.tid, n.tid, n.d, n.rank FROM copy a,
-			 LATERAL (SELECT tid, d, row_number() OVER (ORDER BY d, tid)::int AS rank
-						FROM (SELECT b.tid, b.p <-> a.p AS d FROM copy b
-							   WHERE b.tid <> a.tid ORDER BY b.p <-> a.p, b.tid LIMIT k) s) n
-		   EXCEPT ALL
-		   SELECT query_ctid, nn_ctid, distance, rank FROM f_all)) x;
+		  (SELECT * FROM f EXCEPT ALL SELECT * FROM o)
+		  UNION ALL (SELECT * FROM o EXCEPT ALL SELECT * FROM f)) x;
 		RETURN n;
 	END $$;
 };
