@@ -91,6 +91,7 @@ extern int	kdgpu_gpu_min_points;
 extern int	kdgpu_gpu_memory_limit;
 extern int	kdgpu_cpu_threads;
 extern bool kdgpu_stream_rows;
+extern bool kdgpu_index_rows;
 extern char kdgpu_gpu_library[MAXPGPATH];
 
 /*
@@ -124,6 +125,12 @@ typedef struct KdHit
 
 /* A foreign partition answering through its server (remote.c). */
 typedef struct KdRemote KdRemote;
+
+/* A kdgpu index's rows as a backend keeps them (local/index_source.c). */
+typedef struct KdgIndexRows KdgIndexRows;
+
+/* Where rows named by their HOT chain's root lie (local/index_source.c). */
+typedef struct KdgHotMap KdgHotMap;
 
 /* One slot of a source row: a coordinate, the packed TID or the key. */
 typedef union KdSlot
@@ -161,7 +168,13 @@ typedef struct KdSource
 	KdSlot	   *rows;			/* n * stride */
 	bool		unsorted;		/* rows arrived out of ctid order */
 	MemoryContext mcxt;			/* where the rows live */
+	KdgIndexRows *index_rows;	/* rows taken from this copy of an index's
+								 * rows, or NULL: read from the table */
+	KdgHotMap  *hot;			/* with index_rows: TIDs are HOT chains'
+								 * roots, which this maps to the rows' own */
 } KdSource;
+
+extern uint64 kdg_hot_tid(KdgHotMap *hot, uint64 root);
 
 /* The coordinates of row i of a source. */
 static inline const double *
@@ -183,6 +196,8 @@ kdg_row_ref(const KdSource *src, int64 i)
 {
 	if (src->keyattnum != InvalidAttrNumber)
 		return src->rows[i * src->stride + src->dim + src->extra + 1].tid;
+	if (src->hot)
+		return src->refbase | kdg_hot_tid(src->hot, kdg_row_tid(src, i));
 	return src->refbase | kdg_row_tid(src, i);
 }
 

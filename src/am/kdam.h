@@ -436,6 +436,25 @@ typedef struct KdamRankedTree
 								 * last (KDAM_NO_TID) */
 } KdamRankedTree;
 
+/* A row's packed TID and its place, for sorting by TID (kdam_ranked.c). */
+typedef struct KdamTidNode
+{
+	uint64		tid;
+	uint64		node;
+} KdamTidNode;
+
+/*
+ * The live rows of an index's trees (kdam_rows.c): n points of dim
+ * coordinates and their packed TIDs, in TID order.
+ */
+typedef struct KdamLiveRows
+{
+	int64		n;
+	int			dim;
+	double	   *coords;			/* n * dim */
+	uint64	   *tids;			/* n */
+} KdamLiveRows;
+
 /* A tree loaded into memory, as the cache holds it. */
 typedef struct KdamTree
 {
@@ -546,6 +565,10 @@ extern void kdam_drop_retired(Relation index, Buffer metabuf,
 							  KdamForest *retired);
 extern void kdam_free_trees(Relation index, const KdamForest *retired);
 extern void kdam_reclaim_retired(Relation index, Buffer metabuf, bool wait);
+
+/* kdam_rows.c */
+extern void kdam_read_live_rows(Relation index, const KdamMetaPageData *meta,
+								KdamLiveRows *out);
 
 /* kdam_handler.c */
 extern KdPointType kdam_index_type(Relation index);
@@ -678,6 +701,7 @@ extern void kdam_cache_refresh_service(Relation index);
 extern void kdam_cache_usage(int *trees, int *on_gpu, Size *gpu_bytes);
 
 /* kdam_ranked.c */
+extern void kdam_sort_tid_nodes(KdamTidNode *a, KdamTidNode *tmp, int64 n);
 extern KdamRankedTree *kdam_ranked_get(KdamTree *t);
 extern Size kdam_ranked_gpu_bytes(const KdamRankedTree *ranked);
 extern KdStatus kdam_ranked_share(KdamRankedTree *ranked, KdExec *exec,

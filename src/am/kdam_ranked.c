@@ -30,22 +30,19 @@
 #define RADIX_BITS	16
 #define RADIX_SIZE	(1 << RADIX_BITS)
 
-typedef struct TidNode
-{
-	uint64		tid;
-	uint64		node;
-} TidNode;
-
-/* Sort n pairs by tid (48 significant bits); tmp has room for n pairs. */
-static void
-radix_sort(TidNode *a, TidNode *tmp, int64 n)
+/*
+ * Sort n pairs by tid (48 significant bits); tmp has room for n pairs.  The
+ * sorted pairs end in a.
+ */
+void
+kdam_sort_tid_nodes(KdamTidNode *a, KdamTidNode *tmp, int64 n)
 {
 	int64	   *count = palloc(sizeof(int64) * RADIX_SIZE);
 
 	for (int shift = 0; shift < 48; shift += RADIX_BITS)
 	{
 		int64		sum = 0;
-		TidNode    *swap;
+		KdamTidNode *swap;
 
 		memset(count, 0, sizeof(int64) * RADIX_SIZE);
 		for (int64 i = 0; i < n; i++)
@@ -64,7 +61,7 @@ radix_sort(TidNode *a, TidNode *tmp, int64 n)
 		tmp = swap;
 	}
 	/* three passes: the sorted pairs ended in the caller's tmp; copy back */
-	memcpy(tmp, a, sizeof(TidNode) * n);
+	memcpy(tmp, a, sizeof(KdamTidNode) * n);
 	pfree(count);
 }
 
@@ -86,8 +83,8 @@ kdam_ranked_get(KdamTree *t)
 	MemoryContext cxt = GetMemoryChunkContext(t);
 	const KdTree *tree = &t->tree;
 	KdamRankedTree *ranked;
-	TidNode    *pairs;
-	TidNode    *tmp;
+	KdamTidNode *pairs;
+	KdamTidNode *tmp;
 	MemoryContextCallback *cb;
 	int64		ndead = 0;
 	int64		nlive;
@@ -108,8 +105,8 @@ kdam_ranked_get(KdamTree *t)
 	ranked->tree.gpu = NULL;
 	ranked->tree.refs = MemoryContextAllocHuge(cxt, sizeof(uint64) * Max(tree->n, 1));
 	ranked->tids = MemoryContextAllocHuge(cxt, sizeof(uint64) * Max(tree->n, 1));
-	pairs = palloc_extended(sizeof(TidNode) * Max(tree->n, 1), MCXT_ALLOC_HUGE);
-	tmp = palloc_extended(sizeof(TidNode) * Max(tree->n, 1), MCXT_ALLOC_HUGE);
+	pairs = palloc_extended(sizeof(KdamTidNode) * Max(tree->n, 1), MCXT_ALLOC_HUGE);
+	tmp = palloc_extended(sizeof(KdamTidNode) * Max(tree->n, 1), MCXT_ALLOC_HUGE);
 	for (int64 i = 0, live = 0, dead = nlive; i < tree->n; i++)
 	{
 		if (tree->refs[i] == KDAM_DEAD_REF)
@@ -122,7 +119,7 @@ kdam_ranked_get(KdamTree *t)
 		pairs[live].node = i;
 		live++;
 	}
-	radix_sort(pairs, tmp, nlive);
+	kdam_sort_tid_nodes(pairs, tmp, nlive);
 	for (int64 i = 0; i < nlive; i++)
 	{
 		ranked->tids[i] = pairs[i].tid;

@@ -15,6 +15,7 @@ extern void kdg_settings_define(void);
 
 /* engine_call.c */
 extern char kdg_last_run[512];
+extern char kdg_last_source[256];
 extern bool kdg_gpu_by_service;
 extern int	kdg_cpu_threads(void);
 extern void kdg_exec_prepare(KdExec *exec);

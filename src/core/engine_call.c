@@ -42,6 +42,9 @@ kdg_interrupt(void *arg)
 /* Where the last batched work of this backend ran, and why (kd_status). */
 char		kdg_last_run[512] = "";
 
+/* where the last kd_* call took its rows from (local/index_source.c) */
+char		kdg_last_source[256] = "";
+
 /* The engine's CPU threads: kdgpu.cpu_threads, or every core when 0. */
 int
 kdg_cpu_threads(void)
@@ -92,12 +95,13 @@ kdg_check_status(KdStatus status, const KdError *err, const KdExec *exec,
 		case KD_OK:
 			if (exec)
 			{
-				snprintf(kdg_last_run, sizeof(kdg_last_run), "%s ran on the %s%s%s",
+				snprintf(kdg_last_run, sizeof(kdg_last_run), "%s ran on the %s%s%s%s%s",
 						 what,
 						 !exec->used_gpu ? "CPU" :
 						 kdg_gpu_by_service ? "GPU, through the GPU service" :
 						 "GPU, from this backend",
-						 exec->note[0] ? ": " : "", exec->note);
+						 exec->note[0] ? ": " : "", exec->note,
+						 kdg_last_source[0] ? "; " : "", kdg_last_source);
 				elog(DEBUG1, "kdgpu: %s", kdg_last_run);
 			}
 			return;

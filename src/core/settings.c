@@ -23,6 +23,7 @@ int			kdgpu_gpu_min_points = 100000;
 int			kdgpu_gpu_memory_limit = 0;
 int			kdgpu_cpu_threads = 0;
 bool		kdgpu_stream_rows = true;
+bool		kdgpu_index_rows = true;
 int			kdgpu_service_queue_limit = 0;
 int			kdgpu_gpu_replicas = 1;
 bool		kdgpu_service_enabled = true;
@@ -93,6 +94,16 @@ kdg_settings_define(void)
 	 * Read when the postmaster loads the library; PGC_SIGHUP rather than
 	 * PGC_POSTMASTER, which a library loaded after startup may not define.
 	 */
+	DefineCustomBoolVariable("kdgpu.index_rows",
+							 "Takes the rows of kdgpu's functions from the table's kdgpu "
+							 "index and visibility map instead of reading the whole table.",
+							 "Off: every call reads its table, as before.",
+							 &kdgpu_index_rows,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("kdgpu.service",
 							 "Starts the GPU service that runs every session's GPU work, "
 							 "when kdgpu is in shared_preload_libraries.",

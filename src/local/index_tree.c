@@ -41,26 +41,36 @@
 #include "service/service.h"
 
 /*
- * Whether index is a kdgpu index on exactly the source's column, holding
- * the coordinates the source reads (a 2-D geometry index holds those of
- * XY points), and that the query's snapshot may use: like the planner, not
- * one built over broken HOT chains (indcheckxmin) by a transaction the
+ * Whether index is a valid kdgpu index on exactly column attnum, with no
+ * predicate, that the query's snapshot may use: like the planner, not one
+ * built over broken HOT chains (indcheckxmin) by a transaction the
  * snapshot cannot see yet.
+ */
+bool
+kdg_index_usable(Relation index, AttrNumber attnum)
+{
+	if (index->rd_index->indcheckxmin &&
+		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data),
+							   TransactionXmin))
+		return false;
+	return index->rd_indam->amgettuple == kdam_gettuple &&
+		index->rd_index->indisvalid &&
+		index->rd_index->indnatts == 1 &&
+		index->rd_index->indkey.values[0] == attnum &&
+		RelationGetIndexPredicate(index) == NIL;
+}
+
+/*
+ * Whether index is usable (kdg_index_usable) on the source's column and
+ * holds the coordinates the source reads (a 2-D geometry index holds those
+ * of XY points).
  */
 bool
 kdg_index_fits(Relation index, const KdSource *src)
 {
 	KdPointType type;
 
-	if (index->rd_index->indcheckxmin &&
-		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data),
-							   TransactionXmin))
-		return false;
-	if (index->rd_indam->amgettuple != kdam_gettuple ||
-		!index->rd_index->indisvalid ||
-		index->rd_index->indnatts != 1 ||
-		index->rd_index->indkey.values[0] != src->attnum ||
-		RelationGetIndexPredicate(index) != NIL)
+	if (!kdg_index_usable(index, src->attnum))
 		return false;
 	type = kdam_index_type(index);
 	return type == src->type ||
@@ -88,7 +98,7 @@ kdg_index_base(Relation index, const KdSource *src, int64 maxdiff,
 }
 
 /* Room for a difference of at most maxdiff rows each way. */
-static void
+void
 kdg_diff_alloc(KdgDiff *diff, int64 maxdiff)
 {
 	diff->gone = palloc_extended(sizeof(uint64) * Max(maxdiff, 1), MCXT_ALLOC_HUGE);

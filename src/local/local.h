@@ -11,6 +11,7 @@
 
 #include "core/core.h"
 #include "point/point.h"
+#include "storage/relfilenode.h"
 
 /* source.c */
 extern void kdg_source_open(KdSource *src, Oid relid, Name colname);
@@ -69,6 +70,8 @@ extern KdStatus kdg_tree_range(const KdgTree *t, const double *centers,
 							   KdError *err);
 
 /* index_tree.c */
+extern void kdg_diff_alloc(KdgDiff *diff, int64 maxdiff);
+extern bool kdg_index_usable(Relation index, AttrNumber attnum);
 extern bool kdg_index_fits(Relation index, const KdSource *src);
 extern KdgTree *kdg_index_tree(const KdSource *src, int64 work, bool all_knn,
 							   Oid *fitting);
@@ -92,6 +95,32 @@ extern KdAnswer *kdg_search_radius(const KdSource *src, const KdgTree *tree,
 extern KdAnswer *kdg_search_box(const KdSource *src, const KdgTree *tree,
 							   const double *lows, const double *highs,
 							   int64 nq);
+
+/*
+ * A copy of the live rows of a kdgpu index's trees at one generation, in
+ * TID order, and the tree over them (index_source.c).  A source taking
+ * its rows from the index uses rows in place when they are its rows.
+ */
+struct KdgIndexRows
+{
+	Oid			indexrelid;
+	RelFileNode node;
+	uint64		generation;
+	char		indexname[NAMEDATALEN];
+	int			dim;
+	int64		n;
+	KdSlot	   *rows;			/* n * (dim + 1): coordinates, then TID */
+	KdTree	   *tree;			/* references are ordinals; NULL until used */
+	int			pins;			/* calls of this transaction using it */
+	bool		stale;			/* the index has changed: drop when unpinned */
+	uint64		last_use;
+	MemoryContext cxt;			/* holds it all */
+};
+
+/* index_source.c */
+extern bool kdg_index_source_read(KdSource *src, char *note, size_t notelen);
+extern KdgTree *kdg_index_source_tree(const KdSource *src, int64 work,
+									  bool all_knn);
 
 /* index_knn.c */
 extern KdAnswer *kdg_index_knn(const KdTable *t, Datum query, Oid qtype,

@@ -213,6 +213,8 @@ kdg_source_tree(const KdSource *src, int64 work, bool all_knn)
 {
 	KdgTree    *tree = NULL;
 
+	if (src->index_rows)
+		return kdg_index_source_tree(src, work, all_knn);
 	if (kdg_gpu_wanted(work))
 		tree = kdg_index_device_tree(src, all_knn);
 	return tree ? tree : source_host_tree(src, work, all_knn);
@@ -564,8 +566,8 @@ kdg_range_answer(const KdSource *src, const KdRangeResult *res,
 				out[i].dist = 0.0;
 				out[i].ref = kdg_row_ref(src, cand[i].ref);
 			}
-			/* ordinals go in ctid order, keys need not */
-			if (src->keyattnum != InvalidAttrNumber)
+			/* ordinals go in ctid order; keys, and roots' rows, need not */
+			if (src->keyattnum != InvalidAttrNumber || src->hot)
 				kdg_sort_hits(out, n);
 		}
 		ans->offsets[q + 1] = ans->offsets[q] + n;

@@ -209,12 +209,16 @@ typedef struct KdgCall
 
 /*
  * flavours of an index's copies (kdg_service_key_of_index): its tree, its
- * ranked tree, or a tree built from the rows a call read (named by the
- * index, key[2] telling builds apart; index_tree.c)
+ * ranked tree, a tree built from the rows a call read (named by the
+ * index, key[2] telling builds apart; index_tree.c), or one built over its
+ * trees' rows
  */
 #define KDG_KEY_TREE	0
 #define KDG_KEY_RANKED	1
 #define KDG_KEY_BUILT	2
+#define KDG_KEY_ROWS	3		/* a tree over the live rows of an index's
+								 * trees, key[2] its generation
+								 * (local/index_source.c) */
 
 /* service_shmem.c */
 extern KdgService *kdg_service;

@@ -134,6 +134,8 @@ kdg_args(FunctionCallInfo fcinfo, KdArgs *args, KdTable *t)
 	args->relid = PG_GETARG_OID(0);
 	args->colname = args->next == 2 ? PG_GETARG_NAME(1) : NULL;
 	keyarg = kdg_argno(args, "key_col");
+	/* a new call: kd_status() tells where its tables' rows came from */
+	kdg_last_source[0] = '\0';
 	kdg_table_open(t, args->relid, args->colname,
 				   keyarg >= 0 ? PG_GETARG_NAME(keyarg) : NULL, args->ident,
 				   get_func_name(flinfo->fn_oid));

@@ -1,0 +1,83 @@
+/*
+ * kdam_rows.c
+ *	  The live rows of a kdgpu index's trees, read into memory in TID order,
+ *	  for the kd_* functions that take a table's rows from its index
+ *	  (local/index_source.c).
+ *
+ * Every live tree of the forest is read (kdam_load_tree) and its rows that
+ * VACUUM has not marked dead are kept, with their packed heap TIDs, then
+ * sorted by TID with the radix sort of the ranked trees.  The caller holds
+ * a pin on the metapage, the VACUUM interlock (kdam.h): no tree it reads is
+ * freed and no reference marked dead meanwhile without the metapage's
+ * generation changing, which the caller checks.  Pending, NULL and
+ * outside rows are not trees' rows and are not read here.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "kdam.h"
+
+/*
+ * Read the live rows of index's trees, as meta lists them, into out
+ * (palloc'd in the current memory context), sorted by TID.
+ */
+void
+kdam_read_live_rows(Relation index, const KdamMetaPageData *meta,
+					KdamLiveRows *out)
+{
+	KdamForest	forest;
+	int64		cap = Max(meta->ntree - meta->ndead, 1);
+	int			dim = Max(meta->dim, 1);
+	double	   *coords;
+	KdamTidNode *pairs;
+	KdamTidNode *tmp;
+	int64		n = 0;
+
+	kdam_forest_read(index, meta, &forest);
+	coords = palloc_extended(sizeof(double) * dim * cap, MCXT_ALLOC_HUGE);
+	pairs = palloc_extended(sizeof(KdamTidNode) * cap, MCXT_ALLOC_HUGE);
+	for (int t = 0; t < forest.n; t++)
+	{
+		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+												  "kdgpu tree rows",
+												  ALLOCSET_DEFAULT_SIZES);
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		KdamTree	tree;
+
+		memset(&tree, 0, sizeof(tree));
+		CHECK_FOR_INTERRUPTS();
+		kdam_load_tree(index, meta, &forest.trees[t], &tree);
+		MemoryContextSwitchTo(old);
+		for (int64 i = 0; i < tree.tree.n; i++)
+		{
+			if (tree.tree.refs[i] == KDAM_DEAD_REF)
+				continue;
+			if (n == cap)
+				elog(ERROR, "index \"%s\" holds more live tree rows than its metapage counts",
+					 RelationGetRelationName(index));
+			memcpy(coords + n * dim, tree.tree.coords + i * meta->dim,
+				   sizeof(double) * meta->dim);
+			pairs[n].tid = tree.tree.refs[i];
+			pairs[n].node = n;
+			n++;
+		}
+		MemoryContextDelete(cxt);
+	}
+	tmp = palloc_extended(sizeof(KdamTidNode) * Max(n, 1), MCXT_ALLOC_HUGE);
+	kdam_sort_tid_nodes(pairs, tmp, n);
+	out->n = n;
+	out->dim = meta->dim;
+	out->tids = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
+	out->coords = palloc_extended(sizeof(double) * dim * Max(n, 1), MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < n; i++)
+	{
+		out->tids[i] = pairs[i].tid;
+		memcpy(out->coords + i * dim, coords + pairs[i].node * dim,
+			   sizeof(double) * meta->dim);
+	}
+	pfree(tmp);
+	pfree(pairs);
+	pfree(coords);
+}
