@@ -91,6 +91,8 @@ struct KdgHotMap
 	int			nmaps;
 	int			capmaps;
 	MemoryContext mcxt;
+	bool		threads;		/* looked up by threads: read no page */
+	bool		missed;			/* a thread looked up a page not read */
 };
 
 static KdgIndexRows *rows_cache[KDG_INDEX_ROWS_CACHE];
@@ -363,6 +365,41 @@ hot_read_page(KdgHotMap *hot, BlockNumber block)
 		hot->state[block] = KDG_PAGE_PLAIN;
 }
 
+/*
+ * Before the engine's threads look up the TIDs of candidates (raw holds nq
+ * runs of kk, count[q] of query q's, references ordinals of src), read the
+ * pages they lie on: threads call nothing of PostgreSQL.
+ */
+void
+kdg_hot_read_pages(const KdSource *src, const KdNeighbor *raw,
+				   const int32 *count, int64 nq, int kk)
+{
+	KdgHotMap  *hot = src->hot;
+
+	for (int64 q = 0; q < nq; q++)
+		for (int i = 0; i < count[q]; i++)
+		{
+			uint64		root = kdg_row_tid(src, raw[q * kk + i].ref);
+			BlockNumber block = (BlockNumber) (root >> 16);
+
+			if (block < hot->nblocks && hot->state[block] == KDG_PAGE_UNKNOWN)
+			{
+				CHECK_FOR_INTERRUPTS();
+				hot_read_page(hot, block);
+			}
+		}
+	hot->threads = true;
+}
+
+/* After the threads: an error if one looked up a page not read. */
+void
+kdg_hot_threads_done(KdgHotMap *hot)
+{
+	hot->threads = false;
+	if (hot->missed)
+		elog(ERROR, "kdgpu: a row's page was not read before the threads ranked it");
+}
+
 /* The row's own packed TID for a row named by its chain's root. */
 uint64
 kdg_hot_tid(KdgHotMap *hot, uint64 root)
@@ -373,7 +410,14 @@ kdg_hot_tid(KdgHotMap *hot, uint64 root)
 	if (block >= hot->nblocks)
 		return root;
 	if (hot->state[block] == KDG_PAGE_UNKNOWN)
+	{
+		if (hot->threads)
+		{
+			hot->missed = true;
+			return root;
+		}
 		hot_read_page(hot, block);
+	}
 	state = hot->state[block];
 	if (state == KDG_PAGE_PLAIN)
 		return root;

@@ -119,6 +119,9 @@ struct KdgIndexRows
 
 /* index_source.c */
 extern bool kdg_index_source_read(KdSource *src, char *note, size_t notelen);
+extern void kdg_hot_read_pages(const KdSource *src, const KdNeighbor *raw,
+							   const int32 *count, int64 nq, int kk);
+extern void kdg_hot_threads_done(KdgHotMap *hot);
 extern KdgTree *kdg_index_source_tree(const KdSource *src, int64 work,
 									  bool all_knn);
 
