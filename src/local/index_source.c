@@ -338,9 +338,8 @@ hot_map_page(KdgHotMap *hot, BlockNumber block)
  * to its chain's one row (pruning left no other on a page all-visible).
  */
 static void
-hot_read_page(KdgHotMap *hot, BlockNumber block)
+hot_read_page(KdgHotMap *hot, Relation heap, BlockNumber block)
 {
-	Relation	heap = table_open(hot->relid, NoLock);
 	Buffer		buf = ReadBuffer(heap, block);
 	Page		page;
 	OffsetNumber maxoff;
@@ -360,7 +359,6 @@ hot_read_page(KdgHotMap *hot, BlockNumber block)
 		map[off] = ItemIdGetRedirect(lp);
 	}
 	UnlockReleaseBuffer(buf);
-	table_close(heap, NoLock);
 	if (map == NULL)
 		hot->state[block] = KDG_PAGE_PLAIN;
 }
@@ -375,19 +373,32 @@ kdg_hot_read_pages(const KdSource *src, const KdNeighbor *raw,
 				   const int32 *count, int64 nq, int kk)
 {
 	KdgHotMap  *hot = src->hot;
+	Relation	heap = table_open(hot->relid, NoLock);
 
-	for (int64 q = 0; q < nq; q++)
-		for (int i = 0; i < count[q]; i++)
-		{
-			uint64		root = kdg_row_tid(src, raw[q * kk + i].ref);
-			BlockNumber block = (BlockNumber) (root >> 16);
-
-			if (block < hot->nblocks && hot->state[block] == KDG_PAGE_UNKNOWN)
+	/* more candidates than pages (All-kNN): every page, in one pass */
+	if (nq * kk > (int64) hot->nblocks)
+	{
+		for (BlockNumber block = 0; block < hot->nblocks; block++)
+			if (hot->state[block] == KDG_PAGE_UNKNOWN)
 			{
 				CHECK_FOR_INTERRUPTS();
-				hot_read_page(hot, block);
+				hot_read_page(hot, heap, block);
 			}
-		}
+	}
+	else
+		for (int64 q = 0; q < nq; q++)
+			for (int i = 0; i < count[q]; i++)
+			{
+				uint64		root = kdg_row_tid(src, raw[q * kk + i].ref);
+				BlockNumber block = (BlockNumber) (root >> 16);
+
+				if (block < hot->nblocks && hot->state[block] == KDG_PAGE_UNKNOWN)
+				{
+					CHECK_FOR_INTERRUPTS();
+					hot_read_page(hot, heap, block);
+				}
+			}
+	table_close(heap, NoLock);
 	hot->threads = true;
 }
 
@@ -411,12 +422,16 @@ kdg_hot_tid(KdgHotMap *hot, uint64 root)
 		return root;
 	if (hot->state[block] == KDG_PAGE_UNKNOWN)
 	{
+		Relation	heap;
+
 		if (hot->threads)
 		{
 			hot->missed = true;
 			return root;
 		}
-		hot_read_page(hot, block);
+		heap = table_open(hot->relid, NoLock);
+		hot_read_page(hot, heap, block);
+		table_close(heap, NoLock);
 	}
 	state = hot->state[block];
 	if (state == KDG_PAGE_PLAIN)
@@ -495,28 +510,55 @@ read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
 	ReleaseBuffer(buf);
 }
 
+/* The first of the copy's rows whose TID is at least tid. */
+static int64
+rows_lower_bound(const KdgIndexRows *r, uint64 tid)
+{
+	int64		lo = 0,
+				hi = r->n;
+
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+
+		if (r->rows[mid * (r->dim + 1) + r->dim].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
- * Whether the rows read from a page set (nv) are exactly the copy's rows on
- * those pages (notall marks them), point for point.
+ * Whether the rows read from the pages the visibility map does not mark
+ * all-visible (nv, in TID order; the pages' blocks are notall[], nnotall of
+ * them, ascending) are exactly the copy's rows on those pages, point for
+ * point.
  */
 static bool
-pages_match(const KdgIndexRows *r, const KdSource *nv, const bool *notall,
-			BlockNumber nblocks)
+pages_match(const KdgIndexRows *r, const KdSource *nv,
+			const BlockNumber *notall, BlockNumber nnotall)
 {
 	int			stride = r->dim + 1;
 	int64		j = 0;
 
-	for (int64 i = 0; i < r->n; i++)
+	for (BlockNumber k = 0; k < nnotall; k++)
 	{
-		const KdSlot *row = r->rows + i * stride;
-		BlockNumber block = (BlockNumber) (row[r->dim].tid >> 16);
+		uint64		first = (uint64) notall[k] << 16;
+		int64		i = rows_lower_bound(r, first);
 
-		if (block >= nblocks || !notall[block])
-			continue;
-		if (j == nv->n || kdg_row_tid(nv, j) != row[r->dim].tid ||
-			memcmp(kdg_row_coords(nv, j), row, sizeof(double) * r->dim) != 0)
+		for (; i < r->n; i++, j++)
+		{
+			const KdSlot *row = r->rows + i * stride;
+
+			if ((row[r->dim].tid >> 16) != notall[k])
+				break;
+			if (j == nv->n || kdg_row_tid(nv, j) != row[r->dim].tid ||
+				memcmp(kdg_row_coords(nv, j), row, sizeof(double) * r->dim) != 0)
+				return false;
+		}
+		if (j < nv->n && (kdg_row_tid(nv, j) >> 16) == notall[k])
 			return false;
-		j++;
 	}
 	return j == nv->n;
 }
@@ -637,6 +679,7 @@ kdg_index_source_read(KdSource *src, char *note, size_t notelen)
 	BlockNumber nblocks;
 	BlockNumber nread = 0;
 	bool	   *notall;
+	BlockNumber *notall_list;
 	Buffer		vmbuf = InvalidBuffer;
 	BufferAccessStrategy strategy;
 	KdSource	nv;
@@ -692,6 +735,7 @@ kdg_index_source_read(KdSource *src, char *note, size_t notelen)
 	PredicateLockRelation(heap, snapshot);
 	nblocks = RelationGetNumberOfBlocks(heap);
 	notall = palloc0(sizeof(bool) * Max(nblocks, 1));
+	notall_list = palloc(sizeof(BlockNumber) * Max(nblocks, 1));
 	src->hot = hot_map_new(heap, nblocks);
 	memcpy(&nv, src, sizeof(nv));
 	nv.n = nv.cap = 0;
@@ -704,8 +748,8 @@ kdg_index_source_read(KdSource *src, char *note, size_t notelen)
 			continue;
 		CHECK_FOR_INTERRUPTS();
 		notall[b] = true;
+		notall_list[nread++] = b;
 		read_heap_page(heap, b, snapshot, &nv, src->hot, strategy);
-		nread++;
 	}
 	if (BufferIsValid(vmbuf))
 		ReleaseBuffer(vmbuf);
@@ -727,7 +771,7 @@ kdg_index_source_read(KdSource *src, char *note, size_t notelen)
 			 nv.dim, src->dim);
 	src->stride = kdg_source_stride(src, src->dim);
 	src->index_rows = r;
-	if (pending.n == 0 && pages_match(r, &nv, notall, nblocks))
+	if (pending.n == 0 && pages_match(r, &nv, notall_list, nread))
 	{
 		/* the copy's rows are the call's: used in place, never written */
 		src->rows = r->rows;
@@ -740,6 +784,7 @@ kdg_index_source_read(KdSource *src, char *note, size_t notelen)
 			 "rows from index \"%s\" and the visibility map, %u of %u table pages read",
 			 r->indexname, nread, nblocks);
 	pfree(notall);
+	pfree(notall_list);
 	index_close(index, AccessShareLock);
 	table_close(heap, NoLock);
 	return true;
