@@ -78,22 +78,43 @@
 #define KDG_PAGE_PLAIN		(-1)
 
 /*
- * How a call's rows' roots map to their own TIDs (kdg_hot_tid): per heap
+ * What heap pages' line pointers say of HOT chains' roots (kdg_hot_tid): per
  * page, unknown, plain (every root is its row), or the index + 1 of an
- * offset map.
+ * offset map from roots to rows.
+ */
+struct KdgPageMaps
+{
+	BlockNumber npages;
+	int32	   *state;			/* npages */
+	OffsetNumber **maps;
+	int			nmaps;
+	int			capmaps;
+	MemoryContext mcxt;			/* where they live */
+};
+
+/*
+ * How a call's rows' roots map to their own TIDs: the pages it read under
+ * its snapshot and all-visible ones whose copy's maps could not be kept
+ * (call), and the all-visible pages' maps its index's copy keeps across
+ * calls (kept, or NULL).
  */
 struct KdgHotMap
 {
 	Oid			relid;
 	BlockNumber nblocks;
-	int32	   *state;			/* nblocks */
-	OffsetNumber **maps;		/* root offset -> own offset, per mapped page */
-	int			nmaps;
-	int			capmaps;
-	MemoryContext mcxt;
+	KdgPageMaps call;
+	KdgPageMaps *kept;
+	const KdgIndexRows *rows;	/* kept's owner: which ranges are valid */
 	bool		threads;		/* looked up by threads: read no page */
 	bool		missed;			/* a thread looked up a page not read */
 };
+
+/*
+ * Heap pages one visibility map page covers (visibilitymap.c): two bits
+ * each on the page's contents.
+ */
+#define KDG_VM_HEAP_PAGES \
+	((BlockNumber) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData)) * 4))
 
 static KdgIndexRows *rows_cache[KDG_INDEX_ROWS_CACHE];
 static uint64 rows_clock;
@@ -299,52 +320,132 @@ table_read_reason(const KdSource *src, Relation heap)
 	return NULL;
 }
 
-/* A new map of a table's pages, every page unknown. */
+/* Make pm hold npages pages, every new one unknown, in its context. */
+static void
+page_maps_grow(KdgPageMaps *pm, BlockNumber npages)
+{
+	if (pm->state == NULL)
+	{
+		pm->state = MemoryContextAllocZero(pm->mcxt, sizeof(int32) * Max(npages, 1));
+		pm->capmaps = 16;
+		pm->maps = MemoryContextAlloc(pm->mcxt, sizeof(OffsetNumber *) * pm->capmaps);
+		pm->npages = npages;
+		return;
+	}
+	if (npages <= pm->npages)
+		return;
+	pm->state = repalloc(pm->state, sizeof(int32) * npages);
+	memset(pm->state + pm->npages, 0, sizeof(int32) * (npages - pm->npages));
+	pm->npages = npages;
+}
+
+/* A new offset map of block in pm, every root its own row until set. */
+static OffsetNumber *
+page_maps_add(KdgPageMaps *pm, BlockNumber block)
+{
+	OffsetNumber *map = MemoryContextAlloc(pm->mcxt,
+										   sizeof(OffsetNumber) * (MaxHeapTuplesPerPage + 1));
+
+	for (int i = 0; i <= MaxHeapTuplesPerPage; i++)
+		map[i] = (OffsetNumber) i;
+	if (pm->nmaps == pm->capmaps)
+	{
+		pm->capmaps *= 2;
+		pm->maps = repalloc(pm->maps, sizeof(OffsetNumber *) * pm->capmaps);
+	}
+	pm->maps[pm->nmaps++] = map;
+	pm->state[block] = pm->nmaps;
+	return map;
+}
+
+/* What pm says of block: KDG_PAGE_UNKNOWN when it says nothing. */
+static inline int32
+page_maps_state(const KdgPageMaps *pm, BlockNumber block)
+{
+	return pm && block < pm->npages ? pm->state[block] : KDG_PAGE_UNKNOWN;
+}
+
+/* The row of root on a page whose state in pm is state (not unknown). */
+static inline uint64
+page_maps_row(const KdgPageMaps *pm, int32 state, uint64 root)
+{
+	if (state == KDG_PAGE_PLAIN)
+		return root;
+	return (root & ~UINT64CONST(0xFFFF)) | pm->maps[state - 1][root & 0xFFFF];
+}
+
+/*
+ * Forget what the copy keeps of all-visible pages whose visibility map page
+ * has a new LSN (lsn, read after the bits the call used): a page's bit set
+ * again after a change bumps it.  Where the map page's LSN says nothing (no
+ * WAL, no map page), nothing is kept.
+ */
+static void
+keep_vm_range(KdgIndexRows *r, BlockNumber vmpage, XLogRecPtr lsn)
+{
+	BlockNumber first = vmpage * KDG_VM_HEAP_PAGES;
+	BlockNumber end = Min(first + KDG_VM_HEAP_PAGES, r->pages->npages);
+
+	if (vmpage >= r->nvm)
+	{
+		int			n = Max(vmpage + 1, r->nvm * 2);
+
+		r->vm_lsn = r->vm_lsn ? repalloc(r->vm_lsn, sizeof(XLogRecPtr) * n) :
+			MemoryContextAlloc(r->cxt, sizeof(XLogRecPtr) * n);
+		for (int i = r->nvm; i < n; i++)
+			r->vm_lsn[i] = InvalidXLogRecPtr;
+		r->nvm = n;
+	}
+	if (r->vm_lsn[vmpage] == lsn && !XLogRecPtrIsInvalid(lsn))
+		return;
+	for (BlockNumber b = first; b < end; b++)
+		r->pages->state[b] = KDG_PAGE_UNKNOWN;
+	r->vm_lsn[vmpage] = lsn;
+}
+
+/* A new map of a table's pages, every page unknown, beside r's. */
 static KdgHotMap *
-hot_map_new(Relation heap, BlockNumber nblocks)
+hot_map_new(Relation heap, BlockNumber nblocks, KdgIndexRows *r)
 {
 	KdgHotMap  *hot = palloc0(sizeof(KdgHotMap));
 
 	hot->relid = RelationGetRelid(heap);
 	hot->nblocks = nblocks;
-	hot->state = palloc0(sizeof(int32) * Max(nblocks, 1));
-	hot->capmaps = 16;
-	hot->maps = palloc(sizeof(OffsetNumber *) * hot->capmaps);
-	hot->mcxt = CurrentMemoryContext;
-	return hot;
-}
-
-/* A new offset map of block, every root its own row until set. */
-static OffsetNumber *
-hot_map_page(KdgHotMap *hot, BlockNumber block)
-{
-	OffsetNumber *map = MemoryContextAlloc(hot->mcxt,
-										   sizeof(OffsetNumber) * (MaxHeapTuplesPerPage + 1));
-
-	for (int i = 0; i <= MaxHeapTuplesPerPage; i++)
-		map[i] = (OffsetNumber) i;
-	if (hot->nmaps == hot->capmaps)
+	hot->call.mcxt = CurrentMemoryContext;
+	page_maps_grow(&hot->call, nblocks);
+	if (RelationNeedsWAL(heap))
 	{
-		hot->capmaps *= 2;
-		hot->maps = repalloc(hot->maps, sizeof(OffsetNumber *) * hot->capmaps);
+		if (r->pages == NULL)
+		{
+			r->pages = MemoryContextAllocZero(r->cxt, sizeof(KdgPageMaps));
+			r->pages->mcxt = r->cxt;
+		}
+		page_maps_grow(r->pages, nblocks);
+		hot->kept = r->pages;
+		hot->rows = r;
 	}
-	hot->maps[hot->nmaps++] = map;
-	hot->state[block] = hot->nmaps;
-	return map;
+	return hot;
 }
 
 /*
  * Look at an all-visible page's line pointers: a root that redirects leads
  * to its chain's one row (pruning left no other on a page all-visible).
+ * What they say is kept by the copy when its visibility map range is
+ * valid, else for the call.
  */
 static void
 hot_read_page(KdgHotMap *hot, Relation heap, BlockNumber block)
 {
 	Buffer		buf = ReadBuffer(heap, block);
+	KdgPageMaps *pm = &hot->call;
 	Page		page;
 	OffsetNumber maxoff;
 	OffsetNumber *map = NULL;
 
+	if (hot->kept && block < hot->kept->npages &&
+		block / KDG_VM_HEAP_PAGES < (BlockNumber) hot->rows->nvm &&
+		!XLogRecPtrIsInvalid(hot->rows->vm_lsn[block / KDG_VM_HEAP_PAGES]))
+		pm = hot->kept;
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	maxoff = PageGetMaxOffsetNumber(page);
@@ -355,18 +456,28 @@ hot_read_page(KdgHotMap *hot, Relation heap, BlockNumber block)
 		if (!ItemIdIsRedirected(lp))
 			continue;
 		if (map == NULL)
-			map = hot_map_page(hot, block);
+			map = page_maps_add(pm, block);
 		map[off] = ItemIdGetRedirect(lp);
 	}
 	UnlockReleaseBuffer(buf);
 	if (map == NULL)
-		hot->state[block] = KDG_PAGE_PLAIN;
+		pm->state[block] = KDG_PAGE_PLAIN;
+}
+
+/* Whether block's line pointers are known to the call. */
+static inline bool
+hot_known(const KdgHotMap *hot, BlockNumber block)
+{
+	return block >= hot->nblocks ||
+		hot->call.state[block] != KDG_PAGE_UNKNOWN ||
+		page_maps_state(hot->kept, block) != KDG_PAGE_UNKNOWN;
 }
 
 /*
  * Before the engine's threads look up the TIDs of candidates (raw holds nq
  * runs of kk, count[q] of query q's, references ordinals of src), read the
- * pages they lie on: threads call nothing of PostgreSQL.
+ * pages they lie on that are not known yet: threads call nothing of
+ * PostgreSQL.
  */
 void
 kdg_hot_read_pages(const KdSource *src, const KdNeighbor *raw,
@@ -379,7 +490,7 @@ kdg_hot_read_pages(const KdSource *src, const KdNeighbor *raw,
 	if (nq * kk > (int64) hot->nblocks)
 	{
 		for (BlockNumber block = 0; block < hot->nblocks; block++)
-			if (hot->state[block] == KDG_PAGE_UNKNOWN)
+			if (!hot_known(hot, block))
 			{
 				CHECK_FOR_INTERRUPTS();
 				hot_read_page(hot, heap, block);
@@ -392,7 +503,7 @@ kdg_hot_read_pages(const KdSource *src, const KdNeighbor *raw,
 				uint64		root = kdg_row_tid(src, raw[q * kk + i].ref);
 				BlockNumber block = (BlockNumber) (root >> 16);
 
-				if (block < hot->nblocks && hot->state[block] == KDG_PAGE_UNKNOWN)
+				if (!hot_known(hot, block))
 				{
 					CHECK_FOR_INTERRUPTS();
 					hot_read_page(hot, heap, block);
@@ -420,10 +531,14 @@ kdg_hot_tid(KdgHotMap *hot, uint64 root)
 
 	if (block >= hot->nblocks)
 		return root;
-	if (hot->state[block] == KDG_PAGE_UNKNOWN)
+	for (;;)
 	{
 		Relation	heap;
 
+		if ((state = hot->call.state[block]) != KDG_PAGE_UNKNOWN)
+			return page_maps_row(&hot->call, state, root);
+		if ((state = page_maps_state(hot->kept, block)) != KDG_PAGE_UNKNOWN)
+			return page_maps_row(hot->kept, state, root);
 		if (hot->threads)
 		{
 			hot->missed = true;
@@ -433,10 +548,6 @@ kdg_hot_tid(KdgHotMap *hot, uint64 root)
 		hot_read_page(hot, heap, block);
 		table_close(heap, NoLock);
 	}
-	state = hot->state[block];
-	if (state == KDG_PAGE_PLAIN)
-		return root;
-	return (root & ~UINT64CONST(0xFFFF)) | hot->maps[state - 1][root & 0xFFFF];
 }
 
 /*
@@ -488,7 +599,7 @@ read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 
 	/* the pin keeps the tuples in place while their values are read */
-	map = hot_map_page(hot, block);
+	map = page_maps_add(&hot->call, block);
 	for (OffsetNumber root = FirstOffsetNumber; nvisible > 0 && root <= maxoff; root++)
 	{
 		OffsetNumber off = byroot[root];
@@ -736,23 +847,36 @@ kdg_index_source_read(KdSource *src, char *note, size_t notelen)
 	nblocks = RelationGetNumberOfBlocks(heap);
 	notall = palloc0(sizeof(bool) * Max(nblocks, 1));
 	notall_list = palloc(sizeof(BlockNumber) * Max(nblocks, 1));
-	src->hot = hot_map_new(heap, nblocks);
+	src->hot = hot_map_new(heap, nblocks, r);
+	for (BlockNumber b = 0; b < nblocks; b++)
+	{
+		if (!VM_ALL_VISIBLE(heap, b, &vmbuf))
+		{
+			notall[b] = true;
+			notall_list[nread++] = b;
+		}
+		/* a map page's LSN, read after its bits */
+		if (src->hot->kept && (b + 1 == nblocks || (b + 1) % KDG_VM_HEAP_PAGES == 0))
+		{
+			BlockNumber vmpage = b / KDG_VM_HEAP_PAGES;
+
+			keep_vm_range(r, vmpage,
+						  BufferIsValid(vmbuf) && BufferGetBlockNumber(vmbuf) == vmpage ?
+						  BufferGetLSNAtomic(vmbuf) : InvalidXLogRecPtr);
+		}
+	}
+	if (BufferIsValid(vmbuf))
+		ReleaseBuffer(vmbuf);
 	memcpy(&nv, src, sizeof(nv));
 	nv.n = nv.cap = 0;
 	nv.rows = NULL;
 	nv.hot = NULL;
 	strategy = GetAccessStrategy(BAS_BULKREAD);
-	for (BlockNumber b = 0; b < nblocks; b++)
+	for (BlockNumber k = 0; k < nread; k++)
 	{
-		if (VM_ALL_VISIBLE(heap, b, &vmbuf))
-			continue;
 		CHECK_FOR_INTERRUPTS();
-		notall[b] = true;
-		notall_list[nread++] = b;
-		read_heap_page(heap, b, snapshot, &nv, src->hot, strategy);
+		read_heap_page(heap, notall_list[k], snapshot, &nv, src->hot, strategy);
 	}
-	if (BufferIsValid(vmbuf))
-		ReleaseBuffer(vmbuf);
 	FreeAccessStrategy(strategy);
 	ReleaseBuffer(metabuf);
 

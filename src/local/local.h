@@ -11,6 +11,7 @@
 
 #include "core/core.h"
 #include "point/point.h"
+#include "access/xlogdefs.h"
 #include "storage/relfilenode.h"
 
 /* source.c */
@@ -101,6 +102,8 @@ extern KdAnswer *kdg_search_box(const KdSource *src, const KdgTree *tree,
  * TID order, and the tree over them (index_source.c).  A source taking
  * its rows from the index uses rows in place when they are its rows.
  */
+typedef struct KdgPageMaps KdgPageMaps;
+
 struct KdgIndexRows
 {
 	Oid			indexrelid;
@@ -111,6 +114,11 @@ struct KdgIndexRows
 	int64		n;
 	KdSlot	   *rows;			/* n * (dim + 1): coordinates, then TID */
 	KdTree	   *tree;			/* references are ordinals; NULL until used */
+	KdgPageMaps *pages;			/* what all-visible heap pages' line
+								 * pointers said, or NULL */
+	XLogRecPtr *vm_lsn;			/* per visibility map page: its LSN when
+								 * those of its heap pages were read */
+	int			nvm;
 	int			pins;			/* calls of this transaction using it */
 	bool		stale;			/* the index has changed: drop when unpinned */
 	uint64		last_use;
