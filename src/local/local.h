@@ -2,8 +2,10 @@
  * local.h
  *	  The local search path: sources, index trees and the searches.
  *
- * A source's rows are read (source.c), a tree found among the indexes or
- * built (index_tree.c, tree_delta.c, search.c), and searched; calls am/,
+ * A source's rows are taken from a kdgpu index and the visibility map
+ * (index_source.c, index_rows.c, hot_chains.c) or read from the table
+ * (source.c), a tree found among the indexes or built (index_tree.c,
+ * tree_delta.c, source_tree.c), and searched (search.c); calls am/,
  * service/, point/ and core/, never the shard layer or the functions.
  */
 #ifndef KDGPU_LOCAL_H
@@ -17,7 +19,6 @@
 /* source.c */
 extern void kdg_source_open(KdSource *src, Oid relid, Name colname);
 extern void kdg_source_open_leaf(KdSource *src, Oid relid, const KdSource *head);
-extern void kdg_source_read(KdSource *src);
 extern void kdg_source_scan(KdSource *src);
 extern void kdg_source_add(KdSource *src, Datum value, bool isnull,
 						   ItemPointer tid, Datum key, bool keynull);
@@ -81,8 +82,10 @@ extern void kdg_index_keep_built(const KdSource *src, KdTree *tree, int64 work,
 extern KdgTree *kdg_index_device_tree(const KdSource *src, bool all_knn);
 extern KdgTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
 
-/* search.c */
+/* source_tree.c */
 extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
+
+/* search.c */
 extern KdgTree *kdg_source_tree(const KdSource *src, int64 work, bool all_knn);
 extern KdAnswer *kdg_empty_answer(int64 nq);
 extern void kdg_sort_hits(KdHit *hits, int64 n);
@@ -103,6 +106,7 @@ extern KdAnswer *kdg_search_box(const KdSource *src, const KdgTree *tree,
  * its rows from the index uses rows in place when they are its rows.
  */
 typedef struct KdgPageMaps KdgPageMaps;
+struct KdamMetaPageData;
 
 struct KdgIndexRows
 {
@@ -126,12 +130,36 @@ struct KdgIndexRows
 };
 
 /* index_source.c */
-extern bool kdg_index_source_read(KdSource *src, char *note, size_t notelen);
+extern void kdg_source_read(KdSource *src);
+
+/* index_rows.c */
+extern KdgIndexRows *kdg_index_rows_find(Relation index,
+										 const struct KdamMetaPageData *meta);
+extern KdgIndexRows *kdg_index_rows_read(Relation index,
+										 const struct KdamMetaPageData *meta);
+extern void kdg_index_rows_keep(KdgIndexRows *r);
+extern void kdg_index_rows_pin(KdgIndexRows *r);
+extern KdgTree *kdg_index_source_tree(const KdSource *src, int64 work,
+									  bool all_knn);
+
+/*
+ * Heap pages one visibility map page covers (visibilitymap.c): two bits
+ * each on the page's contents.
+ */
+#define KDG_VM_HEAP_PAGES \
+	((BlockNumber) ((BLCKSZ - MAXALIGN(SizeOfPageHeaderData)) * 4))
+
+
+/* hot_chains.c */
+extern KdgHotMap *kdg_hot_map_new(Relation heap, BlockNumber nblocks,
+								  KdgIndexRows *r);
+extern bool kdg_hot_keeps(const KdgHotMap *hot);
+extern void kdg_hot_keep_vm_range(KdgIndexRows *r, BlockNumber vmpage,
+								  XLogRecPtr lsn);
+extern OffsetNumber *kdg_hot_map_page(KdgHotMap *hot, BlockNumber block);
 extern void kdg_hot_read_pages(const KdSource *src, const KdNeighbor *raw,
 							   const int32 *count, int64 nq, int kk);
 extern void kdg_hot_threads_done(KdgHotMap *hot);
-extern KdgTree *kdg_index_source_tree(const KdSource *src, int64 work,
-									  bool all_knn);
 
 /* index_knn.c */
 extern KdAnswer *kdg_index_knn(const KdTable *t, Datum query, Oid qtype,

@@ -150,36 +150,6 @@ kdg_rank(const KdSource *src, const double *q, const KdNeighbor *cand,
 }
 
 /*
- * Build the tree over a source's points, refs being their ordinals; NULL
- * when there are none.  *used_gpu tells where it was built.
- */
-KdTree *
-kdg_build_tree(const KdSource *src, bool *used_gpu)
-{
-	KdTree	   *tree;
-	double	   *coords;
-	uint64	   *ords;
-	KdExec		exec;
-	KdError		err;
-
-	if (src->n == 0)
-		return NULL;
-	tree = kdg_tree_new();
-	coords = kdg_source_coords(src);
-	ords = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < src->n; i++)
-		ords[i] = i;
-	kdg_exec_prepare(&exec);
-	kdg_check_status(kde_build_in_place(coords, ords, src->n, src->dim, tree,
-									   &exec, &err),
-					 &err, &exec, "tree build");
-	*used_gpu = exec.used_gpu;
-	pfree(ords);
-	pfree(coords);
-	return tree;
-}
-
-/*
  * The tree to search over a source's points for work of that many items, in
  * memory: a kdgpu index's when its rows are those rows or (but for All-kNN)
  * differ from them by a few (index_tree.c), or one built now (its tree NULL

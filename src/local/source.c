@@ -499,27 +499,3 @@ kdg_source_tids(const KdSource *src)
 		tids[i] = kdg_row_tid(src, i);
 	return tids;
 }
-
-/*
- * Read the visible points of an opened source, in ctid order: from a kdgpu
- * index on its column where one holds them (index_source.c), else from the
- * table; kdg_last_source says which, and why.
- */
-void
-kdg_source_read(KdSource *src)
-{
-	char		note[160];
-	size_t		used = strlen(kdg_last_source);
-
-	if (check_enable_rls(src->relid, InvalidOid, false) == RLS_ENABLED)
-	{
-		snprintf(note, sizeof(note), "the table was read: row-level security applies");
-		kdg_sources_spi(src, &src->relid, 1, src->relid);
-	}
-	else if (!kdg_index_source_read(src, note, sizeof(note)))
-		kdg_source_scan(src);
-	snprintf(kdg_last_source + used, sizeof(kdg_last_source) - used, "%s%s: %s",
-			 used > 0 ? "; " : "", get_rel_name(src->relid), note);
-	if (src->unsorted)
-		kdg_source_sort(src);
-}

@@ -1,0 +1,260 @@
+/*
+ * index_rows.c
+ *	  A backend's copies of the live rows of kdgpu indexes' trees, and the
+ *	  tree over each, for the kd_* functions that take their rows from an
+ *	  index (index_source.c).
+ *
+ * A copy holds the live rows of every tree of an index at one version (the
+ * metapage's generation, bumped by every merge and every VACUUM that marks
+ * rows dead) in TID order, and is read once per version: whether the index
+ * is one tree or a forest, the functions search one tree, built over the
+ * copy on first use and named by the index and its generation, so that the
+ * GPU service keeps one device copy of it for every session.  A backend
+ * keeps KDG_INDEX_ROWS_CACHE copies; a copy a call of this transaction uses
+ * is pinned, and one of an older version is dropped once unpinned (at the
+ * end of the transaction).
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "am/kdam.h"
+#include "local/local.h"
+#include "service/service.h"
+
+/* copies of indexes' rows a backend keeps */
+#define KDG_INDEX_ROWS_CACHE	4
+
+static KdgIndexRows *rows_cache[KDG_INDEX_ROWS_CACHE];
+static uint64 rows_clock;
+static bool rows_callback_registered;
+
+/* Drop every unpinned stale copy, and unpin all at the end of a transaction. */
+static void
+rows_xact_callback(XactEvent event, void *arg)
+{
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PARALLEL_COMMIT && event != XACT_EVENT_PARALLEL_ABORT)
+		return;
+	for (int i = 0; i < KDG_INDEX_ROWS_CACHE; i++)
+	{
+		KdgIndexRows *r = rows_cache[i];
+
+		if (r == NULL)
+			continue;
+		r->pins = 0;
+		if (r->stale)
+		{
+			MemoryContextDelete(r->cxt);
+			rows_cache[i] = NULL;
+		}
+	}
+}
+
+/* Reset callback: free a copy's tree's device copy. */
+static void
+rows_release_gpu(void *arg)
+{
+	KdgIndexRows *r = arg;
+
+	if (r->tree)
+		kde_gpu_release(r->tree);
+}
+
+/*
+ * The kept copy of index's rows at meta's generation, or NULL; copies of
+ * older versions are dropped (or, while a call uses them, dropped at the
+ * end of the transaction).
+ */
+KdgIndexRows *
+kdg_index_rows_find(Relation index, const KdamMetaPageData *meta)
+{
+	KdgIndexRows *found = NULL;
+
+	for (int i = 0; i < KDG_INDEX_ROWS_CACHE; i++)
+	{
+		KdgIndexRows *r = rows_cache[i];
+
+		if (r == NULL || r->indexrelid != RelationGetRelid(index) || r->stale)
+			continue;
+		if (RelFileNodeEquals(r->node, index->rd_node) &&
+			r->generation == meta->generation)
+		{
+			found = r;
+			continue;
+		}
+		if (r->pins > 0)
+			r->stale = true;
+		else
+		{
+			MemoryContextDelete(r->cxt);
+			rows_cache[i] = NULL;
+		}
+	}
+	return found;
+}
+
+/* Keep r, in place of the least recently used unpinned copy. */
+void
+kdg_index_rows_keep(KdgIndexRows *r)
+{
+	int			slot = -1;
+
+	if (!rows_callback_registered)
+	{
+		RegisterXactCallback(rows_xact_callback, NULL);
+		rows_callback_registered = true;
+	}
+	for (int i = 0; i < KDG_INDEX_ROWS_CACHE; i++)
+	{
+		if (rows_cache[i] == NULL)
+		{
+			slot = i;
+			break;
+		}
+		if (rows_cache[i]->pins == 0 &&
+			(slot < 0 || rows_cache[i]->last_use < rows_cache[slot]->last_use))
+			slot = i;
+	}
+	if (slot < 0)
+		elog(ERROR, "kdgpu: every kept copy of an index's rows is in use");
+	if (rows_cache[slot])
+		MemoryContextDelete(rows_cache[slot]->cxt);
+	rows_cache[slot] = r;
+}
+
+/*
+ * Read the live rows of index's trees at meta's generation into a new copy
+ * (the caller holds the metapage's pin).
+ */
+KdgIndexRows *
+kdg_index_rows_read(Relation index, const KdamMetaPageData *meta)
+{
+	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext,
+											  "kdgpu index rows",
+											  ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	KdgIndexRows *r = palloc0(sizeof(KdgIndexRows));
+	KdamLiveRows live;
+	MemoryContextCallback *cb;
+	int			stride = meta->dim + 1;
+
+	PG_TRY();
+	{
+		kdam_read_live_rows(index, meta, &live);
+		r->rows = palloc_extended(sizeof(KdSlot) * stride * Max(live.n, 1),
+								  MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < live.n; i++)
+		{
+			KdSlot	   *row = r->rows + i * stride;
+
+			for (int d = 0; d < meta->dim; d++)
+				row[d].coord = live.coords[i * meta->dim + d];
+			row[meta->dim].tid = live.tids[i];
+		}
+		pfree(live.coords);
+		pfree(live.tids);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	r->indexrelid = RelationGetRelid(index);
+	r->node = index->rd_node;
+	r->generation = meta->generation;
+	r->dim = meta->dim;
+	r->n = live.n;
+	r->cxt = cxt;
+	strlcpy(r->indexname, RelationGetRelationName(index), NAMEDATALEN);
+	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	cb->func = rows_release_gpu;
+	cb->arg = r;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	return r;
+}
+
+/* Pin a copy for a call of this transaction, and note its use. */
+void
+kdg_index_rows_pin(KdgIndexRows *r)
+{
+	r->pins++;
+	r->last_use = ++rows_clock;
+}
+
+/*
+ * The copy's tree, built over its rows on first use (references are the
+ * copy's ordinals) where the engine chooses, and kept; it is named by the
+ * index and its generation, so that the GPU service keeps one device copy
+ * for every session.
+ */
+static KdTree *
+rows_tree(KdgIndexRows *r)
+{
+	KdSource	view;
+	MemoryContext old;
+	bool		used_gpu;
+
+	if (r->tree || r->n == 0)
+		return r->tree;
+	memset(&view, 0, sizeof(view));
+	view.n = r->n;
+	view.dim = r->dim;
+	view.stride = r->dim + 1;
+	view.rows = r->rows;
+	old = MemoryContextSwitchTo(r->cxt);
+	r->tree = kdg_build_tree(&view, &used_gpu);
+	MemoryContextSwitchTo(old);
+	kdg_service_key_of_index(r->tree->key, r->indexrelid, r->node.relNode,
+							 r->generation, 0, KDG_KEY_ROWS);
+	return r->tree;
+}
+
+/*
+ * The tree to search for a source whose rows were taken from an index, for
+ * work of that many items: the copy's tree, as it is when the source's rows
+ * are the copy's, else beside the difference (tree_delta.c) when it is
+ * within the limits (but for All-kNN, where a build costs less); else one
+ * built over the source's rows.  Work for the GPU keeps the copy's device
+ * copy.
+ */
+KdgTree *
+kdg_index_source_tree(const KdSource *src, int64 work, bool all_knn)
+{
+	KdgIndexRows *r = src->index_rows;
+	KdTree	   *tree = NULL;
+	bool		used_gpu;
+
+	if (src->n == 0)
+		return kdg_tree_plain(NULL);
+	if (src->rows == r->rows || !all_knn)
+		tree = rows_tree(r);
+	if (tree && kdg_gpu_wanted(work))
+	{
+		KdExec		exec;
+		KdError		err;
+
+		kdg_exec_prepare(&exec);
+		if (exec.device != KD_DEVICE_CPU && kde_gpu_upload(tree, &exec, &err) != KD_OK)
+			elog(DEBUG1, "kdgpu: index rows' tree not uploaded: %s", err.message);
+	}
+	if (src->rows == r->rows)
+		return kdg_tree_plain(tree);
+	if (tree)
+	{
+		int64		maxdiff = kdg_delta_max(src->n);
+		KdgRowsView tv = {&r->rows[r->dim].tid, r->dim + 1, NULL, 0, r->n};
+		KdgRowsView rv = {&src->rows[src->dim].tid, src->stride, NULL, 0, src->n};
+		KdgDiff		diff;
+
+		kdg_diff_alloc(&diff, maxdiff);
+		if (kdg_rows_diff(&tv, &rv, src->dim, maxdiff, maxdiff, &diff))
+			return kdg_tree_delta(src, tree, &diff);
+	}
+	return kdg_tree_plain(kdg_build_tree(src, &used_gpu));
+}
