@@ -16,6 +16,28 @@ INSERT INTO fx_q SELECT i, point(random() * 100, random() * 100) FROM generate_s
 \set fx_check_file :abs_srcdir '/sql/include/fx_check.sql'
 \i :fx_check_file
 
+-- The same for the key forms (key_col => 'id', ties ranked by key): the
+-- count of query points whose answers differ from brute force's.
+CREATE FUNCTION ir_key_check(tbl text) RETURNS TABLE (fn text, differing bigint)
+LANGUAGE plpgsql AS $f$
+BEGIN
+  SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;
+  RETURN QUERY EXECUTE format($q$
+  SELECT 'kd_knn_join key', count(*) FILTER (WHERE
+      ARRAY(SELECT (nn_key, distance)::text
+            FROM kd_knn_join(%1$L, (SELECT array_agg(q ORDER BY qid) FROM fx_q), 4, key_col => 'id') j
+            WHERE j.query_ord = qid ORDER BY rank)
+      IS DISTINCT FROM
+      ARRAY(SELECT (id, p <-> q)::text FROM %1$I WHERE p IS NOT NULL ORDER BY p <-> q, id LIMIT 4))
+  FROM fx_q
+  UNION ALL
+  SELECT 'kd_range key', count(*) FILTER (WHERE
+      ARRAY(SELECT nn_key FROM kd_range(%1$L, q, 6, key_col => 'id') ORDER BY nn_key)
+      IS DISTINCT FROM
+      ARRAY(SELECT id::bigint FROM %1$I WHERE p <-> q <= 6 ORDER BY id))
+  FROM fx_q$q$, tbl);
+END $f$;
+
 -- How the last call on tbl took its rows: from the index (with how many
 -- table pages it read), or from the table, and why.
 CREATE FUNCTION ir_source(tbl text) RETURNS text LANGUAGE plpgsql AS $f$
@@ -44,6 +66,7 @@ SELECT * FROM fx_check('fx_vis');
 VACUUM fx_vis;
 SELECT ir_source('fx_vis');
 SELECT * FROM fx_check('fx_vis');
+SELECT * FROM ir_key_check('fx_vis');
 
 -- HOT updates (the indexed column unchanged) move rows within their pages
 -- and add nothing to the index
@@ -58,6 +81,7 @@ SELECT * FROM fx_check('fx_vis');
 VACUUM fx_vis;
 SELECT ir_source('fx_vis');
 SELECT * FROM fx_check('fx_vis');
+SELECT * FROM ir_key_check('fx_vis');
 
 -- deletes, non-HOT updates and inserts not yet vacuumed
 DELETE FROM fx_vis WHERE id % 11 = 4;
@@ -66,6 +90,7 @@ INSERT INTO fx_vis SELECT 10000 + i, 0, point(round(random() * 200) / 2, round(r
   FROM generate_series(1, 300) i;
 SELECT ir_source('fx_vis') ~ '^index, [1-9]' AS changed_pages_read;
 SELECT * FROM fx_check('fx_vis');
+SELECT * FROM ir_key_check('fx_vis');
 -- an aborted insert leaves its rows in the index and on its pages
 BEGIN;
 INSERT INTO fx_vis SELECT 20000 + i, 0, point(50, 50) FROM generate_series(1, 200) i;
@@ -81,6 +106,7 @@ BEGIN;
 DELETE FROM fx_vis WHERE id % 17 = 2;
 INSERT INTO fx_vis VALUES (30000, 0, point(50, 50)), (30001, 0, point(50, 50));
 SELECT * FROM fx_check('fx_vis');
+SELECT * FROM ir_key_check('fx_vis');
 ROLLBACK;
 
 -- a forest (built within 1MB) is searched as one tree
@@ -102,9 +128,19 @@ RESET maintenance_work_mem;
 SELECT ir_source('fx_forest');
 SELECT * FROM fx_check('fx_forest');
 
+-- a few rows pending in the index's insert lanes, on all-visible pages
+-- (VACUUM without index cleanup leaves them pending): their keys are read
+-- from their pages
+INSERT INTO fx_vis SELECT 50000 + i, 0, point(i % 100, i % 90) FROM generate_series(1, 40) i;
+VACUUM (INDEX_CLEANUP off) fx_vis;
+SELECT pending_rows > 0 AS pending FROM kd_index_stats('fx_vis_p');
+SELECT ir_source('fx_vis');
+SELECT * FROM fx_check('fx_vis');
+SELECT * FROM ir_key_check('fx_vis');
+
 -- where the index cannot hold every row, the table is read, and the
--- status says why: row-level security, a key column, an index holding
--- values outside its trees, kdgpu.index_rows off
+-- status says why: row-level security, a key column with no unique index,
+-- an index holding values outside its trees, kdgpu.index_rows off
 CREATE ROLE fx_rls_reader;
 GRANT SELECT ON fx_vis TO fx_rls_reader;
 ALTER TABLE fx_vis ENABLE ROW LEVEL SECURITY;
@@ -116,8 +152,8 @@ SELECT count(*) = (SELECT count(*) FROM fx_vis WHERE p IS NOT NULL) AS policy_ap
 RESET ROLE;
 DROP POLICY fx_even ON fx_vis;
 ALTER TABLE fx_vis DISABLE ROW LEVEL SECURITY;
-SELECT count(*) FROM kd_knn_join('fx_vis', ARRAY[point(50, 50)], 3, key_col => 'id');
-SELECT substring(last_run FROM 'fx_vis: ([^;]*)') FROM kd_status();
+SELECT count(*) FROM kd_knn_join('fx_forest', ARRAY[point(50, 50)], 3, key_col => 'id');
+SELECT substring(last_run FROM 'fx_forest: ([^;]*)') FROM kd_status();
 INSERT INTO fx_vis VALUES (40000, 0, point('NaN', 1));
 SELECT ir_source('fx_vis');
 DELETE FROM fx_vis WHERE id = 40000;
@@ -126,5 +162,5 @@ SELECT ir_source('fx_vis');
 RESET kdgpu.index_rows;
 
 DROP TABLE fx_q, fx_vis, fx_forest;
-DROP FUNCTION fx_check(text), ir_source(text);
+DROP FUNCTION fx_check(text), ir_key_check(text), ir_source(text);
 DROP ROLE fx_rls_reader;

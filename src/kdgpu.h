@@ -172,6 +172,8 @@ typedef struct KdSource
 								 * rows, or NULL: read from the table */
 	KdgHotMap  *hot;			/* with index_rows: TIDs are HOT chains'
 								 * roots, which this maps to the rows' own */
+	const uint64 *keys;			/* the rows' keys by ordinal, when rows are
+								 * index_rows' own: not in the rows then */
 } KdSource;
 
 extern uint64 kdg_hot_tid(KdgHotMap *hot, uint64 root);
@@ -195,7 +197,8 @@ static inline uint64
 kdg_row_ref(const KdSource *src, int64 i)
 {
 	if (src->keyattnum != InvalidAttrNumber)
-		return src->rows[i * src->stride + src->dim + src->extra + 1].tid;
+		return src->keys ? src->keys[i] :
+			src->rows[i * src->stride + src->dim + src->extra + 1].tid;
 	if (src->hot)
 		return src->refbase | kdg_hot_tid(src->hot, kdg_row_tid(src, i));
 	return src->refbase | kdg_row_tid(src, i);

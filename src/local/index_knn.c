@@ -90,37 +90,6 @@ index_of_points(const KdSource *src, int dim)
 }
 
 /*
- * Whether src's key column can hold no NULL and no value twice among the
- * rows a snapshot sees, as the function requires of it: NOT NULL, with an
- * immediate unique index on it alone.
- */
-static bool
-key_is_unique(const KdSource *src)
-{
-	Relation	heap = table_open(src->relid, AccessShareLock);
-	List	   *indexes = RelationGetIndexList(heap);
-	ListCell   *lc;
-	bool		unique = false;
-
-	if (TupleDescAttr(RelationGetDescr(heap), src->keyattnum - 1)->attnotnull)
-		foreach(lc, indexes)
-		{
-			Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
-			Form_pg_index form = index->rd_index;
-
-			unique = form->indisunique && form->indimmediate && form->indisvalid &&
-				form->indnatts == 1 && form->indkey.values[0] == src->keyattnum &&
-				RelationGetIndexPredicate(index) == NIL;
-			index_close(index, NoLock);
-			if (unique)
-				break;
-		}
-	table_close(heap, NoLock);
-	list_free(indexes);
-	return unique;
-}
-
-/*
  * kd_knn's answer for the query point query (of type qtype, qdim
  * coordinates) through an ordered scan of a kdgpu index, when the file's
  * header says it is the function's answer; NULL otherwise.  fn is the
@@ -149,7 +118,7 @@ kdg_index_knn(const KdTable *t, Datum query, Oid qtype, int qdim, int k,
 		check_enable_rls(src->relid, InvalidOid, false) == RLS_ENABLED ||
 		/* ctid needs SELECT on the table, where the function needs columns */
 		pg_class_aclcheck(src->relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK ||
-		(t->ident == KD_IDENT_KEY && !key_is_unique(src)) ||
+		(t->ident == KD_IDENT_KEY && !kdg_source_key_unique(src)) ||
 		(index = index_of_points(src, qdim)) == NULL)
 		return NULL;
 

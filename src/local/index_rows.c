@@ -16,7 +16,11 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -69,7 +73,8 @@ rows_release_gpu(void *arg)
  * end of the transaction).
  */
 KdgIndexRows *
-kdg_index_rows_find(Relation index, const KdamMetaPageData *meta)
+kdg_index_rows_find(Relation index, const KdamMetaPageData *meta,
+					const KdSource *src)
 {
 	KdgIndexRows *found = NULL;
 
@@ -82,7 +87,8 @@ kdg_index_rows_find(Relation index, const KdamMetaPageData *meta)
 		if (RelFileNodeEquals(r->node, index->rd_node) &&
 			r->generation == meta->generation)
 		{
-			found = r;
+			if (r->keyattnum == src->keyattnum)
+				found = r;
 			continue;
 		}
 		if (r->pins > 0)
@@ -126,11 +132,76 @@ kdg_index_rows_keep(KdgIndexRows *r)
 }
 
 /*
+ * Read the key of every row of the copy from the table (src names the
+ * column), page by page: the key of a HOT chain's rows is one, since the
+ * column has a unique index and HOT never changes an indexed column.  A
+ * row whose root leads to no tuple (dead and pruned) has no key: it is
+ * visible to no snapshot, and its page is not all-visible while the index
+ * holds it.
+ */
+static void
+rows_read_keys(KdgIndexRows *r, const KdSource *src)
+{
+	Relation	heap = table_open(src->relid, AccessShareLock);
+	TupleDesc	desc = RelationGetDescr(heap);
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+	int			stride = r->dim + 1;
+	int64		i = 0;
+
+	r->keys = palloc_extended(sizeof(uint64) * Max(r->n, 1), MCXT_ALLOC_HUGE);
+	while (i < r->n)
+	{
+		BlockNumber block = (BlockNumber) (r->rows[i * stride + r->dim].tid >> 16);
+		Buffer		buf = ReadBufferExtended(heap, MAIN_FORKNUM, block, RBM_NORMAL,
+											 strategy);
+		Page		page;
+		OffsetNumber maxoff;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		maxoff = PageGetMaxOffsetNumber(page);
+		for (; i < r->n && (r->rows[i * stride + r->dim].tid >> 16) == block; i++)
+		{
+			OffsetNumber off = (OffsetNumber) (r->rows[i * stride + r->dim].tid & 0xFFFF);
+			ItemId		lp = off <= maxoff ? PageGetItemId(page, off) : NULL;
+			HeapTupleData tuple;
+			bool		isnull = true;
+			Datum		key = (Datum) 0;
+
+			if (lp && ItemIdIsRedirected(lp))
+				lp = PageGetItemId(page, ItemIdGetRedirect(lp));
+			if (lp && ItemIdIsNormal(lp))
+			{
+				tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+				tuple.t_len = ItemIdGetLength(lp);
+				key = heap_getattr(&tuple, src->keyattnum, desc, &isnull);
+			}
+			if (isnull)
+			{
+				if (r->nokey == NULL)
+					r->nokey = palloc_extended(sizeof(bool) * r->n,
+											   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+				r->nokey[i] = true;
+				r->keys[i] = 0;
+			}
+			else
+				r->keys[i] = kdg_key_to_ref(src->keytype, key);
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	FreeAccessStrategy(strategy);
+	table_close(heap, NoLock);
+}
+
+/*
  * Read the live rows of index's trees at meta's generation into a new copy
- * (the caller holds the metapage's pin).
+ * (the caller holds the metapage's pin), with their keys when src has a
+ * key column.
  */
 KdgIndexRows *
-kdg_index_rows_read(Relation index, const KdamMetaPageData *meta)
+kdg_index_rows_read(Relation index, const KdamMetaPageData *meta,
+					const KdSource *src)
 {
 	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext,
 											  "kdgpu index rows",
@@ -156,6 +227,10 @@ kdg_index_rows_read(Relation index, const KdamMetaPageData *meta)
 		}
 		pfree(live.coords);
 		pfree(live.tids);
+		r->n = live.n;
+		r->dim = meta->dim;
+		if (src->keyattnum != InvalidAttrNumber)
+			rows_read_keys(r, src);
 	}
 	PG_CATCH();
 	{
@@ -168,8 +243,7 @@ kdg_index_rows_read(Relation index, const KdamMetaPageData *meta)
 	r->indexrelid = RelationGetRelid(index);
 	r->node = index->rd_node;
 	r->generation = meta->generation;
-	r->dim = meta->dim;
-	r->n = live.n;
+	r->keyattnum = src->keyattnum;
 	r->cxt = cxt;
 	strlcpy(r->indexname, RelationGetRelationName(index), NAMEDATALEN);
 	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));

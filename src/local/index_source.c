@@ -102,8 +102,8 @@ table_read_reason(const KdSource *src, Relation heap)
 
 	if (!kdgpu_index_rows)
 		return "kdgpu.index_rows is off";
-	if (src->keyattnum != InvalidAttrNumber)
-		return "a key column is read from the table";
+	if (src->keyattnum != InvalidAttrNumber && !kdg_source_key_unique(src))
+		return "its key column is not NOT NULL with a unique index on it alone";
 	if (src->extra != 0)
 		return "the index keeps other coordinates than the function reads";
 	if (relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW)
@@ -169,7 +169,9 @@ read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
 		HeapTupleData tuple;
 		ItemPointerData tid;
 		bool		isnull;
+		bool		keynull = true;
 		Datum		value;
+		Datum		key = (Datum) 0;
 
 		if (off == InvalidOffsetNumber)
 			continue;
@@ -178,8 +180,10 @@ read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
 		tuple.t_data = (HeapTupleHeader) PageGetItem(page, PageGetItemId(page, off));
 		tuple.t_len = ItemIdGetLength(PageGetItemId(page, off));
 		value = heap_getattr(&tuple, nv->attnum, desc, &isnull);
+		if (nv->keyattnum != InvalidAttrNumber)
+			key = heap_getattr(&tuple, nv->keyattnum, desc, &keynull);
 		ItemPointerSet(&tid, block, root);
-		kdg_source_add(nv, value, isnull, &tid, (Datum) 0, true);
+		kdg_source_add(nv, value, isnull, &tid, key, keynull);
 	}
 	ReleaseBuffer(buf);
 }
@@ -237,9 +241,9 @@ pages_match(const KdgIndexRows *r, const KdSource *nv,
 	return j == nv->n;
 }
 
-/* Append one row of dim coordinates and packed TID to src. */
+/* Append one row of dim coordinates, packed TID (and key) to src. */
 static void
-append_row(KdSource *src, const double *coords, uint64 tid)
+append_row(KdSource *src, const double *coords, uint64 tid, uint64 key)
 {
 	KdSlot	   *row;
 
@@ -254,6 +258,8 @@ append_row(KdSource *src, const double *coords, uint64 tid)
 	row = src->rows + src->n * src->stride;
 	memcpy(row, coords, sizeof(double) * src->dim);
 	row[src->dim].tid = tid;
+	if (src->keyattnum != InvalidAttrNumber)
+		row[src->dim + 1].tid = key;
 	src->n++;
 }
 
@@ -269,13 +275,48 @@ pending_cmp(const void *a, const void *b, void *arg)
 }
 
 /*
+ * The key of the row a root TID names on an all-visible page (a pending
+ * row's, which the index does not keep): HOT chains share their key.
+ */
+static uint64
+key_of_root(Relation heap, const KdSource *src, uint64 root)
+{
+	Buffer		buf = ReadBuffer(heap, (BlockNumber) (root >> 16));
+	Page		page;
+	ItemId		lp;
+	HeapTupleData tuple;
+	bool		isnull = true;
+	Datum		key = (Datum) 0;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	lp = PageGetItemId(page, (OffsetNumber) (root & 0xFFFF));
+	if (ItemIdIsRedirected(lp))
+		lp = PageGetItemId(page, ItemIdGetRedirect(lp));
+	if (ItemIdIsNormal(lp))
+	{
+		tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+		tuple.t_len = ItemIdGetLength(lp);
+		key = heap_getattr(&tuple, src->keyattnum, RelationGetDescr(heap), &isnull);
+	}
+	UnlockReleaseBuffer(buf);
+	if (isnull)
+		elog(ERROR, "kdgpu: no key found for row (%u,%u) of \"%s\" on an all-visible page",
+			 (BlockNumber) (root >> 16), (unsigned) (root & 0xFFFF),
+			 RelationGetRelationName(heap));
+	return kdg_key_to_ref(src->keytype, key);
+}
+
+/*
  * Assemble the source's rows in TID order: the copy's and the pending rows
  * on all-visible pages, and the rows read from the other pages (nv).
  */
 static void
-assemble(KdSource *src, const KdgIndexRows *r, const KdamRecords *pending,
-		 const KdSource *nv, const bool *notall, BlockNumber nblocks)
+assemble(KdSource *src, Relation heap, const KdgIndexRows *r,
+		 const KdamRecords *pending, const KdSource *nv, const bool *notall,
+		 BlockNumber nblocks)
 {
+	bool		keyed = src->keyattnum != InvalidAttrNumber;
 	int64		npend = 0;
 	int64	   *order = palloc(sizeof(int64) * Max(pending->n, 1));
 	int64		i = 0,
@@ -319,15 +360,22 @@ assemble(KdSource *src, const KdgIndexRows *r, const KdamRecords *pending,
 		if (tr == UINT64_MAX && tp == UINT64_MAX && tv == UINT64_MAX)
 			break;
 		if (tr <= tp && tr <= tv)
-			append_row(src, &r->rows[i++ * stride].coord, tr);
+		{
+			if (keyed && r->nokey && r->nokey[i])
+				elog(ERROR, "kdgpu: the copy of index \"%s\" has no key for a row on an all-visible page",
+					 r->indexname);
+			append_row(src, &r->rows[i * stride].coord, tr, keyed ? r->keys[i] : 0);
+			i++;
+		}
 		else if (tp <= tv)
 		{
-			append_row(src, pending->coords + order[p] * src->dim, tp);
+			append_row(src, pending->coords + order[p] * src->dim, tp,
+					   keyed ? key_of_root(heap, src, tp) : 0);
 			p++;
 		}
 		else
 		{
-			append_row(src, kdg_row_coords(nv, v), tv);
+			append_row(src, kdg_row_coords(nv, v), tv, kdg_row_ref(nv, v));
 			v++;
 		}
 	}
@@ -392,10 +440,10 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 			table_close(heap, NoLock);
 			return false;
 		}
-		if ((r = kdg_index_rows_find(index, &meta)) != NULL)
+		if ((r = kdg_index_rows_find(index, &meta, src)) != NULL)
 			break;
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-		r = kdg_index_rows_read(index, &meta);
+		r = kdg_index_rows_read(index, &meta, src);
 		kdg_index_rows_keep(r);
 	}
 	kdg_index_rows_pin(r);
@@ -457,15 +505,18 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 			 nv.dim, src->dim);
 	src->stride = kdg_source_stride(src, src->dim);
 	src->index_rows = r;
-	if (pending.n == 0 && pages_match(r, &nv, notall_list, nread))
+	if (pending.n == 0 && r->nokey == NULL &&
+		pages_match(r, &nv, notall_list, nread))
 	{
 		/* the copy's rows are the call's: used in place, never written */
 		src->rows = r->rows;
+		src->keys = r->keys;
+		src->stride = r->dim + 1;
 		src->n = r->n;
 		src->cap = r->n;
 	}
 	else
-		assemble(src, r, &pending, &nv, notall, nblocks);
+		assemble(src, heap, r, &pending, &nv, notall, nblocks);
 	snprintf(note, notelen,
 			 "rows from index \"%s\" and the visibility map, %u of %u table pages read",
 			 r->indexname, nread, nblocks);

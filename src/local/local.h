@@ -24,6 +24,7 @@ extern void kdg_source_add(KdSource *src, Datum value, bool isnull,
 						   ItemPointer tid, Datum key, bool keynull);
 extern void kdg_source_sort(KdSource *src);
 extern void kdg_source_set_key(KdSource *src, const char *keyname);
+extern bool kdg_source_key_unique(const KdSource *src);
 extern int	kdg_source_stride(const KdSource *src, int dim);
 extern void kdg_sources_spi(KdSource *srcs, const Oid *oids, int n, Oid relid);
 extern void kdg_source_check_query(const KdSource *src, KdPointType qtype,
@@ -115,8 +116,12 @@ struct KdgIndexRows
 	uint64		generation;
 	char		indexname[NAMEDATALEN];
 	int			dim;
+	AttrNumber	keyattnum;		/* the key column read, or InvalidAttrNumber */
 	int64		n;
 	KdSlot	   *rows;			/* n * (dim + 1): coordinates, then TID */
+	uint64	   *keys;			/* with a key column: n keys (kdg_key_to_ref) */
+	bool	   *nokey;			/* rows whose key was not read: dead when the
+								 * copy was made; NULL if none */
 	KdTree	   *tree;			/* references are ordinals; NULL until used */
 	KdgPageMaps *pages;			/* what all-visible heap pages' line
 								 * pointers said, or NULL */
@@ -134,9 +139,11 @@ extern void kdg_source_read(KdSource *src);
 
 /* index_rows.c */
 extern KdgIndexRows *kdg_index_rows_find(Relation index,
-										 const struct KdamMetaPageData *meta);
+										 const struct KdamMetaPageData *meta,
+										 const KdSource *src);
 extern KdgIndexRows *kdg_index_rows_read(Relation index,
-										 const struct KdamMetaPageData *meta);
+										 const struct KdamMetaPageData *meta,
+										 const KdSource *src);
 extern void kdg_index_rows_keep(KdgIndexRows *r);
 extern void kdg_index_rows_pin(KdgIndexRows *r);
 extern KdgTree *kdg_index_source_tree(const KdSource *src, int64 work,

@@ -305,11 +305,11 @@ kdg_refine_knn(const KdSource *src, const KdgTree *tree, KdNeighbor *raw,
 	if (tree->tree->coords)
 		rexec.device = KD_DEVICE_CPU;
 	/* pass 1's threads read no page: the candidates' are read here */
-	if (src->hot)
+	if (src->hot && src->keyattnum == InvalidAttrNumber)
 		kdg_hot_read_pages(src, raw, count, nq, kk);
 	kdg_check_status(kde_parallel_for(&exec, nq, 4096, kdg_refine_range, &r, &err),
 					&err, NULL, "kNN refinement");
-	if (src->hot)
+	if (src->hot && src->keyattnum == InvalidAttrNumber)
 		kdg_hot_threads_done(src->hot);
 	for (int64 q = 0; q < nq; q++)
 		if (count[q] < 0)

@@ -22,10 +22,12 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attribute.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
@@ -498,4 +500,35 @@ kdg_source_tids(const KdSource *src)
 	for (int64 i = 0; i < src->n; i++)
 		tids[i] = kdg_row_tid(src, i);
 	return tids;
+}
+
+/*
+ * Whether src's key column can hold no NULL and no value twice among the
+ * rows a snapshot sees, as the function requires of it: NOT NULL, with an
+ * immediate unique index on it alone.
+ */
+bool
+kdg_source_key_unique(const KdSource *src)
+{
+	Relation	heap = table_open(src->relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(heap);
+	ListCell   *lc;
+	bool		unique = false;
+
+	if (TupleDescAttr(RelationGetDescr(heap), src->keyattnum - 1)->attnotnull)
+		foreach(lc, indexes)
+		{
+			Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+			Form_pg_index form = index->rd_index;
+
+			unique = form->indisunique && form->indimmediate && form->indisvalid &&
+				form->indnatts == 1 && form->indkey.values[0] == src->keyattnum &&
+				RelationGetIndexPredicate(index) == NIL;
+			index_close(index, NoLock);
+			if (unique)
+				break;
+		}
+	table_close(heap, NoLock);
+	list_free(indexes);
+	return unique;
 }
