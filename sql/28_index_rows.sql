@@ -161,6 +161,13 @@ SET kdgpu.index_rows = off;
 SELECT ir_source('fx_vis');
 RESET kdgpu.index_rows;
 
+-- an answer larger than kdgpu.answer_memory_limit is refused before it
+-- is made (the default is a quarter of the machine's memory)
+SET kdgpu.answer_memory_limit = '4MB';
+SELECT count(*) FROM kd_all_knn('fx_forest', 20);
+SELECT count(*) FROM kd_knn_join('fx_forest', (SELECT array_agg(q) FROM fx_q), 20);
+RESET kdgpu.answer_memory_limit;
+
 DROP TABLE fx_q, fx_vis, fx_forest;
 DROP FUNCTION fx_check(text), ir_key_check(text), ir_source(text);
 DROP ROLE fx_rls_reader;

@@ -244,3 +244,25 @@ kdg_parallel_copy(void *dst, const void *src, Size bytes)
 	if (bytes > 0)
 		kdg_parallel_for((int64) bytes, KD_COPY_CHUNK, kdg_copy_range, &c);
 }
+
+/*
+ * Error unless the neighbours of nq queries, kk each (the engine's lists,
+ * then the answer's hits and the rows made of them), fit within
+ * kdgpu.answer_memory_limit: a call that would not is refused before it
+ * allocates, rather than left to the kernel's out-of-memory killer.
+ */
+void
+kdg_check_answer_memory(int64 nq, int kk, const char *what)
+{
+	double		need = (double) nq * kk * (sizeof(KdNeighbor) + sizeof(int64));
+	double		limit = (double) kdgpu_answer_memory_limit * 1024 * 1024;
+
+	if (kdgpu_answer_memory_limit == 0)
+		limit = (double) sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 4;
+	if (need > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s of " INT64_FORMAT " points needs about %.0f MB for its neighbours, more than kdgpu.answer_memory_limit (%.0f MB)",
+						what, nq, need / (1024 * 1024), limit / (1024 * 1024)),
+				 errhint("Lower k, search part of the points at a time with kd_knn_join, or raise kdgpu.answer_memory_limit.")));
+}

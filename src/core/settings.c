@@ -24,6 +24,7 @@ int			kdgpu_gpu_memory_limit = 0;
 int			kdgpu_cpu_threads = 0;
 bool		kdgpu_stream_rows = true;
 bool		kdgpu_index_rows = true;
+int			kdgpu_answer_memory_limit = 0;
 int			kdgpu_service_queue_limit = 0;
 int			kdgpu_gpu_replicas = 1;
 bool		kdgpu_service_enabled = true;
@@ -66,6 +67,16 @@ kdg_settings_define(void)
 							"Device memory kdgpu may use; 0 means all free memory.",
 							NULL,
 							&kdgpu_gpu_memory_limit,
+							0, 0, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("kdgpu.answer_memory_limit",
+							"Memory one batched call's neighbours may take; 0 means a quarter "
+							"of the machine's memory.",
+							"A call whose answer would need more is refused before it starts.",
+							&kdgpu_answer_memory_limit,
 							0, 0, INT_MAX,
 							PGC_USERSET,
 							GUC_UNIT_MB,

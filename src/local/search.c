@@ -437,6 +437,7 @@ kdg_search_knn(const KdSource *src, const KdgTree *tree, const double *queries,
 
 	if (nq == 0 || src->n == 0)
 		return kdg_empty_answer(nq);
+	kdg_check_answer_memory(nq, kk, "a kNN search");
 	raw = palloc_extended(sizeof(KdNeighbor) * nq * kk, MCXT_ALLOC_HUGE);
 	count = palloc_extended(sizeof(int32) * nq, MCXT_ALLOC_HUGE);
 	tree = kdg_knn_raw(src, tree, kdg_engine_points(src, queries, nq), nq, kk,
@@ -467,6 +468,7 @@ kdg_search_all_knn(const KdSource *src, const KdgTree *gtree, int k,
 
 	if (n == 0)
 		return kdg_empty_answer(0);
+	kdg_check_answer_memory(n, kk, "All-kNN");
 	raw = palloc_extended(sizeof(KdNeighbor) * n * kk, MCXT_ALLOC_HUGE);
 	count = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
 	kdg_exec_for(&exec, gtree);
