@@ -35,10 +35,12 @@
  * pruning can remove it while the snapshot holds back the horizon.
  *
  * Where this cannot hold, the table is read as before and kd_status() says
- * why (last_run): row-level security, a key column, a type whose index
- * keeps other coordinates than the function reads, an index holding values
- * outside its trees (the table's reading reports them), a snapshot that is
- * not MVCC, or kdgpu.index_rows off.
+ * why (last_run): row-level security, a key column with no unique index, a
+ * type whose index keeps other coordinates than the function reads, an
+ * index holding values outside its trees (the table's reading reports
+ * them), a snapshot that is not MVCC, a hot standby (where replay takes no
+ * cleanup lock, so the pin is no interlock, as for index-only scans), or
+ * kdgpu.index_rows off.
  */
 #include "postgres.h"
 
@@ -46,6 +48,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/visibilitymap.h"
+#include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -110,6 +113,9 @@ table_read_reason(const KdSource *src, Relation heap)
 		return "not a plain table";
 	if (!IsMVCCSnapshot(GetActiveSnapshot()))
 		return "the snapshot is not MVCC";
+	/* replay takes no cleanup lock: the metapage's pin holds nothing back */
+	if (RecoveryInProgress())
+		return "a hot standby's index cannot vouch for its rows";
 	return NULL;
 }
 

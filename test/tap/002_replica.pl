@@ -84,6 +84,15 @@ like($primary->safe_psql('postgres', $ios), qr/Index Only Scan using pts_p/,
 	'the primary scans the index alone');
 like($standby->safe_psql('postgres', $ios), qr/Index Scan using pts_p/,
 	'the standby reads the heap too');
+# For the same reason the kd_* functions read the standby's table, not its
+# index's rows, and say so (the primary reads it too, for the values its
+# index keeps outside its trees, but not for that reason).
+my $source = q{SELECT count(*) FROM kd_knn_join('pts', ARRAY[point(50, 50)], 3);
+	SELECT substring(last_run FROM 'pts: ([^;]*)') FROM kd_status();};
+like($standby->safe_psql('postgres', $source), qr/the table was read: a hot standby/,
+	'the standby\'s functions read the table');
+unlike($primary->safe_psql('postgres', $source), qr/hot standby/,
+	'the primary\'s do not, for that reason');
 my $cur = $standby->background_psql('postgres');
 $cur->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
 $cur->query_safe('SET LOCAL enable_indexscan = off');
