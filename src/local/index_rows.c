@@ -284,6 +284,8 @@ rows_tree(KdgIndexRows *r)
 	old = MemoryContextSwitchTo(r->cxt);
 	r->tree = kdg_build_tree(&view, &used_gpu);
 	MemoryContextSwitchTo(old);
+	/* the build's own device copy is this backend's: the named one replaces it */
+	kde_gpu_release(r->tree);
 	kdg_service_key_of_index(r->tree->key, r->indexrelid, r->node.relNode,
 							 r->generation, 0, KDG_KEY_ROWS);
 	return r->tree;
@@ -317,6 +319,9 @@ kdg_index_source_tree(const KdSource *src, int64 work, bool all_knn)
 		if (exec.device != KD_DEVICE_CPU && kde_gpu_upload(tree, &exec, &err) != KD_OK)
 			elog(DEBUG1, "kdgpu: index rows' tree not uploaded: %s", err.message);
 	}
+	elog(DEBUG1, "kdgpu: searching the tree of the rows of index \"%s\"%s%s",
+		 r->indexname, tree && tree->gpu ? ", on its device copy" : "",
+		 src->rows == r->rows ? "" : ", beside the rows changed since");
 	if (src->rows == r->rows)
 		return kdg_tree_plain(tree);
 	if (tree)

@@ -40,7 +40,8 @@ resident_row(ReturnSetInfo *rsinfo, const KdgResident *e, int device)
 		values[3] = ObjectIdGetDatum((Oid) e->key[1]);
 		values[4] = Int64GetDatum((int64) e->key[2]);
 		values[5] = CStringGetTextDatum(e->key[3] == KDG_KEY_RANKED + 1 ? "ranked" :
-										e->key[3] == KDG_KEY_BUILT + 1 ? "built" : "tree");
+										e->key[3] == KDG_KEY_BUILT + 1 ? "built" :
+										e->key[3] == KDG_KEY_ROWS + 1 ? "rows" : "tree");
 	}
 	else
 	{

@@ -29,9 +29,14 @@ $ENV{KDGPU_CUDA_LIB} = $emulated;
 $ENV{KDGPU_FAKE_TRAP_FILE} = $trap;
 my $node = PostgreSQL::Test::Cluster->new('service');
 $node->init;
+# kdgpu.index_rows off: most sections below test the service's copies of
+# the trees of tables read whole (as row-level security or a key column
+# with no unique index still make them); the section "the copy of an
+# index's rows" turns it on for its sessions
 $node->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'kdgpu'
 kdgpu.gpu_min_points = 0
+kdgpu.index_rows = off
 restart_after_crash = on
 max_connections = 40
 });
@@ -154,6 +159,52 @@ is($node->safe_psql('postgres', 'SELECT all_knn_mismatches(5)'), '0',
 is($node->safe_psql('postgres', 'SELECT range_mismatches(4.5)'), '0',
 	'kd_range through the service equals a sequential scan');
 
+# the copy of an index's rows: calls that take their rows from the index
+# search one device copy of the tree over them, shared by every session
+# and uploaded once per version of the index; a new version (VACUUM
+# removed rows) replaces it; answers equal sequential scans throughout
+$node->safe_psql('postgres', q{
+	CREATE TABLE ir (p point) WITH (autovacuum_enabled = false);
+	INSERT INTO ir SELECT point(random() * 100, random() * 100) FROM generate_series(1, 4000);
+	SET maintenance_work_mem = '1MB';
+	CREATE INDEX ir_p ON ir USING kdgpu (p);
+	VACUUM ir;
+});
+my $on = 'SET kdgpu.index_rows = on;';
+my $rows_copy = q{SELECT count(*), min(loaded_at), sum(hits), min(generation) FROM kd_resident
+	WHERE index = 'ir_p'::regclass AND flavour = 'rows'};
+is($node->safe_psql('postgres', "$on SELECT join_mismatches('ir', 6); SELECT all_knn_mismatches(4, 'ir');
+	SELECT range_mismatches(4.5, 'ir')"), "0\n0\n0",
+	'kNN join, All-kNN and range on the index\'s rows through the service equal sequential scans');
+like($node->safe_psql('postgres', "$on SELECT count(*) FROM kd_knn_join('ir', 'q', 3);
+	SELECT last_run FROM kd_status()"),
+	qr/through the GPU service; ir: rows from index "ir_p" and the visibility map, 0 of \d+ table pages read/,
+	'the join took its rows from the index and ran through the service');
+my ($r1, $rl1, $rh1, $rg1) = split /\|/, $node->safe_psql('postgres', $rows_copy);
+is($r1, '1', 'one shared copy of the tree over the index\'s rows');
+$node->safe_psql('postgres', "$on SELECT count(*) FROM kd_knn_join('ir', 'q', 4)") for 1 .. 3;
+my ($r2, $rl2, $rh2, $rg2) = split /\|/, $node->safe_psql('postgres', $rows_copy);
+is("$r2|$rl2|$rg2", "1|$rl1|$rg1", 'new sessions search the same copy, not a new upload');
+cmp_ok($rh2, '>=', $rh1 + 3, 'the copy counts the calls of every session');
+my ($rc, $out, $err) = $node->psql('postgres', qq{$on
+	SET client_min_messages = debug1;
+	SELECT count(*) FROM kd_knn_join('ir', 'q', 3)});
+like($err, qr/searching the tree of the rows of index "ir_p", on its device copy/,
+	'a new session searches the device copy');
+$node->safe_psql('postgres', q{
+	DELETE FROM ir WHERE random() < 0.1;
+	SET maintenance_work_mem = '1MB';
+	VACUUM ir;
+	INSERT INTO ir SELECT point(random() * 100, random() * 100) FROM generate_series(1, 300);
+});
+is($node->safe_psql('postgres', "$on SELECT join_mismatches('ir', 6); SELECT all_knn_mismatches(4, 'ir')"),
+	"0\n0", 'after deletes, VACUUM and inserts the answers equal sequential scans');
+my ($r3, $rl3, $rh3, $rg3) = split /\|/, $node->safe_psql('postgres', $rows_copy);
+ok($r3 eq '1' && $rg3 > $rg1, "the index's new version replaced the copy (generation $rg1 -> $rg3)");
+is($node->safe_psql('postgres', "SELECT count(*) FROM kd_resident WHERE owner_pid IS NOT NULL"), '0',
+	'no copy is left owned by a session');
+$node->safe_psql('postgres', 'DROP TABLE ir');
+
 # one device copy of the index for every session, uploaded once
 my $copies = q{SELECT count(*), min(loaded_at), sum(hits) FROM kd_resident WHERE index = 'pts_p'::regclass};
 my ($n1, $loaded1, $hits1) = split /\|/, $node->safe_psql('postgres', $copies);
@@ -167,7 +218,7 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM kd_resident WHERE owner_pi
 
 # a new session whose rows are the tree's searches the service's copy
 # without reading the tree
-my ($rc, $out, $err) = $node->psql('postgres', q{
+($rc, $out, $err) = $node->psql('postgres', q{
 	SET client_min_messages = debug1;
 	SELECT count(*) FROM kd_knn_join('pts', 'q', 3);
 	SET client_min_messages = notice;
