@@ -253,6 +253,20 @@ kdg_index_rows_read(Relation index, const KdamMetaPageData *meta,
 	return r;
 }
 
+/* How many copies of indexes' rows this backend keeps, and their rows. */
+void
+kdg_index_rows_usage(int *copies, int64 *rows)
+{
+	*copies = 0;
+	*rows = 0;
+	for (int i = 0; i < KDG_INDEX_ROWS_CACHE; i++)
+		if (rows_cache[i] && !rows_cache[i]->stale)
+		{
+			(*copies)++;
+			*rows += rows_cache[i]->n;
+		}
+}
+
 /* Pin a copy for a call of this transaction, and note its use. */
 void
 kdg_index_rows_pin(KdgIndexRows *r)

@@ -146,6 +146,7 @@ extern KdgIndexRows *kdg_index_rows_read(Relation index,
 										 const KdSource *src);
 extern void kdg_index_rows_keep(KdgIndexRows *r);
 extern void kdg_index_rows_pin(KdgIndexRows *r);
+extern void kdg_index_rows_usage(int *copies, int64 *rows);
 extern KdgTree *kdg_index_source_tree(const KdSource *src, int64 work,
 									  bool all_knn);
 

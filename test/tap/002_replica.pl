@@ -85,14 +85,23 @@ like($primary->safe_psql('postgres', $ios), qr/Index Only Scan using pts_p/,
 like($standby->safe_psql('postgres', $ios), qr/Index Scan using pts_p/,
 	'the standby reads the heap too');
 # For the same reason the kd_* functions read the standby's table, not its
-# index's rows, and say so (the primary reads it too, for the values its
-# index keeps outside its trees, but not for that reason).
-my $source = q{SELECT count(*) FROM kd_knn_join('pts', ARRAY[point(50, 50)], 3);
-	SELECT substring(last_run FROM 'pts: ([^;]*)') FROM kd_status();};
+# index's rows, and say so; the primary takes them from its index.
+$primary->safe_psql('postgres', q{
+	CREATE TABLE sb (p point);
+	INSERT INTO sb SELECT point(x % 97, x % 89) FROM generate_series(1, 3000) x;
+	CREATE INDEX sb_p ON sb USING kdgpu (p);
+	VACUUM sb;
+});
+$primary->wait_for_catchup($standby);
+my $source = q{SELECT count(*) FROM kd_knn_join('sb', ARRAY[point(50, 50)], 3);
+	SELECT substring(last_run FROM 'sb: ([^;]*)') FROM kd_status();};
 like($standby->safe_psql('postgres', $source), qr/the table was read: a hot standby/,
 	'the standby\'s functions read the table');
-unlike($primary->safe_psql('postgres', $source), qr/hot standby/,
-	'the primary\'s do not, for that reason');
+like($primary->safe_psql('postgres', $source), qr/rows from index "sb_p"/,
+	'the primary\'s take the index\'s rows');
+is($standby->safe_psql('postgres', "SELECT array_agg(nn_ctid ORDER BY rank) FROM kd_knn_join('sb', ARRAY[point(50, 50)], 5)"),
+	$primary->safe_psql('postgres', "SELECT array_agg(nn_ctid ORDER BY rank) FROM kd_knn_join('sb', ARRAY[point(50, 50)], 5)"),
+	'with the same answer');
 my $cur = $standby->background_psql('postgres');
 $cur->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
 $cur->query_safe('SET LOCAL enable_indexscan = off');
