@@ -242,9 +242,19 @@ kdg_chunk_write(const KdChunkState *st, KdChunkPlan *c)
 				src = &t->parts[++leaf];
 				row = 0;
 			}
+			/*
+			 * The coordinates, the row's own TID and its key: rows taken
+			 * from an index name a HOT chain's root and keep their keys
+			 * apart (kdgpu.h), which the chunk does not
+			 */
 			slots = src->rows + row * src->stride;
-			for (int s = 0; s < src->stride; s++)
+			for (int s = 0; s < src->dim + src->extra; s++)
 				kdg_put64(&p, slots[s].tid);
+			kdg_put64(&p, src->hot ?
+					  kdg_hot_tid(src->hot, kdg_row_tid(src, row)) :
+					  kdg_row_tid(src, row));
+			if (src->keyattnum != InvalidAttrNumber)
+				kdg_put64(&p, kdg_row_ref(src, row));
 			row++;
 		}
 		hits = kdg_answer_hits(st->ans, c->entry + i, &nhits);

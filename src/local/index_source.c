@@ -122,14 +122,15 @@ table_read_reason(const KdSource *src, Relation heap)
 /*
  * Add the rows of a page the visibility map does not mark all-visible that
  * the snapshot sees to nv, each named by its chain's root (in root order),
- * and map the roots to the rows in hot.
+ * and map the roots to the rows in hot.  The page is read through shared
+ * buffers, not a bulk-read ring: every call reads the pages written since
+ * the last VACUUM again, and a ring would send each back to the kernel.
  */
 static void
 read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
-			   KdSource *nv, KdgHotMap *hot, BufferAccessStrategy strategy)
+			   KdSource *nv, KdgHotMap *hot)
 {
-	Buffer		buf = ReadBufferExtended(heap, MAIN_FORKNUM, block, RBM_NORMAL,
-										 strategy);
+	Buffer		buf = ReadBuffer(heap, block);
 	Page		page;
 	OffsetNumber maxoff;
 	OffsetNumber roots[MaxHeapTuplesPerPage];
@@ -409,7 +410,6 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 	bool	   *notall;
 	BlockNumber *notall_list;
 	Buffer		vmbuf = InvalidBuffer;
-	BufferAccessStrategy strategy;
 	KdSource	nv;
 
 	if (why == NULL && (index = source_index(src, heap)) == NULL)
@@ -487,13 +487,11 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 	nv.n = nv.cap = 0;
 	nv.rows = NULL;
 	nv.hot = NULL;
-	strategy = GetAccessStrategy(BAS_BULKREAD);
 	for (BlockNumber k = 0; k < nread; k++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		read_heap_page(heap, notall_list[k], snapshot, &nv, src->hot, strategy);
+		read_heap_page(heap, notall_list[k], snapshot, &nv, src->hot);
 	}
-	FreeAccessStrategy(strategy);
 	ReleaseBuffer(metabuf);
 
 	/* the index holds points of one dimension, SRID and Z/M flags */
