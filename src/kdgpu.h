@@ -175,6 +175,8 @@ typedef struct KdSource
 								 * roots, which this maps to the rows' own */
 	const uint64 *keys;			/* the rows' keys by ordinal, when rows are
 								 * index_rows' own: not in the rows then */
+	struct KdgDiff *index_diff; /* with index_rows, rows not its own: how
+								 * they differ from its rows */
 } KdSource;
 
 extern uint64 kdg_hot_tid(KdgHotMap *hot, uint64 root);

@@ -341,13 +341,10 @@ kdg_index_source_tree(const KdSource *src, int64 work, bool all_knn)
 	if (tree)
 	{
 		int64		maxdiff = kdg_delta_max(src->n);
-		KdgRowsView tv = {&r->rows[r->dim].tid, r->dim + 1, NULL, 0, r->n};
-		KdgRowsView rv = {&src->rows[src->dim].tid, src->stride, NULL, 0, src->n};
-		KdgDiff		diff;
+		const KdgDiff *diff = src->index_diff;
 
-		kdg_diff_alloc(&diff, maxdiff);
-		if (kdg_rows_diff(&tv, &rv, src->dim, maxdiff, maxdiff, &diff))
-			return kdg_tree_delta(src, tree, &diff);
+		if (diff->ngone <= maxdiff && diff->nadded <= maxdiff)
+			return kdg_tree_delta(src, tree, diff);
 	}
 	return kdg_tree_plain(kdg_build_tree(src, &used_gpu));
 }

@@ -314,14 +314,31 @@ key_of_root(Relation heap, const KdSource *src, uint64 root)
 	return kdg_key_to_ref(src->keytype, key);
 }
 
+/* Append x to a growing list of *n values with room for *cap. */
+static void
+list_add(uint64 **list, int64 *n, int64 *cap, uint64 x)
+{
+	if (*n == *cap)
+	{
+		*cap = Max(*cap * 2, 64);
+		*list = *list ? repalloc_huge(*list, sizeof(uint64) * *cap) :
+			palloc_extended(sizeof(uint64) * *cap, MCXT_ALLOC_HUGE);
+	}
+	(*list)[(*n)++] = x;
+}
+
 /*
  * Assemble the source's rows in TID order: the copy's and the pending rows
- * on all-visible pages, and the rows read from the other pages (nv).
+ * on all-visible pages, and the rows read from the other pages (nv); and
+ * how they differ from the copy's rows (diff: ranks of the copy's rows on
+ * those pages that nv lacks, ordinals of the rows the copy lacks), made in
+ * the same pass.  A row of nv with a TID of the copy's is that row: a TID
+ * names one point until VACUUM marks it dead, which makes a new copy.
  */
 static void
 assemble(KdSource *src, Relation heap, const KdgIndexRows *r,
 		 const KdamRecords *pending, const KdSource *nv, const bool *notall,
-		 BlockNumber nblocks)
+		 BlockNumber nblocks, KdgDiff *diff)
 {
 	bool		keyed = src->keyattnum != InvalidAttrNumber;
 	int64		npend = 0;
@@ -329,6 +346,8 @@ assemble(KdSource *src, Relation heap, const KdgIndexRows *r,
 	int64		i = 0,
 				p = 0,
 				v = 0;
+	int64		gonecap = 0,
+				addedcap = 0;
 	int			stride = r->dim + 1;
 
 	for (int64 k = 0; k < pending->n; k++)
@@ -339,34 +358,24 @@ assemble(KdSource *src, Relation heap, const KdgIndexRows *r,
 			order[npend++] = k;
 	}
 	qsort_arg(order, npend, sizeof(int64), pending_cmp, pending->refs);
+	memset(diff, 0, sizeof(*diff));
 	src->n = 0;
-	src->cap = 0;
-	src->rows = NULL;
+	src->cap = Max(r->n + npend + nv->n, 1);
+	src->rows = MemoryContextAllocExtended(src->mcxt,
+										   sizeof(KdSlot) * src->stride * src->cap,
+										   MCXT_ALLOC_HUGE);
 	for (;;)
 	{
-		uint64		tr = UINT64_MAX,
-					tp = UINT64_MAX,
-					tv = UINT64_MAX;
+		uint64		tr = i < r->n ? r->rows[i * stride + r->dim].tid : UINT64_MAX;
+		uint64		tp = p < npend ? pending->refs[order[p]] : UINT64_MAX;
+		uint64		tv = v < nv->n ? kdg_row_tid(nv, v) : UINT64_MAX;
+		BlockNumber block = (BlockNumber) (tr >> 16);
+		bool		copy_read = tr != UINT64_MAX &&
+			(block >= nblocks || notall[block]);
 
-		while (i < r->n)
-		{
-			uint64		tid = r->rows[i * stride + r->dim].tid;
-			BlockNumber block = (BlockNumber) (tid >> 16);
-
-			if (block < nblocks && !notall[block])
-			{
-				tr = tid;
-				break;
-			}
-			i++;
-		}
-		if (p < npend)
-			tp = pending->refs[order[p]];
-		if (v < nv->n)
-			tv = kdg_row_tid(nv, v);
 		if (tr == UINT64_MAX && tp == UINT64_MAX && tv == UINT64_MAX)
 			break;
-		if (tr <= tp && tr <= tv)
+		if (tr <= tp && tr <= tv && !copy_read)
 		{
 			if (keyed && r->nokey && r->nokey[i])
 				elog(ERROR, "kdgpu: the copy of index \"%s\" has no key for a row on an all-visible page",
@@ -374,14 +383,26 @@ assemble(KdSource *src, Relation heap, const KdgIndexRows *r,
 			append_row(src, &r->rows[i * stride].coord, tr, keyed ? r->keys[i] : 0);
 			i++;
 		}
+		else if (copy_read && tr < tv && tr <= tp)
+		{
+			/* a copy row on a page read that the snapshot does not see */
+			list_add(&diff->gone, &diff->ngone, &gonecap, (uint64) i);
+			i++;
+		}
 		else if (tp <= tv)
 		{
+			list_add(&diff->added, &diff->nadded, &addedcap, (uint64) src->n);
 			append_row(src, pending->coords + order[p] * src->dim, tp,
 					   keyed ? key_of_root(heap, src, tp) : 0);
 			p++;
 		}
 		else
 		{
+			/* a row read: the copy's own when it has its TID */
+			if (tr == tv)
+				i++;
+			else
+				list_add(&diff->added, &diff->nadded, &addedcap, (uint64) src->n);
 			append_row(src, kdg_row_coords(nv, v), tv, kdg_row_ref(nv, v));
 			v++;
 		}
@@ -520,7 +541,10 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 		src->cap = r->n;
 	}
 	else
-		assemble(src, heap, r, &pending, &nv, notall, nblocks);
+	{
+		src->index_diff = palloc(sizeof(KdgDiff));
+		assemble(src, heap, r, &pending, &nv, notall, nblocks, src->index_diff);
+	}
 	snprintf(note, notelen,
 			 "rows from index \"%s\" and the visibility map, %u of %u table pages read",
 			 r->indexname, nread, nblocks);

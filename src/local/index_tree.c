@@ -98,7 +98,7 @@ kdg_index_base(Relation index, const KdSource *src, int64 maxdiff,
 }
 
 /* Room for a difference of at most maxdiff rows each way. */
-void
+static void
 kdg_diff_alloc(KdgDiff *diff, int64 maxdiff)
 {
 	diff->gone = palloc_extended(sizeof(uint64) * Max(maxdiff, 1), MCXT_ALLOC_HUGE);

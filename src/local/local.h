@@ -73,7 +73,6 @@ extern KdStatus kdg_tree_range(const KdgTree *t, const double *centers,
 							   KdError *err);
 
 /* index_tree.c */
-extern void kdg_diff_alloc(KdgDiff *diff, int64 maxdiff);
 extern bool kdg_index_usable(Relation index, AttrNumber attnum);
 extern bool kdg_index_fits(Relation index, const KdSource *src);
 extern KdgTree *kdg_index_tree(const KdSource *src, int64 work, bool all_knn,
