@@ -20,6 +20,9 @@
  * unchanged: a page's line pointers change only while its bit is clear,
  * and setting the bit again bumps the map page's LSN (read after the bits a
  * call used).  Tables without WAL keep nothing.
+ *
+ * A chain's versions share their key too (kdg_root_key), which the copies
+ * of indexes' rows and their pending rows read through the root.
  */
 #include "postgres.h"
 
@@ -296,6 +299,38 @@ kdg_hot_tid(KdgHotMap *hot, uint64 root)
 		hot_read_page(hot, heap, block);
 		table_close(heap, NoLock);
 	}
+}
+
+/*
+ * The key (kdg_key_to_ref) of the row that root names on a page the caller
+ * holds locked: a root that redirects leads to its chain's row, and every
+ * version of a chain has one key (the key column is indexed, which HOT
+ * never changes).  False when root leads to no tuple (dead and pruned) or
+ * the key is NULL.
+ */
+bool
+kdg_root_key(Page page, OffsetNumber root, const KdSource *src,
+			 TupleDesc desc, uint64 *key)
+{
+	ItemId		lp;
+	HeapTupleData tuple;
+	bool		isnull;
+	Datum		value;
+
+	if (root > PageGetMaxOffsetNumber(page))
+		return false;
+	lp = PageGetItemId(page, root);
+	if (ItemIdIsRedirected(lp))
+		lp = PageGetItemId(page, ItemIdGetRedirect(lp));
+	if (!ItemIdIsNormal(lp))
+		return false;
+	tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+	tuple.t_len = ItemIdGetLength(lp);
+	value = heap_getattr(&tuple, src->keyattnum, desc, &isnull);
+	if (isnull)
+		return false;
+	*key = kdg_key_to_ref(src->keytype, value);
+	return true;
 }
 
 /* Whether the copy keeps what all-visible pages say for this call. */

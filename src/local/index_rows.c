@@ -16,7 +16,6 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "miscadmin.h"
@@ -155,29 +154,15 @@ rows_read_keys(KdgIndexRows *r, const KdSource *src)
 		Buffer		buf = ReadBufferExtended(heap, MAIN_FORKNUM, block, RBM_NORMAL,
 											 strategy);
 		Page		page;
-		OffsetNumber maxoff;
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		maxoff = PageGetMaxOffsetNumber(page);
 		for (; i < r->n && (r->rows[i * stride + r->dim].tid >> 16) == block; i++)
 		{
-			OffsetNumber off = (OffsetNumber) (r->rows[i * stride + r->dim].tid & 0xFFFF);
-			ItemId		lp = off <= maxoff ? PageGetItemId(page, off) : NULL;
-			HeapTupleData tuple;
-			bool		isnull = true;
-			Datum		key = (Datum) 0;
+			OffsetNumber root = (OffsetNumber) (r->rows[i * stride + r->dim].tid & 0xFFFF);
 
-			if (lp && ItemIdIsRedirected(lp))
-				lp = PageGetItemId(page, ItemIdGetRedirect(lp));
-			if (lp && ItemIdIsNormal(lp))
-			{
-				tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
-				tuple.t_len = ItemIdGetLength(lp);
-				key = heap_getattr(&tuple, src->keyattnum, desc, &isnull);
-			}
-			if (isnull)
+			if (!kdg_root_key(page, root, src, desc, &r->keys[i]))
 			{
 				if (r->nokey == NULL)
 					r->nokey = palloc_extended(sizeof(bool) * r->n,
@@ -185,8 +170,6 @@ rows_read_keys(KdgIndexRows *r, const KdSource *src)
 				r->nokey[i] = true;
 				r->keys[i] = 0;
 			}
-			else
-				r->keys[i] = kdg_key_to_ref(src->keytype, key);
 		}
 		UnlockReleaseBuffer(buf);
 	}

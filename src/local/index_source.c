@@ -80,16 +80,10 @@ source_index(const KdSource *src, Relation heap)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
 
-		if (kdg_index_usable(index, src->attnum))
+		if (kdg_index_fits(index, src))
 		{
-			KdPointType type = kdam_index_type(index);
-
-			if (type == src->type ||
-				(type == KD_TYPE_GEOMETRY_2D && src->type == KD_TYPE_GEOMETRY))
-			{
-				found = index;
-				break;
-			}
+			found = index;
+			break;
 		}
 		index_close(index, AccessShareLock);
 	}
@@ -289,29 +283,18 @@ static uint64
 key_of_root(Relation heap, const KdSource *src, uint64 root)
 {
 	Buffer		buf = ReadBuffer(heap, (BlockNumber) (root >> 16));
-	Page		page;
-	ItemId		lp;
-	HeapTupleData tuple;
-	bool		isnull = true;
-	Datum		key = (Datum) 0;
+	uint64		key;
+	bool		found;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	lp = PageGetItemId(page, (OffsetNumber) (root & 0xFFFF));
-	if (ItemIdIsRedirected(lp))
-		lp = PageGetItemId(page, ItemIdGetRedirect(lp));
-	if (ItemIdIsNormal(lp))
-	{
-		tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
-		tuple.t_len = ItemIdGetLength(lp);
-		key = heap_getattr(&tuple, src->keyattnum, RelationGetDescr(heap), &isnull);
-	}
+	found = kdg_root_key(BufferGetPage(buf), (OffsetNumber) (root & 0xFFFF), src,
+						 RelationGetDescr(heap), &key);
 	UnlockReleaseBuffer(buf);
-	if (isnull)
+	if (!found)
 		elog(ERROR, "kdgpu: no key found for row (%u,%u) of \"%s\" on an all-visible page",
 			 (BlockNumber) (root >> 16), (unsigned) (root & 0xFFFF),
 			 RelationGetRelationName(heap));
-	return kdg_key_to_ref(src->keytype, key);
+	return key;
 }
 
 /* Append x to a growing list of *n values with room for *cap. */

@@ -46,7 +46,7 @@
  * built over broken HOT chains (indcheckxmin) by a transaction the
  * snapshot cannot see yet.
  */
-bool
+static bool
 kdg_index_usable(Relation index, AttrNumber attnum)
 {
 	if (index->rd_index->indcheckxmin &&
@@ -63,7 +63,7 @@ kdg_index_usable(Relation index, AttrNumber attnum)
 /*
  * Whether index is usable (kdg_index_usable) on the source's column and
  * holds the coordinates the source reads (a 2-D geometry index holds those
- * of XY points).
+ * of XY points, which a source not read yet, of dimension 0, may be).
  */
 bool
 kdg_index_fits(Relation index, const KdSource *src)
@@ -75,7 +75,7 @@ kdg_index_fits(Relation index, const KdSource *src)
 	type = kdam_index_type(index);
 	return type == src->type ||
 		(type == KD_TYPE_GEOMETRY_2D && src->type == KD_TYPE_GEOMETRY &&
-		 src->dim == 2);
+		 (src->dim == 0 || src->dim == 2));
 }
 
 /*

@@ -73,7 +73,6 @@ extern KdStatus kdg_tree_range(const KdgTree *t, const double *centers,
 							   KdError *err);
 
 /* index_tree.c */
-extern bool kdg_index_usable(Relation index, AttrNumber attnum);
 extern bool kdg_index_fits(Relation index, const KdSource *src);
 extern KdgTree *kdg_index_tree(const KdSource *src, int64 work, bool all_knn,
 							   Oid *fitting);
@@ -164,6 +163,8 @@ extern bool kdg_hot_keeps(const KdgHotMap *hot);
 extern void kdg_hot_keep_vm_range(KdgIndexRows *r, BlockNumber vmpage,
 								  XLogRecPtr lsn);
 extern OffsetNumber *kdg_hot_map_page(KdgHotMap *hot, BlockNumber block);
+extern bool kdg_root_key(Page page, OffsetNumber root, const KdSource *src,
+						 TupleDesc desc, uint64 *key);
 extern void kdg_hot_read_pages(const KdSource *src, const KdNeighbor *raw,
 							   const int32 *count, int64 nq, int kk);
 extern void kdg_hot_threads_done(KdgHotMap *hot);
