@@ -568,7 +568,7 @@ extern void kdam_reclaim_retired(Relation index, Buffer metabuf, bool wait);
 
 /* kdam_rows.c */
 extern void kdam_read_live_rows(Relation index, const KdamMetaPageData *meta,
-								KdamLiveRows *out);
+								const KdamForest *forest, KdamLiveRows *out);
 
 /* kdam_handler.c */
 extern KdPointType kdam_index_type(Relation index);

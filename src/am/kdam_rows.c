@@ -6,10 +6,12 @@
  *
  * Every live tree of the forest is read (kdam_load_tree) and its rows that
  * VACUUM has not marked dead are kept, with their packed heap TIDs, then
- * sorted by TID with the radix sort of the ranked trees.  The caller holds
- * a pin on the metapage, the VACUUM interlock (kdam.h): no tree it reads is
- * freed and no reference marked dead meanwhile without the metapage's
- * generation changing, which the caller checks.  Pending, NULL and
+ * sorted by TID with the radix sort of the ranked trees.  The caller reads
+ * the forest's list under a share lock on the metapage, as scans do (a
+ * switch to a new list frees the old one's pages at once), and holds a pin
+ * on the metapage while the trees are read, the VACUUM interlock (kdam.h):
+ * no tree it reads is freed and no reference marked dead meanwhile without
+ * the metapage's generation changing, which the caller checks.  Pending, NULL and
  * outside rows are not trees' rows and are not read here.
  */
 #include "postgres.h"
@@ -20,14 +22,13 @@
 #include "kdam.h"
 
 /*
- * Read the live rows of index's trees, as meta lists them, into out
+ * Read the live rows of index's trees, as forest lists them, into out
  * (palloc'd in the current memory context), sorted by TID.
  */
 void
 kdam_read_live_rows(Relation index, const KdamMetaPageData *meta,
-					KdamLiveRows *out)
+					const KdamForest *forest, KdamLiveRows *out)
 {
-	KdamForest	forest;
 	int64		cap = Max(meta->ntree - meta->ndead, 1);
 	int			dim = Max(meta->dim, 1);
 	double	   *coords;
@@ -35,10 +36,9 @@ kdam_read_live_rows(Relation index, const KdamMetaPageData *meta,
 	KdamTidNode *tmp;
 	int64		n = 0;
 
-	kdam_forest_read(index, meta, &forest);
 	coords = palloc_extended(sizeof(double) * dim * cap, MCXT_ALLOC_HUGE);
 	pairs = palloc_extended(sizeof(KdamTidNode) * cap, MCXT_ALLOC_HUGE);
-	for (int t = 0; t < forest.n; t++)
+	for (int t = 0; t < forest->n; t++)
 	{
 		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
 												  "kdgpu tree rows",
@@ -48,7 +48,7 @@ kdam_read_live_rows(Relation index, const KdamMetaPageData *meta,
 
 		memset(&tree, 0, sizeof(tree));
 		CHECK_FOR_INTERRUPTS();
-		kdam_load_tree(index, meta, &forest.trees[t], &tree);
+		kdam_load_tree(index, meta, &forest->trees[t], &tree);
 		MemoryContextSwitchTo(old);
 		for (int64 i = 0; i < tree.tree.n; i++)
 		{

@@ -178,13 +178,13 @@ rows_read_keys(KdgIndexRows *r, const KdSource *src)
 }
 
 /*
- * Read the live rows of index's trees at meta's generation into a new copy
- * (the caller holds the metapage's pin), with their keys when src has a
- * key column.
+ * Read the live rows of index's trees at meta's generation, as forest
+ * lists them, into a new copy (the caller holds the metapage's pin), with
+ * their keys when src has a key column.
  */
 KdgIndexRows *
 kdg_index_rows_read(Relation index, const KdamMetaPageData *meta,
-					const KdSource *src)
+					const KdamForest *forest, const KdSource *src)
 {
 	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext,
 											  "kdgpu index rows",
@@ -197,7 +197,7 @@ kdg_index_rows_read(Relation index, const KdamMetaPageData *meta,
 
 	PG_TRY();
 	{
-		kdam_read_live_rows(index, meta, &live);
+		kdam_read_live_rows(index, meta, forest, &live);
 		r->rows = palloc_extended(sizeof(KdSlot) * stride * Max(live.n, 1),
 								  MCXT_ALLOC_HUGE);
 		for (int64 i = 0; i < live.n; i++)

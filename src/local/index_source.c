@@ -406,6 +406,7 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 	Relation	index = NULL;
 	Buffer		metabuf;
 	KdamMetaPageData meta;
+	KdamForest	forest;
 	KdgIndexRows *r = NULL;
 	KdamRecords pending;
 	Snapshot	snapshot = GetActiveSnapshot();
@@ -452,8 +453,10 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 		}
 		if ((r = kdg_index_rows_find(index, &meta, src)) != NULL)
 			break;
+		/* the list under the lock: a merge frees the list it replaces */
+		kdam_forest_read(index, &meta, &forest);
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-		r = kdg_index_rows_read(index, &meta, src);
+		r = kdg_index_rows_read(index, &meta, &forest, src);
 		kdg_index_rows_keep(r);
 	}
 	kdg_index_rows_pin(r);

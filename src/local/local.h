@@ -106,6 +106,7 @@ extern KdAnswer *kdg_search_box(const KdSource *src, const KdgTree *tree,
  */
 typedef struct KdgPageMaps KdgPageMaps;
 struct KdamMetaPageData;
+struct KdamForest;
 
 struct KdgIndexRows
 {
@@ -141,6 +142,7 @@ extern KdgIndexRows *kdg_index_rows_find(Relation index,
 										 const KdSource *src);
 extern KdgIndexRows *kdg_index_rows_read(Relation index,
 										 const struct KdamMetaPageData *meta,
+										 const struct KdamForest *forest,
 										 const KdSource *src);
 extern void kdg_index_rows_keep(KdgIndexRows *r);
 extern void kdg_index_rows_pin(KdgIndexRows *r);
