@@ -189,6 +189,7 @@ typedef struct KdgCall
 								 * given rows: room for the references */
 	Size		count;			/* and their counts */
 	Size		size;			/* of the whole segment */
+	int			threads;		/* host threads the caller's copies may use */
 	/* progress, kept by the service between slices */
 	int64		done;
 	/* reply */

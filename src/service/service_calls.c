@@ -115,6 +115,7 @@ kdg_call_run(dsm_segment *seg, KdgCall *call, const KdExec *exec, KdError *err)
 		before_shmem_exit(client_exit, 0);
 		exit_callback_registered = true;
 	}
+	call->threads = exec ? Max(exec->threads, 1) : 1;
 	SpinLockAcquire(&kdg_service->mutex);
 	for (int s = 0; s < kdg_service->nslots; s++)
 	{

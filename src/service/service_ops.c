@@ -319,7 +319,8 @@ kdg_serve(KdgCall *call, int i, KdRangeResult *range)
 
 	kde_exec_init(&exec);
 	exec.device = KD_DEVICE_GPU;
-	exec.threads = 1;
+	/* the caller's threads move its results: a copy on one thread is slow */
+	exec.threads = Max(call->threads, 1);
 	exec.interrupt = call_interrupted;
 	exec.interrupt_arg = (void *) (intptr_t) i;
 	exec.times = &times;
