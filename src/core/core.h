@@ -21,6 +21,7 @@ extern int	kdg_cpu_threads(void);
 extern void kdg_exec_prepare(KdExec *exec);
 extern void kdg_parallel_for(int64 nitems, int64 chunk, KdRangeFn fn, void *arg);
 extern bool kdg_gpu_wanted(int64 work);
+extern double kdg_answer_memory_limit(void);
 extern void kdg_check_answer_memory(int64 nq, int kk, const char *what);
 extern void kdg_parallel_copy(void *dst, const void *src, Size bytes);
 extern void kdg_check_status(KdStatus status, const KdError *err,

@@ -245,6 +245,15 @@ kdg_parallel_copy(void *dst, const void *src, Size bytes)
 		kdg_parallel_for((int64) bytes, KD_COPY_CHUNK, kdg_copy_range, &c);
 }
 
+/* kdgpu.answer_memory_limit in bytes (0: a quarter of the machine's memory). */
+double
+kdg_answer_memory_limit(void)
+{
+	if (kdgpu_answer_memory_limit == 0)
+		return (double) sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 4;
+	return (double) kdgpu_answer_memory_limit * 1024 * 1024;
+}
+
 /*
  * Error unless the neighbours of nq queries, kk each (the engine's lists,
  * then the answer's hits and the rows made of them), fit within
@@ -255,10 +264,8 @@ void
 kdg_check_answer_memory(int64 nq, int kk, const char *what)
 {
 	double		need = (double) nq * kk * (sizeof(KdNeighbor) + sizeof(int64));
-	double		limit = (double) kdgpu_answer_memory_limit * 1024 * 1024;
+	double		limit = kdg_answer_memory_limit();
 
-	if (kdgpu_answer_memory_limit == 0)
-		limit = (double) sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE) / 4;
 	if (need > limit)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

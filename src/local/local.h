@@ -22,6 +22,9 @@ extern void kdg_source_open_leaf(KdSource *src, Oid relid, const KdSource *head)
 extern void kdg_source_scan(KdSource *src);
 extern void kdg_source_add(KdSource *src, Datum value, bool isnull,
 						   ItemPointer tid, Datum key, bool keynull);
+extern KdSlot *kdg_source_append(KdSource *src, const double *coords, int dim,
+								 const KdPointInfo *info, const KdWhere *where,
+								 uint64 ref);
 extern void kdg_source_sort(KdSource *src);
 extern void kdg_source_set_key(KdSource *src, const char *keyname);
 extern bool kdg_source_key_unique(const KdSource *src);
@@ -81,11 +84,16 @@ extern void kdg_index_keep_built(const KdSource *src, KdTree *tree, int64 work,
 extern KdgTree *kdg_index_device_tree(const KdSource *src, bool all_knn);
 extern KdgTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
 
+/* cluster.c */
+extern int32 *kdg_cluster_dbscan(const KdSource *src, double eps,
+								 int minpoints, const char *what);
+
 /* source_tree.c */
 extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
 
 /* search.c */
 extern KdgTree *kdg_source_tree(const KdSource *src, int64 work, bool all_knn);
+extern double kdg_engine_radius(KdPointType type, double r);
 extern KdAnswer *kdg_empty_answer(int64 nq);
 extern void kdg_sort_hits(KdHit *hits, int64 n);
 extern KdAnswer *kdg_search_knn(const KdSource *src, const KdgTree *tree,

@@ -62,7 +62,7 @@ kdg_slack(KdPointType type, double d)
 }
 
 /* The engine radius that holds every point within operator distance r. */
-static inline double
+double
 kdg_engine_radius(KdPointType type, double r)
 {
 	if (type == KD_TYPE_GEOGRAPHY)

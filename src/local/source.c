@@ -311,6 +311,54 @@ kdg_source_check_info(const KdSource *src, const KdPointInfo *info,
 }
 
 /*
+ * Append a point read from where (coords and info as kdg_datum_read gave
+ * them, dim > 0) with its ref, and room for a key when the source has a key
+ * column; returns the row.  Error unless its dimension, and for PostGIS
+ * types its SRID and Z/M flags, are those of the earlier rows.
+ */
+KdSlot *
+kdg_source_append(KdSource *src, const double *coords, int dim,
+				  const KdPointInfo *info, const KdWhere *where, uint64 ref)
+{
+	KdSlot	   *row;
+
+	if (src->dim == 0)
+	{
+		src->dim = dim;
+		src->info = *info;
+		src->stride = kdg_source_stride(src, dim);
+		src->cap = 1024;
+		src->rows = MemoryContextAllocExtended(src->mcxt,
+											   sizeof(KdSlot) * src->stride * src->cap,
+											   MCXT_ALLOC_HUGE);
+	}
+	else if (dim != src->dim)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("point in %s has dimension %d, earlier rows have dimension %d",
+						kdg_where_text(where), dim, src->dim),
+				 errhint("All points of a column must have the same number of coordinates.")));
+	else
+	{
+		if (kdg_type_is_postgis(src->type))
+			kdg_source_check_info(src, info, where);
+		if (src->n == src->cap)
+		{
+			src->cap *= 2;
+			src->rows = repalloc_huge(src->rows, sizeof(KdSlot) * src->stride * src->cap);
+		}
+	}
+	row = src->rows + src->n * src->stride;
+	for (int i = 0; i < dim + src->extra; i++)
+		row[i].coord = coords[i];
+	row[dim + src->extra].tid = ref;
+	if (src->n > 0 && ref < kdg_row_tid(src, src->n - 1))
+		src->unsorted = true;
+	src->n++;
+	return row;
+}
+
+/*
  * Append one row's point, unless it is NULL or empty, with its key when the
  * source has a key column (a NULL key is an error).
  */
@@ -337,43 +385,9 @@ kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid,
 				 errmsg("key column \"%s\" is NULL in %s", src->keyname,
 						kdg_where_text(&where)),
 				 errhint("Every row with a point needs a key.")));
-	if (src->dim == 0)
-	{
-		src->dim = dim;
-		src->info = info;
-		src->stride = kdg_source_stride(src, dim);
-		src->cap = 1024;
-		src->rows = MemoryContextAllocExtended(src->mcxt,
-											   sizeof(KdSlot) * src->stride * src->cap,
-											   MCXT_ALLOC_HUGE);
-	}
-	else if (dim != src->dim)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("point in row (%u,%u) of table \"%s\" has dimension %d, earlier rows have dimension %d",
-						ItemPointerGetBlockNumberNoCheck(tid),
-						ItemPointerGetOffsetNumberNoCheck(tid),
-						get_rel_name(src->relid), dim, src->dim),
-				 errhint("All points of a column must have the same number of coordinates.")));
-	else
-	{
-		if (kdg_type_is_postgis(src->type))
-			kdg_source_check_info(src, &info, &where);
-		if (src->n == src->cap)
-		{
-			src->cap *= 2;
-			src->rows = repalloc_huge(src->rows, sizeof(KdSlot) * src->stride * src->cap);
-		}
-	}
-	row = src->rows + src->n * src->stride;
-	for (int i = 0; i < dim + src->extra; i++)
-		row[i].coord = coords[i];
-	row[dim + src->extra].tid = kdg_tid_to_ref(tid);
+	row = kdg_source_append(src, coords, dim, &info, &where, kdg_tid_to_ref(tid));
 	if (src->keyattnum != InvalidAttrNumber)
 		row[dim + src->extra + 1].tid = kdg_key_to_ref(src->keytype, key);
-	if (src->n > 0 && row[dim + src->extra].tid < kdg_row_tid(src, src->n - 1))
-		src->unsorted = true;
-	src->n++;
 }
 
 /* Read the visible rows with a heap scan under the active snapshot. */

@@ -1,0 +1,311 @@
+/*
+ * cluster.c
+ *	  Density clusters (DBSCAN) and distance components of a source's
+ *	  points, exact in the metric of the type's distance operator.
+ *
+ * The pairs within eps come from the engine's radius search over the
+ * source's tree (its kdgpu index's when the source's rows are the index's,
+ * else one built now, on the GPU for large inputs as any build), run for
+ * slices of the points as queries, and a pair is kept only when the
+ * operator's distance (kdg_metric) is <= eps: the boundary is inclusive and
+ * decided as `<->` and ST_DWithin decide it, whatever the engine's rounding.
+ * The kept pairs are held as ordinals (int32) per point, at most
+ * kdgpu.answer_memory_limit of them, and each slice's engine answer is
+ * freed before the next: a slice's queries grow or shrink so that its
+ * candidates stay near KDG_CLUSTER_SLICE_HITS.
+ *
+ * The definitions, deterministic where PostGIS's ST_ClusterDBSCAN is not:
+ * a point is a core point when at least minpoints points (itself included)
+ * lie within eps; core points within eps of each other share a cluster
+ * (union-find); any other point within eps of a core point is a border
+ * point and joins the cluster of its nearest core point, ties going to the
+ * lower ordinal; the rest are noise (-1).  Clusters are numbered from 0 in
+ * the order of their first point by ordinal, so the labels depend only on
+ * the points and their order.  With minpoints 1 every point is a core
+ * point, and the clusters are the components of the within-eps graph
+ * (ST_ClusterWithin).
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "local/local.h"
+
+/* a slice's engine candidates, about (16 bytes each) */
+#define KDG_CLUSTER_SLICE_HITS	(INT64CONST(8) << 20)
+/* the first slice's queries: few, as the density is not known yet */
+#define KDG_CLUSTER_FIRST_SLICE 256
+/* and the most any slice has */
+#define KDG_CLUSTER_MAX_SLICE	(INT64CONST(4) << 20)
+
+/*
+ * The pairs within eps, by the tree's node order: the point at node u is
+ * ordinal ord[u], its neighbours' ordinals are nbr[off[u] .. off[u + 1]),
+ * and node[i] is the node of ordinal i.
+ */
+typedef struct KdgPairs
+{
+	int64	   *off;
+	int32	   *nbr;
+	int64		cap;
+	int32	   *ord;
+	int32	   *node;
+} KdgPairs;
+
+/* What the threads of filter_range share: one slice's engine answer. */
+typedef struct KdgFilter
+{
+	const KdSource *src;
+	KdRangeResult *res;
+	const uint64 *refs;			/* the tree's: ordinals by node */
+	int64		first;			/* the slice's first node */
+	double		eps;
+	int32	   *kept;			/* per query of the slice */
+} KdgFilter;
+
+/*
+ * kdg_parallel_for body: keep the candidates of queries [begin, end) of a
+ * slice whose operator distance is <= eps, in place at the start of each
+ * query's run, and count them.
+ */
+static void
+filter_range(void *arg, int64 begin, int64 end)
+{
+	KdgFilter  *f = arg;
+	const KdSource *src = f->src;
+
+	for (int64 q = begin; q < end; q++)
+	{
+		const double *p = kdg_row_coords(src, f->refs[f->first + q]);
+		KdNeighbor *cand = f->res->hits + f->res->offsets[q];
+		int64		nc = f->res->offsets[q + 1] - f->res->offsets[q];
+		int32		n = 0;
+
+		for (int64 c = 0; c < nc; c++)
+			if (kdg_metric(src->type, p, kdg_row_coords(src, cand[c].ref),
+						   src->dim) <= f->eps)
+				cand[n++].ref = cand[c].ref;
+		f->kept[q] = n;
+	}
+}
+
+/* Append a slice's kept pairs to pairs, within the memory limit. */
+static void
+pairs_append(KdgPairs *pairs, const KdgFilter *f, int64 len, const char *what)
+{
+	int64		total = pairs->off[f->first];
+
+	for (int64 q = 0; q < len; q++)
+	{
+		const KdNeighbor *cand = f->res->hits + f->res->offsets[q];
+
+		if (total + f->kept[q] > pairs->cap)
+		{
+			int64		cap = Max(pairs->cap * 2, total + f->kept[q]);
+
+			if ((double) cap * sizeof(int32) > kdg_answer_memory_limit())
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("%s needs more than kdgpu.answer_memory_limit (%.0f MB) for the pairs of points within its distance",
+								what, kdg_answer_memory_limit() / (1024 * 1024)),
+						 errhint("Lower the distance, or raise kdgpu.answer_memory_limit.")));
+			pairs->nbr = repalloc_huge(pairs->nbr, sizeof(int32) * cap);
+			pairs->cap = cap;
+		}
+		for (int32 c = 0; c < f->kept[q]; c++)
+			pairs->nbr[total++] = (int32) cand[c].ref;
+		pairs->off[f->first + q + 1] = total;
+	}
+}
+
+/*
+ * Every point's neighbours within operator distance eps, itself included.
+ * The queries go in the tree's node order, so that neighbouring queries
+ * walk the same nodes.
+ */
+static KdgPairs
+pairs_within(const KdSource *src, double eps, const char *what)
+{
+	KdgPairs	pairs;
+	KdgTree    *tree;
+	const double *centers;
+	double		radius = kdg_engine_radius(src->type, eps);
+	int64		slice = KDG_CLUSTER_FIRST_SLICE;
+	bool		used_gpu;
+
+	pairs.off = palloc_extended(sizeof(int64) * (src->n + 1), MCXT_ALLOC_HUGE);
+	pairs.off[0] = 0;
+	pairs.cap = Max(src->n, 1024);
+	pairs.nbr = palloc_extended(sizeof(int32) * pairs.cap, MCXT_ALLOC_HUGE);
+	/* the index's tree when the rows are its rows, else one built now */
+	tree = kdg_source_tree(src, src->n, true);
+	if (tree->tree->coords == NULL || tree->rank_ord != NULL || tree->added != NULL)
+		tree = kdg_tree_plain(kdg_build_tree(src, &used_gpu));
+	centers = tree->tree->coords;
+	pairs.ord = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
+	pairs.node = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
+	for (int32 u = 0; u < src->n; u++)
+	{
+		pairs.ord[u] = (int32) tree->tree->refs[u];
+		pairs.node[pairs.ord[u]] = u;
+	}
+	for (int64 first = 0, len; first < src->n; first += len)
+	{
+		KdRangeResult *res = kdg_range_result_new();
+		KdgFilter	f = {src, res, tree->tree->refs, first, eps, NULL};
+		int64		ncand;
+		KdExec		exec;
+		KdError		err;
+
+		len = Min(slice, src->n - first);
+
+		kdg_exec_prepare(&exec);
+		kdg_check_status(kdg_tree_range(tree, centers + first * src->dim,
+										&radius, 1, NULL, NULL, len, res,
+										&exec, &err),
+						 &err, &exec, what);
+		f.kept = palloc(sizeof(int32) * len);
+		kdg_parallel_for(len, 1024, filter_range, &f);
+		pairs_append(&pairs, &f, len, what);
+		ncand = res->offsets[len];
+		kde_range_result_free(res);
+		pfree(f.kept);
+		/* the next slice: about KDG_CLUSTER_SLICE_HITS candidates */
+		slice = (int64) Min((double) len * 8,
+							(double) len * KDG_CLUSTER_SLICE_HITS / Max(ncand, 1));
+		slice = Max(Min(slice, KDG_CLUSTER_MAX_SLICE), 1);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return pairs;
+}
+
+/* The root of i's set, halving the path on the way. */
+static inline int32
+set_find(int32 *parent, int32 i)
+{
+	while (parent[i] != i)
+	{
+		parent[i] = parent[parent[i]];
+		i = parent[i];
+	}
+	return i;
+}
+
+/* Join the sets of a and b under the lower root. */
+static inline void
+set_union(int32 *parent, int32 a, int32 b)
+{
+	a = set_find(parent, a);
+	b = set_find(parent, b);
+	if (a < b)
+		parent[b] = a;
+	else if (b < a)
+		parent[a] = b;
+}
+
+/*
+ * The nearest core point within eps of the non-core point i (ties to the
+ * lower ordinal), or -1.
+ */
+static int32
+nearest_core(const KdSource *src, const KdgPairs *pairs, const bool *core,
+			 int32 i)
+{
+	const double *p = kdg_row_coords(src, i);
+	int32		best = -1;
+	double		bestd = 0.0;
+
+	int32		u = pairs->node[i];
+
+	for (int64 h = pairs->off[u]; h < pairs->off[u + 1]; h++)
+	{
+		int32		j = pairs->nbr[h];
+		double		d;
+
+		if (!core[j])
+			continue;
+		d = kdg_metric(src->type, p, kdg_row_coords(src, j), src->dim);
+		if (best < 0 || d < bestd || (d == bestd && j < best))
+		{
+			best = j;
+			bestd = d;
+		}
+	}
+	return best;
+}
+
+/*
+ * The DBSCAN labels of a source's points by ordinal (header comment):
+ * cluster numbers from 0, or -1 for noise.  "what" names the work in
+ * messages.
+ */
+int32 *
+kdg_cluster_dbscan(const KdSource *src, double eps, int minpoints,
+				   const char *what)
+{
+	int32	   *label = palloc_extended(sizeof(int32) * Max(src->n, 1), MCXT_ALLOC_HUGE);
+	int32	   *parent;
+	int32	   *number;
+	bool	   *core;
+	int32		next = 0;
+	KdgPairs	pairs;
+
+	if (src->n == 0)
+		return label;
+	if (src->n > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s takes at most %d points, not " INT64_FORMAT,
+						what, PG_INT32_MAX, src->n)));
+	pairs = pairs_within(src, eps, what);
+	core = palloc_extended(sizeof(bool) * src->n, MCXT_ALLOC_HUGE);
+	parent = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
+	for (int32 u = 0; u < src->n; u++)
+	{
+		core[pairs.ord[u]] = pairs.off[u + 1] - pairs.off[u] >= minpoints;
+		parent[u] = u;			/* every ordinal is some node's */
+	}
+	for (int32 u = 0; u < src->n; u++)
+	{
+		int32		i = pairs.ord[u];
+
+		if (!core[i])
+			continue;
+		for (int64 h = pairs.off[u]; h < pairs.off[u + 1]; h++)
+		{
+			int32		j = pairs.nbr[h];
+
+			if (j > i && core[j])
+				set_union(parent, i, j);
+		}
+		if ((u & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+
+	/* each point's set (a border point's nearest core point's), numbered */
+	number = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
+	memset(number, -1, sizeof(int32) * src->n);
+	for (int32 i = 0; i < src->n; i++)
+	{
+		int32		anchor = core[i] ? i : nearest_core(src, &pairs, core, i);
+		int32		root;
+
+		if (anchor < 0)
+		{
+			label[i] = -1;
+			continue;
+		}
+		root = set_find(parent, anchor);
+		if (number[root] < 0)
+			number[root] = next++;
+		label[i] = number[root];
+	}
+	pfree(number);
+	pfree(parent);
+	pfree(core);
+	pfree(pairs.off);
+	pfree(pairs.nbr);
+	pfree(pairs.ord);
+	pfree(pairs.node);
+	return label;
+}
