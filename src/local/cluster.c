@@ -137,9 +137,13 @@ pairs_within(const KdSource *src, double eps, const char *what)
 	pairs.off[0] = 0;
 	pairs.cap = Max(src->n, 1024);
 	pairs.nbr = palloc_extended(sizeof(int32) * pairs.cap, MCXT_ALLOC_HUGE);
-	/* the index's tree when the rows are its rows, else one built now */
-	tree = kdg_source_tree(src, src->n, true);
-	if (tree->tree->coords == NULL || tree->rank_ord != NULL || tree->added != NULL)
+	/*
+	 * a table's: its index's tree when the rows are its rows; else, and for
+	 * points of no table, one built now
+	 */
+	tree = OidIsValid(src->relid) ? kdg_source_tree(src, src->n, true) : NULL;
+	if (tree == NULL || tree->tree->coords == NULL || tree->rank_ord != NULL ||
+		tree->added != NULL)
 		tree = kdg_tree_plain(kdg_build_tree(src, &used_gpu));
 	centers = tree->tree->coords;
 	pairs.ord = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
