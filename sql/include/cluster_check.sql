@@ -17,7 +17,7 @@
 --               eps, ties to the lower id
 --   numbering   a part's labels are 0, 1, ... in the order of their rows'
 --               lowest id
-CREATE FUNCTION cl_check(pts text, labels text, dist text, eps float8,
+CREATE OR REPLACE FUNCTION cl_check(pts text, labels text, dist text, eps float8,
                          minpoints int)
 RETURNS TABLE (rule text, breaking bigint)
 LANGUAGE plpgsql AS $f$
