@@ -89,33 +89,56 @@ filter_range(void *arg, int64 begin, int64 end)
 	}
 }
 
+/* What the threads of copy_range share: a slice's kept pairs and where they go. */
+typedef struct KdgCopyKept
+{
+	const KdgFilter *f;
+	KdgPairs   *pairs;
+} KdgCopyKept;
+
+/* kdg_parallel_for body: copy queries [begin, end)'s kept pairs in place. */
+static void
+copy_range(void *arg, int64 begin, int64 end)
+{
+	KdgCopyKept *c = arg;
+	const KdgFilter *f = c->f;
+
+	for (int64 q = begin; q < end; q++)
+	{
+		const KdNeighbor *cand = f->res->hits + f->res->offsets[q];
+		int32	   *to = c->pairs->nbr + c->pairs->off[f->first + q];
+
+		for (int32 k = 0; k < f->kept[q]; k++)
+			to[k] = (int32) cand[k].ref;
+	}
+}
+
 /* Append a slice's kept pairs to pairs, within the memory limit. */
 static void
 pairs_append(KdgPairs *pairs, const KdgFilter *f, int64 len, const char *what)
 {
+	KdgCopyKept c = {f, pairs};
 	int64		total = pairs->off[f->first];
 
 	for (int64 q = 0; q < len; q++)
 	{
-		const KdNeighbor *cand = f->res->hits + f->res->offsets[q];
-
-		if (total + f->kept[q] > pairs->cap)
-		{
-			int64		cap = Max(pairs->cap * 2, total + f->kept[q]);
-
-			if ((double) cap * sizeof(int32) > kdg_answer_memory_limit())
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("%s needs more than kdgpu.answer_memory_limit (%.0f MB) for the pairs of points within its distance",
-								what, kdg_answer_memory_limit() / (1024 * 1024)),
-						 errhint("Lower the distance, or raise kdgpu.answer_memory_limit.")));
-			pairs->nbr = repalloc_huge(pairs->nbr, sizeof(int32) * cap);
-			pairs->cap = cap;
-		}
-		for (int32 c = 0; c < f->kept[q]; c++)
-			pairs->nbr[total++] = (int32) cand[c].ref;
+		total += f->kept[q];
 		pairs->off[f->first + q + 1] = total;
 	}
+	if (total > pairs->cap)
+	{
+		int64		cap = Max(pairs->cap * 2, total);
+
+		if ((double) cap * sizeof(int32) > kdg_answer_memory_limit())
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("%s needs more than kdgpu.answer_memory_limit (%.0f MB) for the pairs of points within its distance",
+							what, kdg_answer_memory_limit() / (1024 * 1024)),
+					 errhint("Lower the distance, or raise kdgpu.answer_memory_limit.")));
+		pairs->nbr = repalloc_huge(pairs->nbr, sizeof(int32) * cap);
+		pairs->cap = cap;
+	}
+	kdg_parallel_for(len, 4096, copy_range, &c);
 }
 
 /*
@@ -183,28 +206,93 @@ pairs_within(const KdSource *src, double eps, const char *what)
 	return pairs;
 }
 
+/*
+ * The union-find of the core points runs on the engine's threads without
+ * locks: a set's root is its lowest ordinal, a root is linked under a
+ * lower root only by a compare-and-swap that finds it still a root, and
+ * every other write replaces a parent with one of its ancestors, so that
+ * parent[i] <= i always holds and no thread ever sees a cycle.
+ */
+
 /* The root of i's set, halving the path on the way. */
 static inline int32
 set_find(int32 *parent, int32 i)
 {
-	while (parent[i] != i)
+	for (;;)
 	{
-		parent[i] = parent[parent[i]];
-		i = parent[i];
+		int32		p = __atomic_load_n(&parent[i], __ATOMIC_RELAXED);
+		int32		g;
+
+		if (p == i)
+			return i;
+		g = __atomic_load_n(&parent[p], __ATOMIC_RELAXED);
+		if (g != p)
+			__atomic_store_n(&parent[i], g, __ATOMIC_RELAXED);
+		i = g;
 	}
-	return i;
 }
 
 /* Join the sets of a and b under the lower root. */
 static inline void
 set_union(int32 *parent, int32 a, int32 b)
 {
-	a = set_find(parent, a);
-	b = set_find(parent, b);
-	if (a < b)
-		parent[b] = a;
-	else if (b < a)
-		parent[a] = b;
+	for (;;)
+	{
+		int32		ra = set_find(parent, a);
+		int32		rb = set_find(parent, b);
+		int32		hi = Max(ra, rb);
+		int32		expected = hi;
+
+		if (ra == rb ||
+			__atomic_compare_exchange_n(&parent[hi], &expected, Min(ra, rb), false,
+										__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return;
+	}
+}
+
+/* What the threads of the clustering passes share. */
+typedef struct KdgClustering
+{
+	const KdSource *src;
+	const KdgPairs *pairs;
+	int			minpoints;
+	bool	   *core;
+	int32	   *parent;
+	int32	   *anchor;			/* a point's core point, or -1 */
+} KdgClustering;
+
+/* kdg_parallel_for body: mark nodes [begin, end)'s core points. */
+static void
+core_range(void *arg, int64 begin, int64 end)
+{
+	KdgClustering *c = arg;
+
+	for (int64 u = begin; u < end; u++)
+		c->core[c->pairs->ord[u]] =
+			c->pairs->off[u + 1] - c->pairs->off[u] >= c->minpoints;
+}
+
+/* kdg_parallel_for body: join nodes [begin, end)'s core pairs. */
+static void
+union_range(void *arg, int64 begin, int64 end)
+{
+	KdgClustering *c = arg;
+	const KdgPairs *pairs = c->pairs;
+
+	for (int64 u = begin; u < end; u++)
+	{
+		int32		i = pairs->ord[u];
+
+		if (!c->core[i])
+			continue;
+		for (int64 h = pairs->off[u]; h < pairs->off[u + 1]; h++)
+		{
+			int32		j = pairs->nbr[h];
+
+			if (j > i && c->core[j])
+				set_union(c->parent, i, j);
+		}
+	}
 }
 
 /*
@@ -238,6 +326,17 @@ nearest_core(const KdSource *src, const KdgPairs *pairs, const bool *core,
 	return best;
 }
 
+/* kdg_parallel_for body: the anchors of ordinals [begin, end). */
+static void
+anchor_range(void *arg, int64 begin, int64 end)
+{
+	KdgClustering *c = arg;
+
+	for (int64 i = begin; i < end; i++)
+		c->anchor[i] = c->core[i] ? (int32) i :
+			nearest_core(c->src, c->pairs, c->core, (int32) i);
+}
+
 /*
  * The DBSCAN labels of a source's points by ordinal (header comment):
  * cluster numbers from 0, or -1 for noise.  "what" names the work in
@@ -248,11 +347,10 @@ kdg_cluster_dbscan(const KdSource *src, double eps, int minpoints,
 				   const char *what)
 {
 	int32	   *label = palloc_extended(sizeof(int32) * Max(src->n, 1), MCXT_ALLOC_HUGE);
-	int32	   *parent;
 	int32	   *number;
-	bool	   *core;
 	int32		next = 0;
 	KdgPairs	pairs;
+	KdgClustering c;
 
 	if (src->n == 0)
 		return label;
@@ -262,51 +360,40 @@ kdg_cluster_dbscan(const KdSource *src, double eps, int minpoints,
 				 errmsg("%s takes at most %d points, not " INT64_FORMAT,
 						what, PG_INT32_MAX, src->n)));
 	pairs = pairs_within(src, eps, what);
-	core = palloc_extended(sizeof(bool) * src->n, MCXT_ALLOC_HUGE);
-	parent = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
-	for (int32 u = 0; u < src->n; u++)
-	{
-		core[pairs.ord[u]] = pairs.off[u + 1] - pairs.off[u] >= minpoints;
-		parent[u] = u;			/* every ordinal is some node's */
-	}
-	for (int32 u = 0; u < src->n; u++)
-	{
-		int32		i = pairs.ord[u];
-
-		if (!core[i])
-			continue;
-		for (int64 h = pairs.off[u]; h < pairs.off[u + 1]; h++)
-		{
-			int32		j = pairs.nbr[h];
-
-			if (j > i && core[j])
-				set_union(parent, i, j);
-		}
-		if ((u & 65535) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
+	c.src = src;
+	c.pairs = &pairs;
+	c.minpoints = minpoints;
+	c.core = palloc_extended(sizeof(bool) * src->n, MCXT_ALLOC_HUGE);
+	c.parent = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
+	c.anchor = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
+	for (int32 i = 0; i < src->n; i++)
+		c.parent[i] = i;
+	kdg_parallel_for(src->n, 16384, core_range, &c);
+	kdg_parallel_for(src->n, 4096, union_range, &c);
+	CHECK_FOR_INTERRUPTS();
+	kdg_parallel_for(src->n, 4096, anchor_range, &c);
 
 	/* each point's set (a border point's nearest core point's), numbered */
 	number = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
 	memset(number, -1, sizeof(int32) * src->n);
 	for (int32 i = 0; i < src->n; i++)
 	{
-		int32		anchor = core[i] ? i : nearest_core(src, &pairs, core, i);
 		int32		root;
 
-		if (anchor < 0)
+		if (c.anchor[i] < 0)
 		{
 			label[i] = -1;
 			continue;
 		}
-		root = set_find(parent, anchor);
+		root = set_find(c.parent, c.anchor[i]);
 		if (number[root] < 0)
 			number[root] = next++;
 		label[i] = number[root];
 	}
 	pfree(number);
-	pfree(parent);
-	pfree(core);
+	pfree(c.anchor);
+	pfree(c.parent);
+	pfree(c.core);
 	pfree(pairs.off);
 	pfree(pairs.nbr);
 	pfree(pairs.ord);
