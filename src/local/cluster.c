@@ -259,6 +259,10 @@ typedef struct KdgClustering
 	bool	   *core;
 	int32	   *parent;
 	int32	   *anchor;			/* a point's core point, or -1 */
+	int32	   *root;			/* then its set's root, or -1 */
+	int32	   *first;			/* a root's set's first point */
+	int32	   *number;			/* a root's set's label */
+	int32	   *label;
 } KdgClustering;
 
 /* kdg_parallel_for body: mark nodes [begin, end)'s core points. */
@@ -338,6 +342,41 @@ anchor_range(void *arg, int64 begin, int64 end)
 }
 
 /*
+ * kdg_parallel_for body: the roots of ordinals [begin, end)'s sets, and
+ * each set's first point.
+ */
+static void
+root_range(void *arg, int64 begin, int64 end)
+{
+	KdgClustering *c = arg;
+
+	for (int64 i = begin; i < end; i++)
+	{
+		int32		r = c->anchor[i] < 0 ? -1 : set_find(c->parent, c->anchor[i]);
+		int32		seen;
+
+		c->root[i] = r;
+		if (r < 0)
+			continue;
+		seen = __atomic_load_n(&c->first[r], __ATOMIC_RELAXED);
+		while (i < seen &&
+			   !__atomic_compare_exchange_n(&c->first[r], &seen, (int32) i, false,
+											__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+	}
+}
+
+/* kdg_parallel_for body: the labels of ordinals [begin, end). */
+static void
+label_range(void *arg, int64 begin, int64 end)
+{
+	KdgClustering *c = arg;
+
+	for (int64 i = begin; i < end; i++)
+		c->label[i] = c->root[i] < 0 ? -1 : c->number[c->root[i]];
+}
+
+/*
  * The DBSCAN labels of a source's points by ordinal (header comment):
  * cluster numbers from 0, or -1 for noise.  "what" names the work in
  * messages.
@@ -366,31 +405,33 @@ kdg_cluster_dbscan(const KdSource *src, double eps, int minpoints,
 	c.core = palloc_extended(sizeof(bool) * src->n, MCXT_ALLOC_HUGE);
 	c.parent = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
 	c.anchor = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
+	c.root = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
+	c.first = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
 	for (int32 i = 0; i < src->n; i++)
+	{
 		c.parent[i] = i;
+		c.first[i] = PG_INT32_MAX;
+	}
 	kdg_parallel_for(src->n, 16384, core_range, &c);
 	kdg_parallel_for(src->n, 4096, union_range, &c);
 	CHECK_FOR_INTERRUPTS();
 	kdg_parallel_for(src->n, 4096, anchor_range, &c);
 
-	/* each point's set (a border point's nearest core point's), numbered */
+	/*
+	 * each point's set (a border point's nearest core point's), numbered
+	 * in the order of the sets' first points
+	 */
+	kdg_parallel_for(src->n, 4096, root_range, &c);
 	number = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
-	memset(number, -1, sizeof(int32) * src->n);
 	for (int32 i = 0; i < src->n; i++)
-	{
-		int32		root;
-
-		if (c.anchor[i] < 0)
-		{
-			label[i] = -1;
-			continue;
-		}
-		root = set_find(c.parent, c.anchor[i]);
-		if (number[root] < 0)
-			number[root] = next++;
-		label[i] = number[root];
-	}
+		if (c.root[i] >= 0 && c.first[c.root[i]] == i)
+			number[c.root[i]] = next++;
+	c.number = number;
+	c.label = label;
+	kdg_parallel_for(src->n, 16384, label_range, &c);
 	pfree(number);
+	pfree(c.root);
+	pfree(c.first);
 	pfree(c.anchor);
 	pfree(c.parent);
 	pfree(c.core);

@@ -56,8 +56,9 @@ kdg_reply_range(KdgCall *call, KdRangeResult *res, KdError *err)
 		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 							"the kdgpu GPU service found no free shared memory segment for a result");
 	p = dsm_segment_address(seg);
-	memcpy(p, res->offsets, offsets);
-	memcpy(p + offsets, res->hits, hits);
+	/* fresh shared memory: its page faults are taken on several threads */
+	kdg_parallel_copy(p, res->offsets, offsets);
+	kdg_parallel_copy(p + offsets, res->hits, hits);
 	dsm_pin_segment(seg);
 	call->range = dsm_segment_handle(seg);
 	dsm_detach(seg);
