@@ -113,3 +113,31 @@ SELECT kd_cluster_dbscan(id, 1, 3) OVER () FROM cl_tie;
 SELECT kd_cluster_dbscan(g, 1, 3) OVER () FROM (VALUES (ARRAY[1, 2]::float8[]), (ARRAY[1, 2, 3]::float8[])) v(g);
 SELECT * FROM kd_dbscan('cl_tab', -1, 3);
 SELECT * FROM kd_components('cl_tie', 'id', 1);
+
+-- kd_pairs_within: every pair within the distance once, with its
+-- distance, against the self-join; from the table with writes not yet
+-- vacuumed, after VACUUM (rows from the index), and the key form
+CREATE FUNCTION cl_pairs_diff(tbl text, r float8) RETURNS TABLE (form text, pairs bigint, differing bigint)
+LANGUAGE plpgsql AS $f$
+BEGIN
+  RETURN QUERY EXECUTE format($q$
+    WITH j AS (SELECT a.ctid AS qa, b.ctid AS qb, a.id AS ka, b.id AS kb, a.g <-> b.g AS d
+               FROM %1$I a JOIN %1$I b ON a.ctid < b.ctid AND a.g <-> b.g <= %2$s),
+         k AS (SELECT * FROM kd_pairs_within(%1$L, %2$s)),
+         kk AS (SELECT * FROM kd_pairs_within(%1$L, 'g', %2$s, key_col => 'id'))
+    SELECT 'ctid', (SELECT count(*) FROM k),
+           (SELECT count(*) FROM (SELECT qa, qb, d FROM j EXCEPT SELECT * FROM k) x) +
+           (SELECT count(*) FROM (SELECT * FROM k EXCEPT SELECT qa, qb, d FROM j) x)
+    UNION ALL
+    SELECT 'key', (SELECT count(*) FROM kk),
+           (SELECT count(*) FROM (SELECT least(ka, kb), greatest(ka, kb), d FROM j EXCEPT SELECT * FROM kk) x) +
+           (SELECT count(*) FROM (SELECT * FROM kk EXCEPT SELECT least(ka, kb), greatest(ka, kb), d FROM j) x)
+    $q$, tbl, r);
+END $f$;
+SELECT * FROM cl_pairs_diff('cl_tab', 1.0);
+SELECT * FROM cl_pairs_diff('cl_tab', 0);
+VACUUM cl_tab;
+SELECT * FROM cl_pairs_diff('cl_tab', 1.5);
+SELECT substring(last_run from 'cl_tab: .*') AS source FROM kd_status();
+SELECT count(*) FROM kd_pairs_within('cl_tab', 'Infinity');
+SELECT * FROM kd_pairs_within('cl_tab', -1);

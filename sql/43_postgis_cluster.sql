@@ -144,3 +144,24 @@ SELECT kd_cluster_dbscan(g, 1, 2) OVER ()
 FROM (VALUES ('SRID=3857;POINT(0 0)'::geometry), ('SRID=4326;POINT(0 0)'::geometry)) v(g);
 SELECT kd_cluster_dbscan(g, 1, 2) OVER ()
 FROM (VALUES ('POINT(0 0)'::geometry), ('LINESTRING(0 0, 1 1)'::geometry)) v(g);
+
+-- kd_pairs_within against the ST_DWithin self-join (the pairs and their
+-- ST_Distance), on geometry with a kdgpu index and on geography
+SELECT count(*) AS pairs,
+       (SELECT count(*) FROM (
+          SELECT a.ctid, b.ctid, ST_Distance(a.g, b.g) FROM cl_geo a JOIN cl_geo b
+            ON a.ctid < b.ctid AND ST_DWithin(a.g, b.g, 100)
+          EXCEPT SELECT * FROM kd_pairs_within('cl_geo', 'g', 100)) x) AS only_postgis,
+       (SELECT count(*) FROM (
+          SELECT * FROM kd_pairs_within('cl_geo', 'g', 100)
+          EXCEPT SELECT a.ctid, b.ctid, ST_Distance(a.g, b.g) FROM cl_geo a JOIN cl_geo b
+            ON a.ctid < b.ctid AND ST_DWithin(a.g, b.g, 100)) x) AS only_kdgpu
+FROM kd_pairs_within('cl_geo', 'g', 100);
+SELECT count(*) AS pairs,
+       (SELECT count(*) FROM (
+          SELECT a.id, b.id, a.g <-> b.g FROM cl_geog a JOIN cl_geog b ON a.id < b.id AND a.g <-> b.g <= 150
+          EXCEPT SELECT * FROM kd_pairs_within('cl_geog', 'g', 150, key_col => 'id')) x) AS only_brute_force,
+       (SELECT count(*) FROM (
+          SELECT * FROM kd_pairs_within('cl_geog', 'g', 150, key_col => 'id')
+          EXCEPT SELECT a.id, b.id, a.g <-> b.g FROM cl_geog a JOIN cl_geog b ON a.id < b.id AND a.g <-> b.g <= 150) x) AS only_kdgpu
+FROM kd_pairs_within('cl_geog', 'g', 150, key_col => 'id');

@@ -1,11 +1,13 @@
 /*
  * kdgpu--0.6--0.7.sql
- *	  ALTER EXTENSION kdgpu UPDATE from 0.6: clustering window functions.
+ *	  ALTER EXTENSION kdgpu UPDATE from 0.6: clustering and the pairs of
+ *	  rows within a distance.
  *
  * kd_cluster_dbscan and kd_cluster_within label each row of a window
  * partition with its DBSCAN cluster or its component of the rows within a
  * distance of each other (src/local/cluster.c); kd_dbscan and
- * kd_components give the same labels for every row of a table.
+ * kd_components give the same labels for every row of a table;
+ * kd_pairs_within returns every pair of a table's rows within a distance.
  */
 
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
@@ -82,3 +84,32 @@ CREATE FUNCTION kd_components(rel regclass, col name, distance float8, key_col n
 	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION kd_components(regclass, name, float8, name) IS
 	'every row''s component of the rows of rel within distance of each other, as kd_cluster_within over the whole table in ctid order (points of column col); returns (nn_key, cluster); key_col names the rows';
+
+-- Distance joins: every pair of a table's rows within a distance, once
+CREATE FUNCTION kd_pairs_within(rel regclass, distance float8)
+	RETURNS TABLE(query_ctid tid, nn_ctid tid, distance float8)
+	AS 'MODULE_PATHNAME', 'kdgpu_pairs_within'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kd_pairs_within(regclass, float8) IS
+	'every pair of rows of rel within distance of each other, once (points of rel''s only point column); returns (query_ctid, nn_ctid, distance), query_ctid < nn_ctid';
+
+CREATE FUNCTION kd_pairs_within(rel regclass, col name, distance float8)
+	RETURNS TABLE(query_ctid tid, nn_ctid tid, distance float8)
+	AS 'MODULE_PATHNAME', 'kdgpu_pairs_within'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kd_pairs_within(regclass, name, float8) IS
+	'every pair of rows of rel within distance of each other, once (points of column col); returns (query_ctid, nn_ctid, distance), query_ctid < nn_ctid';
+
+CREATE FUNCTION kd_pairs_within(rel regclass, distance float8, key_col name)
+	RETURNS TABLE(query_key bigint, nn_key bigint, distance float8)
+	AS 'MODULE_PATHNAME', 'kdgpu_pairs_within'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kd_pairs_within(regclass, float8, name) IS
+	'every pair of rows of rel within distance of each other, once (points of rel''s only point column); returns (query_key, nn_key, distance), query_key < nn_key; key_col names the rows';
+
+CREATE FUNCTION kd_pairs_within(rel regclass, col name, distance float8, key_col name)
+	RETURNS TABLE(query_key bigint, nn_key bigint, distance float8)
+	AS 'MODULE_PATHNAME', 'kdgpu_pairs_within'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kd_pairs_within(regclass, name, float8, name) IS
+	'every pair of rows of rel within distance of each other, once (points of column col); returns (query_key, nn_key, distance), query_key < nn_key; key_col names the rows';

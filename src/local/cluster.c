@@ -3,16 +3,9 @@
  *	  Density clusters (DBSCAN) and distance components of a source's
  *	  points, exact in the metric of the type's distance operator.
  *
- * The pairs within eps come from the engine's radius search over the
- * source's tree (its kdgpu index's when the source's rows are the index's,
- * else one built now, on the GPU for large inputs as any build), run for
- * slices of the points as queries, and a pair is kept only when the
- * operator's distance (kdg_metric) is <= eps: the boundary is inclusive and
- * decided as `<->` and ST_DWithin decide it, whatever the engine's rounding.
- * The kept pairs are held as ordinals (int32) per point, at most
- * kdgpu.answer_memory_limit of them, and each slice's engine answer is
- * freed before the next: a slice's queries grow or shrink so that its
- * candidates stay near KDG_CLUSTER_SLICE_HITS.
+ * The pairs within eps come slice by slice from kdg_pairs_within
+ * (pairs_within.c), exact; they are held as ordinals (int32) per point, in
+ * the tree's node order, at most kdgpu.answer_memory_limit of them.
  *
  * The definitions, deterministic where PostGIS's ST_ClusterDBSCAN is not:
  * a point is a core point when at least minpoints points (itself included)
@@ -31,13 +24,6 @@
 
 #include "local/local.h"
 
-/* a slice's engine candidates, about (16 bytes each) */
-#define KDG_CLUSTER_SLICE_HITS	(INT64CONST(8) << 20)
-/* the first slice's queries: few, as the density is not known yet */
-#define KDG_CLUSTER_FIRST_SLICE 256
-/* and the most any slice has */
-#define KDG_CLUSTER_MAX_SLICE	(INT64CONST(4) << 20)
-
 /*
  * The pairs within eps, by the tree's node order: the point at node u is
  * ordinal ord[u], its neighbours' ordinals are nbr[off[u] .. off[u + 1]),
@@ -50,80 +36,54 @@ typedef struct KdgPairs
 	int64		cap;
 	int32	   *ord;
 	int32	   *node;
+	const char *what;
 } KdgPairs;
 
-/* What the threads of filter_range share: one slice's engine answer. */
-typedef struct KdgFilter
-{
-	const KdSource *src;
-	KdRangeResult *res;
-	const uint64 *refs;			/* the tree's: ordinals by node */
-	int64		first;			/* the slice's first node */
-	double		eps;
-	int32	   *kept;			/* per query of the slice */
-} KdgFilter;
-
-/*
- * kdg_parallel_for body: keep the candidates of queries [begin, end) of a
- * slice whose operator distance is <= eps, in place at the start of each
- * query's run, and count them.
- */
-static void
-filter_range(void *arg, int64 begin, int64 end)
-{
-	KdgFilter  *f = arg;
-	const KdSource *src = f->src;
-
-	for (int64 q = begin; q < end; q++)
-	{
-		const double *p = kdg_row_coords(src, f->refs[f->first + q]);
-		KdNeighbor *cand = f->res->hits + f->res->offsets[q];
-		int64		nc = f->res->offsets[q + 1] - f->res->offsets[q];
-		int32		n = 0;
-
-		for (int64 c = 0; c < nc; c++)
-			if (kdg_metric(src->type, p, kdg_row_coords(src, cand[c].ref),
-						   src->dim) <= f->eps)
-				cand[n++].ref = cand[c].ref;
-		f->kept[q] = n;
-	}
-}
-
-/* What the threads of copy_range share: a slice's kept pairs and where they go. */
+/* What the threads of copy_range share: a slice's pairs and where they go. */
 typedef struct KdgCopyKept
 {
-	const KdgFilter *f;
+	const KdgPairSlice *slice;
 	KdgPairs   *pairs;
 } KdgCopyKept;
 
-/* kdg_parallel_for body: copy queries [begin, end)'s kept pairs in place. */
+/* kdg_parallel_for body: copy queries [begin, end)'s pairs in place. */
 static void
 copy_range(void *arg, int64 begin, int64 end)
 {
 	KdgCopyKept *c = arg;
-	const KdgFilter *f = c->f;
+	const KdgPairSlice *slice = c->slice;
 
 	for (int64 q = begin; q < end; q++)
 	{
-		const KdNeighbor *cand = f->res->hits + f->res->offsets[q];
-		int32	   *to = c->pairs->nbr + c->pairs->off[f->first + q];
+		const KdNeighbor *hit = slice->hits + slice->offsets[q];
+		int32	   *to = c->pairs->nbr + c->pairs->off[slice->first + q];
 
-		for (int32 k = 0; k < f->kept[q]; k++)
-			to[k] = (int32) cand[k].ref;
+		for (int32 k = 0; k < slice->kept[q]; k++)
+			to[k] = (int32) hit[k].ref;
 	}
 }
 
-/* Append a slice's kept pairs to pairs, within the memory limit. */
+/*
+ * kdg_pairs_within consumer: append a slice's pairs to the KdgPairs at
+ * arg, within the memory limit.
+ */
 static void
-pairs_append(KdgPairs *pairs, const KdgFilter *f, int64 len, const char *what)
+pairs_append(void *arg, const KdgPairSlice *slice)
 {
-	KdgCopyKept c = {f, pairs};
-	int64		total = pairs->off[f->first];
+	KdgPairs   *pairs = arg;
+	KdgCopyKept c = {slice, pairs};
+	int64		total = pairs->off[slice->first];
 
-	for (int64 q = 0; q < len; q++)
+	if (slice->first == 0)
+		for (int32 u = 0; u < slice->n; u++)
+		{
+			pairs->ord[u] = (int32) slice->ords[u];
+			pairs->node[pairs->ord[u]] = u;
+		}
+	for (int64 q = 0; q < slice->len; q++)
 	{
-		total += f->kept[q];
-		pairs->off[f->first + q + 1] = total;
+		total += slice->kept[q];
+		pairs->off[slice->first + q + 1] = total;
 	}
 	if (total > pairs->cap)
 	{
@@ -133,76 +93,28 @@ pairs_append(KdgPairs *pairs, const KdgFilter *f, int64 len, const char *what)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("%s needs more than kdgpu.answer_memory_limit (%.0f MB) for the pairs of points within its distance",
-							what, kdg_answer_memory_limit() / (1024 * 1024)),
+							pairs->what, kdg_answer_memory_limit() / (1024 * 1024)),
 					 errhint("Lower the distance, or raise kdgpu.answer_memory_limit.")));
 		pairs->nbr = repalloc_huge(pairs->nbr, sizeof(int32) * cap);
 		pairs->cap = cap;
 	}
-	kdg_parallel_for(len, 4096, copy_range, &c);
+	kdg_parallel_for(slice->len, 4096, copy_range, &c);
 }
 
-/*
- * Every point's neighbours within operator distance eps, itself included.
- * The queries go in the tree's node order, so that neighbouring queries
- * walk the same nodes.
- */
+/* Every point's neighbours within operator distance eps, itself included. */
 static KdgPairs
 pairs_within(const KdSource *src, double eps, const char *what)
 {
 	KdgPairs	pairs;
-	KdgTree    *tree;
-	const double *centers;
-	double		radius = kdg_engine_radius(src->type, eps);
-	int64		slice = KDG_CLUSTER_FIRST_SLICE;
-	bool		used_gpu;
 
 	pairs.off = palloc_extended(sizeof(int64) * (src->n + 1), MCXT_ALLOC_HUGE);
 	pairs.off[0] = 0;
 	pairs.cap = Max(src->n, 1024);
 	pairs.nbr = palloc_extended(sizeof(int32) * pairs.cap, MCXT_ALLOC_HUGE);
-	/*
-	 * a table's: its index's tree when the rows are its rows; else, and for
-	 * points of no table, one built now
-	 */
-	tree = OidIsValid(src->relid) ? kdg_source_tree(src, src->n, true) : NULL;
-	if (tree == NULL || tree->tree->coords == NULL || tree->rank_ord != NULL ||
-		tree->added != NULL)
-		tree = kdg_tree_plain(kdg_build_tree(src, &used_gpu));
-	centers = tree->tree->coords;
 	pairs.ord = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
 	pairs.node = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
-	for (int32 u = 0; u < src->n; u++)
-	{
-		pairs.ord[u] = (int32) tree->tree->refs[u];
-		pairs.node[pairs.ord[u]] = u;
-	}
-	for (int64 first = 0, len; first < src->n; first += len)
-	{
-		KdRangeResult *res = kdg_range_result_new();
-		KdgFilter	f = {src, res, tree->tree->refs, first, eps, NULL};
-		int64		ncand;
-		KdExec		exec;
-		KdError		err;
-
-		len = Min(slice, src->n - first);
-
-		kdg_exec_prepare(&exec);
-		kdg_check_status(kdg_tree_range(tree, centers + first * src->dim,
-										&radius, 1, NULL, NULL, len, res,
-										&exec, &err),
-						 &err, &exec, what);
-		f.kept = palloc(sizeof(int32) * len);
-		kdg_parallel_for(len, 1024, filter_range, &f);
-		pairs_append(&pairs, &f, len, what);
-		ncand = res->offsets[len];
-		kde_range_result_free(res);
-		pfree(f.kept);
-		/* the next slice: about KDG_CLUSTER_SLICE_HITS candidates */
-		slice = (int64) Min((double) len * 8,
-							(double) len * KDG_CLUSTER_SLICE_HITS / Max(ncand, 1));
-		slice = Max(Min(slice, KDG_CLUSTER_MAX_SLICE), 1);
-		CHECK_FOR_INTERRUPTS();
-	}
+	pairs.what = what;
+	kdg_pairs_within(src, eps, false, what, pairs_append, &pairs);
 	return pairs;
 }
 

@@ -84,6 +84,30 @@ extern void kdg_index_keep_built(const KdSource *src, KdTree *tree, int64 work,
 extern KdgTree *kdg_index_device_tree(const KdSource *src, bool all_knn);
 extern KdgTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
 
+/*
+ * One slice of the pairs within a distance (pairs_within.c): the queries
+ * are the points at nodes first .. first + len - 1 of the tree's order, the
+ * point at node u being ordinal ords[u] (n of them); query q's neighbours
+ * are hits[offsets[q] .. offsets[q] + kept[q]), each with its ordinal in
+ * ref and its operator distance in d2.
+ */
+typedef struct KdgPairSlice
+{
+	const KdSource *src;
+	int64		n;
+	const uint64 *ords;
+	int64		first;
+	int64		len;
+	const int64 *offsets;
+	const KdNeighbor *hits;
+	const int32 *kept;
+} KdgPairSlice;
+typedef void (*KdgPairSliceFn) (void *arg, const KdgPairSlice *slice);
+
+/* pairs_within.c */
+extern void kdg_pairs_within(const KdSource *src, double distance, bool upper,
+							 const char *what, KdgPairSliceFn fn, void *arg);
+
 /* cluster.c */
 extern int32 *kdg_cluster_dbscan(const KdSource *src, double eps,
 								 int minpoints, const char *what);
