@@ -141,3 +141,8 @@ SELECT * FROM cl_pairs_diff('cl_tab', 1.5);
 SELECT substring(last_run from 'cl_tab: .*') AS source FROM kd_status();
 SELECT count(*) FROM kd_pairs_within('cl_tab', 'Infinity');
 SELECT * FROM kd_pairs_within('cl_tab', -1);
+
+-- kdgpu.progress: a NOTICE per slice of the points searched
+SET kdgpu.progress = on;
+SELECT count(*) FROM kd_dbscan('cl_tab', 1.0, 4);
+RESET kdgpu.progress;

@@ -92,6 +92,7 @@ extern int	kdgpu_gpu_memory_limit;
 extern int	kdgpu_cpu_threads;
 extern bool kdgpu_stream_rows;
 extern bool kdgpu_index_rows;
+extern bool kdgpu_progress;
 extern int	kdgpu_answer_memory_limit;
 extern char kdgpu_gpu_library[MAXPGPATH];
 

@@ -24,6 +24,7 @@ int			kdgpu_gpu_memory_limit = 0;
 int			kdgpu_cpu_threads = 0;
 bool		kdgpu_stream_rows = true;
 bool		kdgpu_index_rows = true;
+bool		kdgpu_progress = false;
 int			kdgpu_answer_memory_limit = 0;
 int			kdgpu_service_queue_limit = 0;
 int			kdgpu_gpu_replicas = 1;
@@ -111,6 +112,16 @@ kdg_settings_define(void)
 							 "Off: every call reads its table, as before.",
 							 &kdgpu_index_rows,
 							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("kdgpu.progress",
+							 "Reports the progress of long clustering and pair searches "
+							 "as NOTICEs.",
+							 "One NOTICE per slice of the points searched.",
+							 &kdgpu_progress,
+							 false,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

@@ -134,6 +134,10 @@ kdg_pairs_within(const KdSource *src, double distance, bool upper,
 		s.hits = res->hits;
 		s.kept = f.kept;
 		fn(arg, &s);
+		if (kdgpu_progress)
+			ereport(NOTICE,
+					(errmsg("%s: " INT64_FORMAT " of " INT64_FORMAT " points searched",
+							what, first + len, src->n)));
 		ncand = res->offsets[len];
 		kde_range_result_free(res);
 		pfree(f.kept);

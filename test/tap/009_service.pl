@@ -159,6 +159,40 @@ is($node->safe_psql('postgres', 'SELECT all_knn_mismatches(5)'), '0',
 is($node->safe_psql('postgres', 'SELECT range_mismatches(4.5)'), '0',
 	'kd_range through the service equals a sequential scan');
 
+# clustering and the pairs within a distance through the service: the
+# pairs equal the self-join's, the labels the CPU's (both forms), with the
+# table read and with its rows from the index (a table of its own, so
+# that the copies counted below are those of pts)
+$node->safe_psql('postgres', q{
+	CREATE TABLE cpts (p point) WITH (autovacuum_enabled = false);
+	INSERT INTO cpts SELECT p FROM pts;
+	CREATE INDEX cpts_p ON cpts USING kdgpu (p);
+	VACUUM cpts;
+});
+for my $rows ('off', 'on')
+{
+	is($node->safe_psql('postgres', qq{
+		SET kdgpu.index_rows = $rows;
+		SELECT (SELECT count(*) FROM (SELECT * FROM kd_pairs_within('cpts', 1.5)
+			EXCEPT SELECT a.ctid, b.ctid, a.p <-> b.p FROM cpts a JOIN cpts b
+			ON a.ctid < b.ctid AND a.p <-> b.p <= 1.5) x) +
+		       (SELECT count(*) FROM (SELECT a.ctid, b.ctid, a.p <-> b.p FROM cpts a JOIN cpts b
+			ON a.ctid < b.ctid AND a.p <-> b.p <= 1.5
+			EXCEPT SELECT * FROM kd_pairs_within('cpts', 1.5)) x);
+		SELECT last_run ~ 'kd_pairs_within ran on the GPU, through the GPU service' FROM kd_status();
+		CREATE TEMP TABLE l_gpu AS SELECT * FROM kd_dbscan('cpts', 1.5, 4);
+		SELECT last_run ~ 'kd_dbscan ran on the GPU, through the GPU service' FROM kd_status();
+		CREATE TEMP TABLE w_gpu AS SELECT ctid AS t, kd_cluster_dbscan(p, 1.5, 4) OVER (ORDER BY ctid) AS c FROM cpts;
+		SET kdgpu.device = cpu;
+		SELECT (SELECT count(*) FROM (SELECT * FROM l_gpu EXCEPT SELECT * FROM kd_dbscan('cpts', 1.5, 4)) x) +
+		       (SELECT count(*) FROM (SELECT * FROM kd_dbscan('cpts', 1.5, 4) EXCEPT SELECT * FROM l_gpu) x) +
+		       (SELECT count(*) FROM w_gpu JOIN (SELECT ctid AS t, kd_cluster_dbscan(p, 1.5, 4)
+			OVER (ORDER BY ctid) AS c FROM cpts) w USING (t) WHERE w.c IS DISTINCT FROM w_gpu.c);
+		SELECT count(DISTINCT cluster) > 10 FROM l_gpu;
+	}), "0\nt\nt\n0\nt", "kd_pairs_within and DBSCAN through the service, index_rows $rows");
+}
+$node->safe_psql('postgres', 'DROP TABLE cpts');
+
 # the copy of an index's rows: calls that take their rows from the index
 # search one device copy of the tree over them, shared by every session
 # and uploaded once per version of the index; a new version (VACUUM
