@@ -5,7 +5,7 @@
  *
  * The pairs within eps come slice by slice from kdg_pairs_within
  * (pairs_within.c), exact; they are held as ordinals (int32) per point, in
- * the tree's node order, at most kdgpu.answer_memory_limit of them.
+ * the search order, at most kdgpu.answer_memory_limit of them.
  *
  * The definitions, deterministic where PostGIS's ST_ClusterDBSCAN is not:
  * a point is a core point when at least minpoints points (itself included)
@@ -25,9 +25,9 @@
 #include "local/local.h"
 
 /*
- * The pairs within eps, by the tree's node order: the point at node u is
+ * The pairs within eps, by search order: the point at position u is
  * ordinal ord[u], its neighbours' ordinals are nbr[off[u] .. off[u + 1]),
- * and node[i] is the node of ordinal i.
+ * and pos[i] is the position of ordinal i.
  */
 typedef struct KdgPairs
 {
@@ -35,7 +35,7 @@ typedef struct KdgPairs
 	int32	   *nbr;
 	int64		cap;
 	int32	   *ord;
-	int32	   *node;
+	int32	   *pos;
 	const char *what;
 } KdgPairs;
 
@@ -78,7 +78,7 @@ pairs_append(void *arg, const KdgPairSlice *slice)
 		for (int32 u = 0; u < slice->n; u++)
 		{
 			pairs->ord[u] = (int32) slice->ords[u];
-			pairs->node[pairs->ord[u]] = u;
+			pairs->pos[pairs->ord[u]] = u;
 		}
 	for (int64 q = 0; q < slice->len; q++)
 	{
@@ -112,7 +112,7 @@ pairs_within(const KdSource *src, double eps, const char *what)
 	pairs.cap = Max(src->n, 1024);
 	pairs.nbr = palloc_extended(sizeof(int32) * pairs.cap, MCXT_ALLOC_HUGE);
 	pairs.ord = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
-	pairs.node = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
+	pairs.pos = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
 	pairs.what = what;
 	kdg_pairs_within(src, eps, false, what, pairs_append, &pairs);
 	return pairs;
@@ -177,7 +177,7 @@ typedef struct KdgClustering
 	int32	   *label;
 } KdgClustering;
 
-/* kdg_parallel_for body: mark nodes [begin, end)'s core points. */
+/* kdg_parallel_for body: mark positions [begin, end)'s core points. */
 static void
 core_range(void *arg, int64 begin, int64 end)
 {
@@ -188,7 +188,7 @@ core_range(void *arg, int64 begin, int64 end)
 			c->pairs->off[u + 1] - c->pairs->off[u] >= c->minpoints;
 }
 
-/* kdg_parallel_for body: join nodes [begin, end)'s core pairs. */
+/* kdg_parallel_for body: join positions [begin, end)'s core pairs. */
 static void
 union_range(void *arg, int64 begin, int64 end)
 {
@@ -223,7 +223,7 @@ nearest_core(const KdSource *src, const KdgPairs *pairs, const bool *core,
 	int32		best = -1;
 	double		bestd = 0.0;
 
-	int32		u = pairs->node[i];
+	int32		u = pairs->pos[i];
 
 	for (int64 h = pairs->off[u]; h < pairs->off[u + 1]; h++)
 	{
@@ -350,6 +350,6 @@ kdg_cluster_dbscan(const KdSource *src, double eps, int minpoints,
 	pfree(pairs.off);
 	pfree(pairs.nbr);
 	pfree(pairs.ord);
-	pfree(pairs.node);
+	pfree(pairs.pos);
 	return label;
 }

@@ -86,8 +86,9 @@ extern KdgTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
 
 /*
  * One slice of the pairs within a distance (pairs_within.c): the queries
- * are the points at nodes first .. first + len - 1 of the tree's order, the
- * point at node u being ordinal ords[u] (n of them); query q's neighbours
+ * are the points at positions first .. first + len - 1 of the search order
+ * (the tree's in-order), the point at position u being ordinal ords[u] (n
+ * of them); query q's neighbours
  * are hits[offsets[q] .. offsets[q] + kept[q]), each with its ordinal in
  * ref and its operator distance in d2.
  */

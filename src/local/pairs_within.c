@@ -7,7 +7,7 @@
  * The pairs come from the engine's radius search over the source's tree
  * (its kdgpu index's when the source's rows are the index's, else one
  * built now, on the GPU for large inputs as any build), run for slices of
- * the points as queries in the tree's node order, so that neighbouring
+ * the points as queries in the tree's in-order, so that neighbouring
  * queries walk the same nodes.  A candidate is kept only when the
  * operator's distance (kdg_metric) is <= the distance: the boundary is
  * inclusive and decided as `<->` and ST_DWithin decide it, whatever the
@@ -84,6 +84,39 @@ filter_range(void *arg, int64 begin, int64 end)
 }
 
 /*
+ * The tree's points in its in-order (a walk of the implicit tree: left
+ * subtree, node, right subtree), which is their order along the splits:
+ * consecutive queries lie close together and walk the same nodes, where
+ * the node order (level by level) scatters them.  *centers gets their
+ * coordinates, *ords their ordinals.
+ */
+static void
+in_order(const KdTree *t, double **centers, uint64 **ords)
+{
+	int64	   *stack = palloc(sizeof(int64) * 128);
+	int			sp = 0;
+	int64		node = 0;
+	int64		i = 0;
+
+	*centers = palloc_extended(sizeof(double) * t->dim * Max(t->n, 1), MCXT_ALLOC_HUGE);
+	*ords = palloc_extended(sizeof(uint64) * Max(t->n, 1), MCXT_ALLOC_HUGE);
+	while (sp > 0 || node < t->n)
+	{
+		if (node < t->n)
+		{
+			stack[sp++] = node;
+			node = 2 * node + 1;
+			continue;
+		}
+		node = stack[--sp];
+		memcpy(*centers + i * t->dim, t->coords + node * t->dim, sizeof(double) * t->dim);
+		(*ords)[i++] = t->refs[node];
+		node = 2 * node + 2;
+	}
+	pfree(stack);
+}
+
+/*
  * Hand every point's neighbours within distance (itself included, or with
  * upper only those of higher ordinal: each pair once) to fn, slice by
  * slice (KdgPairSlice); "what" names the work in messages.
@@ -93,6 +126,8 @@ kdg_pairs_within(const KdSource *src, double distance, bool upper,
 				 const char *what, KdgPairSliceFn fn, void *arg)
 {
 	KdgTree    *tree;
+	double	   *centers;
+	uint64	   *ords;
 	double		radius = kdg_engine_radius(src->type, distance);
 	int64		slice = KDG_PAIRS_FIRST_SLICE;
 	bool		used_gpu;
@@ -108,10 +143,11 @@ kdg_pairs_within(const KdSource *src, double distance, bool upper,
 	if (tree == NULL || tree->tree->coords == NULL || tree->rank_ord != NULL ||
 		tree->added != NULL)
 		tree = kdg_tree_plain(kdg_build_tree(src, &used_gpu));
+	in_order(tree->tree, &centers, &ords);
 	for (int64 first = 0, len; first < src->n; first += len)
 	{
 		KdRangeResult *res = kdg_range_result_new();
-		KdgFilter	f = {src, res, tree->tree->refs, first, distance, upper, NULL};
+		KdgFilter	f = {src, res, ords, first, distance, upper, NULL};
 		KdgPairSlice s;
 		int64		ncand;
 		KdExec		exec;
@@ -119,7 +155,7 @@ kdg_pairs_within(const KdSource *src, double distance, bool upper,
 
 		len = Min(slice, src->n - first);
 		kdg_exec_prepare(&exec);
-		kdg_check_status(kdg_tree_range(tree, tree->tree->coords + first * src->dim,
+		kdg_check_status(kdg_tree_range(tree, centers + first * src->dim,
 										&radius, 1, NULL, NULL, len, res,
 										&exec, &err),
 						 &err, &exec, what);
@@ -127,7 +163,7 @@ kdg_pairs_within(const KdSource *src, double distance, bool upper,
 		kdg_parallel_for(len, 1024, filter_range, &f);
 		s.src = src;
 		s.n = src->n;
-		s.ords = tree->tree->refs;
+		s.ords = ords;
 		s.first = first;
 		s.len = len;
 		s.offsets = res->offsets;
@@ -147,4 +183,6 @@ kdg_pairs_within(const KdSource *src, double distance, bool upper,
 		slice = Max(Min(slice, KDG_PAIRS_MAX_SLICE), 1);
 		CHECK_FOR_INTERRUPTS();
 	}
+	pfree(centers);
+	pfree(ords);
 }
