@@ -146,3 +146,31 @@ SELECT * FROM kd_pairs_within('cl_tab', -1);
 SET kdgpu.progress = on;
 SELECT count(*) FROM kd_dbscan('cl_tab', 1.0, 4);
 RESET kdgpu.progress;
+
+-- kd_range_join of two tables: every row of the query table with the
+-- rows within the radius of it, ranked by (distance, ctid), against the
+-- join; the key form; errors
+CREATE TABLE cl_q (qid int PRIMARY KEY, g point);
+INSERT INTO cl_q SELECT i, point(random() * 16, random() * 16) FROM generate_series(1, 60) i;
+INSERT INTO cl_q VALUES (61, NULL);
+SELECT count(*) AS rows,
+       (SELECT count(*) FROM (
+          SELECT q.ctid, t.ctid, q.g <-> t.g, rank() OVER (PARTITION BY q.ctid ORDER BY q.g <-> t.g, t.ctid)::int
+          FROM cl_q q JOIN cl_tab t ON q.g <-> t.g <= 1.5
+          EXCEPT SELECT * FROM kd_range_join('cl_tab', 'cl_q'::regclass, 1.5)) x) AS only_join,
+       (SELECT count(*) FROM (
+          SELECT * FROM kd_range_join('cl_tab', 'cl_q'::regclass, 1.5)
+          EXCEPT SELECT q.ctid, t.ctid, q.g <-> t.g, rank() OVER (PARTITION BY q.ctid ORDER BY q.g <-> t.g, t.ctid)::int
+          FROM cl_q q JOIN cl_tab t ON q.g <-> t.g <= 1.5) x) AS only_kdgpu
+FROM kd_range_join('cl_tab', 'cl_q'::regclass, 1.5);
+CREATE TEMP VIEW cl_qj AS
+  SELECT q.qid, t.id, q.g <-> t.g, rank() OVER (PARTITION BY q.qid ORDER BY q.g <-> t.g, t.id)::int
+  FROM cl_q q JOIN cl_tab t ON q.g <-> t.g <= 2;
+SELECT (SELECT count(*) FROM (SELECT * FROM cl_qj EXCEPT
+          SELECT * FROM kd_range_join('cl_tab', 'g', 'cl_q', 'g', 2, key_col => 'id', query_key_col => 'qid')) x) +
+       (SELECT count(*) FROM (
+          SELECT * FROM kd_range_join('cl_tab', 'g', 'cl_q', 'g', 2, key_col => 'id', query_key_col => 'qid')
+          EXCEPT SELECT * FROM cl_qj) x) AS differing,
+       (SELECT count(*) FROM cl_qj) AS rows;
+SELECT * FROM kd_range_join('cl_tab', 'cl_q'::regclass, -1);
+SELECT * FROM kd_range_join('cl_tab', 'cl_vec'::regclass, 1);

@@ -1153,3 +1153,37 @@ CREATE FUNCTION kd_pairs_within(rel regclass, col name, distance float8, key_col
 	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION kd_pairs_within(regclass, name, float8, name) IS
 	'every pair of rows of rel within distance of each other, once (points of column col); returns (query_key, nn_key, distance), query_key < nn_key; key_col names the rows';
+
+-- Range joins of two tables: every row of query_rel with the rows of rel
+-- within a radius of it (no _parts form)
+CREATE FUNCTION kd_range_join(rel regclass, query_rel regclass, radius float8)
+	RETURNS TABLE(query_ctid tid, nn_ctid tid, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_range_join_table'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_range_join(regclass, regclass, float8) IS
+	'the rows of rel within radius of each row of query_rel (points of each table''s only point column); returns (query_ctid, nn_ctid, distance, rank)';
+
+CREATE FUNCTION kd_range_join(rel regclass, col name, query_rel regclass, query_col name, radius float8)
+	RETURNS TABLE(query_ctid tid, nn_ctid tid, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_range_join_table'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_range_join(regclass, name, regclass, name, float8) IS
+	'the rows of rel within radius of each row of query_rel (points of columns col and query_col); returns (query_ctid, nn_ctid, distance, rank)';
+
+CREATE FUNCTION kd_range_join(rel regclass, query_rel regclass, radius float8, key_col name, query_key_col name)
+	RETURNS TABLE(query_key bigint, nn_key bigint, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_range_join_table'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_range_join(regclass, regclass, float8, name, name) IS
+	'the rows of rel within radius of each row of query_rel (points of each table''s only point column); returns (query_key, nn_key, distance, rank); key_col names the rows';
+
+CREATE FUNCTION kd_range_join(rel regclass, col name, query_rel regclass, query_col name, radius float8, key_col name, query_key_col name)
+	RETURNS TABLE(query_key bigint, nn_key bigint, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_range_join_table'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_range_join(regclass, name, regclass, name, float8, name, name) IS
+	'the rows of rel within radius of each row of query_rel (points of columns col and query_col); returns (query_key, nn_key, distance, rank); key_col names the rows';

@@ -32,10 +32,13 @@ extern KdRows *kdg_knn_rows(FunctionCallInfo fcinfo);
 extern KdAnswer *kdg_knn_join_answer(KdTable *t, Datum queries, Oid qtype, int k);
 extern KdRows *kdg_knn_join_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_knn_join_table_rows(FunctionCallInfo fcinfo);
+extern KdTable *kdg_query_table(FunctionCallInfo fcinfo, const KdArgs *args,
+								const KdTable *t);
 extern KdRows *kdg_all_knn_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_all_knn_arrays_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_range_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_range_join_rows(FunctionCallInfo fcinfo);
+extern KdRows *kdg_range_join_table_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_box_rows(FunctionCallInfo fcinfo);
 
 /* rows_funcs.c */

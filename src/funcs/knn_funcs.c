@@ -92,6 +92,32 @@ kdg_knn_join_rows(FunctionCallInfo fcinfo)
 }
 
 /*
+ * The query table of a table join (query_rel [, query_col] [,
+ * query_key_col]), opened for reading; error unless its points have the
+ * type of t's.
+ */
+KdTable *
+kdg_query_table(FunctionCallInfo fcinfo, const KdArgs *args, const KdTable *t)
+{
+	KdTable    *qt = palloc0(sizeof(KdTable));
+	const KdSource *src = &t->head;
+	KdSource   *qsrc = &qt->head;
+	int			qcol = kdg_argno(args, "query_col");
+	int			qkey = kdg_argno(args, "query_key_col");
+
+	kdg_table_open(qt, PG_GETARG_OID(kdg_argno(args, "query_rel")),
+				   qcol >= 0 ? PG_GETARG_NAME(qcol) : NULL,
+				   qkey >= 0 ? PG_GETARG_NAME(qkey) : NULL, args->ident, src->fname);
+	if (qsrc->type != src->type)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("column \"%s\" of table \"%s\" is of type %s but column \"%s\" of table \"%s\" is of type %s",
+						qsrc->colname, get_rel_name(qsrc->relid), kdg_point_type_name(qsrc->type),
+						src->colname, get_rel_name(src->relid), kdg_point_type_name(src->type))));
+	return qt;
+}
+
+/*
  * kd_knn_join(rel [, col], query_rel [, query_col], k [, key_col,
  * query_key_col]): the k nearest rows of rel to each row of query_rel.
  */
@@ -100,26 +126,15 @@ kdg_knn_join_table_rows(FunctionCallInfo fcinfo)
 {
 	KdArgs		args;
 	KdTable    *t = palloc0(sizeof(KdTable));
-	KdTable    *qt = palloc0(sizeof(KdTable));
+	KdTable    *qt;
 	KdSource   *src = &t->head;
-	KdSource   *qsrc = &qt->head;
+	KdSource   *qsrc;
 	double	   *queries;
 	int			k;
-	int			qcol;
-	int			qkey;
 
 	kdg_args(fcinfo, &args, t);
-	qcol = kdg_argno(&args, "query_col");
-	qkey = kdg_argno(&args, "query_key_col");
-	kdg_table_open(qt, PG_GETARG_OID(kdg_argno(&args, "query_rel")),
-				   qcol >= 0 ? PG_GETARG_NAME(qcol) : NULL,
-				   qkey >= 0 ? PG_GETARG_NAME(qkey) : NULL, args.ident, src->fname);
-	if (qsrc->type != src->type)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("column \"%s\" of table \"%s\" is of type %s but column \"%s\" of table \"%s\" is of type %s",
-						qsrc->colname, get_rel_name(qsrc->relid), kdg_point_type_name(qsrc->type),
-						src->colname, get_rel_name(src->relid), kdg_point_type_name(src->type))));
+	qt = kdg_query_table(fcinfo, &args, t);
+	qsrc = &qt->head;
 	k = PG_GETARG_INT32(kdg_argno(&args, "k"));
 	kdg_check_k(k);
 	kdg_table_read(t);

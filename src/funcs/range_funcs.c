@@ -1,7 +1,8 @@
 /*
  * range_funcs.c
  *	  kd_range, kd_range_join and kd_box: the rows within a radius of one or
- *	  many centres, and the rows inside a box.
+ *	  many centres (an array, or the rows of another table), and the rows
+ *	  inside a box.
  *
  * A row is within radius r of a centre when its distance (the type's <->)
  * is <= r; hits come nearest first, ties by ctid (or partition and ctid, or
@@ -104,6 +105,31 @@ kdg_range_join_rows(FunctionCallInfo fcinfo)
 	kdg_table_read(t);
 	kdg_array_check(nq, qdim, qinfos, t->head.dim, "centers", &t->head);
 	return kdg_rows_pairs(t, kdg_table_radius(t, centers, nq, radii, nradii), KD_KEY_ORD, NULL);
+}
+
+/*
+ * kd_range_join(rel [, col], query_rel [, query_col], radius [, key_col,
+ * query_key_col]): the rows of rel within radius of each row of query_rel.
+ * There is no _parts form: a partitioned rel is refused when opened.
+ */
+KdRows *
+kdg_range_join_table_rows(FunctionCallInfo fcinfo)
+{
+	KdArgs		args;
+	KdTable    *t = palloc0(sizeof(KdTable));
+	KdTable    *qt;
+	double		radius;
+
+	kdg_args(fcinfo, &args, t);
+	qt = kdg_query_table(fcinfo, &args, t);
+	radius = PG_GETARG_FLOAT8(kdg_argno(&args, "radius"));
+	kdg_check_radius(radius, "radius", 0);
+	kdg_table_read(t);
+	kdg_table_read_all(qt);
+	kdg_source_check_dims(&t->head, &qt->head);
+	return kdg_rows_pairs(t, kdg_table_radius(t, kdg_table_queries(qt), qt->head.n,
+											  &radius, 1),
+						  KD_KEY_ROW, qt);
 }
 
 /*

@@ -40,6 +40,7 @@ KDG_ROWS_SRF(kdgpu_all_knn, kdg_all_knn_rows)
 KDG_ROWS_SRF(kdgpu_all_knn_arrays, kdg_all_knn_arrays_rows)
 KDG_ROWS_SRF(kdgpu_range, kdg_range_rows)
 KDG_ROWS_SRF(kdgpu_range_join, kdg_range_join_rows)
+KDG_ROWS_SRF(kdgpu_range_join_table, kdg_range_join_table_rows)
 KDG_ROWS_SRF(kdgpu_box, kdg_box_rows)
 
 /* Each SQL entry point, and the function that makes its rows. */
@@ -56,6 +57,7 @@ static const struct
 	{kdgpu_all_knn_arrays, kdg_all_knn_arrays_rows},
 	{kdgpu_range, kdg_range_rows},
 	{kdgpu_range_join, kdg_range_join_rows},
+	{kdgpu_range_join_table, kdg_range_join_table_rows},
 	{kdgpu_box, kdg_box_rows},
 };
 
