@@ -94,16 +94,14 @@ read_partition(WindowObject winobj, KdSource *src, int64 nrows, int64 *ord,
 }
 
 /*
- * Cluster the partition of winobj once (minpoints 1 for components) and
- * keep its labels; returns them.
+ * Cluster the partition of the window function called with fcinfo (minpoints
+ * 1 for components) into labels, its partition-local memory.
  */
-static KdgClusterLabels *
-partition_labels(FunctionCallInfo fcinfo, const char *fname, double eps,
-				 int minpoints)
+static void
+partition_labels(FunctionCallInfo fcinfo, KdgClusterLabels *labels,
+				 const char *fname, double eps, int minpoints)
 {
 	WindowObject winobj = PG_WINDOW_OBJECT();
-	KdgClusterLabels *labels = WinGetPartitionLocalMemory(winobj,
-														  sizeof(KdgClusterLabels));
 	MemoryContext partcxt = GetMemoryChunkContext(labels);
 	MemoryContext workcxt;
 	MemoryContext oldcxt;
@@ -112,8 +110,6 @@ partition_labels(FunctionCallInfo fcinfo, const char *fname, double eps,
 	int64	   *ord;
 	int32	   *found;
 
-	if (labels->done)
-		return labels;
 	memset(&src, 0, sizeof(src));
 	src.type = kdg_point_type(argtype);
 	if (src.type == KD_TYPE_NONE)
@@ -139,18 +135,6 @@ partition_labels(FunctionCallInfo fcinfo, const char *fname, double eps,
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(workcxt);
 	labels->done = true;
-	return labels;
-}
-
-/* The label of the current row, or NULL. */
-static Datum
-current_label(FunctionCallInfo fcinfo, const KdgClusterLabels *labels)
-{
-	int64		pos = WinGetCurrentPosition(PG_WINDOW_OBJECT());
-
-	if (labels->label[pos] < 0)
-		PG_RETURN_NULL();
-	PG_RETURN_INT32(labels->label[pos]);
 }
 
 /* Error unless minpoints is >= 0. */
@@ -165,27 +149,44 @@ check_minpoints(int32 minpoints, const char *fname)
 }
 
 /*
+ * The label of the window function's current row, or NULL.  On the first
+ * call of a partition, the partition is clustered: within the distance of
+ * argument 1 (called argname), and for DBSCAN with argument 2's minpoints,
+ * else as components.
+ */
+static Datum
+window_label(FunctionCallInfo fcinfo, const char *fname, const char *argname,
+			 bool dbscan)
+{
+	WindowObject winobj = PG_WINDOW_OBJECT();
+	KdgClusterLabels *labels = WinGetPartitionLocalMemory(winobj,
+														  sizeof(KdgClusterLabels));
+	int64		pos;
+
+	if (!labels->done)
+	{
+		double		eps = DatumGetFloat8(first_row_arg(winobj, 1, fname, argname));
+		int32		minpoints = dbscan ?
+			DatumGetInt32(first_row_arg(winobj, 2, fname, "minpoints")) : 1;
+
+		kdg_check_radius(eps, argname, 0);
+		check_minpoints(minpoints, fname);
+		partition_labels(fcinfo, labels, fname, eps, Max(minpoints, 1));
+	}
+	pos = WinGetCurrentPosition(winobj);
+	if (labels->label[pos] < 0)
+		PG_RETURN_NULL();
+	PG_RETURN_INT32(labels->label[pos]);
+}
+
+/*
  * kd_cluster_dbscan(col, eps, minpoints) OVER (...): the row's DBSCAN
  * cluster, or NULL for noise and rows with no point.
  */
 Datum
 kdgpu_cluster_dbscan(PG_FUNCTION_ARGS)
 {
-	WindowObject winobj = PG_WINDOW_OBJECT();
-	const char *fname = "kd_cluster_dbscan";
-	KdgClusterLabels *labels = WinGetPartitionLocalMemory(winobj,
-														  sizeof(KdgClusterLabels));
-
-	if (!labels->done)
-	{
-		double		eps = DatumGetFloat8(first_row_arg(winobj, 1, fname, "eps"));
-		int32		minpoints = DatumGetInt32(first_row_arg(winobj, 2, fname, "minpoints"));
-
-		kdg_check_radius(eps, "eps", 0);
-		check_minpoints(minpoints, fname);
-		labels = partition_labels(fcinfo, fname, eps, Max(minpoints, 1));
-	}
-	return current_label(fcinfo, labels);
+	return window_label(fcinfo, "kd_cluster_dbscan", "eps", true);
 }
 
 /*
@@ -195,19 +196,7 @@ kdgpu_cluster_dbscan(PG_FUNCTION_ARGS)
 Datum
 kdgpu_cluster_within(PG_FUNCTION_ARGS)
 {
-	WindowObject winobj = PG_WINDOW_OBJECT();
-	const char *fname = "kd_cluster_within";
-	KdgClusterLabels *labels = WinGetPartitionLocalMemory(winobj,
-														  sizeof(KdgClusterLabels));
-
-	if (!labels->done)
-	{
-		double		distance = DatumGetFloat8(first_row_arg(winobj, 1, fname, "distance"));
-
-		kdg_check_radius(distance, "distance", 0);
-		labels = partition_labels(fcinfo, fname, distance, 1);
-	}
-	return current_label(fcinfo, labels);
+	return window_label(fcinfo, "kd_cluster_within", "distance", false);
 }
 
 /*
