@@ -222,7 +222,6 @@ nearest_core(const KdSource *src, const KdgPairs *pairs, const bool *core,
 	const double *p = kdg_row_coords(src, i);
 	int32		best = -1;
 	double		bestd = 0.0;
-
 	int32		u = pairs->pos[i];
 
 	for (int64 h = pairs->off[u]; h < pairs->off[u + 1]; h++)
