@@ -677,7 +677,8 @@ static const KdCudaApi kdc_api = {
 	kdc_knn,
 	kdc_all_knn,
 	kdc_radius,
-	kdc_box
+	kdc_box,
+	kdc_dbscan
 };
 
 /* The one exported symbol: the entry table. */

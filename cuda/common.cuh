@@ -161,6 +161,9 @@ extern KdStatus kdc_radius(const KdGpuTree *gtree, const double *centers,
 extern KdStatus kdc_box(const KdGpuTree *gtree, const double *lows,
 						const double *highs, int64_t nq, KdRangeResult *res,
 						const KdExec *exec, KdError *err);
+extern KdStatus kdc_dbscan(const KdGpuTree *gtree, const KdDbscan *args,
+						   int32_t *labels, int64_t *undecided,
+						   const KdExec *exec, KdError *err);
 
 /* device bytes that a spatial ordering of n points needs */
 #define KDC_ORDER_BYTES(n) ((size_t) (n) * 40 + ((size_t) 1 << 20))

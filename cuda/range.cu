@@ -2,18 +2,10 @@
  * range.cu
  *	  Radius and box queries against a device tree.
  *
- * Design.  One thread per query walks the tree depth-first with a stack of
- * nodes.  Radius: a point is a hit when sqrt(d2) <= r; a subtree is skipped
- * when its lower bound lb (the split-plane term, or the box distance of a
- * node below nbounds) satisfies lb > r2x and sqrt(lb) > r, where r2x is a
- * generous bound on r * r used only as a cheap prefilter, so the test is
- * exactly the CPU's.  Box: a point is a hit when lo <= p <= hi in every
- * dimension; a child is visited when the box reaches its side of the split,
- * and nodes below nbounds are skipped when their box misses the query box.
- *
- * Results have a variable size, so each chunk of queries runs twice: a
- * count pass, a CUB exclusive scan of the counts into offsets, then fill
- * passes, batched so that the hits of a batch fit in device memory, each
+ * Design.  One thread per query walks the tree (kdc_range_search,
+ * range_walk.cuh).  Results have a variable size, so each chunk of queries
+ * runs twice: a count pass, a CUB exclusive scan of the counts into
+ * offsets, then fill passes, batched so that the hits of a batch fit in device memory, each
  * followed by a CUB segmented sort of every query's hits (by ref then,
  * stably, by d2 for radius queries; by ref for box queries) and a copy into
  * the host result, which grows with each chunk.
@@ -23,98 +15,7 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
-#include "common.cuh"
-
-/*
- * One query's walk.  BOX: a = lo, b = hi; else a = centre, b[0] = radius.
- * Calls emit(d2, ref) for every hit, in traversal order.
- */
-template <bool BOX, typename Emit>
-static __device__ __forceinline__ void
-range_search(const KdGpuTree &t, const double *a, const double *b, Emit emit)
-{
-	int64_t		stack[KDC_STACK];
-	int			sp = 0;
-	int64_t		node = 0;
-	int			dim = t.dim;
-	double		r = b[0];
-	double		r2x = BOX ? 0.0 : kde_radius_bound(r);
-
-	for (;;)
-	{
-		while (node < t.n)
-		{
-			const double *p = t.coords + node * dim;
-			double		ps;
-			int			s;
-
-			if (node < t.nbounds)
-			{
-				const double *box = t.bounds + node * 2 * dim;
-				bool		skip = false;
-
-				if (BOX)
-				{
-#pragma unroll
-					for (int j = 0; j < KD_MAX_DIM; j++)
-						if (j < dim && (box[dim + j] < a[j] || box[j] > b[j]))
-							skip = true;
-				}
-				else
-				{
-					double		lb = kdc_box_dist2(a, box, dim);
-
-					skip = lb > r2x && sqrt(lb) > r;
-				}
-				if (skip)
-					break;
-			}
-			if (BOX)
-			{
-				bool		in = true;
-
-#pragma unroll
-				for (int j = 0; j < KD_MAX_DIM; j++)
-					if (j < dim && !(a[j] <= p[j] && p[j] <= b[j]))
-						in = false;
-				if (in)
-					emit(0.0, t.refs[node]);
-			}
-			else
-			{
-				double		d2 = kdc_dist2(a, p, dim);
-
-				if (d2 <= r2x && sqrt(d2) <= r)
-					emit(d2, t.refs[node]);
-			}
-			s = t.split[node] & KDC_SPLIT_DIM;
-			ps = p[s];
-			if (BOX)
-			{
-				bool		go_left = kdc_coord(a, s) <= ps;
-				bool		go_right = kdc_coord(b, s) >= ps;
-
-				if (go_left && go_right && 2 * node + 2 < t.n)
-					stack[sp++] = 2 * node + 2;
-				node = go_left ? 2 * node + 1 : (go_right ? 2 * node + 2 : t.n);
-			}
-			else
-			{
-				double		diff = __dadd_rn(kdc_coord(a, s), -ps);
-				double		dd = __dmul_rn(diff, diff);
-				int64_t		near = 2 * node + (diff >= 0 ? 2 : 1);
-				int64_t		far = 4 * node + 3 - near;
-
-				if (far < t.n && !(dd > r2x && sqrt(dd) > r))
-					stack[sp++] = far;
-				node = near;
-			}
-		}
-		if (sp == 0)
-			return;
-		node = stack[--sp];
-	}
-}
+#include "range_walk.cuh"
 
 /*
  * Count (FILL false: offs[qi] = hits) or write (FILL true) the hits of
@@ -148,16 +49,16 @@ range_kernel(KdGpuTree t, const double *qa, const double *qb, bool shared_radius
 	{
 		int64_t		pos = offs[qi] - base;
 
-		range_search<BOX>(t, a, b, [&](double d2, uint64_t ref)
-						  {
-							  hit_ref[pos + c] = ref;
-							  hit_d2[pos + c] = d2;
-							  c++;
-						  });
+		kdc_range_search<BOX>(t, a, b, [&](double d2, int64_t node)
+							  {
+								  hit_ref[pos + c] = t.refs[node];
+								  hit_d2[pos + c] = d2;
+								  c++;
+							  });
 	}
 	else
 	{
-		range_search<BOX>(t, a, b, [&](double, uint64_t) { c++; });
+		kdc_range_search<BOX>(t, a, b, [&](double, int64_t) { c++; });
 		offs[qi] = c;
 	}
 }

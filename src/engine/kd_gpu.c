@@ -352,3 +352,11 @@ kde_gpu_box(const KdGpuTree *gtree, const double *lows, const double *highs,
 {
 	return kde_gpu_made()->box(gtree, lows, highs, nq, res, exec, err);
 }
+
+/* The GPU object's density clusters (kd_gpu_abi.h). */
+KdStatus
+kde_gpu_dbscan(const KdGpuTree *gtree, const KdDbscan *args, int32_t *labels,
+			  int64_t *undecided, const KdExec *exec, KdError *err)
+{
+	return kde_gpu_made()->dbscan(gtree, args, labels, undecided, exec, err);
+}

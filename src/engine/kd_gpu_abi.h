@@ -26,7 +26,7 @@ extern "C"
 {
 #endif
 
-#define KDGPU_CUDA_ABI_VERSION 4
+#define KDGPU_CUDA_ABI_VERSION 5
 
 typedef struct KdCudaApi
 {
@@ -63,7 +63,10 @@ typedef struct KdCudaApi
 						  int64_t n, int dim, KdTree *tree, KdGpuTree **out,
 						  const KdExec *exec, KdError *err);
 
-	/* the same contracts as kde_knn, kde_all_knn, kde_radius, kde_box */
+	/*
+	 * the same contracts as kde_knn, kde_all_knn, kde_radius, kde_box and
+	 * kde_dbscan
+	 */
 	KdStatus	(*knn) (const KdGpuTree *gtree, const double *queries,
 						int64_t nq, int k, KdNeighbor *out, int32_t *count,
 						const KdExec *exec, KdError *err);
@@ -77,6 +80,9 @@ typedef struct KdCudaApi
 	KdStatus	(*box) (const KdGpuTree *gtree, const double *lows,
 						const double *highs, int64_t nq, KdRangeResult *res,
 						const KdExec *exec, KdError *err);
+	KdStatus	(*dbscan) (const KdGpuTree *gtree, const KdDbscan *args,
+						   int32_t *labels, int64_t *undecided,
+						   const KdExec *exec, KdError *err);
 } KdCudaApi;
 
 /* the one exported symbol */

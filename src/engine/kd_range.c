@@ -2,9 +2,9 @@
  * kd_range.c
  *	  Radius and box queries on the CPU, and their dispatch to the GPU.
  *
- * Both are one depth-first walk (range_walk) over a region, a ball or a
- * box, skipping a subtree when its splitting plane or its stored bounding
- * box shows it cannot hold a hit.  Results are
+ * Both are one depth-first walk (range_walk, kd_range_walk.h) over a
+ * region, a ball or a box, skipping a subtree when its splitting plane or
+ * its stored bounding box shows it cannot hold a hit.  Results are
  * sized by a count pass and then filled, so memory is exactly what the
  * answer needs; each query's hits are then sorted: by (d2, ref) for radius
  * queries, by ref for boxes.
@@ -17,7 +17,7 @@
  */
 #include <stdlib.h>
 
-#include "kd_internal.h"
+#include "kd_range_walk.h"
 
 typedef struct RangeBatch
 {
@@ -32,130 +32,26 @@ typedef struct RangeBatch
 	bool		fill;			/* false: count pass into offsets[q + 1] */
 } RangeBatch;
 
-/*
- * One radius or box query as the walk sees it: a centre a with radius r
- * (r2max is r^2 widened, kde_radius_bound), or the box [a, b].
- */
-typedef struct RangeRegion
+/* What the walk of one query of a batch writes its hits to. */
+typedef struct RangeOut
 {
-	const double *a;
-	const double *b;
-	double		r;
-	double		r2max;
-} RangeRegion;
+	const KdTree *tree;
+	KdNeighbor *out;			/* NULL: count only */
+	int64_t		n;
+} RangeOut;
 
-/* True when no point of the stored box lo[dim], hi[dim] can be a hit. */
-KD_INLINE bool
-region_misses(const RangeRegion *g, const double *box, const bool is_box,
-			  const int dim)
+/* range_walk visitor: write the hit at the next place, if writing. */
+KD_INLINE void
+range_out_hit(void *ctx, int64_t node, double d2)
 {
-	if (!is_box)
-		return kde_box_dist2(g->a, box, dim) > g->r2max;
-	for (int j = 0; j < dim; j++)
-		if (g->b[j] < box[j] || g->a[j] > box[dim + j])
-			return true;
-	return false;
-}
+	RangeOut   *o = ctx;
 
-/* True when p is a hit; *d2 is its squared distance (0 for boxes). */
-KD_INLINE bool
-region_holds(const RangeRegion *g, const double *p, double *d2,
-			 const bool is_box, const int dim)
-{
-	bool		inside = true;
-
-	if (!is_box)
+	if (o->out)
 	{
-		*d2 = kde_dist2(g->a, p, dim);
-		return kde_within_radius(*d2, g->r2max, g->r);
+		o->out[o->n].d2 = d2;
+		o->out[o->n].ref = o->tree->refs[node];
 	}
-	for (int j = 0; j < dim; j++)
-		inside &= (p[j] >= g->a[j]) & (p[j] <= g->b[j]);
-	*d2 = 0.0;
-	return inside;
-}
-
-/*
- * Which sides of the split plane x[s] = ps the region reaches (the left
- * subtree holds x[s] <= ps, the right one x[s] >= ps): false when neither;
- * else *left says which one to walk first (a ball's centre side) and
- * *both whether the other one too.
- */
-KD_INLINE bool
-region_sides(const RangeRegion *g, int s, double ps, const bool is_box,
-			 bool *left, bool *both)
-{
-	double		diff;
-
-	if (is_box)
-	{
-		bool		right = g->b[s] >= ps;
-
-		*left = g->a[s] <= ps;
-		*both = *left & right;
-		return *left | right;
-	}
-	diff = g->a[s] - ps;
-	*left = diff < 0;
-	*both = diff * diff <= g->r2max;
-	return true;
-}
-
-/*
- * Hits of one query, depth-first: a node's own point, then the sides of
- * its split that the region reaches; nodes below nbounds are skipped when
- * their stored box shows they hold no hit.  Writes the hits to out unless
- * out is NULL.
- */
-KD_INLINE int64_t
-range_walk(const KdTree *t, RangeRegion g, KdNeighbor *out,
-		   const bool is_box, const int dim)
-{
-	int64_t		stack[KD_STACK_DEPTH];
-	int			sp = 0;
-	int64_t		hits = 0;
-
-	if (t->n > 0)
-		stack[sp++] = 0;
-	while (sp > 0)
-	{
-		int64_t		node = stack[--sp];
-
-		for (;;)
-		{
-			const double *p = t->coords + node * dim;
-			double		d2;
-			int64_t		near,
-						far;
-			int			s;
-			bool		left,
-						both;
-
-			if (node < t->nbounds &&
-				region_misses(&g, t->bounds + node * 2 * dim, is_box, dim))
-				break;
-			if (region_holds(&g, p, &d2, is_box, dim))
-			{
-				if (out)
-				{
-					out[hits].d2 = d2;
-					out[hits].ref = t->refs[node];
-				}
-				hits++;
-			}
-			s = t->split[node];
-			if (!region_sides(&g, s, p[s], is_box, &left, &both))
-				break;
-			near = 2 * node + (left ? 1 : 2);
-			far = 2 * node + (left ? 2 : 1);
-			if (both && far < t->n)
-				stack[sp++] = far;
-			if (near >= t->n)
-				break;
-			node = near;
-		}
-	}
-	return hits;
+	o->n++;
 }
 
 /* One query of a batch, for a dimension count known at compile time. */
@@ -163,6 +59,7 @@ KD_INLINE int64_t
 range_query(const RangeBatch *b, int64_t q, KdNeighbor *out, const int dim)
 {
 	RangeRegion g;
+	RangeOut	o = {b->tree, out, 0};
 
 	if (b->centers)
 	{
@@ -170,12 +67,12 @@ range_query(const RangeBatch *b, int64_t q, KdNeighbor *out, const int dim)
 		g.b = NULL;
 		g.r = b->radii[b->nradii == 1 ? 0 : q];
 		g.r2max = kde_radius_bound(g.r);
-		return range_walk(b->tree, g, out, false, dim);
+		return range_walk(b->tree, g, range_out_hit, &o, false, dim);
 	}
 	g.a = b->lows + q * dim;
 	g.b = b->highs + q * dim;
 	g.r = g.r2max = 0.0;
-	return range_walk(b->tree, g, out, true, dim);
+	return range_walk(b->tree, g, range_out_hit, &o, true, dim);
 }
 
 /* Parallel body: count or fill queries [begin, end). */

@@ -225,6 +225,37 @@ extern KdStatus kde_box_cpu(const KdTree *tree, const double *lows,
 						   KdRangeResult *res, KdExec *exec, KdError *err);
 
 /*
+ * kd_dbscan.c: density clusters (DBSCAN) of a tree's points, whose refs
+ * must be 0 .. n - 1.  A point reaches another when sqrt(d2) <= within,
+ * and does not when sqrt(d2) > beyond; a pair in between is undecided.  A
+ * core point reaches at least minpoints points (itself included); core
+ * points that reach each other share a cluster; any other point that
+ * reaches a core point joins the cluster of the nearest one, by (d2, ref),
+ * and the rest are noise.  Clusters are numbered from 0 in the order of
+ * their lowest refs: labels[ref] gets a point's number, or -1 for noise.
+ * *undecided counts the undecided pairs, and the points not core whose
+ * nearest core point of another cluster lies less than tie_rel * d +
+ * tie_abs farther than the nearest one's distance d: the caller's metric
+ * may decide those otherwise, so when it is not 0 the labels are not
+ * defined.  With within == beyond and both margins 0 it is always 0.
+ */
+typedef struct KdDbscan
+{
+	double		within;
+	double		beyond;
+	double		tie_rel;
+	double		tie_abs;
+	int			minpoints;
+} KdDbscan;
+
+extern KdStatus kde_dbscan(const KdTree *tree, const KdDbscan *args,
+						  int32_t *labels, int64_t *undecided,
+						  KdExec *exec, KdError *err);
+extern KdStatus kde_dbscan_cpu(const KdTree *tree, const KdDbscan *args,
+							  int32_t *labels, int64_t *undecided,
+							  KdExec *exec, KdError *err);
+
+/*
  * kd_gpu.c: the GPU object, opened on first use from the path given to
  * kde_gpu_set_library (default: "kdgpu_cuda.so" found by the dynamic linker).
  */
@@ -252,7 +283,7 @@ extern void kde_gpu_release(KdTree *tree);
  * kde_gpu_select_device selects the one that later uploads and builds use,
  * kde_gpu_upload_copy and kde_gpu_release_copy make and free a device copy
  * held by the caller, and the queries are those of kde_knn, kde_all_knn,
- * kde_radius and kde_box on a device copy.  The GPU service calls them
+ * kde_radius, kde_box and kde_dbscan on a device copy.  The GPU service calls them
  * directly; the rest of the engine through kde_build, kde_knn and the others.
  */
 extern KdStatus kde_gpu_probe(KdGpuInfo *info, KdError *err);
@@ -276,6 +307,9 @@ extern KdStatus kde_gpu_radius(const KdGpuTree *gtree, const double *centers,
 extern KdStatus kde_gpu_box(const KdGpuTree *gtree, const double *lows,
 						   const double *highs, int64_t nq, KdRangeResult *res,
 						   const KdExec *exec, KdError *err);
+extern KdStatus kde_gpu_dbscan(const KdGpuTree *gtree, const KdDbscan *args,
+							  int32_t *labels, int64_t *undecided,
+							  const KdExec *exec, KdError *err);
 
 /*
  * kd_split.c: one tree's device copy split across several devices (a tree

@@ -107,6 +107,7 @@ kdgpu_pairs_within(PG_FUNCTION_ARGS)
 	out.src = &t->head;
 	out.keyed = t->ident == KD_IDENT_KEY;
 	out.distance = distance;
-	kdg_pairs_within(&t->head, distance, true, "kd_pairs_within", pairs_rows, &out);
+	kdg_pairs_within(&t->head, kdg_pairs_tree(&t->head), distance, true,
+					 "kd_pairs_within", pairs_rows, &out);
 	return (Datum) 0;
 }

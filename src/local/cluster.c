@@ -3,10 +3,6 @@
  *	  Density clusters (DBSCAN) and distance components of a source's
  *	  points, exact in the metric of the type's distance operator.
  *
- * The pairs within eps come slice by slice from kdg_pairs_within
- * (pairs_within.c), exact; they are held as ordinals (int32) per point, in
- * the search order, at most kdgpu.answer_memory_limit of them.
- *
  * The definitions, deterministic where PostGIS's ST_ClusterDBSCAN is not:
  * a point is a core point when at least minpoints points (itself included)
  * lie within eps; core points within eps of each other share a cluster
@@ -17,11 +13,28 @@
  * the points and their order.  With minpoints 1 every point is a core
  * point, and the clusters are the components of the within-eps graph
  * (ST_ClusterWithin).
+ *
+ * Two ways to the same labels:
+ *
+ *	the engine's DBSCAN (kde_dbscan: on the GPU, or the engine's threads),
+ *	in engine distances, which differ from the operator's by a rounding:
+ *	its pairs are those surely within eps (kdg_engine_radius_sure), and it
+ *	counts the pairs that are only perhaps within, and the border points
+ *	whose nearest core points of two clusters are as near as rounding can
+ *	tell apart (kdg_engine_tie_margins).  When it counts none, its labels
+ *	are the operator's; only labels cross from the GPU.
+ *
+ *	else the exact pairs: the pairs within eps come slice by slice from
+ *	kdg_pairs_within (pairs_within.c), each decided by the operator's
+ *	distance; they are held as ordinals (int32) per point, in the search
+ *	order, at most kdgpu.answer_memory_limit of them, and clustered here
+ *	with the same union-find (engine/kd_sets.h).
  */
 #include "postgres.h"
 
 #include "miscadmin.h"
 
+#include "engine/kd_sets.h"
 #include "local/local.h"
 
 /*
@@ -101,9 +114,13 @@ pairs_append(void *arg, const KdgPairSlice *slice)
 	kdg_parallel_for(slice->len, 4096, copy_range, &c);
 }
 
-/* Every point's neighbours within operator distance eps, itself included. */
+/*
+ * Every point's neighbours within operator distance eps, itself included,
+ * from a search of tree.
+ */
 static KdgPairs
-pairs_within(const KdSource *src, double eps, const char *what)
+pairs_within(const KdSource *src, const KdgTree *tree, double eps,
+			 const char *what)
 {
 	KdgPairs	pairs;
 
@@ -114,52 +131,8 @@ pairs_within(const KdSource *src, double eps, const char *what)
 	pairs.ord = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
 	pairs.pos = palloc_extended(sizeof(int32) * src->n, MCXT_ALLOC_HUGE);
 	pairs.what = what;
-	kdg_pairs_within(src, eps, false, what, pairs_append, &pairs);
+	kdg_pairs_within(src, tree, eps, false, what, pairs_append, &pairs);
 	return pairs;
-}
-
-/*
- * The union-find of the core points runs on the engine's threads without
- * locks: a set's root is its lowest ordinal, a root is linked under a
- * lower root only by a compare-and-swap that finds it still a root, and
- * every other write replaces a parent with one of its ancestors, so that
- * parent[i] <= i always holds and no thread ever sees a cycle.
- */
-
-/* The root of i's set, halving the path on the way. */
-static inline int32
-set_find(int32 *parent, int32 i)
-{
-	for (;;)
-	{
-		int32		p = __atomic_load_n(&parent[i], __ATOMIC_RELAXED);
-		int32		g;
-
-		if (p == i)
-			return i;
-		g = __atomic_load_n(&parent[p], __ATOMIC_RELAXED);
-		if (g != p)
-			__atomic_store_n(&parent[i], g, __ATOMIC_RELAXED);
-		i = g;
-	}
-}
-
-/* Join the sets of a and b under the lower root. */
-static inline void
-set_union(int32 *parent, int32 a, int32 b)
-{
-	for (;;)
-	{
-		int32		ra = set_find(parent, a);
-		int32		rb = set_find(parent, b);
-		int32		hi = Max(ra, rb);
-		int32		expected = hi;
-
-		if (ra == rb ||
-			__atomic_compare_exchange_n(&parent[hi], &expected, Min(ra, rb), false,
-										__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			return;
-	}
 }
 
 /* What the threads of the clustering passes share. */
@@ -206,7 +179,7 @@ union_range(void *arg, int64 begin, int64 end)
 			int32		j = pairs->nbr[h];
 
 			if (j > i && c->core[j])
-				set_union(c->parent, i, j);
+				kde_set_union(c->parent, i, j);
 		}
 	}
 }
@@ -263,17 +236,11 @@ root_range(void *arg, int64 begin, int64 end)
 
 	for (int64 i = begin; i < end; i++)
 	{
-		int32		r = c->anchor[i] < 0 ? -1 : set_find(c->parent, c->anchor[i]);
-		int32		seen;
+		int32		r = c->anchor[i] < 0 ? -1 : kde_set_find(c->parent, c->anchor[i]);
 
 		c->root[i] = r;
-		if (r < 0)
-			continue;
-		seen = __atomic_load_n(&c->first[r], __ATOMIC_RELAXED);
-		while (i < seen &&
-			   !__atomic_compare_exchange_n(&c->first[r], &seen, (int32) i, false,
-											__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			;
+		if (r >= 0)
+			kde_atomic_min(&c->first[r], (int32) i);
 	}
 }
 
@@ -288,6 +255,40 @@ label_range(void *arg, int64 begin, int64 end)
 }
 
 /*
+ * The engine's DBSCAN of tree (the source's points by ordinal) into label;
+ * false when it could not tell the operator's answer, or has no GPU where
+ * it was asked for one (the exact pairs decide then).
+ */
+static bool
+engine_dbscan(const KdSource *src, const KdgTree *tree, double eps,
+			  int minpoints, int32 *label, const char *what)
+{
+	KdDbscan	args;
+	KdExec		exec;
+	KdError		err;
+	KdStatus	st;
+	int64		undecided = 0;
+
+	args.within = kdg_engine_radius_sure(src->type, eps);
+	args.beyond = kdg_engine_radius(src->type, eps);
+	kdg_engine_tie_margins(src->type, &args.tie_rel, &args.tie_abs);
+	args.minpoints = minpoints;
+	kdg_exec_prepare(&exec);
+	st = kde_dbscan(tree->tree, &args, label, &undecided, &exec, &err);
+	if (st == KD_ERR_GPU_UNAVAILABLE)
+	{
+		elog(DEBUG1, "kdgpu %s: the engine's DBSCAN has no GPU (%s): clustering the exact pairs",
+			 what, err.message);
+		return false;
+	}
+	kdg_check_status(st, &err, &exec, what);
+	if (undecided > 0)
+		elog(DEBUG1, "kdgpu %s: " INT64_FORMAT " pairs or choices within rounding of eps: clustering the exact pairs",
+			 what, undecided);
+	return undecided == 0;
+}
+
+/*
  * The DBSCAN labels of a source's points by ordinal (header comment):
  * cluster numbers from 0, or -1 for noise.  "what" names the work in
  * messages.
@@ -299,6 +300,7 @@ kdg_cluster_dbscan(const KdSource *src, double eps, int minpoints,
 	int32	   *label = palloc_extended(sizeof(int32) * Max(src->n, 1), MCXT_ALLOC_HUGE);
 	int32	   *number;
 	int32		next = 0;
+	KdgTree    *tree;
 	KdgPairs	pairs;
 	KdgClustering c;
 
@@ -309,7 +311,10 @@ kdg_cluster_dbscan(const KdSource *src, double eps, int minpoints,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("%s takes at most %d points, not " INT64_FORMAT,
 						what, PG_INT32_MAX, src->n)));
-	pairs = pairs_within(src, eps, what);
+	tree = kdg_pairs_tree(src);
+	if (engine_dbscan(src, tree, eps, minpoints, label, what))
+		return label;
+	pairs = pairs_within(src, tree, eps, what);
 	c.src = src;
 	c.pairs = &pairs;
 	c.minpoints = minpoints;

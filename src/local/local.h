@@ -106,8 +106,10 @@ typedef struct KdgPairSlice
 typedef void (*KdgPairSliceFn) (void *arg, const KdgPairSlice *slice);
 
 /* pairs_within.c */
-extern void kdg_pairs_within(const KdSource *src, double distance, bool upper,
-							 const char *what, KdgPairSliceFn fn, void *arg);
+extern KdgTree *kdg_pairs_tree(const KdSource *src);
+extern void kdg_pairs_within(const KdSource *src, const KdgTree *tree,
+							 double distance, bool upper, const char *what,
+							 KdgPairSliceFn fn, void *arg);
 
 /* cluster.c */
 extern int32 *kdg_cluster_dbscan(const KdSource *src, double eps,
@@ -119,6 +121,8 @@ extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
 /* search.c */
 extern KdgTree *kdg_source_tree(const KdSource *src, int64 work, bool all_knn);
 extern double kdg_engine_radius(KdPointType type, double r);
+extern double kdg_engine_radius_sure(KdPointType type, double r);
+extern void kdg_engine_tie_margins(KdPointType type, double *rel, double *abs);
 extern KdAnswer *kdg_empty_answer(int64 nq);
 extern void kdg_sort_hits(KdHit *hits, int64 n);
 extern KdAnswer *kdg_search_knn(const KdSource *src, const KdgTree *tree,

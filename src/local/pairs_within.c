@@ -117,32 +117,40 @@ in_order(const KdTree *t, double **centers, uint64 **ords)
 }
 
 /*
- * Hand every point's neighbours within distance (itself included, or with
- * upper only those of higher ordinal: each pair once) to fn, slice by
- * slice (KdgPairSlice); "what" names the work in messages.
+ * The tree whose references are a source's ordinals, to search for its
+ * pairs: a table's index's tree when the rows are its rows; else, and for
+ * points of no table, one built now.
  */
-void
-kdg_pairs_within(const KdSource *src, double distance, bool upper,
-				 const char *what, KdgPairSliceFn fn, void *arg)
+KdgTree *
+kdg_pairs_tree(const KdSource *src)
 {
 	KdgTree    *tree;
-	double	   *centers;
-	uint64	   *ords;
-	double		radius = kdg_engine_radius(src->type, distance);
-	int64		slice = KDG_PAIRS_FIRST_SLICE;
 	bool		used_gpu;
 
-	if (src->n == 0)
-		return;
-
-	/*
-	 * a table's: its index's tree when the rows are its rows; else, and for
-	 * points of no table, one built now
-	 */
 	tree = OidIsValid(src->relid) ? kdg_source_tree(src, src->n, true) : NULL;
 	if (tree == NULL || tree->tree->coords == NULL || tree->rank_ord != NULL ||
 		tree->added != NULL)
 		tree = kdg_tree_plain(kdg_build_tree(src, &used_gpu));
+	return tree;
+}
+
+/*
+ * Hand every point's neighbours within distance (itself included, or with
+ * upper only those of higher ordinal: each pair once) to fn, slice by
+ * slice (KdgPairSlice), searching tree (kdg_pairs_tree's); "what" names
+ * the work in messages.
+ */
+void
+kdg_pairs_within(const KdSource *src, const KdgTree *tree, double distance,
+				 bool upper, const char *what, KdgPairSliceFn fn, void *arg)
+{
+	double	   *centers;
+	uint64	   *ords;
+	double		radius = kdg_engine_radius(src->type, distance);
+	int64		slice = KDG_PAIRS_FIRST_SLICE;
+
+	if (src->n == 0)
+		return;
 	in_order(tree->tree, &centers, &ords);
 	for (int64 first = 0, len; first < src->n; first += len)
 	{

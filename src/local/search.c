@@ -71,6 +71,31 @@ kdg_engine_radius(KdPointType type, double r)
 }
 
 /*
+ * The engine radius within which every point lies within operator distance
+ * r: kdg_slack's margins taken off, since they bound the difference of the
+ * two distances either way (below 0 when r is within them).
+ */
+double
+kdg_engine_radius_sure(KdPointType type, double r)
+{
+	if (type == KD_TYPE_GEOGRAPHY)
+		return kdg_geography_chord(r) * (1.0 - KD_GEO_SLACK_REL) - KD_GEO_SLACK_ABS;
+	return r * (1.0 - KD_SLACK_REL) - KD_SLACK_ABS;
+}
+
+/*
+ * The margins (relative, absolute) beyond which two engine distances rank
+ * as the operator ranks them: each distance is within kdg_slack's margins
+ * of the operator's, so three times them is more than enough.
+ */
+void
+kdg_engine_tie_margins(KdPointType type, double *rel, double *abs)
+{
+	*rel = 3.0 * (type == KD_TYPE_GEOGRAPHY ? KD_GEO_SLACK_REL : KD_SLACK_REL);
+	*abs = 3.0 * (type == KD_TYPE_GEOGRAPHY ? KD_GEO_SLACK_ABS : KD_SLACK_ABS);
+}
+
+/*
  * The engine coordinates of nq points given with their full coordinates:
  * the array itself when the type has no extra coordinates, else a copy.
  */

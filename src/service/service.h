@@ -142,7 +142,8 @@ typedef enum KdgOp
 	KDG_OP_KNN,
 	KDG_OP_ALL_KNN,
 	KDG_OP_RADIUS,
-	KDG_OP_BOX
+	KDG_OP_BOX,
+	KDG_OP_DBSCAN				/* labels of the tree's points, by ref */
 } KdgOp;
 
 /*
@@ -163,6 +164,7 @@ typedef struct KdgCall
 	bool		ref_order;
 	int			k;
 	bool		include_self;
+	KdDbscan	dbscan;			/* DBSCAN: its reach, margins and minpoints */
 	int64		nq;
 	int64		nradii;
 	Size		coords;			/* UPLOAD: input; BUILD: output */
@@ -186,7 +188,8 @@ typedef struct KdgCall
 	Size		in2;			/* radii or highs; ROWS: the tree's
 								 * references (ranks in node order) */
 	Size		out;			/* KNN, ALL_KNN: the neighbours; ACQUIRE
-								 * given rows: room for the references */
+								 * given rows: room for the references;
+								 * DBSCAN: the labels */
 	Size		count;			/* and their counts */
 	Size		size;			/* of the whole segment */
 	int			threads;		/* host threads the caller's copies may use */
@@ -202,6 +205,7 @@ typedef struct KdgCall
 	int			resident_out;	/* ACQUIRE, UPLOAD, BUILD with keep */
 	uint64		version_out;
 	bool		ref_order_out;	/* BUILD */
+	int64		undecided;		/* DBSCAN */
 	double		kernel_ms;
 	dsm_handle	range;			/* RADIUS, BOX: a pinned segment holding
 								 * offsets[nq + 1] then the hits, which the

@@ -431,6 +431,32 @@ client_box(const KdGpuTree *gtree, const double *lows, const double *highs,
 						res, exec, err);
 }
 
+/* dbscan(): ship the arguments, take the labels back. */
+static KdStatus
+client_dbscan(const KdGpuTree *gtree, const KdDbscan *args, int32_t *labels,
+			  int64_t *undecided, const KdExec *exec, KdError *err)
+{
+	KdGpuTree  *g = (KdGpuTree *) gtree;
+	Size		head = MAXALIGN(sizeof(KdgCall));
+	dsm_segment *seg;
+	KdgCall    *call;
+	KdStatus	st;
+
+	seg = kdg_call_begin(head + sizeof(int32) * g->n, KDG_OP_DBSCAN, &call, err);
+	if (seg == NULL)
+		return err->code;
+	call->dbscan = *args;
+	call->out = head;
+	st = call_on_copy(seg, call, g, exec, err);
+	if (st == KD_OK)
+	{
+		*undecided = call->undecided;
+		kdg_parallel_copy(labels, (char *) call + call->out, sizeof(int32) * g->n);
+	}
+	dsm_detach(seg);
+	return st;
+}
+
 static const KdCudaApi client_api = {
 	KDGPU_CUDA_ABI_VERSION,
 	client_probe,
@@ -441,7 +467,8 @@ static const KdCudaApi client_api = {
 	client_knn,
 	client_all_knn,
 	client_radius,
-	client_box
+	client_box,
+	client_dbscan
 };
 
 /*

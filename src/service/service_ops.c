@@ -304,6 +304,21 @@ serve_range(KdgCall *call, int e, KdExec *exec, KdRangeResult *range)
 }
 
 /*
+ * DBSCAN: the labels of entry e's points.  A copy split over devices has
+ * no DBSCAN: the caller clusters its exact pairs instead.
+ */
+static KdStatus
+serve_dbscan(KdgCall *call, int e, KdExec *exec)
+{
+	if (kdg_held.splits[e])
+		return kde_set_error(&call->err, KD_ERR_GPU_UNAVAILABLE, -1,
+							 "a tree split over devices has no DBSCAN");
+	return kde_gpu_dbscan(kdg_held.copies[e], &call->dbscan,
+						  (int32_t *) ((char *) call + call->out),
+						  &call->undecided, exec, &call->err);
+}
+
+/*
  * Serve (a slice of) call, from slot i; true when it is done.  The reply's
  * status and error are set when it is.  On a device thread (range not
  * NULL) only queries on whole copies come here, and a range result is left
@@ -358,6 +373,10 @@ kdg_serve(KdgCall *call, int i, KdRangeResult *range)
 		case KDG_OP_BOX:
 			if ((e = kdg_entry_use(call)) >= 0)
 				st = serve_range(call, e, &exec, range);
+			break;
+		case KDG_OP_DBSCAN:
+			if ((e = kdg_entry_use(call)) >= 0)
+				st = serve_dbscan(call, e, &exec);
 			break;
 	}
 	if (call->op >= KDG_OP_KNN && e < 0)

@@ -1,6 +1,6 @@
 /*
  * oracle.c
- *	  Brute-force kNN, radius and box answers for the engine tests.
+ *	  Brute-force kNN, radius, box and DBSCAN answers for the engine tests.
  *
  * Deliberately naive and independent of the engine's code: each query
  * computes the squared distance to every point (the sum in dimension order
@@ -116,4 +116,98 @@ oracle_box(const double *points, const uint64_t *refs, int64_t n, int dim,
 	}
 	qsort(out, (size_t) count, sizeof(KdNeighbor), by_ref);
 	return count;
+}
+
+/*
+ * DBSCAN by brute force, as kdtree.h defines it with within == beyond == r
+ * and no tie margins: every pair's distance, clusters as the components
+ * of the core points found by a breadth-first search, border points by
+ * their nearest core point in (d2, ref) order, clusters numbered by their
+ * lowest ref.  Point i's ref is refs[i] (0 .. n - 1); labels by ref.
+ */
+void
+oracle_dbscan(const double *points, const uint64_t *refs, int64_t n, int dim,
+			  double r, int minpoints, int32_t *labels)
+{
+	bool	   *core = calloc((size_t) n + 1, sizeof(bool));
+	int64_t    *comp = malloc(sizeof(int64_t) * (size_t) (n + 1));
+	int64_t    *queue = malloc(sizeof(int64_t) * (size_t) (n + 1));
+	int64_t    *who = malloc(sizeof(int64_t) * (size_t) (n + 1));
+	int32_t    *number = malloc(sizeof(int32_t) * (size_t) (n + 1));
+	int32_t		next = 0;
+
+#define REACH(i, j) ((i) == (j) || \
+	sqrt(dist2(points + (i) * dim, points + (j) * dim, dim)) <= r)
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		int64_t		c = 0;
+
+		for (int64_t j = 0; j < n; j++)
+			c += REACH(i, j);
+		core[i] = c >= minpoints;
+		comp[i] = -1;
+	}
+	for (int64_t s = 0; s < n; s++)
+	{
+		int64_t		head = 0,
+					tail = 0;
+
+		if (!core[s] || comp[s] >= 0)
+			continue;
+		comp[s] = s;
+		queue[tail++] = s;
+		while (head < tail)
+		{
+			int64_t		i = queue[head++];
+
+			for (int64_t j = 0; j < n; j++)
+				if (core[j] && comp[j] < 0 && REACH(i, j))
+				{
+					comp[j] = s;
+					queue[tail++] = j;
+				}
+		}
+	}
+	for (int64_t i = 0; i < n; i++)
+	{
+		int64_t		best = -1;
+		double		bd2 = 0.0;
+
+		if (core[i])
+			continue;
+		for (int64_t j = 0; j < n; j++)
+		{
+			double		d2 = dist2(points + i * dim, points + j * dim, dim);
+
+			if (!core[j] || !REACH(i, j))
+				continue;
+			if (best < 0 || d2 < bd2 || (d2 == bd2 && refs[j] < refs[best]))
+			{
+				best = j;
+				bd2 = d2;
+			}
+		}
+		comp[i] = best < 0 ? -1 : comp[best];
+	}
+#undef REACH
+	/* in ref order, each component is numbered at its lowest ref */
+	for (int64_t i = 0; i < n; i++)
+	{
+		who[refs[i]] = i;
+		number[i] = -1;
+	}
+	for (int64_t x = 0; x < n; x++)
+	{
+		int64_t		c = comp[who[x]];
+
+		if (c >= 0 && number[c] < 0)
+			number[c] = next++;
+		labels[x] = c < 0 ? -1 : number[c];
+	}
+	free(core);
+	free(comp);
+	free(queue);
+	free(who);
+	free(number);
 }

@@ -18,4 +18,8 @@ extern int64_t oracle_box(const double *points, const uint64_t *refs,
 						  int64_t n, int dim, const double *lo,
 						  const double *hi, KdNeighbor *out);
 
+extern void oracle_dbscan(const double *points, const uint64_t *refs,
+						  int64_t n, int dim, double r, int minpoints,
+						  int32_t *labels);
+
 #endif							/* ORACLE_H */

@@ -2,7 +2,7 @@
  * test_engine.c
  *	  The engine tests: every query kind against the brute-force oracle on
  *	  adversarial data, the GPU against the CPU when a GPU is usable, bad
- *	  arguments and cancellation.  Run by `make engine-check`; prints one
+ *	  arguments and cancellation (DBSCAN's in test_dbscan.c).  Run by `make engine-check`; prints one
  *	  line per failed check and ends with "N passed, N failed".
  *
  * Results are compared exactly: same refs, same float8 distances, same
@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checks.h"
 #include "datagen.h"
 #include "oracle.h"
 
@@ -32,7 +33,7 @@ static bool have_gpu;
 static int	ncpu;
 
 /* Count one check, printing it when it fails (or always with -v). */
-static bool
+bool
 check(bool ok, const char *fmt,...)
 {
 	va_list		ap;
@@ -839,6 +840,7 @@ main(int argc, char **argv)
 				test_case(kinds[ki], sizes[si], dims[di]);
 			}
 	test_cancel();
+	test_dbscan(have_gpu, !skip_large);
 	if (have_gpu && !skip_large)
 	{
 		test_gpu_large(DATA_UNIFORM, 1000000, 3, 10);

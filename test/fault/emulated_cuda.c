@@ -276,6 +276,16 @@ emu_box(const KdGpuTree *g, const double *lows, const double *highs,
 	return kde_box_cpu(&g->tree, lows, highs, nq, res, &e, err);
 }
 
+/* dbscan(): the CPU passes. */
+static KdStatus
+emu_dbscan(const KdGpuTree *g, const KdDbscan *args, int32_t *labels,
+		   int64_t *undecided, const KdExec *exec, KdError *err)
+{
+	KdExec		e = plan(exec);
+
+	return kde_dbscan_cpu(&g->tree, args, labels, undecided, &e, err);
+}
+
 static const KdCudaApi emulated_api = {
 	KDGPU_CUDA_ABI_VERSION,
 	emu_probe,
@@ -286,7 +296,8 @@ static const KdCudaApi emulated_api = {
 	emu_knn,
 	emu_all_knn,
 	emu_radius,
-	emu_box
+	emu_box,
+	emu_dbscan
 };
 
 __attribute__((visibility("default"))) const KdCudaApi *

@@ -160,6 +160,14 @@ fake_box(const KdGpuTree *g, const double *lo, const double *hi, int64_t nq,
 	return fake_fail(err, "box");
 }
 
+static KdStatus
+fake_dbscan(const KdGpuTree *g, const KdDbscan *args, int32_t *labels,
+			int64_t *undecided, const KdExec *exec, KdError *err)
+{
+	(void) g, (void) args, (void) labels, (void) undecided, (void) exec;
+	return fake_fail(err, "dbscan");
+}
+
 static const KdCudaApi fake_api = {
 	KDGPU_CUDA_ABI_VERSION,
 	fake_probe,
@@ -170,7 +178,8 @@ static const KdCudaApi fake_api = {
 	fake_knn,
 	fake_all_knn,
 	fake_radius,
-	fake_box
+	fake_box,
+	fake_dbscan
 };
 
 __attribute__((visibility("default"))) const KdCudaApi *

@@ -1,0 +1,369 @@
+/*
+ * kd_dbscan.c
+ *	  Density clusters (DBSCAN) of a tree's points on the CPU, and their
+ *	  dispatch to the GPU (cuda/dbscan.cu), which follows the same passes.
+ *
+ * The passes, each over every point in the tree's in-order (neighbouring
+ * points walk the same nodes), each walk being range_walk's:
+ *
+ *	count	 the points within reach (sqrt(d2) <= within, the point itself
+ *			 always), and the undecided pairs (within < sqrt(d2) <= beyond);
+ *			 a point is a core point when it has minpoints within reach.
+ *	join	 every core point's set with those of the core points within its
+ *			 reach (kd_sets.h's lock-free union-find, by node).
+ *	attach	 every other point to its nearest core point within reach, by
+ *			 (d2, ref); the choice is undecided when a core point of
+ *			 another set lies closer than tie_rel * d + tie_abs beyond the
+ *			 nearest one's distance d.
+ *	number	 each set's lowest ref, then the sets numbered in that order.
+ *
+ * Undecided pairs and choices are only counted: the caller, whose metric
+ * differs from the engine's by a rounding, decides them itself (with the
+ * margins zero and within == beyond there are none).  Once one is found
+ * the passes stop, and the labels are not defined.
+ */
+#include <stdlib.h>
+
+#include "kd_range_walk.h"
+#include "kd_sets.h"
+
+/* What the passes' threads share. */
+typedef struct DbscanRun
+{
+	const KdTree *tree;
+	const KdDbscan *args;
+	const int64_t *order;		/* the nodes in in-order */
+	uint8_t    *core;			/* by node */
+	int32_t    *parent;			/* by node: the union-find */
+	int32_t    *root;			/* by node: its set's root, or -1 */
+	int32_t    *first;			/* by root: the set's lowest ref */
+	int32_t    *number;			/* by ref: the set it is the first of */
+	int32_t    *labels;			/* by ref */
+	int64_t		undecided;		/* updated atomically */
+} DbscanRun;
+
+/* One point's walk over its reach: the ball of radius r around node. */
+KD_INLINE int64_t
+dbscan_walk(const KdTree *t, int64_t node, double r, KdHitVisit visit,
+			void *ctx)
+{
+	RangeRegion g;
+
+	g.a = t->coords + node * t->dim;
+	g.b = NULL;
+	g.r = r;
+	g.r2max = kde_radius_bound(r);
+	switch (t->dim)
+	{
+		case 2:
+			return range_walk(t, g, visit, ctx, false, 2);
+		case 3:
+			return range_walk(t, g, visit, ctx, false, 3);
+		default:
+			return range_walk(t, g, visit, ctx, false, t->dim);
+	}
+}
+
+/* The count pass's view of one point's walk. */
+typedef struct CountHits
+{
+	int64_t		self;
+	double		within;
+	int64_t		sure;
+	int64_t		undecided;
+} CountHits;
+
+/* range_walk visitor of the count pass. */
+KD_INLINE void
+count_hit(void *ctx, int64_t node, double d2)
+{
+	CountHits  *c = ctx;
+
+	if (node == c->self || sqrt(d2) <= c->within)
+		c->sure++;
+	else
+		c->undecided++;
+}
+
+/* Parallel body: core flags of in-order positions [begin, end). */
+static void
+count_range(void *arg, int64_t begin, int64_t end)
+{
+	DbscanRun  *run = arg;
+	int64_t		undecided = 0;
+
+	for (int64_t u = begin; u < end; u++)
+	{
+		int64_t		i = run->order[u];
+		CountHits	c = {i, run->args->within, 0, 0};
+
+		dbscan_walk(run->tree, i, run->args->beyond, count_hit, &c);
+		run->core[i] = c.sure >= run->args->minpoints;
+		undecided += c.undecided;
+	}
+	if (undecided > 0)
+		__atomic_fetch_add(&run->undecided, undecided, __ATOMIC_RELAXED);
+}
+
+/* The join pass's view of one core point's walk. */
+typedef struct JoinHits
+{
+	int32_t		self;
+	const uint8_t *core;
+	int32_t    *parent;
+} JoinHits;
+
+/* range_walk visitor of the join pass: each core pair once. */
+KD_INLINE void
+join_hit(void *ctx, int64_t node, double d2)
+{
+	JoinHits   *j = ctx;
+
+	(void) d2;
+	if (node > j->self && j->core[node])
+		kde_set_union(j->parent, j->self, (int32_t) node);
+}
+
+/* Parallel body: join the sets of in-order positions [begin, end). */
+static void
+join_range(void *arg, int64_t begin, int64_t end)
+{
+	DbscanRun  *run = arg;
+
+	for (int64_t u = begin; u < end; u++)
+	{
+		int64_t		i = run->order[u];
+		JoinHits	j = {(int32_t) i, run->core, run->parent};
+
+		if (run->core[i] && run->args->within >= 0)
+			dbscan_walk(run->tree, i, run->args->within, join_hit, &j);
+	}
+}
+
+/*
+ * The attach pass's view of one point's walk: the nearest core point by
+ * (d2, ref), its set, and the least d2 of a core point of another set.
+ */
+typedef struct AttachHits
+{
+	const KdTree *tree;
+	const uint8_t *core;
+	int32_t    *parent;
+	int64_t		best;
+	double		best_d2;
+	int32_t		best_root;
+	double		other_d2;
+} AttachHits;
+
+/* range_walk visitor of the attach pass. */
+KD_INLINE void
+attach_hit(void *ctx, int64_t node, double d2)
+{
+	AttachHits *a = ctx;
+	int32_t		r;
+
+	if (!a->core[node])
+		return;
+	r = kde_set_find(a->parent, (int32_t) node);
+	if (a->best < 0 ||
+		kde_neighbor_less(d2, a->tree->refs[node], a->best_d2,
+						  a->tree->refs[a->best]))
+	{
+		/* the old best is the nearest of all before: of another set, S */
+		if (a->best >= 0 && r != a->best_root)
+			a->other_d2 = a->best_d2;
+		a->best = node;
+		a->best_d2 = d2;
+		a->best_root = r;
+	}
+	else if (r != a->best_root && d2 < a->other_d2)
+		a->other_d2 = d2;
+}
+
+/* Parallel body: the sets of in-order positions [begin, end). */
+static void
+attach_range(void *arg, int64_t begin, int64_t end)
+{
+	DbscanRun  *run = arg;
+	const KdDbscan *args = run->args;
+	int64_t		undecided = 0;
+
+	for (int64_t u = begin; u < end; u++)
+	{
+		int64_t		i = run->order[u];
+		AttachHits	a = {run->tree, run->core, run->parent, -1, 0.0, -1, INFINITY};
+
+		if (run->core[i])
+		{
+			run->root[i] = kde_set_find(run->parent, (int32_t) i);
+			continue;
+		}
+		if (args->within >= 0)
+			dbscan_walk(run->tree, i, args->within, attach_hit, &a);
+		run->root[i] = a.best_root;
+		if (a.best >= 0 && sqrt(a.other_d2) <
+			sqrt(a.best_d2) * (1.0 + args->tie_rel) + args->tie_abs)
+			undecided++;
+	}
+	if (undecided > 0)
+		__atomic_fetch_add(&run->undecided, undecided, __ATOMIC_RELAXED);
+}
+
+/* Parallel body: the lowest ref of each set, over nodes [begin, end). */
+static void
+first_range(void *arg, int64_t begin, int64_t end)
+{
+	DbscanRun  *run = arg;
+
+	for (int64_t i = begin; i < end; i++)
+		if (run->root[i] >= 0)
+			kde_atomic_min(&run->first[run->root[i]], (int32_t) run->tree->refs[i]);
+}
+
+/* Parallel body: the labels of nodes [begin, end). */
+static void
+label_range(void *arg, int64_t begin, int64_t end)
+{
+	DbscanRun  *run = arg;
+
+	for (int64_t i = begin; i < end; i++)
+	{
+		int32_t		r = run->root[i];
+
+		run->labels[run->tree->refs[i]] =
+			r < 0 ? -1 : run->number[run->first[r]];
+	}
+}
+
+/* Number the sets in the order of their lowest refs, into run->labels. */
+static KdStatus
+dbscan_number(DbscanRun *run, KdExec *exec, KdError *err)
+{
+	const KdTree *t = run->tree;
+	int32_t		next = 0;
+	KdStatus	st;
+
+	for (int64_t i = 0; i < t->n; i++)
+	{
+		run->first[i] = INT32_MAX;
+		run->number[i] = -1;
+	}
+	if ((st = kde_parallel_for(exec, t->n, 16384, first_range, run, err)) != KD_OK)
+		return st;
+	for (int64_t i = 0; i < t->n; i++)
+		if (run->root[i] >= 0 && run->first[run->root[i]] == (int32_t) t->refs[i])
+			run->number[t->refs[i]] = 0;
+	for (int64_t x = 0; x < t->n; x++)
+		if (run->number[x] == 0)
+			run->number[x] = next++;
+	return kde_parallel_for(exec, t->n, 16384, label_range, run, err);
+}
+
+/* Refuse what the passes cannot take. */
+static KdStatus
+dbscan_check(const KdTree *tree, const KdDbscan *args, KdError *err)
+{
+	if (tree->n > INT32_MAX)
+		return kde_set_error(err, KD_ERR_ARG, -1,
+							"DBSCAN takes at most %d points, not %lld",
+							INT32_MAX, (long long) tree->n);
+	if (args->minpoints < 1)
+		return kde_set_error(err, KD_ERR_ARG, -1,
+							"minpoints must be at least 1, not %d",
+							args->minpoints);
+	if (!(args->beyond >= 0) || !(args->within <= args->beyond) ||
+		!(args->tie_rel >= 0) || !(args->tie_abs >= 0) ||
+		isinf(args->beyond) || isinf(args->tie_rel) || isinf(args->tie_abs))
+		return kde_set_error(err, KD_ERR_ARG, -1,
+							"DBSCAN's reach (%g, %g) or tie margins (%g, %g) are not valid",
+							args->within, args->beyond, args->tie_rel,
+							args->tie_abs);
+	return KD_OK;
+}
+
+/* DBSCAN on the CPU threads of exec; see kdtree.h. */
+KdStatus
+kde_dbscan_cpu(const KdTree *tree, const KdDbscan *args, int32_t *labels,
+			   int64_t *undecided, KdExec *exec, KdError *err)
+{
+	DbscanRun	run = {tree, args};
+	int64_t		n = tree->n;
+	KdStatus	st;
+
+	*undecided = 0;
+	if ((st = dbscan_check(tree, args, err)) != KD_OK)
+		return st;
+	for (int64_t i = 0; i < n; i++)
+		if (tree->refs[i] >= (uint64_t) n)
+			return kde_set_error(err, KD_ERR_ARG, i,
+								"DBSCAN needs refs 0 .. n - 1, and node %lld has %llu",
+								(long long) i, (unsigned long long) tree->refs[i]);
+	if (n == 0)
+		return KD_OK;
+	run.labels = labels;
+	run.order = kde_inorder_nodes(tree, err, &st);
+	run.core = malloc(sizeof(uint8_t) * n);
+	run.parent = malloc(sizeof(int32_t) * n);
+	run.root = malloc(sizeof(int32_t) * n);
+	run.first = malloc(sizeof(int32_t) * n);
+	run.number = malloc(sizeof(int32_t) * n);
+	if (run.order == NULL || run.core == NULL || run.parent == NULL ||
+		run.root == NULL || run.first == NULL || run.number == NULL)
+	{
+		if (run.order != NULL)
+			st = kde_set_error(err, KD_ERR_NOMEM, -1,
+							  "out of memory for DBSCAN of %lld points",
+							  (long long) n);
+		goto done;
+	}
+	for (int64_t i = 0; i < n; i++)
+		run.parent[i] = (int32_t) i;
+	st = kde_parallel_for(exec, n, 256, count_range, &run, err);
+	if (st == KD_OK && run.undecided == 0)
+		st = kde_parallel_for(exec, n, 256, join_range, &run, err);
+	if (st == KD_OK && run.undecided == 0)
+		st = kde_parallel_for(exec, n, 256, attach_range, &run, err);
+	if (st == KD_OK && run.undecided == 0)
+		st = dbscan_number(&run, exec, err);
+	*undecided = run.undecided;
+done:
+	free((void *) run.order);
+	free(run.core);
+	free(run.parent);
+	free(run.root);
+	free(run.first);
+	free(run.number);
+	return st;
+}
+
+/* What the GPU body passes on. */
+typedef struct DbscanGpu
+{
+	const KdDbscan *args;
+	int32_t    *labels;
+	int64_t    *undecided;
+} DbscanGpu;
+
+/* GPU body of kde_dbscan. */
+static KdStatus
+dbscan_gpu(const KdGpuTree *gtree, void *arg, KdExec *exec, KdError *err)
+{
+	DbscanGpu  *g = arg;
+
+	return kde_gpu_dbscan(gtree, g->args, g->labels, g->undecided, exec, err);
+}
+
+/* DBSCAN, on the device exec chooses; see kdtree.h. */
+KdStatus
+kde_dbscan(const KdTree *tree, const KdDbscan *args, int32_t *labels,
+		   int64_t *undecided, KdExec *exec, KdError *err)
+{
+	DbscanGpu	g = {args, labels, undecided};
+	KdStatus	st;
+
+	if ((st = dbscan_check(tree, args, err)) != KD_OK)
+		return st;
+	if (kde_gpu_run(tree, tree->n, dbscan_gpu, &g, exec, err, &st))
+		return st;
+	return kde_dbscan_cpu(tree, args, labels, undecided, exec, err);
+}
