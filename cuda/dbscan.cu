@@ -3,18 +3,22 @@
  *	  Density clusters (DBSCAN) of a device tree's points, by the passes of
  *	  src/engine/kd_dbscan.c, with one thread per point.
  *
- * Design.  The points are taken in Morton order (kdc_spatial_order), so
- * that the threads of a warp walk the same nodes; every walk is
- * kdc_range_search's (range_walk.cuh), so a pair is found exactly when the
- * CPU's walk finds it, and the reach and tie tests are the CPU's
- * expressions, rounded alike (no FMA).  The passes:
+ * Design.  One thread per point, in node order: a level's nodes in index
+ * order are neighbouring cells, so the threads of a warp walk the same
+ * nodes.  Every walk is kdc_range_search's (range_walk.cuh), instantiated
+ * for 2-D and 3-D trees, so a pair is found exactly when the CPU's walk
+ * finds it, and the reach and tie tests are the CPU's expressions, rounded
+ * alike (no FMA).  The passes:
  *
- *	count	 core flags, and the undecided pairs (an atomic counter);
+ *	count	 core flags, the undecided pairs (an atomic counter), and each
+ *			 point's first KDC_DBSCAN_LIST neighbours within reach, so that
+ *			 the next passes walk again only for points with more;
  *	join	 the core points' sets: a union-find by node whose roots are the
  *			 lowest nodes, linked by compare-and-swap (src/engine/kd_sets.h
  *			 states the rule);
  *	attach	 every other point to its nearest core point by (d2, ref), and
- *			 the undecided choices;
+ *			 the undecided choices (the result does not depend on the order
+ *			 of the hits, so a list serves as well as a walk);
  *	number	 each set's lowest ref (an atomic minimum), a mark on it by
  *			 ref, an exclusive scan of the marks, and the labels by ref.
  *
@@ -27,13 +31,17 @@
 
 #include "range_walk.cuh"
 
+/* Neighbours within reach kept per point by the count pass. */
+#define KDC_DBSCAN_LIST 16
+
 /* What the kernels share, by value. */
 typedef struct DbscanDev
 {
 	KdGpuTree	t;
 	KdDbscan	args;
-	const uint32_t *perm;		/* the points in Morton order */
 	uint8_t    *core;			/* by node */
+	int32_t    *nbr;			/* by node: KDC_DBSCAN_LIST neighbours */
+	int32_t    *nnbr;			/* by node: its neighbours within reach */
 	int32_t    *parent;			/* by node */
 	int32_t    *root;			/* by node: its set's root, or -1 */
 	int32_t    *first;			/* by root: the set's lowest ref */
@@ -93,83 +101,104 @@ init_kernel(DbscanDev d)
 		atomicAdd(&d.counters[1], 1ULL);
 }
 
-/* Load node i's point and set b[0] to the radius r. */
+/*
+ * Call visit(node) for each point within reach of node i but i itself:
+ * from the count pass's list when it holds them all, else by a walk of
+ * radius within.  a holds i's point.
+ */
+template <int D, typename Visit>
 static __device__ __forceinline__ void
-walk_point(const DbscanDev &d, int64_t i, double r, double *a, double *b)
+each_within(const DbscanDev &d, int64_t i, const double *a, Visit visit)
 {
-	kdc_load_point(a, d.t.coords + i * d.t.dim, d.t.dim);
-	b[0] = r;
+	int32_t		m = d.nnbr[i];
+	double		b[D];
+
+	if (m <= KDC_DBSCAN_LIST)
+	{
+		for (int32_t k = 0; k < m; k++)
+			visit((int64_t) d.nbr[i * KDC_DBSCAN_LIST + k]);
+		return;
+	}
+	b[0] = d.args.within;
+	kdc_range_search<false, D>(d.t, a, b, [&](double, int64_t node)
+							   {
+								   if (node != i)
+									   visit(node);
+							   });
 }
 
-/* Count pass over Morton positions [start, start + count). */
+/* Count pass over nodes [start, start + count). */
+template <int D>
 static __global__ void __launch_bounds__(KDC_BLOCK)
 count_kernel(DbscanDev d, int64_t start, int64_t count)
 {
-	int64_t		u = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
-	double		a[KD_MAX_DIM];
-	double		b[KD_MAX_DIM];
-	int64_t		i;
-	int64_t		sure = 0;
+	int64_t		i = start + blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+	double		a[D];
+	double		b[D];
+	int32_t    *row;
+	int32_t		m = 0;
 	int64_t		undecided = 0;
 
-	if (u >= count)
+	if (i >= start + count)
 		return;
-	i = d.perm[start + u];
-	walk_point(d, i, d.args.beyond, a, b);
-	kdc_range_search<false>(d.t, a, b, [&](double d2, int64_t node)
-							{
-								if (node == i || sqrt(d2) <= d.args.within)
-									sure++;
-								else
-									undecided++;
-							});
-	d.core[i] = sure >= d.args.minpoints;
+	row = d.nbr + i * KDC_DBSCAN_LIST;
+	kdc_load_point<D>(a, d.t.coords + i * d.t.dim, d.t.dim);
+	b[0] = d.args.beyond;
+	kdc_range_search<false, D>(d.t, a, b, [&](double d2, int64_t node)
+							   {
+								   if (node == i)
+									   return;
+								   if (sqrt(d2) <= d.args.within)
+								   {
+									   if (m < KDC_DBSCAN_LIST)
+										   row[m] = (int32_t) node;
+									   m++;
+								   }
+								   else
+									   undecided++;
+							   });
+	d.nnbr[i] = m;
+	d.core[i] = m + 1 >= d.args.minpoints;
 	if (undecided > 0)
 		atomicAdd(&d.counters[0], (unsigned long long) undecided);
 }
 
-/* Join pass: the core points among Morton positions [start, start + count). */
+/* Join pass: the core points among nodes [start, start + count). */
+template <int D>
 static __global__ void __launch_bounds__(KDC_BLOCK)
 join_kernel(DbscanDev d, int64_t start, int64_t count)
 {
-	int64_t		u = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
-	double		a[KD_MAX_DIM];
-	double		b[KD_MAX_DIM];
-	int64_t		i;
+	int64_t		i = start + blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+	double		a[D];
 
-	if (u >= count)
+	if (i >= start + count || !d.core[i] || !(d.args.within >= 0))
 		return;
-	i = d.perm[start + u];
-	if (!d.core[i] || !(d.args.within >= 0))
-		return;
-	walk_point(d, i, d.args.within, a, b);
-	kdc_range_search<false>(d.t, a, b, [&](double, int64_t node)
-							{
-								if (node > i && d.core[node])
-									set_union(d.parent, (int32_t) i, (int32_t) node);
-							});
+	kdc_load_point<D>(a, d.t.coords + i * d.t.dim, d.t.dim);
+	each_within<D>(d, i, a, [&](int64_t node)
+				   {
+					   if (node > i && d.core[node])
+						   set_union(d.parent, (int32_t) i, (int32_t) node);
+				   });
 }
 
 /*
- * Attach pass over Morton positions [start, start + count): a core point's
- * root, or another point's nearest core point's (kd_dbscan.c's attach_hit
- * keeps the same three values).
+ * Attach pass over nodes [start, start + count): a core point's root, or
+ * another point's nearest core point's (kd_dbscan.c's attach_hit keeps the
+ * same three values).
  */
+template <int D>
 static __global__ void __launch_bounds__(KDC_BLOCK)
 attach_kernel(DbscanDev d, int64_t start, int64_t count)
 {
-	int64_t		u = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
-	double		a[KD_MAX_DIM];
-	double		b[KD_MAX_DIM];
-	int64_t		i;
+	int64_t		i = start + blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+	double		a[D];
 	int64_t		best = -1;
 	double		best_d2 = 0.0;
 	int32_t		best_root = -1;
 	double		other_d2 = CUDART_INF;
 
-	if (u >= count)
+	if (i >= start + count)
 		return;
-	i = d.perm[start + u];
 	if (d.core[i])
 	{
 		d.root[i] = set_find(d.parent, (int32_t) i);
@@ -177,26 +206,28 @@ attach_kernel(DbscanDev d, int64_t start, int64_t count)
 	}
 	if (d.args.within >= 0)
 	{
-		walk_point(d, i, d.args.within, a, b);
-		kdc_range_search<false>(d.t, a, b, [&](double d2, int64_t node)
-								{
-									int32_t		r;
+		kdc_load_point<D>(a, d.t.coords + i * d.t.dim, d.t.dim);
+		each_within<D>(d, i, a, [&](int64_t node)
+					   {
+						   double		d2;
+						   int32_t		r;
 
-									if (!d.core[node])
-										return;
-									r = set_find(d.parent, (int32_t) node);
-									if (best < 0 || d2 < best_d2 ||
-										(d2 == best_d2 && d.t.refs[node] < d.t.refs[best]))
-									{
-										if (best >= 0 && r != best_root)
-											other_d2 = best_d2;
-										best = node;
-										best_d2 = d2;
-										best_root = r;
-									}
-									else if (r != best_root && d2 < other_d2)
-										other_d2 = d2;
-								});
+						   if (!d.core[node])
+							   return;
+						   d2 = kdc_dist2<D>(a, d.t.coords + node * d.t.dim, d.t.dim);
+						   r = set_find(d.parent, (int32_t) node);
+						   if (best < 0 || d2 < best_d2 ||
+							   (d2 == best_d2 && d.t.refs[node] < d.t.refs[best]))
+						   {
+							   if (best >= 0 && r != best_root)
+								   other_d2 = best_d2;
+							   best = node;
+							   best_d2 = d2;
+							   best_root = r;
+						   }
+						   else if (r != best_root && d2 < other_d2)
+							   other_d2 = d2;
+					   });
 	}
 	d.root[i] = best_root;
 	if (best >= 0 && sqrt(other_d2) <
@@ -262,12 +293,22 @@ dbscan_check(const KdGpuTree *g, const KdDbscan *args, KdError *err)
 	return KD_OK;
 }
 
-/* Run one walk kernel over all points in paced slices. */
-template <typename Kernel>
+/* The kernels of one pass, by dimension. */
+typedef void (*DbscanKernel) (DbscanDev d, int64_t start, int64_t count);
+typedef struct DbscanPass
+{
+	DbscanKernel k2;
+	DbscanKernel k3;
+	DbscanKernel kn;
+} DbscanPass;
+
+/* Run one pass over all points in paced slices. */
 static KdStatus
-dbscan_walks(const DbscanDev &d, Kernel kernel, int64_t *slice,
+dbscan_walks(const DbscanDev &d, DbscanPass pass, int64_t *slice,
 			 const KdExec *exec, KdError *err)
 {
+	DbscanKernel kernel = d.t.dim == 2 ? pass.k2 : (d.t.dim == 3 ? pass.k3 : pass.kn);
+
 	return kdc_run_paced(exec, d.t.n, slice, "DBSCAN", err,
 						 [&](int64_t start, int64_t count)
 						 {
@@ -285,6 +326,10 @@ dbscan_counters(const DbscanDev &d, unsigned long long *c, KdError *err)
 	return e == cudaSuccess ? KD_OK : kdc_cuda_error(err, e, "reading DBSCAN's counters");
 }
 
+static const DbscanPass count_pass = {count_kernel<2>, count_kernel<3>, count_kernel<KD_MAX_DIM>};
+static const DbscanPass join_pass = {join_kernel<2>, join_kernel<3>, join_kernel<KD_MAX_DIM>};
+static const DbscanPass attach_pass = {attach_kernel<2>, attach_kernel<3>, attach_kernel<KD_MAX_DIM>};
+
 /* DBSCAN; see KdCudaApi.dbscan. */
 KdStatus
 kdc_dbscan(const KdGpuTree *gtree, const KdDbscan *args, int32_t *labels,
@@ -297,7 +342,6 @@ kdc_dbscan(const KdGpuTree *gtree, const KdDbscan *args, int32_t *labels,
 	size_t		need;
 	size_t		temp_bytes = 0;
 	void	   *temp = NULL;
-	uint32_t   *perm;
 	unsigned long long c[2] = {0, 0};
 	int64_t		slice = 1 << 16;
 	KdStatus	st;
@@ -314,7 +358,7 @@ kdc_dbscan(const KdGpuTree *gtree, const KdDbscan *args, int32_t *labels,
 	d.args = *args;
 	cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, (int32_t *) NULL,
 								  (int32_t *) NULL, n);
-	need = (size_t) n * (1 + 7 * sizeof(int32_t)) + KDC_ORDER_BYTES(n) + temp_bytes;
+	need = (size_t) n * (1 + (7 + KDC_DBSCAN_LIST) * sizeof(int32_t)) + temp_bytes;
 	if ((st = kdc_begin(gtree->device, err)) != KD_OK ||
 		(st = kdc_budget(exec, kdc_tree_size(gtree), &budget, err)) != KD_OK)
 		return st;
@@ -322,8 +366,9 @@ kdc_dbscan(const KdGpuTree *gtree, const KdDbscan *args, int32_t *labels,
 		return kde_set_error(err, KD_ERR_GPU_NOMEM, -1,
 							 "DBSCAN of %lld points needs %zu MB of device memory, %zu MB available",
 							 (long long) n, need >> 20, budget >> 20);
-	if ((st = kdc_alloc(&a, (void **) &perm, sizeof(uint32_t) * n, "DBSCAN's order", err)) != KD_OK ||
-		(st = kdc_alloc(&a, (void **) &d.core, n, "core flags", err)) != KD_OK ||
+	if ((st = kdc_alloc(&a, (void **) &d.core, n, "core flags", err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &d.nbr, sizeof(int32_t) * KDC_DBSCAN_LIST * n, "DBSCAN's lists", err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &d.nnbr, sizeof(int32_t) * n, "DBSCAN's lists", err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.parent, sizeof(int32_t) * n, "DBSCAN's sets", err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.root, sizeof(int32_t) * n, "DBSCAN's sets", err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.first, sizeof(int32_t) * n, "DBSCAN's sets", err)) != KD_OK ||
@@ -331,13 +376,11 @@ kdc_dbscan(const KdGpuTree *gtree, const KdDbscan *args, int32_t *labels,
 		(st = kdc_alloc(&a, (void **) &d.number, sizeof(int32_t) * n, "DBSCAN's sets", err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.labels, sizeof(int32_t) * n, "DBSCAN's labels", err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.counters, 2 * sizeof(unsigned long long), "DBSCAN's counters", err)) != KD_OK ||
-		(st = kdc_alloc(&a, &temp, temp_bytes, "scan space", err)) != KD_OK ||
-		(st = kdc_spatial_order(gtree->coords, n, gtree->dim, 0, perm, &a, err)) != KD_OK)
+		(st = kdc_alloc(&a, &temp, temp_bytes, "scan space", err)) != KD_OK)
 		goto done;
-	d.perm = perm;
 	cudaMemset(d.counters, 0, 2 * sizeof(unsigned long long));
 	init_kernel <<< kdc_blocks(n), KDC_BLOCK >>> (d);
-	if ((st = dbscan_walks(d, count_kernel, &slice, exec, err)) != KD_OK ||
+	if ((st = dbscan_walks(d, count_pass, &slice, exec, err)) != KD_OK ||
 		(st = dbscan_counters(d, c, err)) != KD_OK)
 		goto done;
 	if (c[1] > 0)
@@ -348,8 +391,8 @@ kdc_dbscan(const KdGpuTree *gtree, const KdDbscan *args, int32_t *labels,
 		goto done;
 	}
 	if (c[0] == 0 &&
-		((st = dbscan_walks(d, join_kernel, &slice, exec, err)) != KD_OK ||
-		 (st = dbscan_walks(d, attach_kernel, &slice, exec, err)) != KD_OK ||
+		((st = dbscan_walks(d, join_pass, &slice, exec, err)) != KD_OK ||
+		 (st = dbscan_walks(d, attach_pass, &slice, exec, err)) != KD_OK ||
 		 (st = dbscan_counters(d, c, err)) != KD_OK))
 		goto done;
 	*undecided = (int64_t) c[0];

@@ -20,16 +20,18 @@
 
 /*
  * One query's walk.  BOX: a = lo, b = hi; else a = centre, b[0] = radius.
- * Calls emit(d2, node) for every hit, in traversal order.
+ * Calls emit(d2, node) for every hit, in traversal order.  D is the
+ * tree's dimension when the caller knows it at compile time (a, b and the
+ * helpers then hold D values), else KD_MAX_DIM.
  */
-template <bool BOX, typename Emit>
+template <bool BOX, int D = KD_MAX_DIM, typename Emit>
 static __device__ __forceinline__ void
 kdc_range_search(const KdGpuTree &t, const double *a, const double *b, Emit emit)
 {
 	int64_t		stack[KDC_STACK];
 	int			sp = 0;
 	int64_t		node = 0;
-	int			dim = t.dim;
+	const int	dim = D == KD_MAX_DIM ? t.dim : D;
 	double		r = b[0];
 	double		r2x = BOX ? 0.0 : kde_radius_bound(r);
 
@@ -49,13 +51,13 @@ kdc_range_search(const KdGpuTree &t, const double *a, const double *b, Emit emit
 				if (BOX)
 				{
 #pragma unroll
-					for (int j = 0; j < KD_MAX_DIM; j++)
+					for (int j = 0; j < D; j++)
 						if (j < dim && (box[dim + j] < a[j] || box[j] > b[j]))
 							skip = true;
 				}
 				else
 				{
-					double		lb = kdc_box_dist2(a, box, dim);
+					double		lb = kdc_box_dist2<D>(a, box, dim);
 
 					skip = lb > r2x && sqrt(lb) > r;
 				}
@@ -67,7 +69,7 @@ kdc_range_search(const KdGpuTree &t, const double *a, const double *b, Emit emit
 				bool		in = true;
 
 #pragma unroll
-				for (int j = 0; j < KD_MAX_DIM; j++)
+				for (int j = 0; j < D; j++)
 					if (j < dim && !(a[j] <= p[j] && p[j] <= b[j]))
 						in = false;
 				if (in)
@@ -75,7 +77,7 @@ kdc_range_search(const KdGpuTree &t, const double *a, const double *b, Emit emit
 			}
 			else
 			{
-				double		d2 = kdc_dist2(a, p, dim);
+				double		d2 = kdc_dist2<D>(a, p, dim);
 
 				if (d2 <= r2x && sqrt(d2) <= r)
 					emit(d2, node);
@@ -84,8 +86,8 @@ kdc_range_search(const KdGpuTree &t, const double *a, const double *b, Emit emit
 			ps = p[s];
 			if (BOX)
 			{
-				bool		go_left = kdc_coord(a, s) <= ps;
-				bool		go_right = kdc_coord(b, s) >= ps;
+				bool		go_left = kdc_coord<D>(a, s) <= ps;
+				bool		go_right = kdc_coord<D>(b, s) >= ps;
 
 				if (go_left && go_right && 2 * node + 2 < t.n)
 					stack[sp++] = 2 * node + 2;
@@ -93,7 +95,7 @@ kdc_range_search(const KdGpuTree &t, const double *a, const double *b, Emit emit
 			}
 			else
 			{
-				double		diff = __dadd_rn(kdc_coord(a, s), -ps);
+				double		diff = __dadd_rn(kdc_coord<D>(a, s), -ps);
 				double		dd = __dmul_rn(diff, diff);
 				int64_t		near = 2 * node + (diff >= 0 ? 2 : 1);
 				int64_t		far = 4 * node + 3 - near;
