@@ -8,7 +8,9 @@
  *
  *	count	 the points within reach (sqrt(d2) <= within, the point itself
  *			 always), and the undecided pairs (within < sqrt(d2) <= beyond);
- *			 a point is a core point when it has minpoints within reach.
+ *			 a point is a core point when it has minpoints within reach.  The
+ *			 first KD_DBSCAN_LIST of them are kept, so that the next passes
+ *			 walk again only for points with more.
  *	join	 every core point's set with those of the core points within its
  *			 reach (kd_sets.h's lock-free union-find, by node).
  *	attach	 every other point to its nearest core point within reach, by
@@ -27,6 +29,9 @@
 #include "kd_range_walk.h"
 #include "kd_sets.h"
 
+/* Neighbours within reach kept per point by the count pass. */
+#define KD_DBSCAN_LIST 16
+
 /* What the passes' threads share. */
 typedef struct DbscanRun
 {
@@ -34,6 +39,8 @@ typedef struct DbscanRun
 	const KdDbscan *args;
 	const int64_t *order;		/* the nodes in in-order */
 	uint8_t    *core;			/* by node */
+	int32_t    *nbr;			/* by node: KD_DBSCAN_LIST neighbours */
+	int32_t    *nnbr;			/* by node: its neighbours within reach */
 	int32_t    *parent;			/* by node: the union-find */
 	int32_t    *root;			/* by node: its set's root, or -1 */
 	int32_t    *first;			/* by root: the set's lowest ref */
@@ -69,7 +76,8 @@ typedef struct CountHits
 {
 	int64_t		self;
 	double		within;
-	int64_t		sure;
+	int32_t    *list;			/* its KD_DBSCAN_LIST places */
+	int32_t		n;				/* within reach, but itself */
 	int64_t		undecided;
 } CountHits;
 
@@ -79,8 +87,14 @@ count_hit(void *ctx, int64_t node, double d2)
 {
 	CountHits  *c = ctx;
 
-	if (node == c->self || sqrt(d2) <= c->within)
-		c->sure++;
+	if (node == c->self)
+		return;
+	if (sqrt(d2) <= c->within)
+	{
+		if (c->n < KD_DBSCAN_LIST)
+			c->list[c->n] = (int32_t) node;
+		c->n++;
+	}
 	else
 		c->undecided++;
 }
@@ -95,14 +109,41 @@ count_range(void *arg, int64_t begin, int64_t end)
 	for (int64_t u = begin; u < end; u++)
 	{
 		int64_t		i = run->order[u];
-		CountHits	c = {i, run->args->within, 0, 0};
+		CountHits	c = {i, run->args->within, run->nbr + i * KD_DBSCAN_LIST, 0, 0};
 
 		dbscan_walk(run->tree, i, run->args->beyond, count_hit, &c);
-		run->core[i] = c.sure >= run->args->minpoints;
+		run->nnbr[i] = c.n;
+		run->core[i] = c.n + 1 >= run->args->minpoints;
 		undecided += c.undecided;
 	}
 	if (undecided > 0)
 		__atomic_fetch_add(&run->undecided, undecided, __ATOMIC_RELAXED);
+}
+
+/*
+ * Call visit for each point within reach of node i (and perhaps i itself,
+ * which the visitors pass over): from the count pass's list when it holds
+ * them all, with d2 as the walk computes it, else by a walk.
+ */
+KD_INLINE void
+each_within(const DbscanRun *run, int64_t i, KdHitVisit visit, void *ctx)
+{
+	const KdTree *t = run->tree;
+	int32_t		m = run->nnbr[i];
+
+	if (run->args->within < 0)
+		return;
+	if (m > KD_DBSCAN_LIST)
+	{
+		dbscan_walk(t, i, run->args->within, visit, ctx);
+		return;
+	}
+	for (int32_t k = 0; k < m; k++)
+	{
+		int64_t		j = run->nbr[i * KD_DBSCAN_LIST + k];
+
+		visit(ctx, j, kde_dist2(t->coords + i * t->dim, t->coords + j * t->dim, t->dim));
+	}
 }
 
 /* The join pass's view of one core point's walk. */
@@ -135,8 +176,8 @@ join_range(void *arg, int64_t begin, int64_t end)
 		int64_t		i = run->order[u];
 		JoinHits	j = {(int32_t) i, run->core, run->parent};
 
-		if (run->core[i] && run->args->within >= 0)
-			dbscan_walk(run->tree, i, run->args->within, join_hit, &j);
+		if (run->core[i])
+			each_within(run, i, join_hit, &j);
 	}
 }
 
@@ -198,8 +239,7 @@ attach_range(void *arg, int64_t begin, int64_t end)
 			run->root[i] = kde_set_find(run->parent, (int32_t) i);
 			continue;
 		}
-		if (args->within >= 0)
-			dbscan_walk(run->tree, i, args->within, attach_hit, &a);
+		each_within(run, i, attach_hit, &a);
 		run->root[i] = a.best_root;
 		if (a.best >= 0 && sqrt(a.other_d2) <
 			sqrt(a.best_d2) * (1.0 + args->tie_rel) + args->tie_abs)
@@ -303,11 +343,14 @@ kde_dbscan_cpu(const KdTree *tree, const KdDbscan *args, int32_t *labels,
 	run.labels = labels;
 	run.order = kde_inorder_nodes(tree, err, &st);
 	run.core = malloc(sizeof(uint8_t) * n);
+	run.nbr = malloc(sizeof(int32_t) * KD_DBSCAN_LIST * n);
+	run.nnbr = malloc(sizeof(int32_t) * n);
 	run.parent = malloc(sizeof(int32_t) * n);
 	run.root = malloc(sizeof(int32_t) * n);
 	run.first = malloc(sizeof(int32_t) * n);
 	run.number = malloc(sizeof(int32_t) * n);
-	if (run.order == NULL || run.core == NULL || run.parent == NULL ||
+	if (run.order == NULL || run.core == NULL || run.nbr == NULL ||
+		run.nnbr == NULL || run.parent == NULL ||
 		run.root == NULL || run.first == NULL || run.number == NULL)
 	{
 		if (run.order != NULL)
@@ -329,6 +372,8 @@ kde_dbscan_cpu(const KdTree *tree, const KdDbscan *args, int32_t *labels,
 done:
 	free((void *) run.order);
 	free(run.core);
+	free(run.nbr);
+	free(run.nnbr);
 	free(run.parent);
 	free(run.root);
 	free(run.first);
