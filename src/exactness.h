@@ -23,7 +23,10 @@
  * Candidate radii of kNN refinement and radius queries (search.c): a point
  * the operator places within d lies within d (1 + KD_SLACK_REL) +
  * KD_SLACK_ABS in the engine; the absolute part covers squares that
- * underflow.
+ * underflow.  The bound holds the other way round too: the engine's
+ * DBSCAN (local/cluster.c) takes the points within d (1 - KD_SLACK_REL) -
+ * KD_SLACK_ABS as surely within d, and two distances closer than three
+ * times the margins as a tie the operator may break either way.
  */
 #define KD_SLACK_REL	1e-12
 #define KD_SLACK_ABS	1e-150
