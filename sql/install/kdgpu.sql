@@ -1129,28 +1129,32 @@ COMMENT ON FUNCTION kd_components(regclass, name, float8, name) IS
 CREATE FUNCTION kd_pairs_within(rel regclass, distance float8)
 	RETURNS TABLE(query_ctid tid, nn_ctid tid, distance float8)
 	AS 'MODULE_PATHNAME', 'kdgpu_pairs_within'
-	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
 COMMENT ON FUNCTION kd_pairs_within(regclass, float8) IS
 	'every pair of rows of rel within distance of each other, once (points of rel''s only point column); returns (query_ctid, nn_ctid, distance), query_ctid < nn_ctid';
 
 CREATE FUNCTION kd_pairs_within(rel regclass, col name, distance float8)
 	RETURNS TABLE(query_ctid tid, nn_ctid tid, distance float8)
 	AS 'MODULE_PATHNAME', 'kdgpu_pairs_within'
-	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
 COMMENT ON FUNCTION kd_pairs_within(regclass, name, float8) IS
 	'every pair of rows of rel within distance of each other, once (points of column col); returns (query_ctid, nn_ctid, distance), query_ctid < nn_ctid';
 
 CREATE FUNCTION kd_pairs_within(rel regclass, distance float8, key_col name)
 	RETURNS TABLE(query_key bigint, nn_key bigint, distance float8)
 	AS 'MODULE_PATHNAME', 'kdgpu_pairs_within'
-	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
 COMMENT ON FUNCTION kd_pairs_within(regclass, float8, name) IS
 	'every pair of rows of rel within distance of each other, once (points of rel''s only point column); returns (query_key, nn_key, distance), query_key < nn_key; key_col names the rows';
 
 CREATE FUNCTION kd_pairs_within(rel regclass, col name, distance float8, key_col name)
 	RETURNS TABLE(query_key bigint, nn_key bigint, distance float8)
 	AS 'MODULE_PATHNAME', 'kdgpu_pairs_within'
-	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
 COMMENT ON FUNCTION kd_pairs_within(regclass, name, float8, name) IS
 	'every pair of rows of rel within distance of each other, once (points of column col); returns (query_key, nn_key, distance), query_key < nn_key; key_col names the rows';
 

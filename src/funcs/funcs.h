@@ -25,7 +25,8 @@ extern void kdg_rows_materialize(FunctionCallInfo fcinfo, KdRows *rows);
 
 /*
  * The functions returning rows of neighbours: each reads its arguments from
- * fcinfo and answers them (knn_funcs.c, range_funcs.c, allknn_funcs.c).
+ * fcinfo and answers them (knn_funcs.c, range_funcs.c, allknn_funcs.c,
+ * pairs_funcs.c).
  */
 typedef KdRows *(*KdRowsFn) (FunctionCallInfo fcinfo);
 extern KdRows *kdg_knn_rows(FunctionCallInfo fcinfo);
@@ -40,6 +41,7 @@ extern KdRows *kdg_range_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_range_join_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_range_join_table_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_box_rows(FunctionCallInfo fcinfo);
+extern KdRows *kdg_pairs_within_rows(FunctionCallInfo fcinfo);
 
 /* rows_funcs.c */
 extern KdRowsFn kdg_rows_function(Oid funcoid);

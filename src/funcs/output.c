@@ -12,7 +12,7 @@
  * made, without a tuplestore.  The columns are those of the function's
  * declared result: an optional query key (query_ord, or the query row's
  * identity), then the neighbour's identity, and when declared, distance and
- * rank.  A row's identity is one column, its ctid or its key, or two, its
+ * then rank.  A row's identity is one column, its ctid or its key, or two, its
  * partition and ctid (table.c).  Columns the caller does not need (a false
  * entry in "needed") are returned as NULL without being made.
  *
@@ -318,10 +318,9 @@ kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed, Datum *values,
 		first = ident_datums(rows->query_t, rows->qrefs[rows->i], values, &rows->qtid);
 	col = first + ident_datums(rows->t, hit->ref, values + first, &rows->tid);
 	if (desc->natts > col)
-	{
 		values[col] = Float8GetDatum(hit->dist);
+	if (desc->natts > col + 1)
 		values[col + 1] = Int32GetDatum((int32) (rows->j - ans->offsets[q] + 1));
-	}
 	rows->j++;
 	return true;
 }

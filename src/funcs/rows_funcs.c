@@ -42,6 +42,7 @@ KDG_ROWS_SRF(kdgpu_range, kdg_range_rows)
 KDG_ROWS_SRF(kdgpu_range_join, kdg_range_join_rows)
 KDG_ROWS_SRF(kdgpu_range_join_table, kdg_range_join_table_rows)
 KDG_ROWS_SRF(kdgpu_box, kdg_box_rows)
+KDG_ROWS_SRF(kdgpu_pairs_within, kdg_pairs_within_rows)
 
 /* Each SQL entry point, and the function that makes its rows. */
 static const struct
@@ -59,6 +60,7 @@ static const struct
 	{kdgpu_range_join, kdg_range_join_rows},
 	{kdgpu_range_join_table, kdg_range_join_table_rows},
 	{kdgpu_box, kdg_box_rows},
+	{kdgpu_pairs_within, kdg_pairs_within_rows},
 };
 
 /*
