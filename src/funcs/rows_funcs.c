@@ -152,7 +152,7 @@ kdg_rows_hits(struct FuncExpr *call, double rows)
  * kdgpu_rows_support(internal): planner support of the functions above.
  * It gives the planner their row counts where the arguments tell them (k
  * per query, the query table's and the table's row counts from the last
- * ANALYZE), and, being in this library, makes the planner load it before
+ * ANALYZE; for kd_pairs_within, a guess of one pair per row), and, being in this library, makes the planner load it before
  * it plans their scans, so that the streaming scan is offered from a
  * session's first query on.
  */
@@ -179,9 +179,11 @@ kdgpu_rows_support(PG_FUNCTION_ARGS)
 		n = 1;
 	else if (rowsfn == kdg_knn_join_table_rows)
 		n = kdg_const_rel_rows(kdg_call_arg(call, "query_rel"));
-	else if (rowsfn == kdg_all_knn_rows || rowsfn == kdg_all_knn_arrays_rows)
+	else if (rowsfn == kdg_all_knn_rows || rowsfn == kdg_all_knn_arrays_rows ||
+			 rowsfn == kdg_pairs_within_rows)
 		n = kdg_const_rel_rows(kdg_call_arg(call, "rel"));
-	if (rowsfn == kdg_all_knn_arrays_rows && n >= 0)
+	if ((rowsfn == kdg_all_knn_arrays_rows || rowsfn == kdg_pairs_within_rows) &&
+		n >= 0)
 		req->rows = Max(n, 1);
 	else if (n >= 0 && k > 0)
 		req->rows = Max(n * k, 1);
