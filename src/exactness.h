@@ -84,4 +84,12 @@
  */
 #define KD_DWITHIN_GEOGRAPHY_SLACK 0.001
 
+/*
+ * The relative widening of a geography radius in the box condition given
+ * to a kdgpu index for ST_DWithin (plan/postgis_paths.c): its default
+ * spheroid distance differs from the sphere's (mean radius) by less than
+ * one part in 150, and the box is the sphere's.
+ */
+#define KD_SPHEROID_REL 0.01
+
 #endif							/* KD_EXACTNESS_H */

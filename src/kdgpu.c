@@ -4,8 +4,9 @@
  *
  * _PG_init defines the settings (core/settings.c), records where the GPU
  * object lives, installs the executor hook of plan/orderby_hook.c and the
- * planner hook of plan/stream_scan.c, and, when preloaded, registers the
- * GPU service (src/service/).  It never touches a GPU, because the library
+ * planner hooks of plan/stream_scan.c and plan/postgis_paths.c, and, when
+ * preloaded, registers the GPU service (src/service/).  It never touches a
+ * GPU, because the library
  * may be preloaded into the postmaster and CUDA state does not survive
  * fork(); the engine opens the GPU object on first use in a backend.  This
  * file is the top of the module: nothing calls into it.
@@ -36,4 +37,5 @@ _PG_init(void)
 	kdg_service_client_install();
 	kdg_orderby_hook_install();
 	kdg_stream_scan_install();
+	kdg_postgis_paths_install();
 }

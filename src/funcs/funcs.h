@@ -43,6 +43,12 @@ extern KdRows *kdg_range_join_table_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_box_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_pairs_within_rows(FunctionCallInfo fcinfo);
 
+/* postgis_funcs.c: PostGIS's functions and radii, for index conditions */
+extern Oid	kdg_type_namespace(Oid typid);
+extern Oid	kdg_function_oid(Oid nsp, const char *name, Oid arg0, Oid arg1);
+struct Node;
+extern struct Node *kdg_geography_reach(struct Node *radius, double rel);
+
 /* rows_funcs.c */
 extern KdRowsFn kdg_rows_function(Oid funcoid);
 struct FuncExpr;

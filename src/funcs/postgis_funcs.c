@@ -100,7 +100,7 @@ kdgpu_geometry_in_ball(PG_FUNCTION_ARGS)
 }
 
 /* The schema of a type. */
-static Oid
+Oid
 kdg_type_namespace(Oid typid)
 {
 	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
@@ -114,7 +114,7 @@ kdg_type_namespace(Oid typid)
 }
 
 /* The OID of function name(arg0, arg1) in schema nsp, or InvalidOid. */
-static Oid
+Oid
 kdg_function_oid(Oid nsp, const char *name, Oid arg0, Oid arg1)
 {
 	Oid			argtypes[2] = {arg0, arg1};
@@ -124,21 +124,29 @@ kdg_function_oid(Oid nsp, const char *name, Oid arg0, Oid arg1)
 						  2, argtypes, true);
 }
 
-/* radius + KD_DWITHIN_GEOGRAPHY_SLACK, folded when radius is a constant */
-static Node *
-kdg_radius_plus_slack(Node *radius)
+/*
+ * radius * (1 + rel) + KD_DWITHIN_GEOGRAPHY_SLACK: a geography radius
+ * widened for a box condition, folded when radius is a constant.
+ */
+Node *
+kdg_geography_reach(Node *radius, double rel)
 {
 	Const	   *slack = makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
 								  Float8GetDatum(KD_DWITHIN_GEOGRAPHY_SLACK),
 								  false, FLOAT8PASSBYVAL);
+	Const	   *scale = makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+								  Float8GetDatum(1.0 + rel), false, FLOAT8PASSBYVAL);
 
 	if (IsA(radius, Const) && !((Const *) radius)->constisnull)
 	{
 		slack->constvalue =
-			Float8GetDatum(DatumGetFloat8(((Const *) radius)->constvalue) +
+			Float8GetDatum(DatumGetFloat8(((Const *) radius)->constvalue) * (1.0 + rel) +
 						   KD_DWITHIN_GEOGRAPHY_SLACK);
 		return (Node *) slack;
 	}
+	if (rel != 0.0)
+		radius = (Node *) makeFuncExpr(F_FLOAT8MUL, FLOAT8OID, list_make2(radius, scale),
+									   InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 	return (Node *) makeFuncExpr(F_FLOAT8PL, FLOAT8OID, list_make2(radius, slack),
 								 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 }
@@ -205,7 +213,7 @@ kdgpu_dwithin_support(PG_FUNCTION_ARGS)
 	if (!OidIsValid(region) || !OidIsValid(op))
 		PG_RETURN_POINTER(NULL);
 	if (kdg_point_type(geomtype) == KD_TYPE_GEOGRAPHY)
-		radius = kdg_radius_plus_slack(radius);
+		radius = kdg_geography_reach(radius, 0.0);
 	req->lossy = true;
 	PG_RETURN_POINTER(list_make1(make_opclause(op, BOOLOID, false, (Expr *) indexarg,
 											   (Expr *) makeFuncExpr(region, regiontype,

@@ -3,8 +3,9 @@
  *	  Planner and executor hooks over the SQL functions.
  *
  * The streaming scan of the row functions (stream_scan.c,
- * stream_parallel.c) and the ORDER BY hook (orderby_hook.c); calls
- * funcs/ and below.
+ * stream_parallel.c), the ORDER BY hook (orderby_hook.c) and the index
+ * paths of PostGIS's predicates and distance caps (postgis_paths.c);
+ * calls funcs/ and below.
  */
 #ifndef KDGPU_PLAN_H
 #define KDGPU_PLAN_H
@@ -13,6 +14,9 @@
 
 /* orderby_hook.c */
 extern void kdg_orderby_hook_install(void);
+
+/* postgis_paths.c */
+extern void kdg_postgis_paths_install(void);
 
 /* stream_scan.c */
 extern void kdg_stream_scan_install(void);

@@ -1,0 +1,191 @@
+-- PostGIS's own predicates through a kdgpu index, as written
+-- (plan/postgis_paths.c): on tables whose only index is kdgpu, ST_DWithin,
+-- ST_DFullyWithin, ST_Intersects, ST_Contains, ST_Within, ST_Covers,
+-- ST_CoveredBy, ST_ContainsProperly, ST_Touches and ST_Equals on
+-- geometry, ST_DWithin (spheroid and sphere), ST_Intersects, ST_Covers and
+-- ST_CoveredBy on geography, and the distance cap `col <-> q < r` (or
+-- <= r) that makes ORDER BY col <-> q LIMIT k walk only the ball, for
+-- point, float8[], geometry and geography.  Each query's rows under an
+-- index scan and a bitmap scan of the kdgpu index equal a sequential
+-- scan's (di_run refuses a plan of another kind, so the index must be
+-- used): grid points exactly at the radius, the antimeridian and the
+-- poles, lines and polygons in the table, both argument orders; mixed
+-- SRIDs raise PostGIS's error; a table with GiST beside kdgpu gives the
+-- same rows through either, and a table with GiST alone keeps PostGIS's
+-- own plan.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS postgis;
+CREATE EXTENSION IF NOT EXISTS kdgpu;
+CREATE EXTENSION IF NOT EXISTS kdgpu_postgis;
+RESET client_min_messages;
+SELECT setseed(0.25);
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set di_run_file :abs_srcdir '/sql/include/di_run.sql'
+\i :di_run_file
+
+-- the rows of q under a sequential, an index and a bitmap scan of idx:
+-- 'same' when all three agree, else the three
+CREATE FUNCTION pp_same(idx text, q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  s text := di_run('seq', idx, q);
+  i text := di_run('index', idx, q);
+  b text := di_run('bitmap', idx, q);
+BEGIN
+  RETURN CASE WHEN s = i AND s = b THEN 'same (' || coalesce(array_length(string_to_array(s, ' '), 1), 0) || ' rows)'
+              ELSE format('seq %s / index %s / bitmap %s', s, i, b) END;
+END $$;
+-- the same for ordered queries, which have no bitmap scan
+CREATE FUNCTION pp_same_ordered(idx text, q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  s text := di_run('seq', idx, q);
+  i text := di_run('index', idx, q);
+BEGIN
+  RETURN CASE WHEN s = i THEN 'same (' || coalesce(array_length(string_to_array(s, ' '), 1), 0) || ' rows)'
+              ELSE format('seq %s / index %s', s, i) END;
+END $$;
+
+-- geometry: a grid (points exactly at integer distances), random points,
+-- and lines, polygons, empty and NULL rows
+CREATE TABLE pp_geom (id int, g geometry) WITH (autovacuum_enabled = false);
+INSERT INTO pp_geom SELECT x * 40 + y, ST_MakePoint(x, y) FROM generate_series(0, 39) x, generate_series(0, 39) y;
+INSERT INTO pp_geom SELECT 2000 + i, ST_MakePoint(random() * 40, random() * 40) FROM generate_series(1, 1500) i;
+INSERT INTO pp_geom VALUES (-1, NULL), (-2, 'POINT EMPTY'), (-3, 'LINESTRING(3.5 3.5, 30.5 4.5)'),
+  (-4, 'POLYGON((10.2 10.2, 12.8 10.2, 12.8 30.5, 10.2 10.2))'), (-5, 'MULTIPOINT((5.5 5.5), (35.5 35.5))');
+CREATE INDEX pp_geom_kd ON pp_geom USING kdgpu (g);
+VACUUM ANALYZE pp_geom;
+
+-- radius predicates, both argument orders, radii 0, 1, 5 (grid points
+-- exactly at them) and 7.5
+SELECT f, r, pp_same('pp_geom_kd',
+         format('SELECT id FROM pp_geom WHERE %s ORDER BY id',
+                replace(replace(f, 'R', r::text), 'Q', '''POINT(20 20)''::geometry')))
+FROM unnest(ARRAY['ST_DWithin(g, Q, R)', 'ST_DWithin(Q, g, R)', 'ST_DFullyWithin(g, Q, R)']) f,
+     unnest(ARRAY[0, 1, 5, 7.5]) r
+ORDER BY f, r;
+
+-- box predicates against polygons, a line and a point
+SELECT f, q, pp_same('pp_geom_kd',
+         format('SELECT id FROM pp_geom WHERE %s ORDER BY id', replace(f, 'Q', quote_literal(q) || '::geometry')))
+FROM unnest(ARRAY['ST_Intersects(g, Q)', 'ST_Intersects(Q, g)', 'ST_Contains(Q, g)', 'ST_Within(g, Q)',
+                  'ST_Covers(Q, g)', 'ST_CoveredBy(g, Q)', 'ST_ContainsProperly(Q, g)', 'ST_Touches(g, Q)',
+                  'ST_Equals(g, Q)']) f,
+     unnest(ARRAY['POLYGON((5 5, 15 5, 15 12, 5 12, 5 5))', 'POLYGON((0 0, 30 2, 2 30, 0 0))',
+                  'LINESTRING(0 0, 39 39)', 'POINT(7 7)']) q
+ORDER BY f, q;
+
+-- EXPLAIN: the kdgpu index, its condition, the predicate as the filter
+EXPLAIN (COSTS OFF) SELECT id FROM pp_geom WHERE ST_DWithin(g, 'POINT(20 20)', 3);
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM pp_geom WHERE ST_Intersects('POLYGON((5 5, 15 5, 15 12, 5 12, 5 5))', g);
+RESET enable_bitmapscan;
+
+-- a prepared statement's radius and point as parameters, in its generic
+-- plan too
+PREPARE pp_dw(geometry, float8) AS SELECT count(*) FROM pp_geom WHERE ST_DWithin(g, $1, $2);
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE pp_dw('POINT(20 20)', 5);
+EXECUTE pp_dw('POINT(20 20)', 5);
+RESET plan_cache_mode;
+SELECT count(*) FROM pp_geom WHERE ST_DWithin(g, 'POINT(20 20)', 5);
+
+-- the capped kNN: the ordered scan walks only the ball; fewer than k rows
+-- when fewer lie within r; < and <=, either way round
+SELECT c, k, pp_same_ordered('pp_geom_kd',
+         format('SELECT id FROM pp_geom WHERE %s ORDER BY g <-> ''POINT(20 20)''::geometry, id LIMIT %s', c, k))
+FROM unnest(ARRAY['g <-> ''POINT(20 20)''::geometry < 3', 'g <-> ''POINT(20 20)''::geometry <= 3',
+                  '3 > g <-> ''POINT(20 20)''::geometry', '''POINT(20 20)''::geometry <-> g <= 1',
+                  'g <-> ''POINT(20 20)''::geometry < 0', 'g <-> ''POINT(20 20)''::geometry <= 0',
+                  'ST_DWithin(g, ''POINT(20 20)'', 2)']) c,
+     unnest(ARRAY[5, 50]) k
+ORDER BY c, k;
+EXPLAIN (COSTS OFF) SELECT id FROM pp_geom WHERE g <-> 'POINT(20 20)' < 3 ORDER BY g <-> 'POINT(20 20)' LIMIT 5;
+
+-- mixed SRIDs: PostGIS's error, through the index as through a scan
+CREATE TABLE pp_srid (id int, g geometry(Point, 3857));
+INSERT INTO pp_srid SELECT i, ST_SetSRID(ST_MakePoint(i, i), 3857) FROM generate_series(1, 100) i;
+CREATE INDEX pp_srid_kd ON pp_srid USING kdgpu (g);
+ANALYZE pp_srid;
+SELECT count(*) FROM pp_srid WHERE ST_DWithin(g, 'SRID=4326;POINT(5 5)', 3);
+SELECT count(*) FROM pp_srid WHERE ST_DWithin(g, 'SRID=3857;POINT(5 5)', 3);
+
+-- geography: the antimeridian, the poles and the rest of the sphere;
+-- ST_DWithin on the spheroid (its default) and the sphere
+CREATE TABLE pp_geog (id int, g geography) WITH (autovacuum_enabled = false);
+INSERT INTO pp_geog SELECT i, ST_MakePoint(179.9 + random() * 0.1, random() * 2 - 1)::geography
+  FROM generate_series(1, 400) i;
+INSERT INTO pp_geog SELECT 1000 + i, ST_MakePoint(CASE WHEN i % 2 = 0 THEN 180 - random() * 0.1 ELSE -180 + random() * 0.1 END,
+                                                   random() * 2 - 1)::geography
+  FROM generate_series(1, 400) i;
+INSERT INTO pp_geog SELECT 2000 + i, ST_MakePoint(random() * 360 - 180, 89.9 + random() * 0.1)::geography
+  FROM generate_series(1, 400) i;
+INSERT INTO pp_geog SELECT 3000 + i, ST_MakePoint(random() * 360 - 180, random() * 180 - 90)::geography
+  FROM generate_series(1, 1000) i;
+INSERT INTO pp_geog VALUES (-1, NULL), (-2, 'POINT EMPTY');
+CREATE INDEX pp_geog_kd ON pp_geog USING kdgpu (g);
+VACUUM ANALYZE pp_geog;
+SELECT f, q, r, pp_same('pp_geog_kd',
+         format('SELECT id FROM pp_geog WHERE %s ORDER BY id',
+                replace(replace(f, 'R', r::text), 'Q', quote_literal(q) || '::geography')))
+FROM unnest(ARRAY['ST_DWithin(g, Q, R)', 'ST_DWithin(Q, g, R)', 'ST_DWithin(g, Q, R, false)',
+                  'ST_DWithin(g, Q, R, true)']) f,
+     unnest(ARRAY['POINT(180 0)', 'POINT(-179.95 0.5)', 'POINT(0 90)', 'POINT(45 89.95)']) q,
+     unnest(ARRAY[1000, 20000]) r
+ORDER BY f, q, r;
+-- each boundary pair: the radius set to a row's spheroid distance, and
+-- its sphere distance, so that the row lies exactly at it
+SELECT pp_same('pp_geog_kd',
+         format('SELECT id FROM pp_geog WHERE ST_DWithin(g, %L::geography, %s) ORDER BY id',
+                'POINT(-179.95 0.5)', ST_Distance(g, 'POINT(-179.95 0.5)'::geography))) AS spheroid_boundary,
+       pp_same('pp_geog_kd',
+         format('SELECT id FROM pp_geog WHERE ST_DWithin(g, %L::geography, %s, false) ORDER BY id',
+                'POINT(-179.95 0.5)', ST_Distance(g, 'POINT(-179.95 0.5)'::geography, false))) AS sphere_boundary
+FROM pp_geog WHERE id IN (7, 1003, 2005) ORDER BY id;
+SELECT f, pp_same('pp_geog_kd',
+         format('SELECT id FROM pp_geog WHERE %s ORDER BY id',
+                replace(f, 'Q', '''POLYGON((179 -1, 180 -1, 180 1, 179 1, 179 -1))''::geography')))
+FROM unnest(ARRAY['ST_Intersects(g, Q)', 'ST_Covers(Q, g)', 'ST_CoveredBy(g, Q)']) f ORDER BY f;
+SELECT c, pp_same_ordered('pp_geog_kd',
+         format('SELECT id FROM pp_geog WHERE %s ORDER BY g <-> ''POINT(180 0)''::geography, id LIMIT 20', c))
+FROM unnest(ARRAY['g <-> ''POINT(180 0)''::geography < 5000', 'g <-> ''POINT(180 0)''::geography <= 100000',
+                  'ST_DWithin(g, ''POINT(180 0)'', 5000)']) c ORDER BY c;
+
+-- point and float8[]: the capped kNN, and a range through the circle and
+-- the ball
+CREATE TABLE pp_pt (id int, p point, v float8[]);
+INSERT INTO pp_pt SELECT x * 30 + y, point(x, y), ARRAY[x, y, (x + y) % 3]::float8[]
+  FROM generate_series(0, 29) x, generate_series(0, 29) y;
+INSERT INTO pp_pt VALUES (-1, NULL, NULL), (-2, point('NaN', 1), NULL);
+CREATE INDEX pp_pt_kd ON pp_pt USING kdgpu (p);
+CREATE INDEX pp_v_kd ON pp_pt USING kdgpu (v);
+ANALYZE pp_pt;
+SELECT c, pp_same_ordered('pp_pt_kd',
+         format('SELECT id FROM pp_pt WHERE %s ORDER BY p <-> point(10, 10), id LIMIT 8', c))
+FROM unnest(ARRAY['p <-> point(10, 10) < 2', 'p <-> point(10, 10) <= 2', 'point(10, 10) <-> p <= 1',
+                  'p <-> point(10, 10) < 0.5']) c ORDER BY c;
+SELECT c, pp_same('pp_pt_kd', format('SELECT id FROM pp_pt WHERE %s ORDER BY id', c))
+FROM unnest(ARRAY['p <-> point(10, 10) <= 3', 'p <-> point(10.5, 10.5) < 1']) c ORDER BY c;
+SELECT c, pp_same_ordered('pp_v_kd',
+         format('SELECT id FROM pp_pt WHERE %s ORDER BY v <-> ''{10,10,1}''::float8[], id LIMIT 8', c))
+FROM unnest(ARRAY['v <-> ''{10,10,1}''::float8[] <= 2', 'v <-> ''{10,10,1}''::float8[] < 1.5']) c ORDER BY c;
+EXPLAIN (COSTS OFF) SELECT id FROM pp_pt WHERE p <-> point(10, 10) < 2 ORDER BY p <-> point(10, 10) LIMIT 8;
+
+-- GiST beside kdgpu: the planner takes the cheaper (kdgpu here), and
+-- either index gives the sequential scan's rows; GiST alone keeps
+-- PostGIS's own index condition and nothing of kdgpu's
+CREATE TABLE pp_both AS TABLE pp_geom;
+CREATE INDEX pp_both_kd ON pp_both USING kdgpu (g);
+CREATE INDEX pp_both_gist ON pp_both USING gist (g);
+ANALYZE pp_both;
+SELECT pp_same('pp_both_kd', 'SELECT id FROM pp_both WHERE ST_DWithin(g, ''POINT(20 20)'', 5) ORDER BY id');
+BEGIN;
+DROP INDEX pp_both_kd;
+SELECT pp_same('pp_both_gist', 'SELECT id FROM pp_both WHERE ST_DWithin(g, ''POINT(20 20)'', 5) ORDER BY id');
+ROLLBACK;
+CREATE TABLE pp_gist AS TABLE pp_geom;
+CREATE INDEX pp_gist_g ON pp_gist USING gist (g);
+ANALYZE pp_gist;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM pp_gist WHERE ST_DWithin(g, 'POINT(20 20)', 5);
+RESET enable_seqscan;
+RESET enable_bitmapscan;
