@@ -160,6 +160,18 @@ SELECT form, di_run('index', 'gd_polar_kd', format('SELECT %s FROM gd_polar ORDE
   = di_run('seq', '', format('SELECT %s FROM gd_polar ORDER BY %s, ctid LIMIT 60', form, form)) AS resjunk
 FROM unnest(ARRAY['''POINT(17 90)''::geography <-> geog', 'geog <-> ''POINT(17 90)''::geography']) form;
 
+-- kd_knn (as every kd_* function) computes geog <-> q, the column on the
+-- left, bit for bit, and ranks by it (ties by ctid): its rows are those of
+-- ORDER BY geog <-> q; q <-> geog differs in the last bit for some rows
+-- and may rank the near-ties around the pole otherwise
+SELECT count(*) FILTER (WHERE k.distance = p.geog <-> 'POINT(17 90)'::geography) AS column_left,
+       count(*) FILTER (WHERE k.distance = 'POINT(17 90)'::geography <-> p.geog) AS query_left,
+       count(*) AS rows
+FROM kd_knn('gd_polar', 'geog', 'POINT(17 90)'::geography, 60) k JOIN gd_polar p ON p.ctid = k.nn_ctid;
+SELECT (SELECT array_agg(nn_ctid ORDER BY rank) FROM kd_knn('gd_polar', 'geog', 'POINT(17 90)'::geography, 60))
+       = (SELECT array_agg(ctid) FROM (SELECT ctid FROM gd_polar
+                                       ORDER BY geog <-> 'POINT(17 90)'::geography, ctid LIMIT 60) s) AS as_column_left;
+
 -- kd_dwithin on tables indexed by GiST, SP-GiST, BRIN and kdgpu: its
 -- index condition goes to kdgpu indexes only, and every count is
 -- ST_DWithin's
