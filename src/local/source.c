@@ -93,7 +93,7 @@ kdg_find_column(Relation rel)
 	if (found == InvalidAttrNumber)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("table \"%s\" has no column of type point or float8[]",
+				 errmsg("table \"%s\" has no column of type point, float8[], geometry or geography",
 						RelationGetRelationName(rel)),
 				 errhint("Name the column: kd_knn('%s', 'column', ...).",
 						 RelationGetRelationName(rel))));
