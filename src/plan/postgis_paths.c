@@ -384,6 +384,8 @@ kdg_postgis_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 			if (cond == NULL)
 				continue;
+			/* ST_Expand of constants once, not for every row rechecked */
+			cond = (Expr *) eval_const_expressions(root, (Node *) cond);
 			ic = makeNode(IndexClause);
 			ic->rinfo = make_simple_restrictinfo(root, cond);
 			ic->indexquals = list_make1(ic->rinfo);
