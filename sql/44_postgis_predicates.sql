@@ -10,9 +10,9 @@
 -- scan's (di_run refuses a plan of another kind, so the index must be
 -- used): grid points exactly at the radius, the antimeridian and the
 -- poles, lines and polygons in the table, both argument orders; mixed
--- SRIDs raise PostGIS's error; a table with GiST beside kdgpu gives the
--- same rows through either, and a table with GiST alone keeps PostGIS's
--- own plan.
+-- SRIDs raise PostGIS's error; join clauses use the index as a nested
+-- loop's inner side; a table with GiST beside kdgpu gives the same rows
+-- through either, and a table with GiST alone keeps PostGIS's own plan.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS postgis;
 CREATE EXTENSION IF NOT EXISTS kdgpu;
@@ -99,6 +99,19 @@ FROM unnest(ARRAY['g <-> ''POINT(20 20)''::geometry < 3', 'g <-> ''POINT(20 20)'
      unnest(ARRAY[5, 50]) k
 ORDER BY c, k;
 EXPLAIN (COSTS OFF) SELECT id FROM pp_geom WHERE g <-> 'POINT(20 20)' < 3 ORDER BY g <-> 'POINT(20 20)' LIMIT 5;
+
+-- join clauses: the kdgpu index as the inner side of a nested loop,
+-- parameterized by the outer row (a point and a line as outer values)
+CREATE TABLE pp_q (qid int, q geometry);
+INSERT INTO pp_q VALUES (1, 'POINT(20 20)'), (2, 'POINT(0 0)'), (3, 'POINT(39.5 10.25)'),
+  (4, 'LINESTRING(5 5, 9 7)'), (5, NULL);
+ANALYZE pp_q;
+SELECT c, pp_same_ordered('pp_geom_kd', format('SELECT qid, id FROM pp_q %s ORDER BY qid, id', c))
+FROM unnest(ARRAY['JOIN pp_geom ON ST_DWithin(q, g, 2.5)', 'JOIN pp_geom ON ST_Intersects(g, ST_Buffer(q, 1))',
+                  'LEFT JOIN pp_geom ON g <-> q <= 1']) c ORDER BY c;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT qid, id FROM pp_q JOIN pp_geom ON ST_DWithin(q, g, 2.5);
+RESET enable_bitmapscan;
 
 -- mixed SRIDs: PostGIS's error, through the index as through a scan
 CREATE TABLE pp_srid (id int, g geometry(Point, 3857));

@@ -26,11 +26,12 @@
  * planner made on the index (ORDER BY col <-> q) again with the condition,
  * which then walks only the condition's region: the capped kNN.  The
  * query's clause stays in the plan as the filter, so the rows are exactly
- * a sequential scan's.  No clause of the query changes and no other
- * index gets a condition, so a table without a kdgpu index plans as
- * before; the functions are recognised by name in the schema of their
- * argument's type, so an ALTER EXTENSION postgis UPDATE keeps them.
- * Clauses that join to another table are left alone.
+ * a sequential scan's.  A clause that joins another table gives
+ * parameterized index and bitmap scans instead, for the inner side of a
+ * nested loop.  No clause of the query changes and no other index gets a
+ * condition, so a table without a kdgpu index plans as before; the
+ * functions are recognised by name in the schema of their argument's
+ * type, so an ALTER EXTENSION postgis UPDATE keeps them.
  */
 #include "postgres.h"
 
@@ -348,8 +349,66 @@ add_index_paths(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index,
 }
 
 /*
+ * The index clause of a derived condition, its constants folded (ST_Expand
+ * of a constant point once, not for every row the executor rechecks).
+ */
+static IndexClause *
+index_clause(PlannerInfo *root, Expr *cond)
+{
+	IndexClause *ic = makeNode(IndexClause);
+
+	cond = (Expr *) eval_const_expressions(root, (Node *) cond);
+	ic->rinfo = make_simple_restrictinfo(root, cond);
+	ic->indexquals = list_make1(ic->rinfo);
+	ic->lossy = false;
+	ic->indexcol = 0;
+	ic->indexcols = NIL;
+	return ic;
+}
+
+/*
+ * Join clauses on index's column (ST_DWithin(a.g, b.g, r), ...): an index
+ * scan and a bitmap scan parameterized by the other tables, for the inner
+ * side of a nested loop, costed for as many loops as the largest of them
+ * has rows.
+ */
+static void
+add_join_paths(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->joininfo)
+	{
+		RestrictInfo *rinfo = lfirst(lc);
+		Expr	   *cond;
+		Relids		outer;
+		double		loops = 1.0;
+		int			relid = -1;
+		IndexPath  *path;
+
+		if (rinfo->pseudoconstant || !join_clause_is_movable_to(rinfo, rel))
+			continue;
+		cond = derived_condition(root, index, rinfo->clause);
+		if (cond == NULL)
+			continue;
+		outer = bms_del_member(bms_copy(rinfo->clause_relids), rel->relid);
+		if (bms_is_empty(outer))
+			continue;
+		while ((relid = bms_next_member(outer, relid)) >= 0)
+			loops = Max(loops, find_base_rel(root, relid)->rows);
+		path = create_index_path(root, index, list_make1(index_clause(root, cond)),
+								 NIL, NIL, NIL, ForwardScanDirection, false,
+								 outer, loops, false);
+		add_path(rel, (Path *) path);
+		if (index->amhasgetbitmap)
+			add_path(rel, (Path *) create_bitmap_heap_path(root, rel, (Path *) path,
+														   outer, loops, 0));
+	}
+}
+
+/*
  * set_rel_pathlist_hook: for each kdgpu index of a base relation, the
- * conditions its WHERE clauses give, and the paths that use them.
+ * conditions its WHERE and join clauses give, and the paths that use them.
  */
 static void
 kdg_postgis_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
@@ -361,7 +420,8 @@ kdg_postgis_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 	if (kdg_prev_postgis_hook)
 		kdg_prev_postgis_hook(root, rel, rti, rte);
 	if (rte->rtekind != RTE_RELATION || rel->reloptkind != RELOPT_BASEREL ||
-		rel->indexlist == NIL || rel->baserestrictinfo == NIL)
+		rel->indexlist == NIL ||
+		(rel->baserestrictinfo == NIL && rel->joininfo == NIL))
 		return;
 	kdgpu_am = get_index_am_oid("kdgpu", true);
 	if (!OidIsValid(kdgpu_am))
@@ -375,24 +435,15 @@ kdg_postgis_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 		if (index->relam != kdgpu_am || index->nkeycolumns != 1)
 			continue;
+		add_join_paths(root, rel, index);
 		foreach(lc, rel->baserestrictinfo)
 		{
 			RestrictInfo *rinfo = lfirst(lc);
 			Expr	   *cond = rinfo->pseudoconstant ? NULL :
 				derived_condition(root, index, rinfo->clause);
-			IndexClause *ic;
 
-			if (cond == NULL)
-				continue;
-			/* ST_Expand of constants once, not for every row rechecked */
-			cond = (Expr *) eval_const_expressions(root, (Node *) cond);
-			ic = makeNode(IndexClause);
-			ic->rinfo = make_simple_restrictinfo(root, cond);
-			ic->indexquals = list_make1(ic->rinfo);
-			ic->lossy = false;
-			ic->indexcol = 0;
-			ic->indexcols = NIL;
-			iclauses = lappend(iclauses, ic);
+			if (cond != NULL)
+				iclauses = lappend(iclauses, index_clause(root, cond));
 		}
 		if (iclauses == NIL)
 			continue;
