@@ -153,10 +153,17 @@ SELECT pp_same('pp_geog_kd',
          format('SELECT id FROM pp_geog WHERE ST_DWithin(g, %L::geography, %s, false) ORDER BY id',
                 'POINT(-179.95 0.5)', ST_Distance(g, 'POINT(-179.95 0.5)'::geography, false))) AS sphere_boundary
 FROM pp_geog WHERE id IN (7, 1003, 2005) ORDER BY id;
-SELECT f, pp_same('pp_geog_kd',
-         format('SELECT id FROM pp_geog WHERE %s ORDER BY id',
-                replace(f, 'Q', '''POLYGON((179 -1, 180 -1, 180 1, 179 1, 179 -1))''::geography')))
-FROM unnest(ARRAY['ST_Intersects(g, Q)', 'ST_Covers(Q, g)', 'ST_CoveredBy(g, Q)']) f ORDER BY f;
+-- box predicates, with PostGIS's own query polygons of its
+-- geography_covers regression test (one across the antimeridian, one
+-- around the pole) beside a square at the antimeridian
+SELECT f, q, pp_same('pp_geog_kd',
+         format('SELECT id FROM pp_geog WHERE %s ORDER BY id', replace(f, 'Q', quote_literal(q) || '::geography')))
+FROM unnest(ARRAY['ST_Intersects(g, Q)', 'ST_Covers(Q, g)', 'ST_CoveredBy(g, Q)']) f,
+     unnest(ARRAY['POLYGON((179 -1, 180 -1, 180 1, 179 1, 179 -1))',
+                  'POLYGON((-170 -20, 170 -20, 170 20, -170 20, -170 -20))',
+                  'POLYGON((0 80, 90 80, 180 80, -90 80, 0 80))',
+                  'POLYGON((0 40, 40 40, 40 0, 0 0, 0 40))']) q
+ORDER BY f, q;
 SELECT c, pp_same_ordered('pp_geog_kd',
          format('SELECT id FROM pp_geog WHERE %s ORDER BY g <-> ''POINT(180 0)''::geography, id LIMIT 20', c))
 FROM unnest(ARRAY['g <-> ''POINT(180 0)''::geography < 5000', 'g <-> ''POINT(180 0)''::geography <= 100000',
