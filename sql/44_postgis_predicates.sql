@@ -2,6 +2,7 @@
 -- (plan/postgis_paths.c): on tables whose only index is kdgpu, ST_DWithin,
 -- ST_DFullyWithin, ST_Intersects, ST_Contains, ST_Within, ST_Covers,
 -- ST_CoveredBy, ST_ContainsProperly, ST_Touches and ST_Equals on
+-- geometry, ST_3DDWithin, ST_3DDFullyWithin and ST_3DIntersects on n-D
 -- geometry, ST_DWithin (spheroid and sphere), ST_Intersects, ST_Covers and
 -- ST_CoveredBy on geography, and the distance cap `col <-> q < r` (or
 -- <= r) that makes ORDER BY col <-> q LIMIT k walk only the ball, for
@@ -111,6 +112,30 @@ FROM unnest(ARRAY['JOIN pp_geom ON ST_DWithin(q, g, 2.5)', 'JOIN pp_geom ON ST_I
                   'LEFT JOIN pp_geom ON g <-> q <= 1']) c ORDER BY c;
 SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT qid, id FROM pp_q JOIN pp_geom ON ST_DWithin(q, g, 2.5);
+RESET enable_bitmapscan;
+
+-- n-D geometry (kd_geometry_nd_ops): ST_3DDWithin, ST_3DDFullyWithin and
+-- ST_3DIntersects through &&&, and the <<->> cap; XYZ points on a grid
+-- (exactly at the radii) and at random, and a 3-D line in the table
+CREATE TABLE pp_nd (id int, g geometry) WITH (autovacuum_enabled = false);
+INSERT INTO pp_nd SELECT (x * 12 + y) * 12 + z, ST_MakePoint(x, y, z)
+  FROM generate_series(0, 11) x, generate_series(0, 11) y, generate_series(0, 11) z;
+INSERT INTO pp_nd SELECT 5000 + i, ST_MakePoint(random() * 12, random() * 12, random() * 12) FROM generate_series(1, 800) i;
+INSERT INTO pp_nd VALUES (-1, 'LINESTRING Z (0 0 0, 11 11 11)'), (-2, NULL);
+CREATE INDEX pp_nd_kd ON pp_nd USING kdgpu (g kd_geometry_nd_ops);
+VACUUM ANALYZE pp_nd;
+SELECT f, r, pp_same('pp_nd_kd',
+         format('SELECT id FROM pp_nd WHERE %s ORDER BY id',
+                replace(replace(f, 'R', r::text), 'Q', '''POINT Z (6 6 6)''::geometry')))
+FROM unnest(ARRAY['ST_3DDWithin(g, Q, R)', 'ST_3DDWithin(Q, g, R)', 'ST_3DDFullyWithin(g, Q, R)']) f,
+     unnest(ARRAY[0, 1, 2.5]) r
+ORDER BY f, r;
+SELECT pp_same('pp_nd_kd', 'SELECT id FROM pp_nd WHERE ST_3DIntersects(g, ''LINESTRING Z (0 0 0, 11 11 11)''::geometry) ORDER BY id');
+SELECT c, pp_same_ordered('pp_nd_kd',
+         format('SELECT id FROM pp_nd WHERE %s ORDER BY g <<->> ''POINT Z (6 6 6)''::geometry, id LIMIT 12', c))
+FROM unnest(ARRAY['g <<->> ''POINT Z (6 6 6)''::geometry <= 1', 'g <<->> ''POINT Z (6 6 6)''::geometry < 2']) c ORDER BY c;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM pp_nd WHERE ST_3DDWithin(g, 'POINT Z (6 6 6)', 1);
 RESET enable_bitmapscan;
 
 -- mixed SRIDs: PostGIS's error, through the index as through a scan

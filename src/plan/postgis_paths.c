@@ -12,12 +12,15 @@
  * operator class that holds every row the clause accepts:
  *
  *	ST_DWithin(col, q, r), ST_DFullyWithin:	col && ST_Expand(q, r)
+ *	ST_3DDWithin, ST_3DDFullyWithin (n-D index): col &&& ST_Expand(q, r)
+ *	ST_3DIntersects (n-D index):			col &&& q
  *	geography ST_DWithin (spheroid or not):	col && _ST_Expand(q, r')
  *	ST_Intersects, ST_Contains, ST_Within, ST_Covers, ST_CoveredBy,
  *	ST_ContainsProperly, ST_Touches, ST_Overlaps, ST_Crosses, ST_Equals
  *	(geometry; the first and the covers pair for geography): col && q
- *	col <-> q < r or <= r (r a constant):	col <@ circle(q, r) for point,
- *		col <@ kd_ball(q, r) for float8[], the boxes above for PostGIS
+ *	col <-> q < r or <= r (r a constant; <<->> on an n-D index):
+ *		col <@ circle(q, r) for point, col <@ kd_ball(q, r) for float8[],
+ *		the boxes above for PostGIS
  *
  * with r' = r (1 + KD_SPHEROID_REL) + KD_DWITHIN_GEOGRAPHY_SLACK
  * (exactness.h), either argument order, and q and r constant for the
@@ -74,20 +77,24 @@ static const struct
 	int			nargs;			/* 0: 3 or 4 */
 	KdgBoxKind	kind;
 	bool		geography;		/* also for geography */
+	int			strategy;		/* the box operator: && or n-D &&& */
 }			kdg_postgis_predicates[] =
 {
-	{"st_dwithin", 0, KDG_BOX_EXPAND, true},
-	{"st_dfullywithin", 3, KDG_BOX_EXPAND, false},
-	{"st_intersects", 2, KDG_BOX_OVERLAP, true},
-	{"st_contains", 2, KDG_BOX_OVERLAP, false},
-	{"st_within", 2, KDG_BOX_OVERLAP, false},
-	{"st_covers", 2, KDG_BOX_OVERLAP, true},
-	{"st_coveredby", 2, KDG_BOX_OVERLAP, true},
-	{"st_containsproperly", 2, KDG_BOX_OVERLAP, false},
-	{"st_touches", 2, KDG_BOX_OVERLAP, false},
-	{"st_overlaps", 2, KDG_BOX_OVERLAP, false},
-	{"st_crosses", 2, KDG_BOX_OVERLAP, false},
-	{"st_equals", 2, KDG_BOX_OVERLAP, false},
+	{"st_dwithin", 0, KDG_BOX_EXPAND, true, KDAM_STRATEGY_IN_BOX},
+	{"st_dfullywithin", 3, KDG_BOX_EXPAND, false, KDAM_STRATEGY_IN_BOX},
+	{"st_intersects", 2, KDG_BOX_OVERLAP, true, KDAM_STRATEGY_IN_BOX},
+	{"st_contains", 2, KDG_BOX_OVERLAP, false, KDAM_STRATEGY_IN_BOX},
+	{"st_within", 2, KDG_BOX_OVERLAP, false, KDAM_STRATEGY_IN_BOX},
+	{"st_covers", 2, KDG_BOX_OVERLAP, true, KDAM_STRATEGY_IN_BOX},
+	{"st_coveredby", 2, KDG_BOX_OVERLAP, true, KDAM_STRATEGY_IN_BOX},
+	{"st_containsproperly", 2, KDG_BOX_OVERLAP, false, KDAM_STRATEGY_IN_BOX},
+	{"st_touches", 2, KDG_BOX_OVERLAP, false, KDAM_STRATEGY_IN_BOX},
+	{"st_overlaps", 2, KDG_BOX_OVERLAP, false, KDAM_STRATEGY_IN_BOX},
+	{"st_crosses", 2, KDG_BOX_OVERLAP, false, KDAM_STRATEGY_IN_BOX},
+	{"st_equals", 2, KDG_BOX_OVERLAP, false, KDAM_STRATEGY_IN_BOX},
+	{"st_3ddwithin", 3, KDG_BOX_EXPAND, false, KDAM_STRATEGY_ND_OVERLAP},
+	{"st_3ddfullywithin", 3, KDG_BOX_EXPAND, false, KDAM_STRATEGY_ND_OVERLAP},
+	{"st_3dintersects", 2, KDG_BOX_OVERLAP, false, KDAM_STRATEGY_ND_OVERLAP},
 };
 
 /*
@@ -107,13 +114,14 @@ index_condition(IndexOptInfo *index, Node *col, Node *region, int strategy)
 }
 
 /*
- * col && box for a PostGIS column: the other argument's box, widened by
- * radius when radius is not NULL (ST_Expand; for geography _ST_Expand
- * with the radius as kdg_geography_reach widens it by rel).
+ * col && box (or n-D &&&, by strategy) for a PostGIS column: the other
+ * argument's box, widened by radius when radius is not NULL (ST_Expand,
+ * which widens every coordinate; for geography _ST_Expand with the
+ * radius as kdg_geography_reach widens it by rel).
  */
 static Expr *
 box_condition(IndexOptInfo *index, Node *col, Node *other, Node *radius,
-			  double rel)
+			  double rel, int strategy)
 {
 	Oid			type = exprType(col);
 	bool		geography = kdg_point_type(type) == KD_TYPE_GEOGRAPHY;
@@ -122,7 +130,7 @@ box_condition(IndexOptInfo *index, Node *col, Node *other, Node *radius,
 	if (exprType(other) != type)
 		return NULL;
 	if (radius == NULL)
-		return index_condition(index, col, other, KDAM_STRATEGY_IN_BOX);
+		return index_condition(index, col, other, strategy);
 	expand = kdg_function_oid(kdg_type_namespace(type),
 							  geography ? "_st_expand" : "st_expand", type, FLOAT8OID);
 	if (!OidIsValid(expand))
@@ -133,7 +141,7 @@ box_condition(IndexOptInfo *index, Node *col, Node *other, Node *radius,
 						   (Node *) makeFuncExpr(expand, type, list_make2(other, radius),
 												 InvalidOid, InvalidOid,
 												 COERCE_EXPLICIT_CALL),
-						   KDAM_STRATEGY_IN_BOX);
+						   strategy);
 }
 
 /* The schema of an operator. */
@@ -192,14 +200,16 @@ postgis_condition(PlannerInfo *root, IndexOptInfo *index, FuncExpr *call)
 			(type == KD_TYPE_GEOGRAPHY && !kdg_postgis_predicates[i].geography))
 			continue;
 		if (kdg_postgis_predicates[i].kind == KDG_BOX_OVERLAP)
-			return nargs == 2 ? box_condition(index, col, other, NULL, 0.0) : NULL;
+			return nargs == 2 ? box_condition(index, col, other, NULL, 0.0,
+											  kdg_postgis_predicates[i].strategy) : NULL;
 		if (kdg_postgis_predicates[i].nargs ? nargs != kdg_postgis_predicates[i].nargs :
 			nargs < 3)
 			return NULL;
 		radius = list_nth(call->args, 2);
 		if (exprType(radius) != FLOAT8OID || !scan_constant(root, radius, index))
 			return NULL;
-		return box_condition(index, col, other, radius, KD_SPHEROID_REL);
+		return box_condition(index, col, other, radius, KD_SPHEROID_REL,
+							 kdg_postgis_predicates[i].strategy);
 	}
 	return NULL;
 }
@@ -298,10 +308,15 @@ cap_condition(PlannerInfo *root, IndexOptInfo *index, OpExpr *cmp)
 													  COERCE_EXPLICIT_CALL),
 								KDAM_STRATEGY_IN_BALL) : NULL;
 		case KD_TYPE_GEOMETRY:
-			return box_condition(index, col, q, rnode, 0.0);
+			/* an n-D index (<<->>) has &&&, a 2-D one && */
+			return box_condition(index, col, q, rnode, 0.0,
+								 OidIsValid(get_opfamily_member(index->opfamily[0], exprType(col),
+																exprType(col),
+																KDAM_STRATEGY_ND_OVERLAP)) ?
+								 KDAM_STRATEGY_ND_OVERLAP : KDAM_STRATEGY_IN_BOX);
 		case KD_TYPE_GEOGRAPHY:
 			/* <-> is the sphere's distance: the slack alone */
-			return box_condition(index, col, q, rnode, 0.0);
+			return box_condition(index, col, q, rnode, 0.0, KDAM_STRATEGY_IN_BOX);
 		default:
 			return NULL;
 	}
