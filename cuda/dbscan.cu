@@ -29,6 +29,7 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include "../src/engine/kd_dbscan_args.h"
 #include "range_walk.cuh"
 
 /* Neighbours within reach kept per point by the count pass. */
@@ -269,30 +270,6 @@ label_kernel(DbscanDev d)
 	d.labels[d.t.refs[i]] = r < 0 ? -1 : d.number[d.first[r]];
 }
 
-/* The arguments kde_dbscan takes, checked as the CPU checks them. */
-static KdStatus
-dbscan_check(const KdGpuTree *g, const KdDbscan *args, KdError *err)
-{
-	if (g == NULL)
-		return kde_set_error(err, KD_ERR_ARG, -1, "no device tree");
-	if (g->n > INT32_MAX)
-		return kde_set_error(err, KD_ERR_ARG, -1,
-							 "DBSCAN takes at most %d points, not %lld",
-							 INT32_MAX, (long long) g->n);
-	if (args->minpoints < 1)
-		return kde_set_error(err, KD_ERR_ARG, -1,
-							 "minpoints must be at least 1, not %d",
-							 args->minpoints);
-	if (!(args->beyond >= 0) || !(args->within <= args->beyond) ||
-		!(args->tie_rel >= 0) || !(args->tie_abs >= 0) ||
-		isinf(args->beyond) || isinf(args->tie_rel) || isinf(args->tie_abs))
-		return kde_set_error(err, KD_ERR_ARG, -1,
-							 "DBSCAN's reach (%g, %g) or tie margins (%g, %g) are not valid",
-							 args->within, args->beyond, args->tie_rel,
-							 args->tie_abs);
-	return KD_OK;
-}
-
 /* The kernels of one pass, by dimension. */
 typedef void (*DbscanKernel) (DbscanDev d, int64_t start, int64_t count);
 typedef struct DbscanPass
@@ -348,7 +325,9 @@ kdc_dbscan(const KdGpuTree *gtree, const KdDbscan *args, int32_t *labels,
 	cudaError_t e;
 
 	*undecided = 0;
-	if ((st = dbscan_check(gtree, args, err)) != KD_OK)
+	if (gtree == NULL)
+		return kde_set_error(err, KD_ERR_ARG, -1, "no device tree");
+	if ((st = kde_dbscan_check(gtree->n, args, err)) != KD_OK)
 		return st;
 	n = gtree->n;
 	if (n == 0)

@@ -26,6 +26,7 @@
  */
 #include <stdlib.h>
 
+#include "kd_dbscan_args.h"
 #include "kd_range_walk.h"
 #include "kd_sets.h"
 
@@ -299,28 +300,6 @@ dbscan_number(DbscanRun *run, KdExec *exec, KdError *err)
 	return kde_parallel_for(exec, t->n, 16384, label_range, run, err);
 }
 
-/* Refuse what the passes cannot take. */
-static KdStatus
-dbscan_check(const KdTree *tree, const KdDbscan *args, KdError *err)
-{
-	if (tree->n > INT32_MAX)
-		return kde_set_error(err, KD_ERR_ARG, -1,
-							"DBSCAN takes at most %d points, not %lld",
-							INT32_MAX, (long long) tree->n);
-	if (args->minpoints < 1)
-		return kde_set_error(err, KD_ERR_ARG, -1,
-							"minpoints must be at least 1, not %d",
-							args->minpoints);
-	if (!(args->beyond >= 0) || !(args->within <= args->beyond) ||
-		!(args->tie_rel >= 0) || !(args->tie_abs >= 0) ||
-		isinf(args->beyond) || isinf(args->tie_rel) || isinf(args->tie_abs))
-		return kde_set_error(err, KD_ERR_ARG, -1,
-							"DBSCAN's reach (%g, %g) or tie margins (%g, %g) are not valid",
-							args->within, args->beyond, args->tie_rel,
-							args->tie_abs);
-	return KD_OK;
-}
-
 /* DBSCAN on the CPU threads of exec; see kdtree.h. */
 KdStatus
 kde_dbscan_cpu(const KdTree *tree, const KdDbscan *args, int32_t *labels,
@@ -331,7 +310,7 @@ kde_dbscan_cpu(const KdTree *tree, const KdDbscan *args, int32_t *labels,
 	KdStatus	st;
 
 	*undecided = 0;
-	if ((st = dbscan_check(tree, args, err)) != KD_OK)
+	if ((st = kde_dbscan_check(tree->n, args, err)) != KD_OK)
 		return st;
 	for (int64_t i = 0; i < n; i++)
 		if (tree->refs[i] >= (uint64_t) n)
@@ -406,7 +385,7 @@ kde_dbscan(const KdTree *tree, const KdDbscan *args, int32_t *labels,
 	DbscanGpu	g = {args, labels, undecided};
 	KdStatus	st;
 
-	if ((st = dbscan_check(tree, args, err)) != KD_OK)
+	if ((st = kde_dbscan_check(tree->n, args, err)) != KD_OK)
 		return st;
 	if (kde_gpu_run(tree, tree->n, dbscan_gpu, &g, exec, err, &st))
 		return st;
