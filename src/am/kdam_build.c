@@ -595,6 +595,7 @@ kdam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	initStringInfo(&bs.outside);
 	bs.limit = (Size) maintenance_work_mem * 1024;
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDAM_PHASE_SCAN);
+	kdam_build_choose_kind(heap, index, indexInfo, &bs);
 	parallel = kdam_build_parallel_begin(heap, index, indexInfo, &bs,
 										 &reltuples);
 	if (parallel == NULL)

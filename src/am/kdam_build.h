@@ -69,7 +69,7 @@ typedef struct KdamBuildState
 	int64		noutside;
 	int64		nodd;			/* of those, rows with a non-empty value */
 	Size		limit;			/* maintenance_work_mem in bytes */
-	int32		srid;			/* PostGIS types: of the first point */
+	int32		srid;			/* PostGIS types: of the points in the trees */
 	int32		zm;
 	KdamCells  *cells;			/* the points, once they outgrow memory */
 	int64		ndone;			/* points in the trees written */
@@ -90,6 +90,10 @@ extern void kdam_build_sort_put(KdamBuildState *bs, const char *rec);
 extern void kdam_build_sorted_forest(KdamBuildState *bs, int64 npoints,
 									 KdamForest *forest, uint64 *tree_id);
 extern int	kdam_build_cell(const KdamBuildState *bs, const double *p);
+
+/* kdam_build_kind.c */
+extern void kdam_build_choose_kind(Relation heap, Relation index,
+								   IndexInfo *indexInfo, KdamBuildState *bs);
 
 /* kdam_build_cells.c */
 extern int	kdam_cells_bits(Size limit, int nparticipants);

@@ -10,9 +10,9 @@
  * predicates safe to run in a worker) and the table's points
  * would not fit in maintenance_work_mem, so that the build would spill
  * them anyway.  The leader first reads the table's first blocks
- * (KDAM_BOX_BLOCKS) for the kind of point the index holds and the box of
- * the curve, the part the serial build takes from the points it read
- * before it spilled.  Then every participant, the leader too, reads blocks
+ * (KDAM_BOX_BLOCKS) for the box of the curve (and the kind of point the
+ * index holds, where kdam_build_kind.c found none), the part the serial
+ * build takes from the points it read before it spilled.  Then every participant, the leader too, reads blocks
  * of a parallel heap scan and writes each point to its own file of the
  * point's cell, in a shared file set, and the NULL rows and the rows
  * outside the trees to a file of its own (kdam_build_cells.c); the
@@ -236,6 +236,9 @@ kdam_build_parallel_begin(Relation heap, Relation index, IndexInfo *indexInfo,
 		return NULL;
 	memset(&box, 0, sizeof(box));
 	box.type = bs->type;
+	box.dim = bs->dim;
+	box.srid = bs->srid;
+	box.zm = bs->zm;
 	table_index_build_range_scan(heap, index, indexInfo, false, false, false,
 								 0, boxblocks, box_callback, &box, NULL);
 	/* no point to sort by, or all of them fit in memory */

@@ -123,6 +123,6 @@ kdam_outside_notice(Relation index, int64 n)
 		ereport(NOTICE,
 				(errmsg("index \"%s\" keeps %lld rows outside its tree",
 						RelationGetRelationName(index), (long long) n),
-				 errdetail("Their values are not points, not finite, or points of another kind than the index's first; scans search them one by one."),
+				 errdetail("Their values are not points, not finite, or points of another kind than most of the table's; scans search them one by one."),
 				 errhint("kd_index_stats() counts them as outside_rows.")));
 }
