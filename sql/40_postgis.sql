@@ -4,6 +4,13 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS postgis;
 CREATE EXTENSION IF NOT EXISTS kdgpu;
+RESET client_min_messages;
+-- without kdgpu_postgis, an index on a PostGIS column says to install it
+CREATE TABLE pg_hint (g geometry, h geography);
+CREATE INDEX ON pg_hint USING kdgpu (g);
+CREATE INDEX ON pg_hint USING kdgpu (h);
+DROP TABLE pg_hint;
+SET client_min_messages = warning;
 CREATE EXTENSION kdgpu_postgis;
 RESET client_min_messages;
 SELECT setseed(0.25);

@@ -234,3 +234,73 @@ SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM pp_gist WHERE ST_DWithin(g, 'POINT(20 20)', 5);
 RESET enable_seqscan;
 RESET enable_bitmapscan;
+
+-- What a new user writes first.  kd_dwithin answers wherever ST_DWithin
+-- does: on a table holding lines and polygons, around a line or a polygon,
+-- through the index (a box around anything but a constant point) as
+-- without it; its rows are ST_DWithin's under a sequential scan
+SELECT q, r,
+       di_run('seq', 'pp_geom_kd', format('SELECT id FROM pp_geom WHERE ST_DWithin(g, %L, %s) ORDER BY id', q, r)) AS st_dwithin,
+       pp_same('pp_geom_kd', format('SELECT id FROM pp_geom WHERE kd_dwithin(g, %L, %s) ORDER BY id', q, r)) AS kd_dwithin_scans,
+       di_run('seq', 'pp_geom_kd', format('SELECT id FROM pp_geom WHERE ST_DWithin(g, %L, %s) ORDER BY id', q, r))
+         = di_run('bitmap', 'pp_geom_kd', format('SELECT id FROM pp_geom WHERE kd_dwithin(g, %L, %s) ORDER BY id', q, r)) AS equal
+FROM unnest(ARRAY['POINT(3 4)', 'LINESTRING(4 4, 4.5 12)', 'POLYGON((11 11, 12 11, 12 12, 11 11))']) q,
+     unnest(ARRAY[0, 0.6]) r
+ORDER BY q, r;
+SELECT count(*) FILTER (WHERE kd_dwithin(a.g, b.g, 1.5) IS DISTINCT FROM ST_DWithin(a.g, b.g, 1.5)) AS differ,
+       count(*) FILTER (WHERE kd_dwithin(a.g, b.g, 1.5)) AS within
+FROM pp_geom a, pp_geom b WHERE a.id < 0 OR b.id < 0;
+EXPLAIN (COSTS OFF) SELECT id FROM pp_geom WHERE kd_dwithin(g, 'LINESTRING(4 4, 4.5 12)', 0.6);
+SELECT kd_dwithin('SRID=3857;LINESTRING(0 0, 1 1)'::geometry, 'SRID=4326;POINT(0 0)'::geometry, 1);
+-- geography: the spheroid (PostGIS's default) on request, the sphere as
+-- before, at each row's exact distance (the boundary)
+SELECT s, pp_same('pp_geog_kd',
+         format('SELECT id FROM pp_geog WHERE kd_dwithin(g, %L::geography, %s, %s) ORDER BY id',
+                'POINT(-179.95 0.5)', ST_Distance(g, 'POINT(-179.95 0.5)'::geography, s), s::text)) AS scans,
+       di_run('seq', 'pp_geog_kd', format('SELECT id FROM pp_geog WHERE ST_DWithin(g, %L::geography, %s, %s) ORDER BY id',
+                'POINT(-179.95 0.5)', ST_Distance(g, 'POINT(-179.95 0.5)'::geography, s), s::text))
+         = di_run('index', 'pp_geog_kd', format('SELECT id FROM pp_geog WHERE kd_dwithin(g, %L::geography, %s, %s) ORDER BY id',
+                'POINT(-179.95 0.5)', ST_Distance(g, 'POINT(-179.95 0.5)'::geography, s), s::text)) AS equal
+FROM pp_geog, unnest(ARRAY[true, false]) s WHERE id IN (7, 1003) ORDER BY id, s;
+SELECT count(*) FILTER (WHERE kd_dwithin(g, 'POINT(0 90)', 20000, true) IS DISTINCT FROM ST_DWithin(g, 'POINT(0 90)', 20000, true)) AS differ,
+       count(*) FILTER (WHERE kd_dwithin(g, 'POINT(0 90)', 20000, true)) AS within
+FROM pp_geog;
+
+-- kd_box of a region: a box2d or ST_MakeEnvelope gives the rows `&&`
+-- gives, SRID 0 (a box2d) fitting any column; a 3-D column is bounded in
+-- x and y only, as && bounds it
+CREATE TABLE pp_box (id int, g geometry(Point, 4326));
+INSERT INTO pp_box SELECT id, ST_SetSRID(g, 4326) FROM pp_geom WHERE GeometryType(g) = 'POINT' AND NOT ST_IsEmpty(g);
+CREATE INDEX pp_box_kd ON pp_box USING kdgpu (g);
+SELECT r, (SELECT array_agg(b.id ORDER BY b.id) FROM pp_box b JOIN kd_box('pp_box', r) k ON b.ctid = k.nn_ctid)
+          = (SELECT array_agg(id ORDER BY id) FROM pp_box WHERE g && r) AS same,
+       (SELECT count(*) FROM kd_box('pp_box', 'g', r)) AS n
+FROM unnest(ARRAY[ST_MakeEnvelope(3, 4, 9.5, 6, 4326), ST_MakeEnvelope(0, 0, 0, 0, 4326),
+                  ST_SetSRID('LINESTRING(2 30, 5.5 35)'::geometry, 4326)]) r ORDER BY n;
+SELECT (SELECT count(*) FROM kd_box('pp_box', 'BOX(3 4, 9.5 6)'::box2d)) AS box2d,
+       (SELECT count(*) FROM kd_box_parts('pp_box', 'g', 'BOX(3 4, 9.5 6)'::box2d)) AS parts,
+       (SELECT count(*) FROM pp_box WHERE g && 'BOX(3 4, 9.5 6)'::box2d) AS "&&";
+CREATE TABLE pp_box3 AS SELECT id, g FROM pp_nd WHERE GeometryType(g) = 'POINT';
+SELECT (SELECT array_agg(b.id ORDER BY b.id) FROM pp_box3 b JOIN kd_box('pp_box3', ST_MakeEnvelope(2, 3, 4, 5)) k ON b.ctid = k.nn_ctid)
+       = (SELECT array_agg(id ORDER BY id) FROM pp_box3 WHERE g && ST_MakeEnvelope(2, 3, 4, 5)) AS nd_same,
+       (SELECT count(*) FROM kd_box('pp_box3', ST_MakeEnvelope(2, 3, 4, 5))) AS n;
+SELECT count(*) FROM kd_box('pp_box', ST_MakeEnvelope(3, 4, 9.5, 6, 3857));
+SELECT count(*) FROM kd_box('pp_box', 'POLYGON EMPTY'::geometry);
+
+-- the index's kind of point is most of the table's, not its first row's:
+-- one stray point of another SRID, of three dimensions, or a 3-element
+-- float8[], inserted first, stays outside the tree and the rest go in it;
+-- scans answer as a sequential scan (PostGIS raises its mixed-SRID error
+-- on the first column, so that one is only counted)
+CREATE TABLE pp_stray (id int, g geometry, h geometry, v float8[]);
+INSERT INTO pp_stray VALUES (0, 'POINT Z (1 2 3)', 'SRID=4326;POINT Z (1 2 3)', '{1,2,3}');
+INSERT INTO pp_stray SELECT i, ST_SetSRID(ST_MakePoint(i % 50, i / 50), 4326), ST_SetSRID(ST_MakePoint(i % 50, i / 50), 4326),
+                            ARRAY[i % 50, i / 50] FROM generate_series(1, 3000) i;
+CREATE INDEX pp_stray_g ON pp_stray USING kdgpu (g);
+CREATE INDEX pp_stray_h ON pp_stray USING kdgpu (h kd_geometry_nd_ops);
+CREATE INDEX pp_stray_v ON pp_stray USING kdgpu (v);
+ANALYZE pp_stray;
+SELECT i, s.tree_rows, s.outside_rows, s.dimension
+FROM unnest(ARRAY['pp_stray_g', 'pp_stray_h', 'pp_stray_v']) i, kd_index_stats(i::regclass) s ORDER BY i;
+SELECT pp_same_ordered('pp_stray_h', 'SELECT id FROM pp_stray ORDER BY h <<->> ''SRID=4326;POINT(1.2 2.1)''::geometry LIMIT 1');
+SELECT pp_same('pp_stray_h', 'SELECT id FROM pp_stray WHERE h &&& ''SRID=4326;LINESTRING(0 1, 2 3)''::geometry ORDER BY id');

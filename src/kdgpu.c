@@ -3,8 +3,9 @@
  *	  Module entry point.
  *
  * _PG_init defines the settings (core/settings.c), records where the GPU
- * object lives, installs the executor hook of plan/orderby_hook.c and the
- * planner hooks of plan/stream_scan.c and plan/postgis_paths.c, and, when
+ * object lives, installs the executor hook of plan/orderby_hook.c, the
+ * planner hooks of plan/stream_scan.c and plan/postgis_paths.c and the
+ * log hook of am/kdam_hint.c, and, when
  * preloaded, registers the GPU service (src/service/).  It never touches a
  * GPU, because the library
  * may be preloaded into the postmaster and CUDA state does not survive
@@ -16,6 +17,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 
+#include "am/kdam.h"
 #include "core/core.h"
 #include "plan/plan.h"
 #include "service/service.h"
@@ -38,4 +40,5 @@ _PG_init(void)
 	kdg_orderby_hook_install();
 	kdg_stream_scan_install();
 	kdg_postgis_paths_install();
+	kdam_opclass_hint_install();
 }

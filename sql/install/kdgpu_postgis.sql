@@ -226,6 +226,22 @@ CREATE FUNCTION @extschema@.kd_box(rel regclass, col name, low geometry, high ge
 COMMENT ON FUNCTION @extschema@.kd_box(regclass, name, geometry, geometry) IS
 	'the rows of rel from low to high in every dimension, bounds included (points of column col); returns (nn_ctid)';
 
+CREATE FUNCTION @extschema@.kd_box(rel regclass, region geometry)
+	RETURNS TABLE(nn_ctid tid)
+	AS '$libdir/kdgpu', 'kdgpu_box'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION @extschema@.kd_box(regclass, geometry) IS
+	'the rows of rel whose x and y lie in region''s box, bounds included, as && (points of rel''s only point column; a box2d or ST_MakeEnvelope); returns (nn_ctid)';
+
+CREATE FUNCTION @extschema@.kd_box(rel regclass, col name, region geometry)
+	RETURNS TABLE(nn_ctid tid)
+	AS '$libdir/kdgpu', 'kdgpu_box'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION @extschema@.kd_box(regclass, name, geometry) IS
+	'the rows of rel whose x and y lie in region''s box, bounds included, as && (points of column col; a box2d or ST_MakeEnvelope); returns (nn_ctid)';
+
 -- key forms of the functions above (sql/install/kdgpu.sql)
 
 CREATE FUNCTION @extschema@.kd_knn(rel regclass, query geometry, k integer, key_col name)
@@ -582,6 +598,22 @@ CREATE FUNCTION @extschema@.kd_box_parts(rel regclass, col name, low geometry, h
 COMMENT ON FUNCTION @extschema@.kd_box_parts(regclass, name, geometry, geometry) IS
 	'the rows of rel from low to high in every dimension, bounds included (points of column col); returns (nn_rel, nn_ctid); a row is its partition and ctid';
 
+CREATE FUNCTION @extschema@.kd_box_parts(rel regclass, region geometry)
+	RETURNS TABLE(nn_rel regclass, nn_ctid tid)
+	AS '$libdir/kdgpu', 'kdgpu_box'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION @extschema@.kd_box_parts(regclass, geometry) IS
+	'the rows of rel whose x and y lie in region''s box, bounds included, as && (points of rel''s only point column; a box2d or ST_MakeEnvelope); returns (nn_rel, nn_ctid); a row is its partition and ctid';
+
+CREATE FUNCTION @extschema@.kd_box_parts(rel regclass, col name, region geometry)
+	RETURNS TABLE(nn_rel regclass, nn_ctid tid)
+	AS '$libdir/kdgpu', 'kdgpu_box'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION @extschema@.kd_box_parts(regclass, name, geometry) IS
+	'the rows of rel whose x and y lie in region''s box, bounds included, as && (points of column col; a box2d or ST_MakeEnvelope); returns (nn_rel, nn_ctid); a row is its partition and ctid';
+
 -- geom <@ kd_ball(center, radius): x and y within radius of center, the
 -- radius search of a kd_geometry_ops index (PostGIS and kdgpu functions are
 -- found through the search path of this extension's creation)
@@ -620,7 +652,7 @@ CREATE FUNCTION @extschema@.kd_dwithin(a geometry, b geometry, radius float8) RE
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 	SUPPORT kd_dwithin_support;
 COMMENT ON FUNCTION @extschema@.kd_dwithin(geometry, geometry, float8) IS
-	'true when a and b are within radius of each other in 2-D, as ST_DWithin; an index condition on a kdgpu index';
+	'true when a and b are within radius of each other in 2-D, as ST_DWithin (any geometry); an index condition on a kdgpu index';
 
 CREATE FUNCTION @extschema@.kd_dwithin(a geography, b geography, radius float8) RETURNS boolean
 	AS '$libdir/kdgpu', 'kdgpu_dwithin'
@@ -628,6 +660,14 @@ CREATE FUNCTION @extschema@.kd_dwithin(a geography, b geography, radius float8) 
 	SUPPORT kd_dwithin_support;
 COMMENT ON FUNCTION @extschema@.kd_dwithin(geography, geography, float8) IS
 	'true when a and b are within radius metres on the sphere, as ST_DWithin(a, b, radius, false); an index condition on a kdgpu index';
+
+CREATE FUNCTION @extschema@.kd_dwithin(a geography, b geography, radius float8, use_spheroid boolean)
+	RETURNS boolean
+	AS '$libdir/kdgpu', 'kdgpu_dwithin'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+	SUPPORT kd_dwithin_support;
+COMMENT ON FUNCTION @extschema@.kd_dwithin(geography, geography, float8, boolean) IS
+	'true when a and b are within radius metres on the spheroid (use_spheroid) or the sphere, as ST_DWithin(a, b, radius, use_spheroid); an index condition on a kdgpu index';
 
 -- operator classes of the kdgpu access method
 CREATE OPERATOR CLASS @extschema@.kd_geometry_ops

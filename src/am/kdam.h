@@ -657,6 +657,9 @@ extern bool kdam_classify_row(KdPointType type, Datum value, int *dim,
 							  double *rec);
 extern void kdam_outside_notice(Relation index, int64 n);
 
+/* kdam_hint.c */
+extern void kdam_opclass_hint_install(void);
+
 /* kdam_lanes.c */
 extern void kdam_init_lane_page(Page page);
 extern void kdam_lanes_create(Relation index);

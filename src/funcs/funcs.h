@@ -45,6 +45,8 @@ extern KdRows *kdg_pairs_within_rows(FunctionCallInfo fcinfo);
 
 /* postgis_funcs.c: PostGIS's functions and radii, for index conditions */
 extern Oid	kdg_type_namespace(Oid typid);
+extern Oid	kdg_function_oid_args(Oid nsp, const char *name, int nargs,
+								  const Oid *argtypes);
 extern Oid	kdg_function_oid(Oid nsp, const char *name, Oid arg0, Oid arg1);
 struct Node;
 extern struct Node *kdg_geography_reach(struct Node *radius, double rel);

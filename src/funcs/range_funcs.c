@@ -12,6 +12,8 @@
  */
 #include "postgres.h"
 
+#include <float.h>
+
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "utils/array.h"
@@ -133,8 +135,39 @@ kdg_range_join_table_rows(FunctionCallInfo fcinfo)
 }
 
 /*
- * kd_box(rel [, col], low, high) and kd_box(rel [, col], box): the rows
- * inside a box, bounds included, in ctid order.
+ * The box of a geometry region (kd_box(rel [, col], region)) into low and
+ * high: the exact x and y bounds of its coordinates, every other dimension
+ * of the column's points unbounded, as PostGIS's && bounds a point (&&
+ * compares boxes rounded outward to float4, so it may also take a point
+ * within that rounding outside them).  A region of SRID 0 (a box2d,
+ * ST_MakeEnvelope without an SRID) fits any column; an empty one is an
+ * error.
+ */
+static void
+region_box(Datum region, const KdTable *t, double *low, double *high)
+{
+	double		coords[KD_MAX_DIM + 2];
+	KdPointInfo info;
+	int			dim;
+
+	if (kdg_datum_classify(KD_TYPE_GEOMETRY, region, coords, &info, &dim) == KD_VALUE_EMPTY ||
+		!kdg_postgis_exact_box(region, low, high))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("region of kd_box is empty")));
+	if (info.srid != 0 && t->head.n > 0 && info.srid != t->head.info.srid)
+		kdg_srid_mismatch(t->head.fname, &t->head.info, &info);
+	for (int j = 2; j < t->head.dim; j++)
+	{
+		low[j] = -DBL_MAX;
+		high[j] = DBL_MAX;
+	}
+}
+
+/*
+ * kd_box(rel [, col], low, high), kd_box(rel [, col], box) and, for
+ * geometry, kd_box(rel [, col], region): the rows inside a box, bounds
+ * included, in ctid order.
  */
 KdRows *
 kdg_box_rows(FunctionCallInfo fcinfo)
@@ -149,12 +182,16 @@ kdg_box_rows(FunctionCallInfo fcinfo)
 	int			highdim;
 	Oid			qtype;
 	bool		isbox;
+	bool		isregion;
 
 	kdg_args(fcinfo, &args, t);
 	qtype = args.argtypes[args.next];
 	isbox = qtype == BOXOID;
+	/* one geometry where the corners' form has two */
+	isregion = kdg_point_type(qtype) == KD_TYPE_GEOMETRY &&
+		(args.next + 1 == args.nargs || args.argtypes[args.next + 1] != qtype);
 	kdg_source_check_query(&t->head, isbox ? KD_TYPE_POINT : kdg_point_type(qtype),
-						  qtype, isbox ? "box" : "low");
+						  qtype, isbox ? "box" : isregion ? "region" : "low");
 	if (t->head.type == KD_TYPE_GEOGRAPHY)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -167,14 +204,16 @@ kdg_box_rows(FunctionCallInfo fcinfo)
 		kdg_query_read(KD_TYPE_POINT, PointPGetDatum(&box->low), low, "box", &lowinfo);
 		kdg_query_read(KD_TYPE_POINT, PointPGetDatum(&box->high), high, "box", &highinfo);
 	}
-	else
+	else if (!isregion)
 	{
 		lowdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next), low, "low", &lowinfo);
 		highdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next + 1), high, "high",
 								 &highinfo);
 	}
 	kdg_table_read(t);
-	if (!isbox)
+	if (isregion)
+		region_box(PG_GETARG_DATUM(args.next), t, low, high);
+	else if (!isbox)
 	{
 		kdg_query_check(lowdim, &lowinfo, t->head.dim, "low", &t->head);
 		kdg_query_check(highdim, &highinfo, t->head.dim, "high", &t->head);

@@ -405,7 +405,6 @@ bool
 kdg_postgis_box(Datum value, double *lo, double *hi)
 {
 	struct varlena *v = PG_DETOAST_DATUM(value);
-	KdGeoBox	box;
 	float		stored[8];
 	int			nfloats;
 	KdGsStatus	st = kd_gserialized_stored_box((const uint8 *) VARDATA_ANY(v),
@@ -419,8 +418,20 @@ kdg_postgis_box(Datum value, double *lo, double *hi)
 		hi[1] = stored[3];
 		return true;
 	}
-	st = kd_gserialized_box((const uint8 *) VARDATA_ANY(v),
-							VARSIZE_ANY_EXHDR(v), &box);
+	return kdg_postgis_exact_box(value, lo, hi);
+}
+
+/*
+ * The exact x/y box of a geometry's coordinates into lo and hi (2
+ * each); false when it has none (empty).
+ */
+bool
+kdg_postgis_exact_box(Datum value, double *lo, double *hi)
+{
+	struct varlena *v = PG_DETOAST_DATUM(value);
+	KdGeoBox	box;
+	KdGsStatus	st = kd_gserialized_box((const uint8 *) VARDATA_ANY(v),
+										VARSIZE_ANY_EXHDR(v), &box);
 
 	if (st == KD_GS_BAD)
 		ereport(ERROR,
