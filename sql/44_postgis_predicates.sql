@@ -14,6 +14,9 @@
 -- SRIDs raise PostGIS's error; join clauses use the index as a nested
 -- loop's inner side; a table with GiST beside kdgpu gives the same rows
 -- through either, and a table with GiST alone keeps PostGIS's own plan.
+-- Then what a new user writes first (kd_dwithin on any geometry, kd_box
+-- of a region, an index whose first row is a stray), and PostGIS's own
+-- regress_index data and queries.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS postgis;
 CREATE EXTENSION IF NOT EXISTS kdgpu;
@@ -304,3 +307,22 @@ SELECT i, s.tree_rows, s.outside_rows, s.dimension
 FROM unnest(ARRAY['pp_stray_g', 'pp_stray_h', 'pp_stray_v']) i, kd_index_stats(i::regclass) s ORDER BY i;
 SELECT pp_same_ordered('pp_stray_h', 'SELECT id FROM pp_stray ORDER BY h <<->> ''SRID=4326;POINT(1.2 2.1)''::geometry LIMIT 1');
 SELECT pp_same('pp_stray_h', 'SELECT id FROM pp_stray WHERE h &&& ''SRID=4326;LINESTRING(0 1, 2 3)''::geometry ORDER BY id');
+
+-- PostGIS's own regression data: regress_index's 50,000 seeded points
+-- (regress_lots_of_points.sql) and the boxes its queries use, through the
+-- kdgpu index as PostGIS runs them through GiST, beside a sequential scan
+CREATE TABLE pp_lots (num bigint, the_geom geometry);
+INSERT INTO pp_lots (num, the_geom)
+  SELECT path[1], ST_AsText(geom, 6)
+  FROM (SELECT (ST_DumpPoints(ST_GeneratePoints(ST_MakeEnvelope(0, 0, 1000, 1000), 50000, 654321))).*) f;
+CREATE INDEX pp_lots_kd ON pp_lots USING kdgpu (the_geom);
+ANALYZE pp_lots;
+SELECT pp_same('pp_lots_kd', 'SELECT num FROM pp_lots WHERE the_geom && ''BOX3D(125 125,135 135)''::box3d ORDER BY num');
+SELECT pp_same('pp_lots_kd', 'SELECT num FROM pp_lots WHERE the_geom && ST_MakePoint(0, 0) ORDER BY num');
+SELECT b, f, pp_same('pp_lots_kd', format('SELECT num FROM pp_lots WHERE %s ORDER BY num', replace(f, 'B', b)))
+FROM unnest(ARRAY['ST_MakeEnvelope(125,125,135,135)', 'ST_MakeEnvelope(0,0,135,135)',
+                  'ST_MakeEnvelope(0,0,500,500)']) b,
+     unnest(ARRAY['the_geom && B', 'ST_Intersects(the_geom, B)', 'ST_Contains(B, the_geom)',
+                  'ST_DWithin(the_geom, ST_Centroid(B), 5)']) f
+ORDER BY b, f;
+SELECT pp_same_ordered('pp_lots_kd', 'SELECT num FROM pp_lots ORDER BY the_geom <-> ''POINT(130 130)'' LIMIT 10');
