@@ -88,5 +88,35 @@ BEGIN
 END $$;
 SELECT d, all_vknn_mismatches(d, 6) AS mismatches FROM generate_series(1, 8) d;
 
+-- an answer larger than kdgpu.answer_memory_limit is made in slices of
+-- points as its rows are read (at 1 MB, about a hundred points a slice
+-- at k = 100), with the same rows, ranks and distances
+SET kdgpu.answer_memory_limit = 1;
+SELECT k, include_self,
+       (SELECT count(*) FROM kd_all_knn('pts', k, include_self)) AS n,
+       (SELECT count(*) FROM (SELECT * FROM kd_all_knn('pts', k, include_self)
+                              EXCEPT ALL SELECT * FROM brute_all_knn(k, include_self)) d) AS extra,
+       (SELECT count(*) FROM (SELECT * FROM brute_all_knn(k, include_self)
+                              EXCEPT ALL SELECT * FROM kd_all_knn('pts', k, include_self)) d) AS missing
+  FROM (VALUES (100, false), (100, true)) v(k, include_self);
+SELECT count(*) AS mismatches FROM (
+  SELECT query_ctid, array_agg(nn_ctid ORDER BY rank) AS nn, array_agg(distance ORDER BY rank) AS d
+    FROM brute_all_knn(100, false) GROUP BY query_ctid
+  EXCEPT ALL
+  SELECT query_ctid, nn_ctids, distances FROM kd_all_knn_arrays('pts', 100)) d;
+SELECT bool_and(ok) AS ordered FROM (
+  SELECT (query_ctid, rank) > lag((query_ctid, rank)) OVER () AS ok
+    FROM kd_all_knn('pts', 100)) s WHERE ok IS NOT NULL;
+-- k = 1024 with more points than that: a point's own place in the
+-- engine's list of 1,024 leaves it one short, and its search widens
+INSERT INTO pts SELECT point(random() * 10, random() * 10) FROM generate_series(1, 400);
+INSERT INTO pts SELECT point(floor(random() * 5), floor(random() * 5)) FROM generate_series(1, 200);
+SELECT (SELECT count(*) FROM kd_all_knn('pts', 1024)) AS n,
+       (SELECT count(*) FROM (SELECT * FROM kd_all_knn('pts', 1024)
+                              EXCEPT ALL SELECT * FROM brute_all_knn(1024, false)) d) AS extra,
+       (SELECT count(*) FROM (SELECT * FROM brute_all_knn(1024, false)
+                              EXCEPT ALL SELECT * FROM kd_all_knn('pts', 1024)) d) AS missing;
+RESET kdgpu.answer_memory_limit;
+
 DROP TABLE pts, one, vec;
 DROP FUNCTION brute_all_knn(int, boolean), brute_all_vknn(int), all_vknn_mismatches(int, int);

@@ -76,6 +76,18 @@ SELECT count(*) AS mismatches FROM (
 SELECT count(*) = 5 * (SELECT count(p) FROM ppts) AS pair_count, sum(rank) = 15 * (SELECT count(p) FROM ppts) AS rank_sum
   FROM kd_all_knn('ppts', 5);
 
+-- an answer made in slices (larger than kdgpu.answer_memory_limit) is not
+-- shared: the leader returns all its rows, the same as the whole answer's
+SET kdgpu.answer_memory_limit = 1;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM kd_all_knn('ppts', 5);
+SELECT count(*) AS differ FROM (
+  (SELECT * FROM kd_all_knn('ppts', 5) EXCEPT ALL SELECT * FROM f_all)
+  UNION ALL (SELECT * FROM f_all EXCEPT ALL SELECT * FROM kd_all_knn('ppts', 5))) d;
+SELECT count(*) AS differ FROM (
+  (SELECT * FROM kd_all_knn_arrays('ppts', 6) EXCEPT ALL SELECT * FROM f_arrays)
+  UNION ALL (SELECT * FROM f_arrays EXCEPT ALL SELECT * FROM kd_all_knn_arrays('ppts', 6))) d;
+RESET kdgpu.answer_memory_limit;
+
 -- rescans: the Gather on the inner side of a nested loop starts its
 -- workers again, and the answer's queries are handed out again
 SET enable_hashjoin = off;

@@ -161,12 +161,18 @@ SET kdgpu.index_rows = off;
 SELECT ir_source('fx_vis');
 RESET kdgpu.index_rows;
 
--- an answer larger than kdgpu.answer_memory_limit is refused before it
--- is made (the default is a quarter of the machine's memory)
+-- an All-kNN answer larger than kdgpu.answer_memory_limit (the default is
+-- a quarter of the machine's memory) is made in slices as its rows are
+-- read, from the index's rows; a join's is refused before it is made
+CREATE TABLE fx_whole AS SELECT * FROM kd_all_knn('fx_forest', 20);
 SET kdgpu.answer_memory_limit = '4MB';
-SELECT count(*) FROM kd_all_knn('fx_forest', 20);
+SELECT count(*) AS differ FROM (
+  (SELECT * FROM kd_all_knn('fx_forest', 20) EXCEPT ALL SELECT * FROM fx_whole)
+  UNION ALL (SELECT * FROM fx_whole EXCEPT ALL SELECT * FROM kd_all_knn('fx_forest', 20))) d;
+SELECT substring(last_run FROM 'fx_forest: ([^;]*)') FROM kd_status();
 SELECT count(*) FROM kd_knn_join('fx_forest', (SELECT array_agg(q) FROM fx_q), 20);
 RESET kdgpu.answer_memory_limit;
+DROP TABLE fx_whole;
 
 DROP TABLE fx_q, fx_vis, fx_forest;
 DROP FUNCTION fx_check(text), ir_key_check(text), ir_source(text);

@@ -280,13 +280,26 @@ typedef enum KdQueryKey
 } KdQueryKey;
 
 /*
+ * The answer of the queries from output position from on (as many as it
+ * chooses, at least one), for rows whose answer is made in slices.
+ */
+typedef KdAnswer *(*KdRowsSliceFn) (void *arg, int64 from);
+
+/*
  * The rows of an answer, made one at a time (output.c): pairs of query and
- * neighbour, or one row per query with arrays.
+ * neighbour, or one row per query with arrays.  An answer too large to hold
+ * is made in slices: ans is then the current slice, whose query 0 is output
+ * position base.
  */
 typedef struct KdRows
 {
 	const KdTable *t;			/* the table searched */
 	const KdAnswer *ans;
+	int64		nq;				/* queries in all */
+	int64		base;			/* the output position of ans's query 0 */
+	KdRowsSliceFn slice;		/* makes the next slice, or NULL */
+	void	   *slice_arg;
+	MemoryContext slicecxt;		/* where the current slice lives */
 	KdQueryKey	key;
 	const KdTable *query_t;		/* KD_KEY_ROW: the query rows' table */
 	uint64	   *qrefs;			/* KD_KEY_ROW: their refs */

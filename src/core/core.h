@@ -21,7 +21,12 @@ extern int	kdg_cpu_threads(void);
 extern void kdg_exec_prepare(KdExec *exec);
 extern void kdg_parallel_for(int64 nitems, int64 chunk, KdRangeFn fn, void *arg);
 extern bool kdg_gpu_wanted(int64 work);
+/* the most memory one slice of a streamed answer takes */
+#define KDG_ANSWER_SLICE_BYTES	(256.0 * 1024 * 1024)
+
 extern double kdg_answer_memory_limit(void);
+extern bool kdg_answer_fits(int64 nq, int kk);
+extern int64 kdg_answer_slice_queries(int kk);
 extern void kdg_check_answer_memory(int64 nq, int kk, const char *what);
 extern void kdg_parallel_copy(void *dst, const void *src, Size bytes);
 extern void kdg_check_status(KdStatus status, const KdError *err,

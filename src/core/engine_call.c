@@ -254,6 +254,34 @@ kdg_answer_memory_limit(void)
 	return (double) kdgpu_answer_memory_limit * 1024 * 1024;
 }
 
+/* The bytes the neighbours of nq queries take, kk each (see below). */
+static double
+answer_bytes(int64 nq, int kk)
+{
+	return (double) nq * kk * (sizeof(KdNeighbor) + sizeof(int64));
+}
+
+/* Whether the neighbours of nq queries, kk each, fit the limit below. */
+bool
+kdg_answer_fits(int64 nq, int kk)
+{
+	return answer_bytes(nq, kk) <= kdg_answer_memory_limit();
+}
+
+/*
+ * How many queries of kk neighbours one slice of an answer too large to
+ * hold at once takes: at most KDG_ANSWER_SLICE_BYTES, and a quarter of
+ * kdgpu.answer_memory_limit, so that a streamed call's memory stays
+ * bounded whatever its size.
+ */
+int64
+kdg_answer_slice_queries(int kk)
+{
+	double		bytes = Min(kdg_answer_memory_limit() / 4, KDG_ANSWER_SLICE_BYTES);
+
+	return Max((int64) (bytes / answer_bytes(1, kk)), 1);
+}
+
 /*
  * Error unless the neighbours of nq queries, kk each (the engine's lists,
  * then the answer's hits and the rows made of them), fit within
@@ -263,7 +291,7 @@ kdg_answer_memory_limit(void)
 void
 kdg_check_answer_memory(int64 nq, int kk, const char *what)
 {
-	double		need = (double) nq * kk * (sizeof(KdNeighbor) + sizeof(int64));
+	double		need = answer_bytes(nq, kk);
 	double		limit = kdg_answer_memory_limit();
 
 	if (need > limit)

@@ -17,6 +17,10 @@ extern KdRows *kdg_rows_arrays(const KdTable *t, const KdAnswer *ans);
 extern KdRows *kdg_rows_make(const KdTable *t, const KdAnswer *ans,
 							 KdQueryKey key, const KdTable *query_t,
 							 uint64 *qrefs, bool arrays);
+extern KdRows *kdg_rows_sliced(const KdTable *t, KdQueryKey key,
+							   const KdTable *query_t, uint64 *qrefs,
+							   bool arrays, int64 nq, KdRowsSliceFn fn,
+							   void *arg);
 extern void kdg_rows_rewind(KdRows *rows);
 extern void kdg_rows_seek(KdRows *rows, int64 from, int64 to);
 extern bool kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed,

@@ -71,14 +71,66 @@ kdg_rows_make(const KdTable *t, const KdAnswer *ans, KdQueryKey key,
 
 	rows->t = t;
 	rows->ans = ans;
+	rows->nq = ans ? ans->nq : 0;
 	rows->key = key;
 	rows->query_t = query_t;
 	rows->qrefs = qrefs;
 	rows->arrays = arrays;
 	rows->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu row",
 										 ALLOCSET_SMALL_SIZES);
+	if (ans)
+		kdg_rows_rewind(rows);
+	return rows;
+}
+
+/*
+ * Rows of nq queries whose answer fn makes slice by slice, as the rows
+ * reach them (kdg_rows_make's other arguments): only the current slice is
+ * held, so the memory stays bounded by a slice whatever the answer's size.
+ * fn's allocations live until the next slice is made.
+ */
+KdRows *
+kdg_rows_sliced(const KdTable *t, KdQueryKey key, const KdTable *query_t,
+				uint64 *qrefs, bool arrays, int64 nq, KdRowsSliceFn fn,
+				void *arg)
+{
+	KdRows	   *rows = kdg_rows_make(t, NULL, key, query_t, qrefs, arrays);
+
+	rows->nq = nq;
+	rows->slice = fn;
+	rows->slice_arg = arg;
+	rows->slicecxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu answer slice",
+										   ALLOCSET_DEFAULT_SIZES);
 	kdg_rows_rewind(rows);
 	return rows;
+}
+
+/* The answer number of the query at output position i. */
+static inline int64
+kdg_rows_query(const KdRows *rows, int64 i)
+{
+	return rows->ans->order ? rows->ans->order[i - rows->base] : i - rows->base;
+}
+
+/* Make the slice whose first query is at output position from. */
+static void
+kdg_rows_load(KdRows *rows, int64 from)
+{
+	MemoryContext oldcxt;
+
+	rows->ans = NULL;
+	MemoryContextReset(rows->slicecxt);
+	oldcxt = MemoryContextSwitchTo(rows->slicecxt);
+	rows->ans = rows->slice(rows->slice_arg, from);
+	MemoryContextSwitchTo(oldcxt);
+	rows->base = from;
+}
+
+/* Whether output position i lies outside the current slice (or answer). */
+static inline bool
+kdg_rows_outside(const KdRows *rows, int64 i)
+{
+	return rows->ans == NULL || i < rows->base || i >= rows->base + rows->ans->nq;
 }
 
 /*
@@ -107,7 +159,7 @@ kdg_rows_arrays(const KdTable *t, const KdAnswer *ans)
 void
 kdg_rows_rewind(KdRows *rows)
 {
-	kdg_rows_seek(rows, 0, rows->ans->nq);
+	kdg_rows_seek(rows, 0, rows->nq);
 }
 
 /*
@@ -117,19 +169,16 @@ kdg_rows_rewind(KdRows *rows)
 void
 kdg_rows_seek(KdRows *rows, int64 from, int64 to)
 {
-	const KdAnswer *ans = rows->ans;
-
 	rows->i = from;
-	rows->end = Min(to, ans->nq);
-	rows->j = from < rows->end ? ans->offsets[ans->order ? ans->order[from] : from] : 0;
+	rows->end = Min(to, rows->nq);
+	rows->j = 0;
+	if (from >= rows->end)
+		return;
+	if (rows->slice && kdg_rows_outside(rows, from))
+		kdg_rows_load(rows, from);
+	rows->j = rows->ans->offsets[kdg_rows_query(rows, from)];
 }
 
-/* The answer number of the row's i-th query. */
-static inline int64
-kdg_rows_query(const KdRows *rows, int64 i)
-{
-	return rows->ans->order ? rows->ans->order[i] : i;
-}
 
 /*
  * Prefetch the hits of the query KD_PREFETCH_AHEAD after i, whose offsets
@@ -289,6 +338,8 @@ kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed, Datum *values,
 	{
 		if (rows->i >= rows->end)
 			return false;
+		if (rows->slice && kdg_rows_outside(rows, rows->i))
+			kdg_rows_load(rows, rows->i);
 		kdg_rows_array_row(rows, rows->i, desc, needed, values, nulls);
 		rows->i++;
 		return true;
@@ -301,6 +352,11 @@ kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed, Datum *values,
 		rows->i++;
 		if (rows->i < rows->end)
 		{
+			if (rows->slice && kdg_rows_outside(rows, rows->i))
+			{
+				kdg_rows_load(rows, rows->i);
+				ans = rows->ans;
+			}
 			kdg_rows_prefetch(rows, rows->i);
 			rows->j = ans->offsets[kdg_rows_query(rows, rows->i)];
 		}

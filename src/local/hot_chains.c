@@ -224,6 +224,36 @@ hot_known(const KdgHotMap *hot, BlockNumber block)
 		page_maps_state(hot->kept, block) != KDG_PAGE_UNKNOWN;
 }
 
+/* Read every page whose line pointers are not known yet. */
+static void
+hot_read_all(KdgHotMap *hot, Relation heap)
+{
+	for (BlockNumber block = 0; block < hot->nblocks; block++)
+		if (!hot_known(hot, block))
+		{
+			CHECK_FOR_INTERRUPTS();
+			hot_read_page(hot, heap, block);
+		}
+}
+
+/* Read the pages of n candidates (ordinals of src) not known yet. */
+static void
+hot_read_candidates(const KdSource *src, Relation heap, const KdNeighbor *cand,
+					int64 n)
+{
+	for (int64 i = 0; i < n; i++)
+	{
+		uint64		root = kdg_row_tid(src, cand[i].ref);
+		BlockNumber block = (BlockNumber) (root >> 16);
+
+		if (!hot_known(src->hot, block))
+		{
+			CHECK_FOR_INTERRUPTS();
+			hot_read_page(src->hot, heap, block);
+		}
+	}
+}
+
 /*
  * Before the engine's threads look up the TIDs of candidates (raw holds nq
  * runs of kk, count[q] of query q's, references ordinals of src), read the
@@ -239,27 +269,25 @@ kdg_hot_read_pages(const KdSource *src, const KdNeighbor *raw,
 
 	/* more candidates than pages (All-kNN): every page, in one pass */
 	if (nq * kk > (int64) hot->nblocks)
-	{
-		for (BlockNumber block = 0; block < hot->nblocks; block++)
-			if (!hot_known(hot, block))
-			{
-				CHECK_FOR_INTERRUPTS();
-				hot_read_page(hot, heap, block);
-			}
-	}
+		hot_read_all(hot, heap);
 	else
 		for (int64 q = 0; q < nq; q++)
-			for (int i = 0; i < count[q]; i++)
-			{
-				uint64		root = kdg_row_tid(src, raw[q * kk + i].ref);
-				BlockNumber block = (BlockNumber) (root >> 16);
+			hot_read_candidates(src, heap, raw + q * kk, count[q]);
+	table_close(heap, NoLock);
+	hot->threads = true;
+}
 
-				if (!hot_known(hot, block))
-				{
-					CHECK_FOR_INTERRUPTS();
-					hot_read_page(hot, heap, block);
-				}
-			}
+/* The same for n candidates in one run (a range search's hits). */
+void
+kdg_hot_read_hits(const KdSource *src, const KdNeighbor *hits, int64 n)
+{
+	KdgHotMap  *hot = src->hot;
+	Relation	heap = table_open(hot->relid, NoLock);
+
+	if (n > (int64) hot->nblocks)
+		hot_read_all(hot, heap);
+	else
+		hot_read_candidates(src, heap, hits, n);
 	table_close(heap, NoLock);
 	hot->threads = true;
 }

@@ -127,6 +127,10 @@ extern KdAnswer *kdg_empty_answer(int64 nq);
 extern void kdg_sort_hits(KdHit *hits, int64 n);
 extern KdAnswer *kdg_search_knn(const KdSource *src, const KdgTree *tree,
 							   const double *queries, int64 nq, int k);
+extern KdAnswer *kdg_search_all_knn_slice(const KdSource *src,
+										  const KdgTree *tree, int k,
+										  bool include_self, int64 from,
+										  int64 nq);
 extern KdAnswer *kdg_search_all_knn(const KdSource *src, const KdgTree *tree,
 								   int k, bool include_self);
 extern KdAnswer *kdg_search_radius(const KdSource *src, const KdgTree *tree,
@@ -206,6 +210,8 @@ extern bool kdg_root_key(Page page, OffsetNumber root, const KdSource *src,
 						 TupleDesc desc, uint64 *key);
 extern void kdg_hot_read_pages(const KdSource *src, const KdNeighbor *raw,
 							   const int32 *count, int64 nq, int kk);
+extern void kdg_hot_read_hits(const KdSource *src, const KdNeighbor *hits,
+							  int64 n);
 extern void kdg_hot_threads_done(KdgHotMap *hot);
 
 /* index_knn.c */

@@ -47,7 +47,7 @@
 #include "local/local.h"
 
 /* radius fallbacks run in groups of this many queries */
-#define KD_FALLBACK_GROUP 64
+#define KD_FALLBACK_GROUP 1024
 
 /*
  * The engine radius that holds every candidate whose engine distance is
@@ -252,6 +252,7 @@ typedef struct KdRefine
 	int			k;
 	int			kk;
 	const double *queries;
+	const uint64 *exclude;
 	int64		avail;
 } KdRefine;
 
@@ -270,7 +271,7 @@ kdg_refine_range(void *arg, int64_t begin, int64_t end)
 
 	for (int64 q = begin; q < end; q++)
 	{
-		const KdNeighbor *cand = r->raw + q * r->kk;
+		KdNeighbor *cand = r->raw + q * r->kk;
 		int			c = r->count[q];
 		int64		ncand;
 		int64		n;
@@ -283,19 +284,68 @@ kdg_refine_range(void *arg, int64_t begin, int64_t end)
 		if (q + 1 < end)
 			for (int i = 0; i < r->count[q + 1]; i++)
 				__builtin_prefetch(kdg_row_coords(src, cand[r->kk + i].ref));
+		/* the query's own point is no candidate where it is excluded */
+		if (r->exclude)
+		{
+			int			kept = 0;
+
+			for (int i = 0; i < c; i++)
+				if (cand[i].ref != r->exclude[q])
+					cand[kept++] = cand[i];
+			c = kept;
+		}
 		if (c == r->avail)
 			ncand = c;			/* every eligible point is a candidate */
-		else if (r->kk > r->k &&
+		else if (c > r->k &&
 				 sqrt(cand[r->k].d2) > kdg_slack(src->type, sqrt(cand[r->k - 1].d2)))
 			ncand = r->k;		/* a clear gap after the k-th */
 		else
 		{
+			/* pass 2's radius starts at the k-th, or the farthest known */
+			if (c < r->k)
+				cand[r->k - 1].d2 = c > 0 ? cand[c - 1].d2 : 0.0;
 			r->count[q] = -1;
 			continue;
 		}
 		n = Min(kdg_rank(src, r->queries + q * full, cand, ncand, -1, scratch), r->k);
 		memcpy(r->raw + q * r->kk, scratch, sizeof(KdHit) * n);
 		r->count[q] = (int32) n;
+	}
+}
+
+/* What pass 2 of kdg_refine_knn shares with its threads: one group. */
+typedef struct KdRefineGroup
+{
+	const KdSource *src;
+	const double *queries;
+	const uint64 *exclude;
+	const int64 *pending;		/* the group's queries */
+	const KdRangeResult *res;	/* their candidates */
+	KdHit	   *ranked;			/* per query, at its candidates' offset */
+	int64	   *n;				/* per query: how many ranked */
+	int			k;
+} KdRefineGroup;
+
+/*
+ * Pass 2 of kdg_refine_knn over queries [begin, end) of a group, on any
+ * thread: rank each query's candidates of its radius search.  Only pure
+ * functions are called here.
+ */
+static void
+kdg_refine_group_range(void *arg, int64_t begin, int64_t end)
+{
+	const KdRefineGroup *r = arg;
+	int			full = r->src->dim + r->src->extra;
+
+	for (int64 i = begin; i < end; i++)
+	{
+		int64		q = r->pending[i];
+		int64		off = r->res->offsets[i];
+
+		r->n[i] = Min(kdg_rank(r->src, r->queries + q * full, r->res->hits + off,
+							   r->res->offsets[i + 1] - off,
+							   r->exclude ? (int64) r->exclude[q] : -1,
+							   r->ranked + off), r->k);
 	}
 }
 
@@ -306,7 +356,10 @@ kdg_refine_range(void *arg, int64_t begin, int64_t end)
  * point is at queries + q * (dim + extra), exclude[q] (if exclude is given)
  * is the ordinal it must not return, and avail is the number of points each
  * query may return.  Pass 1 (the answers complete as found) runs on the
- * engine's CPU threads; pass 2 (radius queries for the others) in groups.
+ * engine's CPU threads; pass 2 (radius queries for the others) in groups,
+ * each group's ranking on the threads too, again with a wider radius for a
+ * query the first radius left short (one whose own excluded point took a
+ * place in a list of KD_MAX_K).
  */
 static void
 kdg_refine_knn(const KdSource *src, const KdgTree *tree, KdNeighbor *raw,
@@ -315,8 +368,10 @@ kdg_refine_knn(const KdSource *src, const KdgTree *tree, KdNeighbor *raw,
 {
 	int			dim = src->dim;
 	int			full = src->dim + src->extra;
-	KdRefine	r = {src, raw, count, k, kk, queries, avail};
+	KdRefine	r = {src, raw, count, k, kk, queries, exclude, avail};
+	KdRefineGroup rg = {src, queries, exclude, NULL, NULL, NULL, NULL, k};
 	int64	   *pending = NULL;
+	double	   *radius = NULL;		/* pass 2's, per pending query */
 	int64		npending = 0;
 	KdExec		exec;
 	KdExec		rexec;			/* the radius queries': on the CPU for a
@@ -344,41 +399,77 @@ kdg_refine_knn(const KdSource *src, const KdgTree *tree, KdNeighbor *raw,
 			pending[npending++] = q;
 		}
 
-	/* pass 2: every point within the slack radius, in groups of queries */
-	for (int64 g = 0; g < npending; g += KD_FALLBACK_GROUP)
+	/*
+	 * pass 2: every point within the slack radius, in groups of queries; a
+	 * query still short of k points (its own point excluded from an engine
+	 * list that held no more) asks again with the radius doubled
+	 */
+	if (npending > 0)
 	{
-		int64		m = Min(KD_FALLBACK_GROUP, npending - g);
-		double	   *centers = palloc(sizeof(double) * dim * m);
-		double	   *radii = palloc(sizeof(double) * m);
-		KdRangeResult *res = kdg_range_result_new();
+		radius = palloc_extended(sizeof(double) * npending, MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < npending; i++)
+			radius[i] = kdg_slack(src->type, sqrt(raw[pending[i] * kk + k - 1].d2));
+	}
+	while (npending > 0)
+	{
+		int64		nshort = 0;
 
-		for (int64 i = 0; i < m; i++)
+		for (int64 g = 0; g < npending; g += KD_FALLBACK_GROUP)
 		{
-			int64		q = pending[g + i];
+			int64		m = Min(KD_FALLBACK_GROUP, npending - g);
+			double	   *centers = palloc(sizeof(double) * dim * m);
+			double	   *radii = palloc(sizeof(double) * m);
+			KdRangeResult *res = kdg_range_result_new();
+			KdHit	   *ranked;
+			int64	   *nranked;
 
-			memcpy(centers + i * dim, queries + q * full, sizeof(double) * dim);
-			radii[i] = kdg_slack(src->type, sqrt(raw[q * kk + k - 1].d2));
-		}
-		kdg_check_status(kdg_tree_range(tree, centers, radii, m, NULL, NULL, m,
-										res, &rexec, &err),
-						&err, NULL, "kNN refinement");
-		for (int64 i = 0; i < m; i++)
-		{
-			int64		q = pending[g + i];
-			int64		nc = res->offsets[i + 1] - res->offsets[i];
-			KdHit	   *hits = palloc_extended(sizeof(KdHit) * Max(nc, 1), MCXT_ALLOC_HUGE);
-			int64		n;
+			for (int64 i = 0; i < m; i++)
+			{
+				memcpy(centers + i * dim, queries + pending[g + i] * full, sizeof(double) * dim);
+				radii[i] = radius[g + i];
+			}
+			kdg_check_status(kdg_tree_range(tree, centers, radii, m, NULL, NULL, m,
+											res, &rexec, &err),
+							&err, NULL, "kNN refinement");
+			/* rank on the engine's threads, which read no page */
+			ranked = palloc_extended(sizeof(KdHit) * Max(res->offsets[m], 1), MCXT_ALLOC_HUGE);
+			nranked = palloc(sizeof(int64) * m);
+			rg.pending = pending + g;
+			rg.res = res;
+			rg.ranked = ranked;
+			rg.n = nranked;
+			if (src->hot && src->keyattnum == InvalidAttrNumber)
+				kdg_hot_read_hits(src, res->hits, res->offsets[m]);
+			kdg_check_status(kde_parallel_for(&exec, m, 16, kdg_refine_group_range,
+											  &rg, &err),
+							 &err, NULL, "kNN refinement");
+			if (src->hot && src->keyattnum == InvalidAttrNumber)
+				kdg_hot_threads_done(src->hot);
+			/* shorts are written back at or before the one being read */
+			for (int64 i = 0; i < m; i++)
+			{
+				int64		q = pending[g + i];
+				int64		n = nranked[i];
 
-			n = Min(kdg_rank(src, queries + q * full, res->hits + res->offsets[i], nc,
-							exclude ? (int64) exclude[q] : -1, hits), k);
-			memcpy(raw + q * kk, hits, sizeof(KdHit) * n);
-			count[q] = (int32) n;
-			pfree(hits);
+				if (n < k && n < avail)
+				{
+					pending[nshort] = q;
+					radius[nshort++] = 2 * kdg_slack(src->type, radii[i]);
+				}
+				else
+				{
+					memcpy(raw + q * kk, ranked + res->offsets[i], sizeof(KdHit) * n);
+					count[q] = (int32) n;
+				}
+			}
+			pfree(ranked);
+			pfree(nranked);
+			kde_range_result_free(res);
+			pfree(radii);
+			pfree(centers);
+			CHECK_FOR_INTERRUPTS();
 		}
-		kde_range_result_free(res);
-		pfree(radii);
-		pfree(centers);
-		CHECK_FOR_INTERRUPTS();
+		npending = nshort;
 	}
 }
 
@@ -468,6 +559,47 @@ kdg_search_knn(const KdSource *src, const KdgTree *tree, const double *queries,
 	tree = kdg_knn_raw(src, tree, kdg_engine_points(src, queries, nq), nq, kk,
 					   raw, count);
 	kdg_refine_knn(src, tree, raw, count, nq, k, kk, queries, NULL, src->n);
+	return kdg_knn_answer((KdHit *) raw, count, nq, kk);
+}
+
+/*
+ * A slice of All-kNN: the k nearest points of the points of ordinals from,
+ * ..., from + nq - 1, exact, as kdg_search_all_knn gives them (answer q
+ * belongs to ordinal from + q).  For an answer too large to hold at once:
+ * the queries are the points themselves, each excluded from its own
+ * neighbours unless include_self, for which the engine is asked for one
+ * more neighbour than k + 1 where it can give it, so that most answers are
+ * complete as found.
+ */
+KdAnswer *
+kdg_search_all_knn_slice(const KdSource *src, const KdgTree *tree, int k,
+						 bool include_self, int64 from, int64 nq)
+{
+	int			kk = Min(k + (include_self ? 1 : 2), KD_MAX_K);
+	int			full = src->dim + src->extra;
+	double	   *queries;
+	uint64	   *self = NULL;
+	KdNeighbor *raw;
+	int32	   *count;
+
+	if (nq == 0)
+		return kdg_empty_answer(0);
+	queries = palloc_extended(sizeof(double) * full * nq, MCXT_ALLOC_HUGE);
+	if (!include_self)
+		self = palloc_extended(sizeof(uint64) * nq, MCXT_ALLOC_HUGE);
+	for (int64 q = 0; q < nq; q++)
+	{
+		memcpy(queries + q * full, kdg_row_coords(src, from + q), sizeof(double) * full);
+		if (self)
+			self[q] = (uint64) (from + q);
+	}
+	kdg_check_answer_memory(nq, kk, "All-kNN");
+	raw = palloc_extended(sizeof(KdNeighbor) * nq * kk, MCXT_ALLOC_HUGE);
+	count = palloc_extended(sizeof(int32) * nq, MCXT_ALLOC_HUGE);
+	tree = kdg_knn_raw(src, tree, kdg_engine_points(src, queries, nq), nq, kk,
+					   raw, count);
+	kdg_refine_knn(src, tree, raw, count, nq, k, kk, queries, self,
+				   include_self ? src->n : src->n - 1);
 	return kdg_knn_answer((KdHit *) raw, count, nq, kk);
 }
 

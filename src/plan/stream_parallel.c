@@ -17,7 +17,8 @@
  * returns their rows, until none are left.  The queries' rows are thus
  * made and passed up (to a partial aggregate, a filter, a join) by all
  * participants at once, while the search itself runs once.  A worker maps
- * only the pages of the queries it claims.
+ * only the pages of the queries it claims.  An answer made in slices is
+ * not shared: the leader hands up all its rows.
  *
  * The fixed shared state (KdStreamShared) sits in the parallel query's
  * DSM; the answer's segment is created by the leader and attached by each
@@ -127,7 +128,9 @@ kdg_shared_rows(char *base)
  * (NULL: the call returns no rows) into a new segment named in sh, and
  * return rows over that copy for the leader's own part.  *segp is the
  * segment, to detach at the scan's end (NULL without rows).  The caller
- * frees its private answer.
+ * frees its private answer, unless the rows returned are rows themselves:
+ * an answer made in slices (output.c) is never whole to copy, so the
+ * leader returns all its rows and the workers none.
  */
 KdRows *
 kdg_stream_share(KdStreamShared *sh, const KdRows *rows, dsm_segment **segp)
@@ -147,6 +150,13 @@ kdg_stream_share(KdStreamShared *sh, const KdRows *rows, dsm_segment **segp)
 	*segp = NULL;
 	if (rows == NULL)
 		return NULL;
+	/* an answer made in slices is not shared: the leader claims it all */
+	if (rows->slice)
+	{
+		sh->chunk = Max(rows->nq, 1);
+		kdg_rows_seek((KdRows *) rows, 0, 0);
+		return (KdRows *) rows;
+	}
 
 	memset(&head, 0, sizeof(head));
 	head.nq = rows->ans->nq;
@@ -219,7 +229,7 @@ kdg_stream_claim(KdStreamShared *sh, KdRows *rows)
 	if (rows == NULL)
 		return false;
 	from = pg_atomic_fetch_add_u64(&sh->next, (uint64) sh->chunk);
-	if (from >= (uint64) rows->ans->nq)
+	if (from >= (uint64) rows->nq)
 		return false;
 	kdg_rows_seek(rows, (int64) from, (int64) from + sh->chunk);
 	return true;

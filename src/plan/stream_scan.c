@@ -504,7 +504,8 @@ kdg_stream_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 
 /*
  * InitializeDSMCustomScan, in the leader as the parallel query starts:
- * answer the call and share the answer; the private one is freed.
+ * answer the call and share the answer; the private one is freed (but for
+ * an answer made in slices, which the leader keeps and returns alone).
  */
 static void
 kdg_stream_init_dsm(CustomScanState *node, ParallelContext *pcxt,
@@ -512,13 +513,16 @@ kdg_stream_init_dsm(CustomScanState *node, ParallelContext *pcxt,
 {
 	KdStreamState *st = (KdStreamState *) node;
 	MemoryContext oldcxt;
+	KdRows	   *shared;
 
 	kdg_stream_run(st);
 	oldcxt = MemoryContextSwitchTo(node->ss.ps.state->es_query_cxt);
 	st->shared = coordinate;
-	st->rows = kdg_stream_share(st->shared, st->rows, &st->seg);
+	shared = kdg_stream_share(st->shared, st->rows, &st->seg);
 	MemoryContextSwitchTo(oldcxt);
-	MemoryContextReset(st->cxt);
+	if (shared != st->rows)
+		MemoryContextReset(st->cxt);
+	st->rows = shared;
 }
 
 /* ReInitializeDSMCustomScan: before a rescan's workers start. */
