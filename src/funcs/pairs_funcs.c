@@ -4,12 +4,14 @@
  *	  each other, once, as PostGIS's ST_DWithin self-join gives them.
  *
  * The pairs come slice by slice (local/pairs_within.c), exact, each with
- * its distance, and are gathered into one answer whose queries are the
- * table's rows in ctid (or key) order: a pair belongs to its row whose
- * ctid (or key) is lower, and a row's pairs are ordered by (distance,
- * identity).  The answer is returned as rows (output.c), so that in FROM
- * the streaming scan hands them up the plan without a tuplestore; it is
- * held in memory at 24 bytes a pair, within kdgpu.answer_memory_limit.
+ * its distance and under its row whose ctid (or key) is lower, and are
+ * gathered on the engine's threads into one answer: its queries are the
+ * rows in the search's order, and its order maps each row to its query,
+ * so that the rows come out in ctid (or key) order, a row's pairs ordered
+ * by (distance, identity).  The answer is returned as rows (output.c), so
+ * that in FROM the streaming scan hands them up the plan without a
+ * tuplestore; it is held in memory at 16 bytes a pair and 16 a row,
+ * within kdgpu.answer_memory_limit.
  * A row is not paired with itself, and rows at the same place are pairs at
  * distance 0.  The distance is query <-> nn (for geography, whose sphere
  * distance is not symmetric to the last bit, a pair is returned when that
@@ -17,27 +19,35 @@
  */
 #include "postgres.h"
 
-#include "miscadmin.h"
-
 #include "funcs/funcs.h"
 
-/* The pairs gathered from the slices, each by its query's ordinal. */
+/*
+ * The pairs gathered from the slices, as the answer they make: query g is
+ * the g-th point of the search order, the point of ordinal ords[g], and
+ * order maps an ordinal to its query.
+ */
 typedef struct KdgPairList
 {
-	const KdSource *src;
-	double		distance;
-	int64		n;
+	int64		n;				/* pairs */
 	int64		cap;
-	int64	   *qord;			/* per pair: its query's ordinal */
-	KdHit	   *hit;			/* per pair: the other row and the distance */
+	KdHit	   *hits;			/* the other row's identity and the distance */
+	int64	   *offsets;		/* per query, in the search order */
+	int64	   *order;			/* per ordinal: its query */
 } KdgPairList;
+
+/* What the threads of gather_range share: one slice. */
+typedef struct KdgGather
+{
+	const KdgPairSlice *slice;
+	KdgPairList *list;
+} KdgGather;
 
 /* Make room for more pairs than the list has, within the memory limit. */
 static void
-pairs_grow(KdgPairList *list, int64 more)
+pairs_grow(KdgPairList *list, int64 nq, int64 more)
 {
 	int64		cap = Max(list->cap * 2, list->n + more);
-	double		bytes = (double) cap * (sizeof(int64) + 2 * sizeof(KdHit));
+	double		bytes = (double) cap * sizeof(KdHit) + (double) nq * 2 * sizeof(int64);
 
 	if (bytes > kdg_answer_memory_limit())
 		ereport(ERROR,
@@ -45,57 +55,57 @@ pairs_grow(KdgPairList *list, int64 more)
 				 errmsg("kd_pairs_within needs more than kdgpu.answer_memory_limit (%.0f MB) for its pairs",
 						kdg_answer_memory_limit() / (1024 * 1024)),
 				 errhint("Lower the distance, or raise kdgpu.answer_memory_limit.")));
-	list->qord = list->cap ? repalloc_huge(list->qord, sizeof(int64) * cap) :
-		palloc_extended(sizeof(int64) * cap, MCXT_ALLOC_HUGE);
-	list->hit = list->cap ? repalloc_huge(list->hit, sizeof(KdHit) * cap) :
+	list->hits = list->cap ? repalloc_huge(list->hits, sizeof(KdHit) * cap) :
 		palloc_extended(sizeof(KdHit) * cap, MCXT_ALLOC_HUGE);
 	list->cap = cap;
 }
 
 /*
- * kdg_pairs_within consumer: append the slice's pairs, each under its row
- * of lower identity.
+ * kdg_parallel_for body: copy the pairs of a slice's queries [begin, end)
+ * to their places in the list, each neighbour as its row's identity.
+ */
+static void
+gather_range(void *arg, int64 begin, int64 end)
+{
+	const KdgGather *g = arg;
+	const KdgPairSlice *slice = g->slice;
+	KdgPairList *list = g->list;
+
+	for (int64 q = begin; q < end; q++)
+	{
+		const KdNeighbor *hit = slice->hits + slice->offsets[q];
+		KdHit	   *out = list->hits + list->offsets[slice->first + q];
+
+		for (int32 k = 0; k < slice->kept[q]; k++)
+		{
+			out[k].ref = slice->refs[hit[k].ref];
+			out[k].dist = hit[k].d2;
+		}
+	}
+}
+
+/*
+ * kdg_pairs_within consumer: append the slice's pairs, which are each
+ * query's (the lower row of each pair), query after query.
  */
 static void
 pairs_gather(void *arg, const KdgPairSlice *slice)
 {
 	KdgPairList *list = arg;
-	const KdSource *src = list->src;
+	KdgGather	g = {slice, list};
 	int64		kept = 0;
 
 	for (int64 q = 0; q < slice->len; q++)
-		kept += slice->kept[q];
-	if (list->n + kept > list->cap)
-		pairs_grow(list, kept);
-	for (int64 q = 0; q < slice->len; q++)
 	{
-		int64		a = slice->ords[slice->first + q];
-		const KdNeighbor *hit = slice->hits + slice->offsets[q];
-
-		for (int32 k = 0; k < slice->kept[q]; k++)
-		{
-			int64		b = hit[k].ref;
-			bool		a_first = kdg_row_ref(src, a) < kdg_row_ref(src, b);
-			int64		qo = a_first ? a : b;
-			int64		no = a_first ? b : a;
-			double		d = hit[k].d2;
-
-			if (src->type == KD_TYPE_GEOGRAPHY)
-			{
-				/* query <-> nn, as written: kdg_metric(x, y) is y <-> x */
-				d = kdg_metric(src->type, kdg_row_coords(src, no),
-							   kdg_row_coords(src, qo), src->dim);
-				if (!(d <= list->distance))
-					continue;
-			}
-			list->qord[list->n] = qo;
-			list->hit[list->n].dist = d;
-			list->hit[list->n].ref = kdg_row_ref(src, no);
-			list->n++;
-		}
-		if ((q & 4095) == 0)
-			CHECK_FOR_INTERRUPTS();
+		list->offsets[slice->first + q] = list->n + kept;
+		list->order[slice->ords[slice->first + q]] = slice->first + q;
+		kept += slice->kept[q];
 	}
+	list->offsets[slice->first + slice->len] = list->n + kept;
+	if (list->n + kept > list->cap)
+		pairs_grow(list, slice->n, kept);
+	kdg_parallel_for(slice->len, 1024, gather_range, &g);
+	list->n += kept;
 }
 
 /* kdg_parallel_for body: order queries [begin, end)'s pairs by (distance, ref). */
@@ -124,33 +134,6 @@ sort_range(void *arg, int64 begin, int64 end)
 }
 
 /*
- * The answer of the gathered pairs: a query per row of the source, in
- * ordinal order, holding the pairs it is the lower row of.
- */
-static KdAnswer *
-pairs_answer(const KdgPairList *list)
-{
-	int64		n = list->src->n;
-	KdAnswer   *ans = palloc0(sizeof(KdAnswer));
-	int64	   *next;
-
-	ans->nq = n;
-	ans->offsets = palloc_extended(sizeof(int64) * (n + 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	ans->hits = palloc_extended(sizeof(KdHit) * Max(list->n, 1), MCXT_ALLOC_HUGE);
-	for (int64 p = 0; p < list->n; p++)
-		ans->offsets[list->qord[p] + 1]++;
-	for (int64 q = 0; q < n; q++)
-		ans->offsets[q + 1] += ans->offsets[q];
-	next = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
-	memcpy(next, ans->offsets, sizeof(int64) * n);
-	for (int64 p = 0; p < list->n; p++)
-		ans->hits[next[list->qord[p]]++] = list->hit[p];
-	pfree(next);
-	kdg_parallel_for(n, 4096, sort_range, ans);
-	return ans;
-}
-
-/*
  * kd_pairs_within(rel [, col], distance [, key_col]): every pair of rows
  * within distance, once, as (query_ctid, nn_ctid, distance) or (query_key,
  * nn_key, distance).
@@ -161,21 +144,24 @@ kdg_pairs_within_rows(FunctionCallInfo fcinfo)
 	KdArgs		args;
 	KdTable    *t = palloc0(sizeof(KdTable));
 	KdgPairList list;
-	KdAnswer   *ans;
+	KdAnswer   *ans = palloc0(sizeof(KdAnswer));
+	double		distance;
+	int64		n;
 
 	kdg_args(fcinfo, &args, t);
-	memset(&list, 0, sizeof(list));
-	list.distance = PG_GETARG_FLOAT8(args.next);
-	kdg_check_radius(list.distance, "distance", 0);
+	distance = PG_GETARG_FLOAT8(args.next);
+	kdg_check_radius(distance, "distance", 0);
 	kdg_table_read(t);
-	list.src = &t->head;
-	kdg_pairs_within(&t->head, kdg_pairs_tree(&t->head), list.distance, true,
+	n = t->head.n;
+	memset(&list, 0, sizeof(list));
+	list.offsets = palloc_extended(sizeof(int64) * (n + 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	list.order = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
+	kdg_pairs_within(&t->head, kdg_pairs_tree(&t->head), distance, true,
 					 "kd_pairs_within", pairs_gather, &list);
-	ans = pairs_answer(&list);
-	if (list.cap)
-	{
-		pfree(list.qord);
-		pfree(list.hit);
-	}
+	ans->nq = n;
+	ans->offsets = list.offsets;
+	ans->hits = list.cap ? list.hits : palloc(sizeof(KdHit));
+	ans->order = list.order;
+	kdg_parallel_for(n, 4096, sort_range, ans);
 	return kdg_rows_pairs(t, ans, KD_KEY_ROW, t);
 }

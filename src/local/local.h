@@ -90,12 +90,15 @@ extern KdgTree *kdg_index_tree_load(const KdSource *src, Oid *indexoid);
  * (the tree's in-order), the point at position u being ordinal ords[u] (n
  * of them); query q's neighbours
  * are hits[offsets[q] .. offsets[q] + kept[q]), each with its ordinal in
- * ref and its operator distance in d2.
+ * ref and its operator distance in d2.  With upper, refs holds every
+ * ordinal's row identity (kdg_row_ref), and a query keeps only neighbours
+ * of higher identity, at the distance query <-> neighbour.
  */
 typedef struct KdgPairSlice
 {
 	const KdSource *src;
 	int64		n;
+	const uint64 *refs;
 	const uint64 *ords;
 	int64		first;
 	int64		len;

@@ -13,7 +13,9 @@
  * inclusive and decided as `<->` and ST_DWithin decide it, whatever the
  * engine's rounding.  Geography's sphere distance is not symmetric to the
  * last bit: a pair is within the distance when it is in either order, so
- * that the relation is symmetric, and its distance is the lower of the two.
+ * that the relation is symmetric, and its distance is the lower of the two;
+ * but each pair once (upper) is decided and measured as query <->
+ * neighbour, the lower row being the query.
  * Each slice's engine answer is freed once its
  * consumer returns, and a slice's queries grow or shrink so that its
  * candidates stay near KDG_PAIRS_SLICE_HITS: memory is bounded by the
@@ -40,7 +42,8 @@ typedef struct KdgFilter
 	const uint64 *ords;			/* the tree's references: ordinals by node */
 	int64		first;			/* the slice's first node */
 	double		distance;
-	bool		upper;			/* keep only neighbours of higher ordinal */
+	const uint64 *refs;			/* upper: keep only neighbours of higher
+								 * identity (NULL: every neighbour) */
 	int32	   *kept;			/* per query of the slice */
 } KdgFilter;
 
@@ -67,12 +70,17 @@ filter_range(void *arg, int64 begin, int64 end)
 		{
 			double		d;
 
-			if (f->upper && cand[c].ref <= self)
+			if (f->refs && f->refs[cand[c].ref] <= f->refs[self])
 				continue;
 			d = kdg_metric(src->type, p, kdg_row_coords(src, cand[c].ref), src->dim);
 			if (src->type == KD_TYPE_GEOGRAPHY)
-				d = Min(d, kdg_metric(src->type, kdg_row_coords(src, cand[c].ref),
-									  p, src->dim));
+			{
+				/* query <-> neighbour: kdg_metric(x, y) is y <-> x */
+				double		back = kdg_metric(src->type, kdg_row_coords(src, cand[c].ref),
+											  p, src->dim);
+
+				d = f->refs ? back : Min(d, back);
+			}
 			if (d <= f->distance)
 			{
 				cand[n].ref = cand[c].ref;
@@ -136,9 +144,9 @@ kdg_pairs_tree(const KdSource *src)
 
 /*
  * Hand every point's neighbours within distance (itself included, or with
- * upper only those of higher ordinal: each pair once) to fn, slice by
- * slice (KdgPairSlice), searching tree (kdg_pairs_tree's); "what" names
- * the work in messages.
+ * upper only those of higher identity: each pair once, under its lower
+ * row) to fn, slice by slice (KdgPairSlice), searching tree
+ * (kdg_pairs_tree's); "what" names the work in messages.
  */
 void
 kdg_pairs_within(const KdSource *src, const KdgTree *tree, double distance,
@@ -146,16 +154,24 @@ kdg_pairs_within(const KdSource *src, const KdgTree *tree, double distance,
 {
 	double	   *centers;
 	uint64	   *ords;
+	uint64	   *refs = NULL;
 	double		radius = kdg_engine_radius(src->type, distance);
 	int64		slice = KDG_PAIRS_FIRST_SLICE;
 
 	if (src->n == 0)
 		return;
+	/* the identities, read here: the threads call nothing of PostgreSQL */
+	if (upper)
+	{
+		refs = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < src->n; i++)
+			refs[i] = kdg_row_ref(src, i);
+	}
 	in_order(tree->tree, &centers, &ords);
 	for (int64 first = 0, len; first < src->n; first += len)
 	{
 		KdRangeResult *res = kdg_range_result_new();
-		KdgFilter	f = {src, res, ords, first, distance, upper, NULL};
+		KdgFilter	f = {src, res, ords, first, distance, refs, NULL};
 		KdgPairSlice s;
 		int64		ncand;
 		KdExec		exec;
@@ -171,6 +187,7 @@ kdg_pairs_within(const KdSource *src, const KdgTree *tree, double distance,
 		kdg_parallel_for(len, 1024, filter_range, &f);
 		s.src = src;
 		s.n = src->n;
+		s.refs = refs;
 		s.ords = ords;
 		s.first = first;
 		s.len = len;
@@ -193,4 +210,6 @@ kdg_pairs_within(const KdSource *src, const KdgTree *tree, double distance,
 	}
 	pfree(centers);
 	pfree(ords);
+	if (refs)
+		pfree(refs);
 }
