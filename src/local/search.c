@@ -473,24 +473,57 @@ kdg_refine_knn(const KdSource *src, const KdgTree *tree, KdNeighbor *raw,
 	}
 }
 
+/* What the threads of kdg_answer_copy_range share. */
+typedef struct KdAnswerCopy
+{
+	const KdHit *from;			/* runs of kk */
+	KdHit	   *to;				/* at the answer's offsets */
+	const int32 *count;
+	const int64 *offsets;
+	int			kk;
+} KdAnswerCopy;
+
+/* kdg_parallel_for body: copy queries [begin, end)'s hits to their places. */
+static void
+kdg_answer_copy_range(void *arg, int64 begin, int64 end)
+{
+	const KdAnswerCopy *c = arg;
+
+	for (int64 q = begin; q < end; q++)
+		memcpy(c->to + c->offsets[q], c->from + q * c->kk, sizeof(KdHit) * c->count[q]);
+}
+
 /*
- * Package re-ranked kNN answers (query q's count[q] hits at q * kk) as a
- * KdAnswer, compacting the hits in place.
+ * Package re-ranked kNN answers (query q's count[q] hits at q * kk, in
+ * palloc'd memory) as a KdAnswer: copied on the engine's threads into an
+ * array of their own where both arrays fit kdgpu.answer_memory_limit,
+ * else compacted in place on this thread.
  */
 static KdAnswer *
 kdg_knn_answer(KdHit *hits, const int32 *count, int64 nq, int kk)
 {
 	KdAnswer   *ans = palloc0(sizeof(KdAnswer));
+	int64		total;
 
 	ans->nq = nq;
-	ans->hits = hits;
 	ans->offsets = palloc_extended(sizeof(int64) * (nq + 1), MCXT_ALLOC_HUGE);
 	ans->offsets[0] = 0;
 	for (int64 q = 0; q < nq; q++)
-	{
-		memmove(hits + ans->offsets[q], hits + q * kk, sizeof(KdHit) * count[q]);
 		ans->offsets[q + 1] = ans->offsets[q] + count[q];
+	total = ans->offsets[nq];
+	if ((double) (nq * kk + total) * sizeof(KdHit) <= kdg_answer_memory_limit())
+	{
+		KdAnswerCopy c = {hits, NULL, count, ans->offsets, kk};
+
+		c.to = palloc_extended(sizeof(KdHit) * Max(total, 1), MCXT_ALLOC_HUGE);
+		kdg_parallel_for(nq, 4096, kdg_answer_copy_range, &c);
+		pfree(hits);
+		ans->hits = c.to;
+		return ans;
 	}
+	for (int64 q = 0; q < nq; q++)
+		memmove(hits + ans->offsets[q], hits + q * kk, sizeof(KdHit) * count[q]);
+	ans->hits = hits;
 	return ans;
 }
 
