@@ -297,7 +297,16 @@ kdg_chunks_next(KdChunkState *st)
 		kdg_chunks_plan(st);
 		if (st->nbatch == 0)
 			return NULL;
+		/* the threads look up rows' own TIDs: their pages are read here */
+		if (st->rows)
+			for (int p = 0; p < st->t->nparts; p++)
+				if (st->t->parts[p].hot)
+					kdg_hot_read_all(&st->t->parts[p]);
 		kdg_parallel_for(st->nbatch, 1, kdg_chunks_write_range, st);
+		if (st->rows)
+			for (int p = 0; p < st->t->nparts; p++)
+				if (st->t->parts[p].hot)
+					kdg_hot_threads_done(st->t->parts[p].hot);
 	}
 	return st->batch[st->next++].chunk;
 }

@@ -292,6 +292,18 @@ kdg_hot_read_hits(const KdSource *src, const KdNeighbor *hits, int64 n)
 	hot->threads = true;
 }
 
+/* The same for every row of src: each page not known yet is read. */
+void
+kdg_hot_read_all(const KdSource *src)
+{
+	KdgHotMap  *hot = src->hot;
+	Relation	heap = table_open(hot->relid, NoLock);
+
+	hot_read_all(hot, heap);
+	table_close(heap, NoLock);
+	hot->threads = true;
+}
+
 /* After the threads: an error if one looked up a page not read. */
 void
 kdg_hot_threads_done(KdgHotMap *hot)

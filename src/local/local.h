@@ -215,6 +215,7 @@ extern void kdg_hot_read_pages(const KdSource *src, const KdNeighbor *raw,
 							   const int32 *count, int64 nq, int kk);
 extern void kdg_hot_read_hits(const KdSource *src, const KdNeighbor *hits,
 							  int64 n);
+extern void kdg_hot_read_all(const KdSource *src);
 extern void kdg_hot_threads_done(KdgHotMap *hot);
 
 /* index_knn.c */
