@@ -5,8 +5,9 @@
  * A source's rows are taken from a kdgpu index and the visibility map
  * (index_source.c, index_rows.c, hot_chains.c) or read from the table
  * (source.c), a tree found among the indexes or built (index_tree.c,
- * tree_delta.c, source_tree.c), and searched (search.c); calls am/,
- * service/, point/ and core/, never the shard layer or the functions.
+ * tree_delta.c, source_tree.c), and searched (search.c, its kNN answers
+ * made exact by knn_refine.c); calls am/, service/, point/ and core/,
+ * never the shard layer or the functions.
  */
 #ifndef KDGPU_LOCAL_H
 #define KDGPU_LOCAL_H
@@ -121,7 +122,31 @@ extern int32 *kdg_cluster_dbscan(const KdSource *src, double eps,
 /* source_tree.c */
 extern KdTree *kdg_build_tree(const KdSource *src, bool *used_gpu);
 
+/*
+ * The engine radius that holds every candidate whose engine distance is
+ * about d (in the metric of type's operator, within rounding).
+ */
+static inline double
+kdg_slack(KdPointType type, double d)
+{
+	if (type == KD_TYPE_GEOGRAPHY)
+		return d * (1.0 + KD_GEO_SLACK_REL) + KD_GEO_SLACK_ABS;
+	return d * (1.0 + KD_SLACK_REL) + KD_SLACK_ABS;
+}
+
+/* knn_refine.c */
+extern void kdg_refine_knn(const KdSource *src, const KdgTree *tree,
+						   KdNeighbor *raw, int32 *count, int64 nq, int k,
+						   int kk, const double *queries,
+						   const uint64 *exclude, int64 avail);
+extern KdAnswer *kdg_knn_answer(KdHit *hits, const int32 *count, int64 nq,
+								int kk);
+
 /* search.c */
+extern int64 kdg_rank(const KdSource *src, const double *q,
+					  const KdNeighbor *cand, int64 ncand, int64 exclude,
+					  KdHit *out);
+extern void kdg_exec_for(KdExec *exec, const KdgTree *tree);
 extern KdgTree *kdg_source_tree(const KdSource *src, int64 work, bool all_knn);
 extern double kdg_engine_radius(KdPointType type, double r);
 extern double kdg_engine_radius_sure(KdPointType type, double r);
