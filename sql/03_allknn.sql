@@ -22,14 +22,21 @@ RETURNS TABLE (query_ctid tid, nn_ctid tid, distance float8, rank int) LANGUAGE 
    WHERE a.p IS NOT NULL
 $$;
 
+-- kd_all_knn's rows against brute force: how many, and how many of them
+-- are not brute force's (extra) or brute force's not among them (missing)
+CREATE FUNCTION all_knn_vs_brute(k int, include_self boolean)
+RETURNS TABLE (n bigint, extra bigint, missing bigint) LANGUAGE sql AS $$
+  SELECT (SELECT count(*) FROM kd_all_knn('pts', k, include_self)),
+         (SELECT count(*) FROM (SELECT * FROM kd_all_knn('pts', k, include_self)
+                                EXCEPT ALL SELECT * FROM brute_all_knn(k, include_self)) d),
+         (SELECT count(*) FROM (SELECT * FROM brute_all_knn(k, include_self)
+                                EXCEPT ALL SELECT * FROM kd_all_knn('pts', k, include_self)) d)
+$$;
+
 -- pairs: same rows, same ranks, same distances
-SELECT k, include_self,
-       (SELECT count(*) FROM kd_all_knn('pts', k, include_self)) AS n,
-       (SELECT count(*) FROM (SELECT * FROM kd_all_knn('pts', k, include_self)
-                              EXCEPT ALL SELECT * FROM brute_all_knn(k, include_self)) d) AS extra,
-       (SELECT count(*) FROM (SELECT * FROM brute_all_knn(k, include_self)
-                              EXCEPT ALL SELECT * FROM kd_all_knn('pts', k, include_self)) d) AS missing
-  FROM (VALUES (1, false), (10, false), (10, true), (30, false)) v(k, include_self);
+SELECT k, include_self, c.*
+  FROM (VALUES (1, false), (10, false), (10, true), (30, false)) v(k, include_self),
+       all_knn_vs_brute(k, include_self) c;
 
 -- rows come in ctid order of the query rows, then by rank
 SELECT bool_and(ok) AS ordered FROM (
@@ -92,13 +99,9 @@ SELECT d, all_vknn_mismatches(d, 6) AS mismatches FROM generate_series(1, 8) d;
 -- points as its rows are read (at 1 MB, about a hundred points a slice
 -- at k = 100), with the same rows, ranks and distances
 SET kdgpu.answer_memory_limit = 1;
-SELECT k, include_self,
-       (SELECT count(*) FROM kd_all_knn('pts', k, include_self)) AS n,
-       (SELECT count(*) FROM (SELECT * FROM kd_all_knn('pts', k, include_self)
-                              EXCEPT ALL SELECT * FROM brute_all_knn(k, include_self)) d) AS extra,
-       (SELECT count(*) FROM (SELECT * FROM brute_all_knn(k, include_self)
-                              EXCEPT ALL SELECT * FROM kd_all_knn('pts', k, include_self)) d) AS missing
-  FROM (VALUES (100, false), (100, true)) v(k, include_self);
+SELECT k, include_self, c.*
+  FROM (VALUES (100, false), (100, true)) v(k, include_self),
+       all_knn_vs_brute(k, include_self) c;
 SELECT count(*) AS mismatches FROM (
   SELECT query_ctid, array_agg(nn_ctid ORDER BY rank) AS nn, array_agg(distance ORDER BY rank) AS d
     FROM brute_all_knn(100, false) GROUP BY query_ctid
@@ -111,12 +114,9 @@ SELECT bool_and(ok) AS ordered FROM (
 -- engine's list of 1,024 leaves it one short, and its search widens
 INSERT INTO pts SELECT point(random() * 10, random() * 10) FROM generate_series(1, 400);
 INSERT INTO pts SELECT point(floor(random() * 5), floor(random() * 5)) FROM generate_series(1, 200);
-SELECT (SELECT count(*) FROM kd_all_knn('pts', 1024)) AS n,
-       (SELECT count(*) FROM (SELECT * FROM kd_all_knn('pts', 1024)
-                              EXCEPT ALL SELECT * FROM brute_all_knn(1024, false)) d) AS extra,
-       (SELECT count(*) FROM (SELECT * FROM brute_all_knn(1024, false)
-                              EXCEPT ALL SELECT * FROM kd_all_knn('pts', 1024)) d) AS missing;
+SELECT * FROM all_knn_vs_brute(1024, false);
 RESET kdgpu.answer_memory_limit;
 
 DROP TABLE pts, one, vec;
-DROP FUNCTION brute_all_knn(int, boolean), brute_all_vknn(int), all_vknn_mismatches(int, int);
+DROP FUNCTION all_knn_vs_brute(int, boolean), brute_all_knn(int, boolean), brute_all_vknn(int),
+  all_vknn_mismatches(int, int);

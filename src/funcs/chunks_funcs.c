@@ -282,6 +282,29 @@ kdg_chunks_write_range(void *arg, int64_t begin, int64_t end)
 }
 
 /*
+ * Around the threads that write chunks with rows (before: true), which
+ * look up the rows' own TIDs: read every page of each part's HOT chains
+ * not known yet, then check that no thread met one unread.
+ */
+static void
+chunks_hot_pages(KdChunkState *st, bool before)
+{
+	if (!st->rows)
+		return;
+	for (int p = 0; p < st->t->nparts; p++)
+	{
+		const KdSource *src = &st->t->parts[p];
+
+		if (src->hot == NULL)
+			continue;
+		if (before)
+			kdg_hot_read_all(src);
+		else
+			kdg_hot_threads_done(src->hot);
+	}
+}
+
+/*
  * The next chunk of st's entries as a bytea, NULL after the last.  Chunks
  * are made a batch at a time, written at once on the engine's threads,
  * since one thread writing a large All-kNN took longer than its search.
@@ -297,16 +320,9 @@ kdg_chunks_next(KdChunkState *st)
 		kdg_chunks_plan(st);
 		if (st->nbatch == 0)
 			return NULL;
-		/* the threads look up rows' own TIDs: their pages are read here */
-		if (st->rows)
-			for (int p = 0; p < st->t->nparts; p++)
-				if (st->t->parts[p].hot)
-					kdg_hot_read_all(&st->t->parts[p]);
+		chunks_hot_pages(st, true);
 		kdg_parallel_for(st->nbatch, 1, kdg_chunks_write_range, st);
-		if (st->rows)
-			for (int p = 0; p < st->t->nparts; p++)
-				if (st->t->parts[p].hot)
-					kdg_hot_threads_done(st->t->parts[p].hot);
+		chunks_hot_pages(st, false);
 	}
 	return st->batch[st->next++].chunk;
 }

@@ -176,11 +176,11 @@ kdgpu_geometry_in_ball(PG_FUNCTION_ARGS)
 		PG_RETURN_BOOL(false);
 	if (kdg_ball_from_datum(PG_GETARG_DATUM(1), 2, center, &radius) < 0)
 		PG_RETURN_NULL();
-	if (kind != KD_VALUE_NOT_POINT)
-	{
+	/* a non-finite or unreadable point: the error reading it raises */
+	if (kind == KD_VALUE_NONFINITE || kind == KD_VALUE_OTHER)
 		(void) kdg_datum_coords(KD_TYPE_GEOMETRY_2D, PG_GETARG_DATUM(0), p, &where);
+	if (kind != KD_VALUE_NOT_POINT)
 		PG_RETURN_BOOL(kdg_metric(KD_TYPE_GEOMETRY_2D, p, center, 2) <= radius);
-	}
 	if (!kdg_postgis_box(PG_GETARG_DATUM(0), lo, hi))
 		PG_RETURN_BOOL(false);
 	for (int j = 0; j < 2; j++)
