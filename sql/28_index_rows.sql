@@ -91,6 +91,26 @@ INSERT INTO fx_vis SELECT 10000 + i, 0, point(round(random() * 200) / 2, round(r
 SELECT ir_source('fx_vis') ~ '^index, [1-9]' AS changed_pages_read;
 SELECT * FROM fx_check('fx_vis');
 SELECT * FROM ir_key_check('fx_vis');
+-- a later call finds those pages unchanged: it takes the rows the first
+-- call read there, and its answers are still brute force's
+SELECT ir_source('fx_vis') ~ 'read by an earlier call and unchanged since$' AS pages_kept;
+SELECT * FROM fx_check('fx_vis');
+SELECT * FROM ir_key_check('fx_vis');
+-- one row deleted on one of them changes its page: every page is read again
+DELETE FROM fx_vis WHERE id = (SELECT max(id) FROM fx_vis);
+SELECT ir_source('fx_vis') ~ '^index, [1-9]' AS deleted_page_read;
+SELECT * FROM fx_check('fx_vis');
+-- a lock alone changes the page too, and the row stays
+SELECT id FROM fx_vis WHERE id = 10001 FOR UPDATE;
+SELECT ir_source('fx_vis') ~ '^index, [1-9]' AS locked_page_read;
+SELECT * FROM fx_check('fx_vis');
+-- rows of a transaction still open, even the caller's own, are never kept
+BEGIN;
+INSERT INTO fx_vis VALUES (30002, 0, point(25, 25)), (30003, 0, point(75, 75));
+SELECT ir_source('fx_vis') ~ '^index, [1-9]' AS own_rows_read;
+SELECT ir_source('fx_vis') ~ '^index, [1-9]' AS own_rows_read_again;
+SELECT * FROM fx_check('fx_vis');
+ROLLBACK;
 -- an aborted insert leaves its rows in the index and on its pages
 BEGIN;
 INSERT INTO fx_vis SELECT 20000 + i, 0, point(50, 50) FROM generate_series(1, 200) i;

@@ -178,6 +178,8 @@ typedef struct KdSource
 								 * index_rows' own: not in the rows then */
 	struct KdgDiff *index_diff; /* with index_rows, rows not its own: how
 								 * they differ from its rows */
+	struct KdgChanged *index_changed;	/* with index_rows: the kept rows
+										 * of changed pages it uses, or NULL */
 } KdSource;
 
 extern uint64 kdg_hot_tid(KdgHotMap *hot, uint64 root);

@@ -66,6 +66,7 @@ kdgpu_status(PG_FUNCTION_ARGS)
 	int			trees;
 	int			copies;
 	int64		copied_rows;
+	int64		kept_rows;
 	int			on_gpu;
 	Size		gpu_bytes;
 
@@ -90,13 +91,15 @@ kdgpu_status(PG_FUNCTION_ARGS)
 	values[4] = CStringGetTextDatum(kdgpu_gpu_library);
 	values[5] = Int32GetDatum(exec.threads);
 	values[6] = Int32GetDatum(trees);
-	kdg_index_rows_usage(&copies, &copied_rows);
-	values[7] = CStringGetTextDatum(psprintf("%d cop%s of indexes' rows (" INT64_FORMAT " rows) and %d index tree%s "
+	kdg_index_rows_usage(&copies, &copied_rows, &kept_rows);
+	values[7] = CStringGetTextDatum(psprintf("%d cop%s of indexes' rows (" INT64_FORMAT " rows, and " INT64_FORMAT
+											 " rows with the pages written since VACUUM) and %d index tree%s "
 											 "cached in this backend, %d on the GPU (%zu MB); the kd_* functions "
 											 "take a table's rows from its kdgpu index and search one tree over "
-											 "them, made once per version of the index (last_run says how many "
-											 "table pages a call read, or why it read the table)",
-											 copies, copies == 1 ? "y" : "ies", copied_rows,
+											 "them, made once per version of the index, and keep the rows of "
+											 "pages written since VACUUM until those change (last_run says how "
+											 "many table pages a call read, or why it read the table)",
+											 copies, copies == 1 ? "y" : "ies", copied_rows, kept_rows,
 											 trees, trees == 1 ? "" : "s", on_gpu,
 											 (gpu_bytes + (1 << 20) - 1) >> 20));
 	values[8] = CStringGetTextDatum(kdg_service_describe());

@@ -381,6 +381,26 @@ kdg_hot_keeps(const KdgHotMap *hot)
 }
 
 /*
+ * The map for the call of a page an earlier call read under its snapshot
+ * (changed_pages.c): npairs (root, row) pairs, every other root its own row.
+ */
+void
+kdg_hot_map_set(KdgHotMap *hot, BlockNumber block, const OffsetNumber *pairs,
+				int npairs)
+{
+	OffsetNumber *map;
+
+	if (npairs == 0)
+	{
+		hot->call.state[block] = KDG_PAGE_PLAIN;
+		return;
+	}
+	map = page_maps_add(&hot->call, block);
+	for (int i = 0; i < npairs; i++)
+		map[pairs[2 * i]] = pairs[2 * i + 1];
+}
+
+/*
  * A new map for the call of a page it read under its snapshot, every root
  * its own row until set.
  */

@@ -238,15 +238,20 @@ kdg_index_rows_read(Relation index, const KdamMetaPageData *meta,
 
 /* How many copies of indexes' rows this backend keeps, and their rows. */
 void
-kdg_index_rows_usage(int *copies, int64 *rows)
+kdg_index_rows_usage(int *copies, int64 *rows, int64 *kept)
 {
 	*copies = 0;
 	*rows = 0;
+	*kept = 0;
 	for (int i = 0; i < KDG_INDEX_ROWS_CACHE; i++)
 		if (rows_cache[i] && !rows_cache[i]->stale)
 		{
+			KdgChanged *c = rows_cache[i]->changed;
+
 			(*copies)++;
 			*rows += rows_cache[i]->n;
+			if (c && c->diff)
+				*kept += c->n;
 		}
 }
 
@@ -325,9 +330,21 @@ kdg_index_source_tree(const KdSource *src, int64 work, bool all_knn)
 	{
 		int64		maxdiff = kdg_delta_max(src->n);
 		const KdgDiff *diff = src->index_diff;
+		KdgChanged *kept = src->index_changed;
+		MemoryContext old;
 
-		if (diff->ngone <= maxdiff && diff->nadded <= maxdiff)
+		if (diff->ngone > maxdiff || diff->nadded > maxdiff)
+			return kdg_tree_plain(kdg_build_tree(src, &used_gpu));
+		if (kept == NULL)
 			return kdg_tree_delta(src, tree, diff);
+		/* rows kept across calls keep the tree searched beside them */
+		if (kept->delta == NULL)
+		{
+			old = MemoryContextSwitchTo(kept->cxt);
+			kept->delta = kdg_tree_delta(src, tree, diff);
+			MemoryContextSwitchTo(old);
+		}
+		return kept->delta;
 	}
 	return kdg_tree_plain(kdg_build_tree(src, &used_gpu));
 }

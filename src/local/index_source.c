@@ -20,7 +20,8 @@
  * tree is searched as it is; otherwise they are assembled from the copy,
  * the pending rows and the pages read, and the copy's tree is searched
  * beside the difference (tree_delta.c), or a tree is built when it is
- * large.  Rows are named by the TID the index holds, their HOT chain's
+ * large.  What a call read of those pages, and the rows it assembled, are
+ * kept for a later call that finds the pages unchanged (changed_pages.c).  Rows are named by the TID the index holds, their HOT chain's
  * root; a page read here names its visible rows so too, and answers give
  * the rows' own TIDs (hot_chains.c).
  *
@@ -116,13 +117,14 @@ table_read_reason(const KdSource *src, Relation heap)
 /*
  * Add the rows of a page the visibility map does not mark all-visible that
  * the snapshot sees to nv, each named by its chain's root (in root order),
- * and map the roots to the rows in hot.  The page is read through shared
- * buffers, not a bulk-read ring: every call reads the pages written since
- * the last VACUUM again, and a ring would send each back to the kernel.
+ * and map the roots to the rows in hot; note its tuples and LSN in changed
+ * (or NULL).  The page is read through shared buffers, not a bulk-read
+ * ring: later calls look at the pages written since the last VACUUM again,
+ * and a ring would send each back to the kernel.
  */
 static void
 read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
-			   KdSource *nv, KdgHotMap *hot)
+			   KdSource *nv, KdgHotMap *hot, KdgChanged *changed)
 {
 	Buffer		buf = ReadBuffer(heap, block);
 	Page		page;
@@ -152,6 +154,7 @@ read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
 		ItemPointerSet(&tuple.t_self, block, off);
 		valid = HeapTupleSatisfiesVisibility(&tuple, snapshot, buf);
 		HeapCheckForSerializableConflictOut(valid, heap, &tuple, buf, snapshot);
+		kdg_changed_tuple(changed, tuple.t_data);
 		if (!valid)
 			continue;
 		if (roots[off - 1] == InvalidOffsetNumber)
@@ -160,6 +163,7 @@ read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
 		byroot[roots[off - 1]] = off;
 		nvisible++;
 	}
+	kdg_changed_page(changed, block, PageGetLSN(page), byroot, maxoff, nvisible);
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 
 	/* the pin keeps the tuples in place while their values are read */
@@ -315,13 +319,14 @@ list_add(uint64 **list, int64 *n, int64 *cap, uint64 x)
  * on all-visible pages, and the rows read from the other pages (nv); and
  * how they differ from the copy's rows (diff: ranks of the copy's rows on
  * those pages that nv lacks, ordinals of the rows the copy lacks), made in
- * the same pass.  A row of nv with a TID of the copy's is that row: a TID
- * names one point until VACUUM marks it dead, which makes a new copy.
+ * the same pass, the rows in rowcxt.  A row of nv with a TID of the copy's
+ * is that row: a TID names one point until VACUUM marks it dead, which makes
+ * a new copy.
  */
 static void
 assemble(KdSource *src, Relation heap, const KdgIndexRows *r,
 		 const KdamRecords *pending, const KdSource *nv, const bool *notall,
-		 BlockNumber nblocks, KdgDiff *diff)
+		 BlockNumber nblocks, KdgDiff *diff, MemoryContext rowcxt)
 {
 	bool		keyed = src->keyattnum != InvalidAttrNumber;
 	int64		npend = 0;
@@ -344,7 +349,7 @@ assemble(KdSource *src, Relation heap, const KdgIndexRows *r,
 	memset(diff, 0, sizeof(*diff));
 	src->n = 0;
 	src->cap = Max(r->n + npend + nv->n, 1);
-	src->rows = MemoryContextAllocExtended(src->mcxt,
+	src->rows = MemoryContextAllocExtended(rowcxt,
 										   sizeof(KdSlot) * src->stride * src->cap,
 										   MCXT_ALLOC_HUGE);
 	for (;;)
@@ -394,6 +399,77 @@ assemble(KdSource *src, Relation heap, const KdgIndexRows *r,
 }
 
 /*
+ * Read the pages the visibility map does not mark all-visible (notall_list,
+ * nread of them; notall by block) under the call's snapshot, let go of the
+ * metapage, and make the source's rows: the copy r's own when those pages
+ * hold exactly its rows there and nothing is pending, else assembled.  What
+ * was read is kept for later calls where it may be (changed_pages.c).
+ */
+static void
+read_changed(KdSource *src, Relation heap, KdgIndexRows *r,
+			 const KdamMetaPageData *meta, const KdamRecords *pending,
+			 const bool *notall, const BlockNumber *notall_list,
+			 BlockNumber nread, BlockNumber nblocks, Buffer metabuf)
+{
+	Snapshot	snapshot = GetActiveSnapshot();
+	KdgChanged *changed;
+	KdSource	nv;
+	bool		keep;
+
+	changed = kdg_changed_begin(heap, src, snapshot, nread, nblocks);
+	memcpy(&nv, src, sizeof(nv));
+	nv.n = nv.cap = 0;
+	nv.rows = NULL;
+	nv.hot = NULL;
+	for (BlockNumber k = 0; k < nread; k++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		read_heap_page(heap, notall_list[k], snapshot, &nv, src->hot, changed);
+	}
+	ReleaseBuffer(metabuf);
+	keep = kdg_changed_usable(changed);
+
+	/* the index holds points of one dimension, SRID and Z/M flags */
+	src->dim = r->n > 0 || pending->n > 0 ? meta->dim : nv.dim;
+	if (nv.n > 0)
+		src->info = nv.info;
+	else if (kdg_type_is_postgis(src->type))
+	{
+		src->info.srid = meta->srid;
+		src->info.zm = meta->zm;
+		src->info.geotype = KD_GS_POINTTYPE;
+	}
+	if (nv.n > 0 && nv.dim != src->dim)
+		elog(ERROR, "kdgpu: rows of dimension %d read beside an index of dimension %d",
+			 nv.dim, src->dim);
+	src->stride = kdg_source_stride(src, src->dim);
+	if (pending->n == 0 && r->nokey == NULL &&
+		pages_match(r, &nv, notall_list, nread))
+	{
+		/* the copy's rows are the call's: used in place, never written */
+		src->rows = r->rows;
+		src->keys = r->keys;
+		src->stride = r->dim + 1;
+		src->n = r->n;
+		src->cap = r->n;
+	}
+	else
+	{
+		/* kept rows are assembled where the kept set lives */
+		MemoryContext rowcxt = keep ? changed->cxt : src->mcxt;
+		MemoryContext old = MemoryContextSwitchTo(rowcxt);
+
+		src->index_diff = palloc(sizeof(KdgDiff));
+		assemble(src, heap, r, pending, &nv, notall, nblocks, src->index_diff, rowcxt);
+		MemoryContextSwitchTo(old);
+	}
+	if (keep)
+		kdg_changed_keep(r, changed, src, pending);
+	else if (changed)
+		MemoryContextDelete(changed->cxt);
+}
+
+/*
  * Take the source's rows from a kdgpu index on its column and the table's
  * visibility map (see the top of the file); false, with note saying why,
  * when the table must be read instead.
@@ -415,7 +491,7 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 	bool	   *notall;
 	BlockNumber *notall_list;
 	Buffer		vmbuf = InvalidBuffer;
-	KdSource	nv;
+	KdgChanged *changed;
 
 	if (why == NULL && (index = source_index(src, heap)) == NULL)
 		why = "it has no kdgpu index on the column";
@@ -490,50 +566,23 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 	}
 	if (BufferIsValid(vmbuf))
 		ReleaseBuffer(vmbuf);
-	memcpy(&nv, src, sizeof(nv));
-	nv.n = nv.cap = 0;
-	nv.rows = NULL;
-	nv.hot = NULL;
-	for (BlockNumber k = 0; k < nread; k++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		read_heap_page(heap, notall_list[k], snapshot, &nv, src->hot);
-	}
-	ReleaseBuffer(metabuf);
-
-	/* the index holds points of one dimension, SRID and Z/M flags */
-	src->dim = r->n > 0 || pending.n > 0 ? meta.dim : nv.dim;
-	if (nv.n > 0)
-		src->info = nv.info;
-	else if (kdg_type_is_postgis(src->type))
-	{
-		src->info.srid = meta.srid;
-		src->info.zm = meta.zm;
-		src->info.geotype = KD_GS_POINTTYPE;
-	}
-	if (nv.n > 0 && nv.dim != src->dim)
-		elog(ERROR, "kdgpu: rows of dimension %d read beside an index of dimension %d",
-			 nv.dim, src->dim);
-	src->stride = kdg_source_stride(src, src->dim);
 	src->index_rows = r;
-	if (pending.n == 0 && r->nokey == NULL &&
-		pages_match(r, &nv, notall_list, nread))
+	changed = nread > 0 ?
+		kdg_changed_find(r, heap, src, snapshot, notall_list, nread, nblocks, &pending) :
+		NULL;
+	if (changed)
 	{
-		/* the copy's rows are the call's: used in place, never written */
-		src->rows = r->rows;
-		src->keys = r->keys;
-		src->stride = r->dim + 1;
-		src->n = r->n;
-		src->cap = r->n;
+		/* those pages hold what an earlier call read there */
+		ReleaseBuffer(metabuf);
+		kdg_changed_use(changed, src);
 	}
 	else
-	{
-		src->index_diff = palloc(sizeof(KdgDiff));
-		assemble(src, heap, r, &pending, &nv, notall, nblocks, src->index_diff);
-	}
+		read_changed(src, heap, r, &meta, &pending, notall, notall_list, nread,
+					 nblocks, metabuf);
 	snprintf(note, notelen,
-			 "rows from index \"%s\" and the visibility map, %u of %u table pages read",
-			 r->indexname, nread, nblocks);
+			 "rows from index \"%s\" and the visibility map, %u of %u table pages read%s",
+			 r->indexname, nread, nblocks,
+			 changed ? " by an earlier call and unchanged since" : "");
 	pfree(notall);
 	pfree(notall_list);
 	index_close(index, AccessShareLock);

@@ -14,8 +14,11 @@
 
 #include "core/core.h"
 #include "point/point.h"
+#include "access/htup.h"
 #include "access/xlogdefs.h"
 #include "storage/relfilenode.h"
+#include "utils/relcache.h"
+#include "utils/snapshot.h"
 
 /* source.c */
 extern void kdg_source_open(KdSource *src, Oid relid, Name colname);
@@ -176,6 +179,7 @@ extern KdAnswer *kdg_search_box(const KdSource *src, const KdgTree *tree,
 typedef struct KdgPageMaps KdgPageMaps;
 struct KdamMetaPageData;
 struct KdamForest;
+struct KdamRecords;
 
 struct KdgIndexRows
 {
@@ -199,11 +203,70 @@ struct KdgIndexRows
 	int			pins;			/* calls of this transaction using it */
 	bool		stale;			/* the index has changed: drop when unpinned */
 	uint64		last_use;
+	struct KdgChanged *changed; /* the rows of its table's pages read last,
+								 * or NULL (changed_pages.c) */
 	MemoryContext cxt;			/* holds it all */
 };
 
+/*
+ * The rows a call read from the pages its table's visibility map does not
+ * mark all-visible, and the rows it assembled and the tree it searched,
+ * kept for the next call that finds those pages unchanged
+ * (changed_pages.c).
+ */
+typedef struct KdgChanged
+{
+	MemoryContext cxt;			/* holds it all */
+	int			refs;			/* sources using its rows */
+	bool		owned;			/* a copy of index rows points to it */
+	bool		usable;			/* (while read) every tuple's fate is final */
+	TransactionId snapshot_xmin;	/* of the call that read the pages */
+	TransactionId horizon;		/* the latest transaction deciding them */
+	bool		has_horizon;
+	AttrNumber	keyattnum;		/* the key column read, or InvalidAttrNumber */
+	BlockNumber nblocks;		/* of the table */
+	BlockNumber npages;			/* the pages read, ascending: */
+	BlockNumber *blocks;
+	XLogRecPtr *lsns;			/* each one's LSN when read */
+	bool	   *has_rows;		/* whether it had rows visible */
+	int64	   *first_pair;		/* npages + 1: each one's first pair */
+	OffsetNumber *pairs;		/* (root, row) of chains whose visible row
+								 * is not their root */
+	int64		npairs;
+	int64		cappairs;
+	int64		npending;		/* the index's pending rows then */
+	uint64	   *pending_refs;
+	double	   *pending_coords;
+	KdSlot	   *rows;			/* the call's rows (the source's fields) */
+	const uint64 *keys;
+	int64		n;
+	int			dim;
+	int			stride;
+	KdPointInfo info;
+	KdgDiff    *diff;			/* or NULL: the rows are the copy's */
+	KdgTree    *delta;			/* the tree searched beside diff, once made */
+} KdgChanged;
+
 /* index_source.c */
 extern void kdg_source_read(KdSource *src);
+
+/* changed_pages.c */
+extern KdgChanged *kdg_changed_begin(Relation heap, const KdSource *src,
+									 Snapshot snapshot, BlockNumber nread,
+									 BlockNumber nblocks);
+extern void kdg_changed_tuple(KdgChanged *c, HeapTupleHeader tup);
+extern void kdg_changed_page(KdgChanged *c, BlockNumber block, XLogRecPtr lsn,
+							 const OffsetNumber *byroot, OffsetNumber maxoff,
+							 int nvisible);
+extern bool kdg_changed_usable(const KdgChanged *c);
+extern void kdg_changed_keep(KdgIndexRows *r, KdgChanged *c, KdSource *src,
+							 const struct KdamRecords *pending);
+extern KdgChanged *kdg_changed_find(const KdgIndexRows *r, Relation heap,
+									const KdSource *src, Snapshot snapshot,
+									const BlockNumber *notall,
+									BlockNumber nnotall, BlockNumber nblocks,
+									const struct KdamRecords *pending);
+extern void kdg_changed_use(KdgChanged *c, KdSource *src);
 
 /* index_rows.c */
 extern KdgIndexRows *kdg_index_rows_find(Relation index,
@@ -215,7 +278,7 @@ extern KdgIndexRows *kdg_index_rows_read(Relation index,
 										 const KdSource *src);
 extern void kdg_index_rows_keep(KdgIndexRows *r);
 extern void kdg_index_rows_pin(KdgIndexRows *r);
-extern void kdg_index_rows_usage(int *copies, int64 *rows);
+extern void kdg_index_rows_usage(int *copies, int64 *rows, int64 *kept);
 extern KdgTree *kdg_index_source_tree(const KdSource *src, int64 work,
 									  bool all_knn);
 
@@ -234,6 +297,8 @@ extern bool kdg_hot_keeps(const KdgHotMap *hot);
 extern void kdg_hot_keep_vm_range(KdgIndexRows *r, BlockNumber vmpage,
 								  XLogRecPtr lsn);
 extern OffsetNumber *kdg_hot_map_page(KdgHotMap *hot, BlockNumber block);
+extern void kdg_hot_map_set(KdgHotMap *hot, BlockNumber block,
+							const OffsetNumber *pairs, int npairs);
 extern bool kdg_root_key(Page page, OffsetNumber root, const KdSource *src,
 						 TupleDesc desc, uint64 *key);
 extern void kdg_hot_read_pages(const KdSource *src, const KdNeighbor *raw,
