@@ -186,6 +186,23 @@ SELECT count(*) AS utm_knn_mismatches FROM (
 		SELECT ctid, ST_Distance(geom, ST_Transform(q, 32631)) AS d,
 			row_number() OVER (ORDER BY geom <-> ST_Transform(q, 32631), ctid) AS rank
 		FROM pg_utm ORDER BY geom <-> ST_Transform(q, 32631), ctid LIMIT 10) b) x;
+-- one XY point of the column's SRID runs as an ordered scan of the index;
+-- its rows, distances and ties by ctid are brute force's for every k,
+-- also at points that lie on two rows (a tie at the first place)
+SELECT count(*) FROM kd_knn('pg_utm', 'SRID=32631;POINT(450000 5410000)'::geometry, 10);
+SELECT last_run FROM kd_status();
+SELECT k, count(*) FILTER (WHERE
+	ARRAY(SELECT (nn_ctid, distance)::text FROM kd_knn('pg_utm', uq, k) ORDER BY rank)
+	IS DISTINCT FROM
+	ARRAY(SELECT (ctid, ST_Distance(geom, uq))::text FROM pg_utm
+		  ORDER BY geom <-> uq, ctid LIMIT k)) AS ordered_scan_mismatches
+FROM (SELECT ST_Transform(q, 32631) AS uq FROM pg_q
+	  UNION ALL SELECT geom FROM pg_utm WHERE id IN (5, 10)) qs,
+	(VALUES (1), (2), (10), (60)) ks(k) GROUP BY k ORDER BY k;
+-- a point of another SRID or with a Z is not the index's: the table is
+-- read, which refuses it as before
+SELECT * FROM kd_knn('pg_utm', 'SRID=4326;POINT(2.35 48.85)'::geometry, 1);
+SELECT * FROM kd_knn('pg_utm', 'SRID=32631;POINT Z(450000 5410000 5)'::geometry, 1);
 
 -- geography: sphere distance in metres, like geography <-> and ST_Distance(.., false)
 CREATE TABLE pg_geog AS SELECT id, geom::geography AS geog FROM pg_pts;

@@ -48,7 +48,6 @@ extern KdRows *kdg_box_rows(FunctionCallInfo fcinfo);
 extern KdRows *kdg_pairs_within_rows(FunctionCallInfo fcinfo);
 
 /* postgis_funcs.c: PostGIS's functions and radii, for index conditions */
-extern Oid	kdg_type_namespace(Oid typid);
 extern Oid	kdg_function_oid_args(Oid nsp, const char *name, int nargs,
 								  const Oid *argtypes);
 extern Oid	kdg_function_oid(Oid nsp, const char *name, Oid arg0, Oid arg1);

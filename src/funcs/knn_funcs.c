@@ -41,7 +41,7 @@ kdg_knn_rows(FunctionCallInfo fcinfo)
 	k = PG_GETARG_INT32(args.next + 1);
 	kdg_check_k(k);
 	qdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next), query, "query", &qinfo);
-	ans = kdg_index_knn(t, PG_GETARG_DATUM(args.next), qtype, qdim, k,
+	ans = kdg_index_knn(t, PG_GETARG_DATUM(args.next), qtype, qdim, &qinfo, k,
 						fcinfo->flinfo->fn_oid);
 	if (ans == NULL)
 	{

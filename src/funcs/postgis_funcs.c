@@ -192,20 +192,6 @@ kdgpu_geometry_in_ball(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(sqrt(d2) <= radius * (1.0 + KD_REGION_REL) + KD_REGION_ABS);
 }
 
-/* The schema of a type. */
-Oid
-kdg_type_namespace(Oid typid)
-{
-	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
-	Oid			nsp;
-
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for type %u", typid);
-	nsp = ((Form_pg_type) GETSTRUCT(tup))->typnamespace;
-	ReleaseSysCache(tup);
-	return nsp;
-}
-
 /* The OID of function name(argtypes) in schema nsp, or InvalidOid. */
 Oid
 kdg_function_oid_args(Oid nsp, const char *name, int nargs, const Oid *argtypes)

@@ -310,6 +310,7 @@ extern void kdg_hot_threads_done(KdgHotMap *hot);
 
 /* index_knn.c */
 extern KdAnswer *kdg_index_knn(const KdTable *t, Datum query, Oid qtype,
-							   int qdim, int k, Oid fn);
+							   int qdim, const KdPointInfo *qinfo, int k,
+							   Oid fn);
 
 #endif							/* KDGPU_LOCAL_H */

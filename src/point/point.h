@@ -46,6 +46,7 @@ extern KdValueKind kdg_postgis_classify(KdPointType type, Datum value,
 										int *dim);
 extern bool kdg_postgis_box(Datum value, double *lo, double *hi);
 extern bool kdg_postgis_exact_box(Datum value, double *lo, double *hi);
+extern Oid	kdg_type_namespace(Oid typid);
 extern bool kdg_geography_box(Datum value, double *lo, double *hi);
 extern double kdg_geography_distance(const double *a, const double *b);
 extern double kdg_geography_chord(double metres);

@@ -443,3 +443,17 @@ kdg_postgis_exact_box(Datum value, double *lo, double *hi)
 	hi[1] = box.ymax;
 	return st == KD_GS_OK;
 }
+
+/* The schema of a type. */
+Oid
+kdg_type_namespace(Oid typid)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	Oid			nsp;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for type %u", typid);
+	nsp = ((Form_pg_type) GETSTRUCT(tup))->typnamespace;
+	ReleaseSysCache(tup);
+	return nsp;
+}
