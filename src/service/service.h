@@ -236,11 +236,19 @@ extern bool kdg_service_key_index(const uint64 *key, Oid *dboid,
 								  Oid *indexrelid);
 
 /* service_calls.c */
+
+/*
+ * Calls of at least this many bytes use the backend's kept segment, and
+ * the service maps its pages at once.
+ */
+#define KDG_CALL_KEEP_MIN	((Size) 16 << 20)
+
 extern KdgServiceState kdg_service_state(uint64 *epoch);
 extern dsm_segment *kdg_call_begin(Size size, KdgOp op, KdgCall **call,
 								   KdError *err);
 extern KdStatus kdg_call_run(dsm_segment *seg, KdgCall *call,
 							 const KdExec *exec, KdError *err);
+extern void kdg_call_end(dsm_segment *seg);
 extern void kdg_ship_tree(KdgCall *call, const KdTree *t, Size at, bool copy);
 extern Size kdg_tree_shipped_size(int64 n, int dim, int64 nbounds);
 

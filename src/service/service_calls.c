@@ -10,6 +10,13 @@
  * up on (cancel, timeout, termination, or the backend's exit) leaves its
  * slot ABANDONED, for the service to free; a slot is never reused while
  * the service may still write into its call's segment.
+ *
+ * A backend keeps the segment of its last large call (kept_seg) for the
+ * next: a new segment is zero-filled when made and each of its pages
+ * faulted in again, which for an All-kNN answer costs more than the GPU's
+ * work.  It is used again only after a call on it ended with the reply
+ * (kdg_call_end): one given up on might still be written by the service,
+ * so it is let go instead.
  */
 #include "postgres.h"
 
@@ -29,6 +36,13 @@
 #include "service.h"
 
 static bool exit_callback_registered = false;
+
+/* the kept segment's size is a multiple of this */
+#define KDG_CALL_KEEP_UNIT	((Size) 64 << 20)
+
+static dsm_segment *kept_seg;
+static Size kept_size;
+static bool kept_busy;			/* a call on it has not ended with its reply */
 
 /* The service's state, read under its lock. */
 KdgServiceState
@@ -74,11 +88,42 @@ client_exit(int code, Datum arg)
 			slot_abandon(i);
 }
 
-/* A new call's segment of size bytes, its header zeroed; NULL if none. */
+/*
+ * The kept segment, of at least size bytes, marked busy; NULL when none can
+ * be made.  One still busy, or too small, is let go first.
+ */
+static dsm_segment *
+kept_segment(Size size)
+{
+	if (kept_seg && (kept_busy || kept_size < size))
+	{
+		dsm_detach(kept_seg);
+		kept_seg = NULL;
+	}
+	if (kept_seg == NULL)
+	{
+		Size		want = (size + KDG_CALL_KEEP_UNIT - 1) / KDG_CALL_KEEP_UNIT * KDG_CALL_KEEP_UNIT;
+
+		if ((kept_seg = dsm_create(want, DSM_CREATE_NULL_IF_MAXSEGMENTS)) == NULL)
+			return NULL;
+		dsm_pin_mapping(kept_seg);
+		kept_size = want;
+	}
+	kept_busy = true;
+	return kept_seg;
+}
+
+/*
+ * A new call's segment of size bytes (the kept one for a large call), its
+ * header zeroed; NULL if none.
+ */
 dsm_segment *
 kdg_call_begin(Size size, KdgOp op, KdgCall **call, KdError *err)
 {
-	dsm_segment *seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+	dsm_segment *seg = size >= KDG_CALL_KEEP_MIN ? kept_segment(size) : NULL;
+
+	if (seg == NULL)
+		seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 
 	if (seg == NULL)
 	{
@@ -184,11 +229,25 @@ kdg_call_run(dsm_segment *seg, KdgCall *call, const KdExec *exec, KdError *err)
 	SpinLockAcquire(&kdg_service->mutex);
 	kdg_service->slots[i].state = KDG_SLOT_FREE;
 	SpinLockRelease(&kdg_service->mutex);
+	if (seg == kept_seg)
+		kept_busy = false;
 	if (exec && exec->times)
 		exec->times->kernel_ms += call->kernel_ms;
 	if (call->status != KD_OK)
 		*err = call->err;
 	return call->status;
+}
+
+/*
+ * The end of a call's use of its segment: detached, but for the kept one,
+ * which stays mapped for the next call (let go then if the call was given
+ * up on).
+ */
+void
+kdg_call_end(dsm_segment *seg)
+{
+	if (seg != kept_seg)
+		dsm_detach(seg);
 }
 
 /* Copy a tree's arrays into a call's segment, after the header. */

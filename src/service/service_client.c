@@ -98,7 +98,7 @@ acquire_or_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 		st = kdg_call_run(seg, call, exec, err);
 		if (st == KD_OK && !call->missing)
 			*out = handle_new(call, tree, tree->n, tree->dim, true);
-		dsm_detach(seg);
+		kdg_call_end(seg);
 		if (st != KD_OK || *out)
 			return st;
 	}
@@ -112,7 +112,7 @@ acquire_or_upload(const KdTree *tree, KdGpuTree **out, const KdExec *exec,
 	st = kdg_call_run(seg, call, exec, err);
 	if (st == KD_OK)
 		*out = handle_new(call, tree, tree->n, tree->dim, named);
-	dsm_detach(seg);
+	kdg_call_end(seg);
 	return st;
 }
 
@@ -268,7 +268,7 @@ client_build(const double *points, const uint64_t *refs, int64_t n, int dim,
 		if (out)
 			*out = call->resident_out >= 0 ? handle_new(call, tree, n, dim, false) : NULL;
 	}
-	dsm_detach(seg);
+	kdg_call_end(seg);
 	return st;
 }
 
@@ -290,7 +290,7 @@ call_take_neighbours(dsm_segment *seg, KdgCall *call, KdGpuTree *g,
 						  sizeof(KdNeighbor) * nrows * k);
 		memcpy(count, (char *) call + call->count, sizeof(int32) * nrows);
 	}
-	dsm_detach(seg);
+	kdg_call_end(seg);
 	return st;
 }
 
@@ -402,7 +402,7 @@ client_range(KdgOp op, KdGpuTree *g, const double *in1, Size bytes1,
 	st = call_on_copy(seg, call, g, exec, err);
 	if (st == KD_OK)
 		st = take_range(call, nq, res, err);
-	dsm_detach(seg);
+	kdg_call_end(seg);
 	return st;
 }
 
@@ -453,7 +453,7 @@ client_dbscan(const KdGpuTree *gtree, const KdDbscan *args, int32_t *labels,
 		*undecided = call->undecided;
 		kdg_parallel_copy(labels, (char *) call + call->out, sizeof(int32) * g->n);
 	}
-	dsm_detach(seg);
+	kdg_call_end(seg);
 	return st;
 }
 
@@ -570,7 +570,7 @@ kdg_service_find(const uint64 *key, const uint64 *rows, const double *points,
 		memcpy(diff->gone, gone, sizeof(uint64) * call->ngone);
 		memcpy(diff->added, gone + max_gone, sizeof(uint64) * call->nadded);
 	}
-	dsm_detach(seg);
+	kdg_call_end(seg);
 	return g;
 }
 
@@ -613,7 +613,7 @@ kdg_service_give_rows(KdGpuTree *g, const uint64 *rows, const uint64 *refs,
 	kdg_exec_prepare(&exec);
 	if (kdg_call_run(seg, call, &exec, &err) == KD_OK)
 		g->has_rows = true;
-	dsm_detach(seg);
+	kdg_call_end(seg);
 }
 
 /*

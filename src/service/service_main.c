@@ -34,6 +34,7 @@
 #include "postgres.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "miscadmin.h"
@@ -98,6 +99,12 @@ slot_call(int i)
 			slot_free(i, DSM_HANDLE_INVALID);
 			return NULL;
 		}
+#ifdef MADV_POPULATE_WRITE
+		/* a large call's pages mapped in one go, not faulted in one by one */
+		if (dsm_segment_map_length(segs[i]) >= KDG_CALL_KEEP_MIN)
+			(void) madvise(dsm_segment_address(segs[i]),
+						   dsm_segment_map_length(segs[i]), MADV_POPULATE_WRITE);
+#endif
 	}
 	return dsm_segment_address(segs[i]);
 }
