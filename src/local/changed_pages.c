@@ -324,3 +324,33 @@ kdg_changed_use(KdgChanged *c, KdSource *src)
 							(int) (c->first_pair[k + 1] - c->first_pair[k]));
 	changed_ref(c, src);
 }
+
+/* Reset callback of a call's context: it is done with c's delta tree. */
+static void
+changed_delta_done(void *arg)
+{
+	KdgChanged *c = arg;
+
+	/* a device copy the search made is this backend's: not kept */
+	if (c->delta && c->delta->added)
+		kde_gpu_release(c->delta->added);
+	c->refs--;
+	changed_free_if_unused(c);
+}
+
+/*
+ * Note that the current call searches c's delta tree: when the call's
+ * context is reset, the device copy the search made of its added rows is
+ * let go (a device copy owned by a backend outlives it until the service
+ * sweeps, so none is kept across calls).
+ */
+void
+kdg_changed_use_delta(KdgChanged *c)
+{
+	MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
+
+	c->refs++;
+	cb->func = changed_delta_done;
+	cb->arg = c;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+}

@@ -344,6 +344,7 @@ kdg_index_source_tree(const KdSource *src, int64 work, bool all_knn)
 			kept->delta = kdg_tree_delta(src, tree, diff);
 			MemoryContextSwitchTo(old);
 		}
+		kdg_changed_use_delta(kept);
 		return kept->delta;
 	}
 	return kdg_tree_plain(kdg_build_tree(src, &used_gpu));

@@ -267,6 +267,7 @@ extern KdgChanged *kdg_changed_find(const KdgIndexRows *r, Relation heap,
 									BlockNumber nnotall, BlockNumber nblocks,
 									const struct KdamRecords *pending);
 extern void kdg_changed_use(KdgChanged *c, KdSource *src);
+extern void kdg_changed_use_delta(KdgChanged *c);
 
 /* index_rows.c */
 extern KdgIndexRows *kdg_index_rows_find(Relation index,

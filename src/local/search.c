@@ -337,6 +337,37 @@ kdg_search_all_knn_slice(const KdSource *src, const KdgTree *tree, int k,
 	return kdg_knn_answer((KdHit *) raw, count, nq, kk);
 }
 
+/* What the per-node passes of kdg_search_all_knn share with the threads. */
+typedef struct KdgNodePass
+{
+	const KdSource *src;
+	const uint64 *refs;			/* the tree's references by node */
+	double	   *points;			/* node_points_range: by node, full coords */
+	int			full;
+	int64	   *order;			/* node_order_range: node by ordinal */
+} KdgNodePass;
+
+/* The points of nodes [begin, end), with full coordinates; on any thread. */
+static void
+node_points_range(void *arg, int64 begin, int64 end)
+{
+	const KdgNodePass *p = arg;
+
+	for (int64 node = begin; node < end; node++)
+		memcpy(p->points + node * p->full, kdg_row_coords(p->src, p->refs[node]),
+			   sizeof(double) * p->full);
+}
+
+/* Each ordinal's node, for nodes [begin, end); on any thread. */
+static void
+node_order_range(void *arg, int64 begin, int64 end)
+{
+	const KdgNodePass *p = arg;
+
+	for (int64 node = begin; node < end; node++)
+		p->order[p->refs[node]] = node;
+}
+
 /*
  * Every point's k nearest points, exact.  Answer q belongs to the point of
  * ordinal q: the engine's node order is undone through ans->order.
@@ -355,6 +386,7 @@ kdg_search_all_knn(const KdSource *src, const KdgTree *gtree, int k,
 	const double *queries;
 	const KdgTree *again;
 	const KdTree *tree;
+	KdgNodePass pass;
 	KdStatus	st;
 
 	if (n == 0)
@@ -373,26 +405,25 @@ kdg_search_all_knn(const KdSource *src, const KdgTree *gtree, int k,
 	kdg_check_status(st, &err, &exec, "All-kNN search");
 	tree = gtree->tree;
 	queries = tree->coords;
+	pass.src = src;
+	pass.refs = tree->refs;
 	if (src->extra > 0 || queries == NULL)
 	{
 		/*
 		 * the points in node order, with their full coordinates (a tree on
 		 * the device only has its references, not its points, in memory)
 		 */
-		int			full = src->dim + src->extra;
-		double	   *q = palloc_extended(sizeof(double) * full * n, MCXT_ALLOC_HUGE);
-
-		for (int64 node = 0; node < n; node++)
-			memcpy(q + node * full, kdg_row_coords(src, tree->refs[node]),
-				   sizeof(double) * full);
-		queries = q;
+		pass.full = src->dim + src->extra;
+		pass.points = palloc_extended(sizeof(double) * pass.full * n, MCXT_ALLOC_HUGE);
+		kdg_parallel_for(n, 65536, node_points_range, &pass);
+		queries = pass.points;
 	}
 	kdg_refine_knn(src, gtree, raw, count, n, k, kk, queries,
 				  include_self ? NULL : tree->refs, include_self ? n : n - 1);
 	ans = kdg_knn_answer((KdHit *) raw, count, n, kk);
 	ans->order = palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE);
-	for (int64 node = 0; node < n; node++)
-		ans->order[tree->refs[node]] = node;
+	pass.order = ans->order;
+	kdg_parallel_for(n, 65536, node_order_range, &pass);
 	return ans;
 }
 
