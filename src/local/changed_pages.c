@@ -165,7 +165,6 @@ kdg_changed_page(KdgChanged *c, BlockNumber block, XLogRecPtr lsn,
 	c->blocks[k] = block;
 	c->lsns[k] = lsn;
 	c->has_rows[k] = nvisible > 0;
-	c->first_pair[k + 1] = c->first_pair[k];
 	for (OffsetNumber root = FirstOffsetNumber; nvisible > 0 && root <= maxoff; root++)
 	{
 		OffsetNumber off = byroot[root];
@@ -182,8 +181,8 @@ kdg_changed_page(KdgChanged *c, BlockNumber block, XLogRecPtr lsn,
 		c->pairs[2 * c->npairs] = root;
 		c->pairs[2 * c->npairs + 1] = off;
 		c->npairs++;
-		c->first_pair[k + 1] = c->npairs;
 	}
+	c->first_pair[k + 1] = c->npairs;
 }
 
 /*

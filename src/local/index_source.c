@@ -21,9 +21,10 @@
  * the pending rows and the pages read, and the copy's tree is searched
  * beside the difference (tree_delta.c), or a tree is built when it is
  * large.  What a call read of those pages, and the rows it assembled, are
- * kept for a later call that finds the pages unchanged (changed_pages.c).  Rows are named by the TID the index holds, their HOT chain's
- * root; a page read here names its visible rows so too, and answers give
- * the rows' own TIDs (hot_chains.c).
+ * kept for a later call that finds the pages unchanged (changed_pages.c).
+ * Rows are named by the TID the index holds, their HOT chain's root; a
+ * page read here names its visible rows so too, and answers give the
+ * rows' own TIDs (hot_chains.c).
  *
  * The VACUUM interlock.  The metapage stays pinned from reading its
  * generation until every page is read: VACUUM's cleanup lock on it, taken
