@@ -125,3 +125,25 @@ SELECT count(*) AS rows,
        count(*) FILTER (WHERE a.nn_ctids IS DISTINCT FROM b.nn_ctids OR
                               a.distances IS DISTINCT FROM b.distances) AS differ
   FROM pbig_f a FULL JOIN pbig_nb b USING (query_ctid);
+
+-- a large answer (16 MB or more) goes into a segment the leader keeps
+-- mapped for the next query, which takes it again; a second parallel scan
+-- in the same query, while the first still holds it, makes a segment of
+-- its own; a count shares no hits.  Each against the Function Scan's rows.
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET kdgpu.stream_rows = off;
+CREATE TABLE pbig_f25 AS SELECT * FROM kd_all_knn('pbig', 25);
+RESET kdgpu.stream_rows;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM kd_all_knn('pbig', 25);
+SELECT count(*) AS differ FROM (
+  (SELECT * FROM kd_all_knn('pbig', 25) EXCEPT ALL SELECT * FROM pbig_f25)
+  UNION ALL (SELECT * FROM pbig_f25 EXCEPT ALL SELECT * FROM kd_all_knn('pbig', 25))) d;
+SELECT count(*) AS differ FROM (
+  (SELECT * FROM kd_all_knn('pbig', 25) EXCEPT ALL SELECT * FROM pbig_f25)
+  UNION ALL (SELECT * FROM pbig_f25 EXCEPT ALL SELECT * FROM kd_all_knn('pbig', 25))) d;
+SELECT (SELECT sum(distance::numeric) FROM kd_all_knn('pbig', 25)) =
+       (SELECT sum(distance::numeric) FROM pbig_f25) AS summed_25,
+       (SELECT sum(distance::numeric) FROM kd_all_knn('pbig', 24)) =
+       (SELECT sum(distance::numeric) FROM pbig_f25 WHERE rank <= 24) AS summed_24,
+       (SELECT count(*) FROM kd_all_knn('pbig', 25)) = 25 * 50000 AS counted;

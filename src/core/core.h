@@ -9,6 +9,7 @@
 #define KDGPU_CORE_H
 
 #include "kdgpu.h"
+#include "storage/dsm.h"
 
 /* settings.c */
 extern void kdg_settings_define(void);
@@ -32,6 +33,22 @@ extern void kdg_parallel_copy(void *dst, const void *src, Size bytes);
 extern void kdg_check_status(KdStatus status, const KdError *err,
 							const KdExec *exec, const char *what);
 extern KdTree *kdg_tree_new(void);
+
+/* A large segment kept mapped between uses (kept_segment.c). */
+typedef struct KdgKeptSegment
+{
+	dsm_segment *seg;			/* NULL when none is kept */
+	Size		size;
+	bool		busy;			/* taken, not yet given back */
+} KdgKeptSegment;
+
+/* uses of at least this many bytes take the kept segment */
+#define KDG_KEPT_SEGMENT_MIN	((Size) 16 << 20)
+
+/* kept_segment.c */
+extern dsm_segment *kdg_kept_segment_take(KdgKeptSegment *kept, Size size);
+extern bool kdg_kept_segment_done(KdgKeptSegment *kept, dsm_segment *seg);
+extern void kdg_kept_segment_drop(KdgKeptSegment *kept);
 extern KdRangeResult *kdg_range_result_new(void);
 
 /*

@@ -25,6 +25,8 @@ extern void kdg_rows_rewind(KdRows *rows);
 extern void kdg_rows_seek(KdRows *rows, int64 from, int64 to);
 extern bool kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed,
 						  Datum *values, bool *nulls);
+extern bool kdg_rows_read_hits(const KdRows *rows, TupleDesc desc,
+							   const bool *needed);
 extern void kdg_rows_materialize(FunctionCallInfo fcinfo, KdRows *rows);
 
 /*

@@ -58,6 +58,39 @@ ident_datums(const KdTable *t, uint64 ref, Datum *values, ItemPointer tid)
 	return 1;
 }
 
+/* The number of columns that identify a row of t (ident_datums). */
+static int
+ident_ncols(const KdTable *t)
+{
+	return t->ident == KD_IDENT_PART ? 2 : 1;
+}
+
+/* The first result column made from a query's hits, not its identity. */
+static int
+kdg_rows_first_hit_column(const KdRows *rows)
+{
+	if (rows->arrays)
+		return ident_ncols(rows->t);
+	if (rows->key == KD_KEY_ORD)
+		return 1;
+	if (rows->key == KD_KEY_ROW)
+		return ident_ncols(rows->query_t);
+	return 0;
+}
+
+/*
+ * Whether a caller that reads the columns in needed (NULL: every column)
+ * of desc reads the hits themselves, not only how many each query has.
+ */
+bool
+kdg_rows_read_hits(const KdRows *rows, TupleDesc desc, const bool *needed)
+{
+	for (int c = kdg_rows_first_hit_column(rows); c < desc->natts; c++)
+		if (needed == NULL || needed[c])
+			return true;
+	return false;
+}
+
 /*
  * A row producer over ans, for queries identified as key says; for
  * KD_KEY_ROW, qrefs are the query rows' refs in output order.  The tables,
@@ -198,7 +231,8 @@ kdg_rows_prefetch(const KdRows *rows, int64 i)
 		return;
 	if (i + 2 * KD_PREFETCH_AHEAD < ans->nq)
 		__builtin_prefetch(&ans->offsets[ans->order[i + 2 * KD_PREFETCH_AHEAD]]);
-	if (i + KD_PREFETCH_AHEAD < ans->nq)
+	/* hits are not shared with a parallel scan that does not read them */
+	if (i + KD_PREFETCH_AHEAD < ans->nq && ans->hits != NULL)
 	{
 		int64		q = ans->order[i + KD_PREFETCH_AHEAD];
 		const char *from = (const char *) &ans->hits[ans->offsets[q]];
@@ -364,6 +398,13 @@ kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed, Datum *values,
 	if (rows->i >= rows->end)
 		return false;
 	q = kdg_rows_query(rows, rows->i);
+	if (!kdg_rows_read_hits(rows, desc, needed))
+	{
+		/* a count of the rows: every column NULL, no hit read */
+		memset(nulls, true, sizeof(bool) * desc->natts);
+		rows->j++;
+		return true;
+	}
 	hit = &ans->hits[rows->j];
 	if (rows->key == KD_KEY_ORD)
 	{

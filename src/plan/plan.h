@@ -26,8 +26,9 @@ typedef struct KdStreamShared KdStreamShared;
 struct dsm_segment;
 extern Size kdg_stream_shared_size(void);
 extern KdRows *kdg_stream_share(KdStreamShared *sh, const KdRows *rows,
-								struct dsm_segment **segp);
+								bool read_hits, struct dsm_segment **segp);
 extern KdRows *kdg_stream_attach(KdStreamShared *sh, struct dsm_segment **segp);
+extern void kdg_stream_unshare(struct dsm_segment *seg);
 extern bool kdg_stream_claim(KdStreamShared *sh, KdRows *rows);
 extern void kdg_stream_restart(KdStreamShared *sh);
 

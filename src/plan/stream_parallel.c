@@ -5,12 +5,18 @@
  *
  * The parallel streaming scan (stream_scan.c) answers the call once, in
  * the leader, when the parallel query starts (before its workers do), and
- * copies the answer into a DSM segment of its own: the hits, their
+ * copies the answer into a DSM segment: the hits (unless no participant
+ * reads them: a count needs only how many each query has), their
  * offsets, the output order, the query rows' refs and what the identity
  * columns need of the tables (how rows are identified, the partitions'
- * OIDs).  The copy runs on the engine's threads, since it is bound by
- * mapping the new segment's pages, which one thread does slower than
- * PostgreSQL allocates the segment.  Every participant, the
+ * OIDs).  A large answer goes into the segment the backend kept from its
+ * last large one (kept_segment.c), whose pages are mapped already: a new
+ * segment is zero-filled and faulted in page by page, which cost more
+ * than the rows' own making.  The kept segment is busy until the scan
+ * ends; a second parallel scan in the same query makes a segment of its
+ * own, and one left busy by a query that failed is free again in the next
+ * transaction (its workers have exited).  The copy runs on the engine's
+ * threads.  Every participant, the
  * leader included, then reads the rows from that one copy: each claims
  * the next KD_STREAM_CHUNK queries (in output order, fewer for small
  * answers) from an atomic counter in the scan's fixed shared state and
@@ -30,11 +36,17 @@
 
 #include "port/atomics.h"
 #include "storage/dsm.h"
+#include "storage/proc.h"
 
+#include "core/core.h"
 #include "plan/plan.h"
 
 /* queries handed out at a time: at most this, and at most 1/64 of them */
 #define KD_STREAM_CHUNK 2048
+
+/* the leader's last large shared answer, and the transaction that took it */
+static KdgKeptSegment kept;
+static LocalTransactionId kept_lxid = InvalidLocalTransactionId;
 
 /* The scan's fixed shared state. */
 struct KdStreamShared
@@ -51,6 +63,7 @@ typedef struct KdSharedRows
 	int64		nhits;
 	KdQueryKey	key;
 	bool		arrays;
+	bool		has_hits;		/* hits[] is there */
 	bool		ordered;		/* order[] is there */
 	bool		has_qrefs;		/* qrefs[] is there */
 	KdIdent		ident;			/* of the table searched */
@@ -91,7 +104,7 @@ kdg_shared_layout(char *base, const KdSharedRows *head, int64 **offsets,
 	} while (0)
 
 	KDG_PLACE(offsets, int64, head->nq + 1);
-	KDG_PLACE(hits, KdHit, head->nhits);
+	KDG_PLACE(hits, KdHit, head->has_hits ? head->nhits : 0);
 	KDG_PLACE(order, int64, head->ordered ? head->nq : 0);
 	KDG_PLACE(qrefs, uint64, head->has_qrefs ? head->nq : 0);
 	KDG_PLACE(partoids, Oid, head->nparts);
@@ -124,16 +137,37 @@ kdg_shared_rows(char *base)
 }
 
 /*
+ * A segment of size bytes for a shared answer: the kept one for a large
+ * answer, unless another scan of this transaction holds it.
+ */
+static dsm_segment *
+kdg_shared_segment(Size size)
+{
+	dsm_segment *seg = NULL;
+
+	if (kept.busy && kept_lxid != MyProc->lxid)
+		(void) kdg_kept_segment_done(&kept, kept.seg);
+	if (size >= KDG_KEPT_SEGMENT_MIN && !kept.busy)
+	{
+		seg = kdg_kept_segment_take(&kept, size);
+		kept_lxid = MyProc->lxid;
+	}
+	return seg ? seg : dsm_create(size, 0);
+}
+
+/*
  * In the leader, as the parallel query starts: copy the answer of rows
- * (NULL: the call returns no rows) into a new segment named in sh, and
- * return rows over that copy for the leader's own part.  *segp is the
- * segment, to detach at the scan's end (NULL without rows).  The caller
+ * (NULL: the call returns no rows) into a segment named in sh, its hits
+ * only when read_hits, and return rows over that copy for the leader's
+ * own part.  *segp is the segment, for kdg_stream_unshare at the scan's
+ * end (NULL without rows).  The caller
  * frees its private answer, unless the rows returned are rows themselves:
  * an answer made in slices (output.c) is never whole to copy, so the
  * leader returns all its rows and the workers none.
  */
 KdRows *
-kdg_stream_share(KdStreamShared *sh, const KdRows *rows, dsm_segment **segp)
+kdg_stream_share(KdStreamShared *sh, const KdRows *rows, bool read_hits,
+				 dsm_segment **segp)
 {
 	KdSharedRows head;
 	dsm_segment *seg;
@@ -163,6 +197,7 @@ kdg_stream_share(KdStreamShared *sh, const KdRows *rows, dsm_segment **segp)
 	head.nhits = rows->ans->offsets[rows->ans->nq];
 	head.key = rows->key;
 	head.arrays = rows->arrays;
+	head.has_hits = read_hits;
 	head.ordered = rows->ans->order != NULL;
 	head.has_qrefs = rows->qrefs != NULL;
 	head.ident = rows->t->ident;
@@ -173,14 +208,14 @@ kdg_stream_share(KdStreamShared *sh, const KdRows *rows, dsm_segment **segp)
 		head.qnparts = kdg_shared_nparts(rows->query_t);
 	}
 
-	seg = dsm_create(kdg_shared_layout(NULL, &head, &offsets, &hits, &order, &qrefs,
-									   &partoids, &qpartoids), 0);
+	seg = kdg_shared_segment(kdg_shared_layout(NULL, &head, &offsets, &hits, &order,
+											   &qrefs, &partoids, &qpartoids));
 	base = dsm_segment_address(seg);
 	memcpy(base, &head, sizeof(head));
 	kdg_shared_layout(base, &head, &offsets, &hits, &order, &qrefs, &partoids,
 					  &qpartoids);
 	kdg_parallel_copy(offsets, rows->ans->offsets, sizeof(int64) * (head.nq + 1));
-	if (head.nhits > 0)
+	if (hits)
 		kdg_parallel_copy(hits, rows->ans->hits, sizeof(KdHit) * head.nhits);
 	if (order)
 		kdg_parallel_copy(order, rows->ans->order, sizeof(int64) * head.nq);
@@ -215,6 +250,14 @@ kdg_stream_attach(KdStreamShared *sh, dsm_segment **segp)
 				 errmsg("could not map the shared answer of a parallel kdgpu scan")));
 	*segp = seg;
 	return kdg_shared_rows(dsm_segment_address(seg));
+}
+
+/* At the scan's end, in any participant: the end of its use of seg. */
+void
+kdg_stream_unshare(dsm_segment *seg)
+{
+	if (seg && !kdg_kept_segment_done(&kept, seg))
+		dsm_detach(seg);
 }
 
 /*

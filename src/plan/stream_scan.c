@@ -28,9 +28,13 @@
  * count, an aggregate or a join above runs on all of them.  The functions
  * stay parallel restricted: a worker never runs one, it reads its answer.
  * Workers are planned as for a table scan of the answer's size (its hits,
- * against min_parallel_table_scan_size), and copying the answer into
- * shared memory is costed at cpu_operator_cost / 2 per hit; either path
- * costs KDG_ARRAY_HIT_COST per hit put in an array that is read.
+ * against min_parallel_table_scan_size), or, where more, one for every
+ * KDG_STREAM_WORKER_ROWS rows (handing rows up is the participants' work,
+ * and a table scan's rule gives 100M rows five).  Copying the answer into
+ * the leader's kept segment (pages mapped already) is costed at
+ * cpu_operator_cost / 8 per hit, about a tenth of what a row costs the
+ * executor; either path costs KDG_ARRAY_HIT_COST per hit put in an array
+ * that is read.
  */
 #include "postgres.h"
 
@@ -64,6 +68,9 @@
  * serial under a CREATE TABLE AS where the parallel plan was faster.
  */
 #define KDG_ARRAY_HIT_COST (5 * cpu_tuple_cost)
+
+/* rows a parallel worker is planned for: fewer do not pay for its start */
+#define KDG_STREAM_WORKER_ROWS 1000000.0
 
 static set_rel_pathlist_hook_type kdg_prev_pathlist_hook = NULL;
 
@@ -284,8 +291,10 @@ kdg_stream_add_partial(PlannerInfo *root, RelOptInfo *rel, FuncExpr *fexpr,
 	if (!is_parallel_safe(root, (Node *) rel->reltarget->exprs) ||
 		!is_parallel_safe(root, (Node *) rel->baserestrictinfo))
 		return;
-	workers = compute_parallel_worker(rel, hits * sizeof(KdHit) / BLCKSZ, -1,
-									  max_parallel_workers_per_gather);
+	workers = Max(compute_parallel_worker(rel, hits * sizeof(KdHit) / BLCKSZ, -1,
+										  max_parallel_workers_per_gather),
+				  (int) Min(max_parallel_workers_per_gather,
+							rel->rows / KDG_STREAM_WORKER_ROWS));
 	if (workers < 1)
 		return;
 
@@ -294,7 +303,7 @@ kdg_stream_add_partial(PlannerInfo *root, RelOptInfo *rel, FuncExpr *fexpr,
 	if (parallel_leader_participation && workers < 4)
 		divisor += 1.0 - 0.3 * workers;
 
-	ppath = kdg_stream_path(rel, serial->path.startup_cost + hits * cpu_operator_cost / 2,
+	ppath = kdg_stream_path(rel, serial->path.startup_cost + hits * cpu_operator_cost / 8,
 							(serial->path.total_cost - serial->path.startup_cost) / divisor);
 	ppath->path.parallel_aware = true;
 	ppath->path.parallel_safe = true;
@@ -457,8 +466,7 @@ kdg_stream_end(CustomScanState *node)
 	KdStreamState *st = (KdStreamState *) node;
 
 	MemoryContextDelete(st->cxt);
-	if (st->seg)
-		dsm_detach(st->seg);
+	kdg_stream_unshare(st->seg);
 }
 
 /*
@@ -514,11 +522,15 @@ kdg_stream_init_dsm(CustomScanState *node, ParallelContext *pcxt,
 	KdStreamState *st = (KdStreamState *) node;
 	MemoryContext oldcxt;
 	KdRows	   *shared;
+	bool		read_hits;
 
 	kdg_stream_run(st);
 	oldcxt = MemoryContextSwitchTo(node->ss.ps.state->es_query_cxt);
 	st->shared = coordinate;
-	shared = kdg_stream_share(st->shared, st->rows, &st->seg);
+	read_hits = st->rows != NULL &&
+		kdg_rows_read_hits(st->rows, node->ss.ss_ScanTupleSlot->tts_tupleDescriptor,
+						   st->needed);
+	shared = kdg_stream_share(st->shared, st->rows, read_hits, &st->seg);
 	MemoryContextSwitchTo(oldcxt);
 	if (shared != st->rows)
 		MemoryContextReset(st->cxt);

@@ -238,10 +238,9 @@ extern bool kdg_service_key_index(const uint64 *key, Oid *dboid,
 /* service_calls.c */
 
 /*
- * Calls of at least this many bytes use the backend's kept segment, and
- * the service maps its pages at once.
+ * Calls of at least KDG_KEPT_SEGMENT_MIN bytes use the backend's kept
+ * segment, and the service maps their pages at once.
  */
-#define KDG_CALL_KEEP_MIN	((Size) 16 << 20)
 
 extern KdgServiceState kdg_service_state(uint64 *epoch);
 extern dsm_segment *kdg_call_begin(Size size, KdgOp op, KdgCall **call,

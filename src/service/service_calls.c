@@ -11,7 +11,7 @@
  * slot ABANDONED, for the service to free; a slot is never reused while
  * the service may still write into its call's segment.
  *
- * A backend keeps the segment of its last large call (kept_seg) for the
+ * A backend keeps the segment of its last large call (kept) for the
  * next: a new segment is zero-filled when made and each of its pages
  * faulted in again, which for an All-kNN answer costs more than the GPU's
  * work.  It is used again only after a call on it ended with the reply
@@ -37,12 +37,8 @@
 
 static bool exit_callback_registered = false;
 
-/* the kept segment's size is a multiple of this */
-#define KDG_CALL_KEEP_UNIT	((Size) 64 << 20)
-
-static dsm_segment *kept_seg;
-static Size kept_size;
-static bool kept_busy;			/* a call on it has not ended with its reply */
+/* the last large call's segment; busy until a call on it has its reply */
+static KdgKeptSegment kept;
 
 /* The service's state, read under its lock. */
 KdgServiceState
@@ -90,27 +86,14 @@ client_exit(int code, Datum arg)
 
 /*
  * The kept segment, of at least size bytes, marked busy; NULL when none can
- * be made.  One still busy, or too small, is let go first.
+ * be made.  One still busy (its call given up on) is let go first.
  */
 static dsm_segment *
 kept_segment(Size size)
 {
-	if (kept_seg && (kept_busy || kept_size < size))
-	{
-		dsm_detach(kept_seg);
-		kept_seg = NULL;
-	}
-	if (kept_seg == NULL)
-	{
-		Size		want = (size + KDG_CALL_KEEP_UNIT - 1) / KDG_CALL_KEEP_UNIT * KDG_CALL_KEEP_UNIT;
-
-		if ((kept_seg = dsm_create(want, DSM_CREATE_NULL_IF_MAXSEGMENTS)) == NULL)
-			return NULL;
-		dsm_pin_mapping(kept_seg);
-		kept_size = want;
-	}
-	kept_busy = true;
-	return kept_seg;
+	if (kept.busy)
+		kdg_kept_segment_drop(&kept);
+	return kdg_kept_segment_take(&kept, size);
 }
 
 /*
@@ -120,7 +103,7 @@ kept_segment(Size size)
 dsm_segment *
 kdg_call_begin(Size size, KdgOp op, KdgCall **call, KdError *err)
 {
-	dsm_segment *seg = size >= KDG_CALL_KEEP_MIN ? kept_segment(size) : NULL;
+	dsm_segment *seg = size >= KDG_KEPT_SEGMENT_MIN ? kept_segment(size) : NULL;
 
 	if (seg == NULL)
 		seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
@@ -229,8 +212,7 @@ kdg_call_run(dsm_segment *seg, KdgCall *call, const KdExec *exec, KdError *err)
 	SpinLockAcquire(&kdg_service->mutex);
 	kdg_service->slots[i].state = KDG_SLOT_FREE;
 	SpinLockRelease(&kdg_service->mutex);
-	if (seg == kept_seg)
-		kept_busy = false;
+	(void) kdg_kept_segment_done(&kept, seg);
 	if (exec && exec->times)
 		exec->times->kernel_ms += call->kernel_ms;
 	if (call->status != KD_OK)
@@ -246,7 +228,7 @@ kdg_call_run(dsm_segment *seg, KdgCall *call, const KdExec *exec, KdError *err)
 void
 kdg_call_end(dsm_segment *seg)
 {
-	if (seg != kept_seg)
+	if (seg != kept.seg)
 		dsm_detach(seg);
 }
 

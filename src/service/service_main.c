@@ -101,7 +101,7 @@ slot_call(int i)
 		}
 #ifdef MADV_POPULATE_WRITE
 		/* a large call's pages mapped in one go, not faulted in one by one */
-		if (dsm_segment_map_length(segs[i]) >= KDG_CALL_KEEP_MIN)
+		if (dsm_segment_map_length(segs[i]) >= KDG_KEPT_SEGMENT_MIN)
 			(void) madvise(dsm_segment_address(segs[i]),
 						   dsm_segment_map_length(segs[i]), MADV_POPULATE_WRITE);
 #endif
