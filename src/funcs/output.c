@@ -398,14 +398,6 @@ kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed, Datum *values,
 	if (rows->i >= rows->end)
 		return false;
 	q = kdg_rows_query(rows, rows->i);
-	if (!kdg_rows_read_hits(rows, desc, needed))
-	{
-		/* a count of the rows: every column NULL, no hit read */
-		memset(nulls, true, sizeof(bool) * desc->natts);
-		rows->j++;
-		return true;
-	}
-	hit = &ans->hits[rows->j];
 	if (rows->key == KD_KEY_ORD)
 	{
 		values[0] = Int32GetDatum((int32) (rows->i + 1));
@@ -413,6 +405,15 @@ kdg_rows_next(KdRows *rows, TupleDesc desc, const bool *needed, Datum *values,
 	}
 	else if (rows->key == KD_KEY_ROW)
 		first = ident_datums(rows->query_t, rows->qrefs[rows->i], values, &rows->qtid);
+	if (!kdg_rows_read_hits(rows, desc, needed))
+	{
+		/* only the query's columns are read (a count): no hit is */
+		for (int c = first; c < desc->natts; c++)
+			nulls[c] = true;
+		rows->j++;
+		return true;
+	}
+	hit = &ans->hits[rows->j];
 	col = first + ident_datums(rows->t, hit->ref, values + first, &rows->tid);
 	if (desc->natts > col)
 		values[col] = Float8GetDatum(hit->dist);
