@@ -153,6 +153,7 @@ typedef enum KdgOp
 typedef struct KdgCall
 {
 	KdgOp		op;
+	bool		kept;			/* the segment is its backend's kept one */
 	/* arguments */
 	int			resident;		/* the tree's entry, for the queries */
 	uint64		version;		/* and its version then */
@@ -334,6 +335,11 @@ extern bool kdg_am_service;
 extern bool kdg_service_fatal;
 extern volatile bool kdg_service_stopping;
 extern bool kdg_pid_gone(int pid);
+
+/* service_maps.c */
+extern dsm_segment *kdg_service_map(dsm_handle handle, int pid);
+extern void kdg_service_unmap(dsm_segment *seg);
+extern void kdg_service_maps_sweep(void);
 extern PGDLLEXPORT void kdg_service_main(Datum arg);
 
 #endif							/* KDG_SERVICE_H */

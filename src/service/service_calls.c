@@ -16,7 +16,8 @@
  * faulted in again, which for an All-kNN answer costs more than the GPU's
  * work.  It is used again only after a call on it ended with the reply
  * (kdg_call_end): one given up on might still be written by the service,
- * so it is let go instead.
+ * so it is let go instead.  The service keeps its own mapping of a kept
+ * segment too (service_maps.c).
  */
 #include "postgres.h"
 
@@ -117,6 +118,7 @@ kdg_call_begin(Size size, KdgOp op, KdgCall **call, KdError *err)
 	*call = dsm_segment_address(seg);
 	memset(*call, 0, sizeof(KdgCall));
 	(*call)->op = op;
+	(*call)->kept = seg == kept.seg;
 	(*call)->size = size;
 	(*call)->resident = -1;
 	(*call)->resident_out = -1;

@@ -3,8 +3,9 @@
  *	  The GPU service's background worker: start-up, and the loop that
  *	  schedules the calls backends queue.
  *
- * The service holds the device copies of trees (service_copies.c) and
- * serves each call with one function per operation (service_ops.c).
+ * The service holds the device copies of trees (service_copies.c), maps
+ * the calls' segments (service_maps.c) and serves each call with one
+ * function per operation (service_ops.c).
  *
  * The service reaches the GPU object only through the engine's API
  * (kdtree.h): kde_gpu_available opens it in this process, which has no
@@ -34,7 +35,6 @@
 #include "postgres.h"
 
 #include <signal.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "miscadmin.h"
@@ -92,19 +92,14 @@ slot_call(int i)
 {
 	if (segs[i] == NULL)
 	{
-		segs[i] = dsm_attach(kdg_service->slots[i].handle);
+		segs[i] = kdg_service_map(kdg_service->slots[i].handle,
+								  kdg_service->slots[i].pid);
 		if (segs[i] == NULL)
 		{
 			/* the caller gave up before the call began, and detached */
 			slot_free(i, DSM_HANDLE_INVALID);
 			return NULL;
 		}
-#ifdef MADV_POPULATE_WRITE
-		/* a large call's pages mapped in one go, not faulted in one by one */
-		if (dsm_segment_map_length(segs[i]) >= KDG_KEPT_SEGMENT_MIN)
-			(void) madvise(dsm_segment_address(segs[i]),
-						   dsm_segment_map_length(segs[i]), MADV_POPULATE_WRITE);
-#endif
 	}
 	return dsm_segment_address(segs[i]);
 }
@@ -153,7 +148,7 @@ slot_after(int i, KdgCall *call, bool finished)
 		SpinLockRelease(&kdg_service->mutex);
 		wake_caller(procno);
 	}
-	dsm_detach(segs[i]);
+	kdg_service_unmap(segs[i]);
 	segs[i] = NULL;
 	return st;
 }
@@ -236,7 +231,7 @@ collect(void)
 
 /*
  * Drop the copies asked to go or whose owner has exited, and free the
- * slots of callers that are gone.
+ * slots and kept segments of callers that are gone.
  */
 static void
 sweep(void)
@@ -259,6 +254,7 @@ sweep(void)
 		if (slot->state == KDG_SLOT_ABANDONED || kdg_pid_gone(slot->pid))
 			slot_free(i, slot->state == KDG_SLOT_DONE ? slot->range : DSM_HANDLE_INVALID);
 	}
+	kdg_service_maps_sweep();
 }
 
 /* Whether slot i holds a call to serve (queued, or begun and not with a thread). */
