@@ -23,10 +23,19 @@
  * differs from the engine's by a rounding, decides them itself (with the
  * margins zero and within == beyond there are none).  Once one is found
  * the passes stop, and the labels are not defined.
+ *
+ * The same passes run over a uniform grid instead of a tree
+ * (kde_dbscan_grid, kd_grid.h): points of one to three dimensions given
+ * as an array, sorted by cell, each walk visiting its cell and the
+ * neighbouring ones.  Building the grid costs a radix sort where a tree
+ * costs a build, and the walks find the same points, so the labels are
+ * the same.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "kd_dbscan_args.h"
+#include "kd_grid.h"
 #include "kd_range_walk.h"
 #include "kd_sets.h"
 
@@ -36,7 +45,8 @@
 /* What the passes' threads share. */
 typedef struct DbscanRun
 {
-	const KdTree *tree;
+	const KdTree *tree;			/* the points and refs, by node or slot */
+	const KdGrid *grid;			/* the grid whose slots they are, or NULL */
 	const KdDbscan *args;
 	const int64_t *order;		/* the nodes in in-order */
 	uint8_t    *core;			/* by node */
@@ -51,12 +61,18 @@ typedef struct DbscanRun
 } DbscanRun;
 
 /* One point's walk over its reach: the ball of radius r around node. */
-KD_INLINE int64_t
-dbscan_walk(const KdTree *t, int64_t node, double r, KdHitVisit visit,
+KD_INLINE void
+dbscan_walk(const DbscanRun *run, int64_t node, double r, KdHitVisit visit,
 			void *ctx)
 {
+	const KdTree *t = run->tree;
 	RangeRegion g;
 
+	if (run->grid)
+	{
+		grid_walk(run->grid, node, r, visit, ctx);
+		return;
+	}
 	g.a = t->coords + node * t->dim;
 	g.b = NULL;
 	g.r = r;
@@ -64,11 +80,14 @@ dbscan_walk(const KdTree *t, int64_t node, double r, KdHitVisit visit,
 	switch (t->dim)
 	{
 		case 2:
-			return range_walk(t, g, visit, ctx, false, 2);
+			(void) range_walk(t, g, visit, ctx, false, 2);
+			break;
 		case 3:
-			return range_walk(t, g, visit, ctx, false, 3);
+			(void) range_walk(t, g, visit, ctx, false, 3);
+			break;
 		default:
-			return range_walk(t, g, visit, ctx, false, t->dim);
+			(void) range_walk(t, g, visit, ctx, false, t->dim);
+			break;
 	}
 }
 
@@ -112,7 +131,7 @@ count_range(void *arg, int64_t begin, int64_t end)
 		int64_t		i = run->order[u];
 		CountHits	c = {i, run->args->within, run->nbr + i * KD_DBSCAN_LIST, 0, 0};
 
-		dbscan_walk(run->tree, i, run->args->beyond, count_hit, &c);
+		dbscan_walk(run, i, run->args->beyond, count_hit, &c);
 		run->nnbr[i] = c.n;
 		run->core[i] = c.n + 1 >= run->args->minpoints;
 		undecided += c.undecided;
@@ -136,7 +155,7 @@ each_within(const DbscanRun *run, int64_t i, KdHitVisit visit, void *ctx)
 		return;
 	if (m > KD_DBSCAN_LIST)
 	{
-		dbscan_walk(t, i, run->args->within, visit, ctx);
+		dbscan_walk(run, i, run->args->within, visit, ctx);
 		return;
 	}
 	for (int32_t k = 0; k < m; k++)
@@ -300,12 +319,61 @@ dbscan_number(DbscanRun *run, KdExec *exec, KdError *err)
 	return kde_parallel_for(exec, t->n, 16384, label_range, run, err);
 }
 
+/*
+ * The passes over run's points (run->tree's n, in run->order), into
+ * labels; run->tree, grid and order are set.
+ */
+static KdStatus
+dbscan_passes(DbscanRun *run, int32_t *labels, int64_t *undecided,
+			  KdExec *exec, KdError *err)
+{
+	int64_t		n = run->tree->n;
+	KdStatus	st = KD_OK;
+
+	run->labels = labels;
+	run->core = malloc(sizeof(uint8_t) * n);
+	run->nbr = malloc(sizeof(int32_t) * KD_DBSCAN_LIST * n);
+	run->nnbr = malloc(sizeof(int32_t) * n);
+	run->parent = malloc(sizeof(int32_t) * n);
+	run->root = malloc(sizeof(int32_t) * n);
+	run->first = malloc(sizeof(int32_t) * n);
+	run->number = malloc(sizeof(int32_t) * n);
+	if (run->core == NULL || run->nbr == NULL || run->nnbr == NULL ||
+		run->parent == NULL || run->root == NULL || run->first == NULL ||
+		run->number == NULL)
+	{
+		st = kde_set_error(err, KD_ERR_NOMEM, -1,
+						   "out of memory for DBSCAN of %lld points",
+						   (long long) n);
+		goto done;
+	}
+	for (int64_t i = 0; i < n; i++)
+		run->parent[i] = (int32_t) i;
+	st = kde_parallel_for(exec, n, 256, count_range, run, err);
+	if (st == KD_OK && run->undecided == 0)
+		st = kde_parallel_for(exec, n, 256, join_range, run, err);
+	if (st == KD_OK && run->undecided == 0)
+		st = kde_parallel_for(exec, n, 256, attach_range, run, err);
+	if (st == KD_OK && run->undecided == 0)
+		st = dbscan_number(run, exec, err);
+	*undecided = run->undecided;
+done:
+	free(run->core);
+	free(run->nbr);
+	free(run->nnbr);
+	free(run->parent);
+	free(run->root);
+	free(run->first);
+	free(run->number);
+	return st;
+}
+
 /* DBSCAN on the CPU threads of exec; see kdtree.h. */
 KdStatus
 kde_dbscan_cpu(const KdTree *tree, const KdDbscan *args, int32_t *labels,
 			   int64_t *undecided, KdExec *exec, KdError *err)
 {
-	DbscanRun	run = {tree, args};
+	DbscanRun	run = {tree, NULL, args};
 	int64_t		n = tree->n;
 	KdStatus	st;
 
@@ -319,44 +387,54 @@ kde_dbscan_cpu(const KdTree *tree, const KdDbscan *args, int32_t *labels,
 								(long long) i, (unsigned long long) tree->refs[i]);
 	if (n == 0)
 		return KD_OK;
-	run.labels = labels;
 	run.order = kde_inorder_nodes(tree, err, &st);
-	run.core = malloc(sizeof(uint8_t) * n);
-	run.nbr = malloc(sizeof(int32_t) * KD_DBSCAN_LIST * n);
-	run.nnbr = malloc(sizeof(int32_t) * n);
-	run.parent = malloc(sizeof(int32_t) * n);
-	run.root = malloc(sizeof(int32_t) * n);
-	run.first = malloc(sizeof(int32_t) * n);
-	run.number = malloc(sizeof(int32_t) * n);
-	if (run.order == NULL || run.core == NULL || run.nbr == NULL ||
-		run.nnbr == NULL || run.parent == NULL ||
-		run.root == NULL || run.first == NULL || run.number == NULL)
-	{
-		if (run.order != NULL)
-			st = kde_set_error(err, KD_ERR_NOMEM, -1,
-							  "out of memory for DBSCAN of %lld points",
-							  (long long) n);
-		goto done;
-	}
-	for (int64_t i = 0; i < n; i++)
-		run.parent[i] = (int32_t) i;
-	st = kde_parallel_for(exec, n, 256, count_range, &run, err);
-	if (st == KD_OK && run.undecided == 0)
-		st = kde_parallel_for(exec, n, 256, join_range, &run, err);
-	if (st == KD_OK && run.undecided == 0)
-		st = kde_parallel_for(exec, n, 256, attach_range, &run, err);
-	if (st == KD_OK && run.undecided == 0)
-		st = dbscan_number(&run, exec, err);
-	*undecided = run.undecided;
-done:
+	if (run.order == NULL)
+		return st;
+	st = dbscan_passes(&run, labels, undecided, exec, err);
 	free((void *) run.order);
-	free(run.core);
-	free(run.nbr);
-	free(run.nnbr);
-	free(run.parent);
-	free(run.root);
-	free(run.first);
-	free(run.number);
+	return st;
+}
+
+/* DBSCAN of an array of points on a grid, on the CPU; see kdtree.h. */
+KdStatus
+kde_dbscan_grid(const double *coords, int64_t n, int dim, const KdDbscan *args,
+				int32_t *labels, int64_t *undecided, bool *gridded,
+				KdExec *exec, KdError *err)
+{
+	KdGrid		grid;
+	KdTree		slots;
+	DbscanRun	run = {&slots, &grid, args};
+	int64_t    *order;
+	KdStatus	st;
+
+	*undecided = 0;
+	*gridded = false;
+	if ((st = kde_dbscan_check(n, args, err)) != KD_OK)
+		return st;
+	/* a side a little above the reach: kd_grid.c */
+	st = kde_grid_build(coords, n, dim, args->beyond * (1.0 + 1e-5), &grid,
+						gridded, err);
+	if (st != KD_OK || !*gridded)
+		return st;
+	memset(&slots, 0, sizeof(slots));
+	slots.n = n;
+	slots.dim = dim;
+	slots.coords = grid.coords;
+	slots.refs = grid.refs;
+	order = malloc(sizeof(int64_t) * n);
+	if (order == NULL)
+	{
+		kde_grid_free(&grid);
+		return kde_set_error(err, KD_ERR_NOMEM, -1,
+							 "out of memory for DBSCAN of %lld points",
+							 (long long) n);
+	}
+	for (int64_t s = 0; s < n; s++)
+		order[s] = s;
+	run.order = order;
+	st = dbscan_passes(&run, labels, undecided, exec, err);
+	free(order);
+	kde_grid_free(&grid);
 	return st;
 }
 

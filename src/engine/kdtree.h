@@ -256,6 +256,17 @@ extern KdStatus kde_dbscan_cpu(const KdTree *tree, const KdDbscan *args,
 							  KdExec *exec, KdError *err);
 
 /*
+ * The same labels for n points of dim (1 to 3) dimensions given as an
+ * array (labels[i] for coords[i * dim ...]), on the CPU over a uniform grid
+ * of cells a little above beyond (no tree is built); *gridded false, and
+ * nothing done, when the points span too many cells or dim is above 3.
+ */
+extern KdStatus kde_dbscan_grid(const double *coords, int64_t n, int dim,
+							   const KdDbscan *args, int32_t *labels,
+							   int64_t *undecided, bool *gridded,
+							   KdExec *exec, KdError *err);
+
+/*
  * kd_gpu.c: the GPU object, opened on first use from the path given to
  * kde_gpu_set_library (default: "kdgpu_cuda.so" found by the dynamic linker).
  */

@@ -24,6 +24,11 @@
  *	tell apart (kdg_engine_tie_margins).  When it counts none, its labels
  *	are the operator's; only labels cross from the GPU.
  *
+ *	Where no tree exists yet (the window functions' rows) and the work runs
+ *	on the CPU, the engine's DBSCAN runs over a uniform grid of the points
+ *	(kde_dbscan_grid, dimensions 1 to 3), which costs a sort where a tree
+ *	costs a build, with the same passes and the same labels.
+ *
  *	else the exact pairs: the pairs within eps come slice by slice from
  *	kdg_pairs_within (pairs_within.c), each decided by the operator's
  *	distance; they are held as ordinals (int32) per point, in the search
@@ -254,6 +259,16 @@ label_range(void *arg, int64 begin, int64 end)
 		c->label[i] = c->root[i] < 0 ? -1 : c->number[c->root[i]];
 }
 
+/* The engine's reach and margins for DBSCAN at eps in src's metric. */
+static void
+engine_args(const KdSource *src, double eps, int minpoints, KdDbscan *args)
+{
+	args->within = kdg_engine_radius_sure(src->type, eps);
+	args->beyond = kdg_engine_radius(src->type, eps);
+	kdg_engine_tie_margins(src->type, &args->tie_rel, &args->tie_abs);
+	args->minpoints = minpoints;
+}
+
 /*
  * The engine's DBSCAN of tree (the source's points by ordinal) into label;
  * false when it could not tell the operator's answer, or has no GPU where
@@ -269,10 +284,7 @@ engine_dbscan(const KdSource *src, const KdgTree *tree, double eps,
 	KdStatus	st;
 	int64		undecided = 0;
 
-	args.within = kdg_engine_radius_sure(src->type, eps);
-	args.beyond = kdg_engine_radius(src->type, eps);
-	kdg_engine_tie_margins(src->type, &args.tie_rel, &args.tie_abs);
-	args.minpoints = minpoints;
+	engine_args(src, eps, minpoints, &args);
 	kdg_exec_prepare(&exec);
 	st = kde_dbscan(tree->tree, &args, label, &undecided, &exec, &err);
 	if (st == KD_ERR_GPU_UNAVAILABLE)
@@ -289,6 +301,45 @@ engine_dbscan(const KdSource *src, const KdgTree *tree, double eps,
 }
 
 /*
+ * The engine's DBSCAN of the source's points on a grid (no tree), where
+ * it runs on the CPU: 1 when label holds the answer, 0 when no grid is
+ * made here (a GPU takes the work, more than three dimensions, or points
+ * spread over too many cells), -1 when the engine could not tell the
+ * operator's answer.
+ */
+static int
+grid_dbscan(const KdSource *src, double eps, int minpoints, int32 *label,
+			const char *what)
+{
+	KdDbscan	args;
+	KdExec		exec;
+	KdError		err;
+	KdStatus	st;
+	int64		undecided = 0;
+	bool		gridded;
+	double	   *coords;
+
+	kdg_exec_prepare(&exec);
+	if (src->dim > 3 ||
+		(exec.device == KD_DEVICE_GPU ||
+		 (exec.device == KD_DEVICE_AUTO && kdg_gpu_wanted(src->n) &&
+		  kde_gpu_available(NULL, NULL, 0))))
+		return 0;
+	engine_args(src, eps, minpoints, &args);
+	coords = kdg_source_coords(src);
+	st = kde_dbscan_grid(coords, src->n, src->dim, &args, label, &undecided,
+						 &gridded, &exec, &err);
+	pfree(coords);
+	kdg_check_status(st, &err, &exec, what);
+	if (!gridded)
+		return 0;
+	if (undecided > 0)
+		elog(DEBUG1, "kdgpu %s: " INT64_FORMAT " pairs or choices within rounding of eps: clustering the exact pairs",
+			 what, undecided);
+	return undecided == 0 ? 1 : -1;
+}
+
+/*
  * The DBSCAN labels of a source's points by ordinal (header comment):
  * cluster numbers from 0, or -1 for noise.  "what" names the work in
  * messages.
@@ -300,6 +351,7 @@ kdg_cluster_dbscan(const KdSource *src, double eps, int minpoints,
 	int32	   *label = palloc_extended(sizeof(int32) * Max(src->n, 1), MCXT_ALLOC_HUGE);
 	int32	   *number;
 	int32		next = 0;
+	int			gridded;
 	KdgTree    *tree;
 	KdgPairs	pairs;
 	KdgClustering c;
@@ -311,8 +363,11 @@ kdg_cluster_dbscan(const KdSource *src, double eps, int minpoints,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("%s takes at most %d points, not " INT64_FORMAT,
 						what, PG_INT32_MAX, src->n)));
+	gridded = OidIsValid(src->relid) ? 0 : grid_dbscan(src, eps, minpoints, label, what);
+	if (gridded == 1)
+		return label;
 	tree = kdg_pairs_tree(src);
-	if (engine_dbscan(src, tree, eps, minpoints, label, what))
+	if (gridded == 0 && engine_dbscan(src, tree, eps, minpoints, label, what))
 		return label;
 	pairs = pairs_within(src, tree, eps, what);
 	c.src = src;

@@ -6,7 +6,9 @@
  *	  large sets against the CPU.
  *
  * Refs run backwards through the input, so that the order that numbers
- * clusters and breaks ties is not the input's or any spatial order.
+ * clusters and breaks ties is not the input's or any spatial order.  The
+ * grid form (kde_dbscan_grid), whose refs are the points' places, is given
+ * the points backwards: its labels are then the oracle's.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -43,6 +45,27 @@ dbscan_exec(KdExec *exec, int way)
 }
 
 static const char *const ways[] = {"cpu/1", "cpu/2", "gpu"};
+
+/*
+ * kde_dbscan_grid of pts given backwards (n points, dim each), on two CPU
+ * threads; *gridded as it says.
+ */
+static KdStatus
+dbscan_grid_backwards(const double *pts, int64_t n, int dim, const KdDbscan *args,
+					  int32_t *labels, int64_t *undecided, bool *gridded,
+					  KdError *err)
+{
+	double	   *back = malloc(sizeof(double) * (size_t) (n * dim + 1));
+	KdExec		exec;
+	KdStatus	st;
+
+	for (int64_t i = 0; i < n; i++)
+		memcpy(back + i * dim, pts + (n - 1 - i) * dim, sizeof(double) * (size_t) dim);
+	dbscan_exec(&exec, 1);
+	st = kde_dbscan_grid(back, n, dim, args, labels, undecided, gridded, &exec, err);
+	free(back);
+	return st;
+}
 
 /*
  * One data set: each way's labels equal the oracle's for a few reaches
@@ -97,6 +120,30 @@ dbscan_case(DataKind kind, int64_t n, int dim, bool have_gpu)
 			}
 		kde_tree_free(&tree);
 	}
+	/* the grid: the same labels wherever it is made (dim 1 to 3, reach > 0) */
+	for (int ri = 0; ri < 3; ri++)
+		for (int mi = 0; mi < 3; mi++)
+		{
+			KdDbscan	args = {reach[ri], reach[ri], 0.0, 0.0, minpoints[mi]};
+			int64_t		undecided = -1;
+			bool		gridded;
+			KdError		err;
+			KdStatus	st;
+
+			oracle_dbscan(pts, refs, n, dim, reach[ri], minpoints[mi], want);
+			memset(got, 0x55, sizeof(int32_t) * (size_t) (n + 1));
+			st = dbscan_grid_backwards(pts, n, dim, &args, got, &undecided, &gridded, &err);
+			check(st == KD_OK && (!gridded || (undecided == 0 &&
+											   memcmp(got, want, sizeof(int32_t) * (size_t) n) == 0)),
+				  "dbscan grid %s d=%d n=%lld r=%g minpoints=%d %s",
+				  data_kind_name(kind), dim, (long long) n, reach[ri],
+				  minpoints[mi], st ? err.message : "");
+			/* spread over too many cells, the float and offset sets may not be */
+			check(gridded == (dim <= 3 && reach[ri] > 0 && n > 0) ||
+				  (!gridded && (kind == DATA_FLOAT || kind == DATA_OFFSET)),
+				  "dbscan grid made where it fits %s d=%d n=%lld r=%g: %d",
+				  data_kind_name(kind), dim, (long long) n, reach[ri], gridded);
+		}
 	free(pts);
 	free(refs);
 	free(want);
@@ -125,11 +172,12 @@ dbscan_undecided(bool have_gpu)
 		/* near: the right cluster 1e-13 farther, a tie only within margins */
 		pts[5] = near ? 1.0 + 1e-13 : 1.0;
 		oracle_dbscan(pts, refs, 9, 1, 1.05, 4, want);
+		KdDbscan	exact = {1.05, 1.05, 0.0, 0.0, 4};
+		KdDbscan	margins = {1.05, 1.05, 1e-9, 1e-12, 4};
+		KdDbscan	band = {1.0 - 1e-9, 1.0 + 1e-9, 0.0, 0.0, 1};
+
 		for (int way = 0; way < (have_gpu ? 3 : 2); way++)
 		{
-			KdDbscan	exact = {1.05, 1.05, 0.0, 0.0, 4};
-			KdDbscan	margins = {1.05, 1.05, 1e-9, 1e-12, 4};
-			KdDbscan	band = {1.0 - 1e-9, 1.0 + 1e-9, 0.0, 0.0, 1};
 			KdExec		exec;
 			KdTree		tree;
 			KdError		err;
@@ -153,6 +201,26 @@ dbscan_undecided(bool have_gpu)
 				  "dbscan pairs at the reach undecided (near %d) %s: %lld",
 				  near, ways[way], (long long) undecided);
 			kde_tree_free(&tree);
+		}
+		/* the grid decides and leaves undecided the same */
+		{
+			bool		gridded;
+			KdError		err;
+			int64_t		undecided = -1;
+			KdStatus	st;
+
+			st = dbscan_grid_backwards(pts, 9, 1, &exact, got, &undecided, &gridded, &err);
+			check(st == KD_OK && gridded && undecided == 0 &&
+				  memcmp(got, want, sizeof(got)) == 0,
+				  "dbscan grid tie decided (near %d)", near);
+			st = dbscan_grid_backwards(pts, 9, 1, &margins, got, &undecided, &gridded, &err);
+			check(st == KD_OK && gridded && undecided == 1,
+				  "dbscan grid tie within margins undecided (near %d): %lld",
+				  near, (long long) undecided);
+			st = dbscan_grid_backwards(pts, 9, 1, &band, got, &undecided, &gridded, &err);
+			check(st == KD_OK && gridded && undecided >= 2,
+				  "dbscan grid pairs at the reach undecided (near %d): %lld",
+				  near, (long long) undecided);
 		}
 	}
 }

@@ -1,0 +1,226 @@
+/*
+ * kd_grid.c
+ *	  Building the uniform grid of kd_grid.h: the points' cells, and the
+ *	  points sorted by cell with a radix sort of the keys.
+ *
+ * A grid fits when every cell coordinate, offset by one, and its
+ * neighbour's stay below 2^KD_GRID_BITS: for points spread over more than
+ * about a million sides in one dimension it does not, and the caller
+ * walks a tree instead.  A cell coordinate is floor((x - lo) / side); a
+ * point within side (1 - 1e-6) of another in every coordinate is then in
+ * the same or a neighbouring cell despite the division's rounding, so the
+ * caller passes a side a little above its radius.  Each row of a cell's
+ * neighbours is found with one cursor per row offset, moving forward as
+ * the cells' keys do.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kd_grid.h"
+
+/* radix digits of the keys' sort: few buckets, so that writes stay cached */
+#define KD_GRID_DIGIT 8
+
+/* Free a grid's arrays. */
+void
+kde_grid_free(KdGrid *grid)
+{
+	free(grid->coords);
+	free(grid->refs);
+	free(grid->slot_cell);
+	free(grid->row_slots);
+	memset(grid, 0, sizeof(KdGrid));
+}
+
+/*
+ * Sort n (key, index) pairs by key, keys of bits bits, least significant
+ * digit first, between the arrays given; the sorted pairs end in key and
+ * idx.
+ */
+static void
+radix_sort(uint64_t *key, uint64_t *idx, uint64_t *key2, uint64_t *idx2,
+		   int64_t *count, int64_t n, int bits)
+{
+	const int64_t nbuckets = (int64_t) 1 << KD_GRID_DIGIT;
+
+	for (int shift = 0; shift < bits; shift += KD_GRID_DIGIT)
+	{
+		int64_t		at = 0;
+		uint64_t   *t;
+
+		memset(count, 0, sizeof(int64_t) * nbuckets);
+		for (int64_t i = 0; i < n; i++)
+			count[(key[i] >> shift) & (nbuckets - 1)]++;
+		for (int64_t b = 0; b < nbuckets; b++)
+		{
+			int64_t		c = count[b];
+
+			count[b] = at;
+			at += c;
+		}
+		for (int64_t i = 0; i < n; i++)
+		{
+			int64_t		to = count[(key[i] >> shift) & (nbuckets - 1)]++;
+
+			key2[to] = key[i];
+			idx2[to] = idx[i];
+		}
+		t = key;
+		key = key2;
+		key2 = t;
+		t = idx;
+		idx = idx2;
+		idx2 = t;
+	}
+	/* an odd number of passes left the pairs in the other arrays */
+	if (((bits + KD_GRID_DIGIT - 1) / KD_GRID_DIGIT) % 2 == 1)
+	{
+		memcpy(key2, key, sizeof(uint64_t) * n);
+		memcpy(idx2, idx, sizeof(uint64_t) * n);
+	}
+}
+
+/*
+ * The grid of n points (coords, dim each, 1 <= dim <= 3) with cells of the
+ * given side (> 0), into *grid, whose slots' refs are the points' indexes;
+ * *fits false (and grid empty) when the points span too many cells.
+ */
+KdStatus
+kde_grid_build(const double *coords, int64_t n, int dim, double side,
+			   KdGrid *grid, bool *fits, KdError *err)
+{
+	double		lo[3];
+	double		hi[3];
+	const double limit = (double) (((int64_t) 1 << KD_GRID_BITS) - 3);
+	int			width[3] = {0, 0, 0};	/* bits of each cell coordinate */
+	int			shift[3] = {0, 0, 0};	/* and where they go in a key */
+	uint64_t   *key = NULL;
+	uint64_t   *cell_key = NULL;
+	int64_t    *cell_start = NULL;
+	int64_t		ncells = 0;
+	uint64_t   *key2 = NULL;
+	uint64_t   *idx2 = NULL;
+	int64_t    *count = NULL;
+	KdStatus	st = KD_OK;
+
+	memset(grid, 0, sizeof(KdGrid));
+	*fits = false;
+	if (dim < 1 || dim > 3 || !(side > 0) || n <= 0 || n > INT32_MAX)
+		return KD_OK;
+	for (int j = 0; j < dim; j++)
+	{
+		lo[j] = INFINITY;
+		hi[j] = -INFINITY;
+	}
+	for (int64_t i = 0; i < n; i++)
+		for (int j = 0; j < dim; j++)
+		{
+			double		x = coords[i * dim + j];
+
+			lo[j] = x < lo[j] ? x : lo[j];
+			hi[j] = x > hi[j] ? x : hi[j];
+		}
+	for (int j = 0; j < dim; j++)
+	{
+		double		cells = (hi[j] - lo[j]) / side;
+
+		if (!(cells < limit))
+			return KD_OK;
+		/* cell coordinates 1 .. cells + 1, and a neighbour's up to cells + 2 */
+		width[j] = 1;
+		while (((uint64_t) 1 << width[j]) <= (uint64_t) cells + 2)
+			width[j]++;
+		shift[j] = j == 0 ? 0 : shift[j - 1] + width[j - 1];
+	}
+
+	grid->n = n;
+	grid->dim = dim;
+	grid->nrows = dim == 1 ? 1 : dim == 2 ? 3 : 9;
+	grid->coords = malloc(sizeof(double) * dim * n);
+	grid->refs = malloc(sizeof(uint64_t) * n);
+	grid->slot_cell = malloc(sizeof(int32_t) * n);
+	key = malloc(sizeof(uint64_t) * n);
+	cell_key = malloc(sizeof(uint64_t) * n);
+	cell_start = malloc(sizeof(int64_t) * (n + 1));
+	key2 = malloc(sizeof(uint64_t) * n);
+	idx2 = malloc(sizeof(uint64_t) * n);
+	count = malloc(sizeof(int64_t) << KD_GRID_DIGIT);
+	if (!grid->coords || !grid->refs || !grid->slot_cell || !key ||
+		!cell_key || !cell_start || !key2 || !idx2 || !count)
+		goto nomem;
+
+	/* each point's key, and its index (refs), sorted by key */
+	for (int64_t i = 0; i < n; i++)
+	{
+		uint64_t	k = 0;
+
+		for (int j = 0; j < dim; j++)
+		{
+			uint64_t	c = (uint64_t) floor((coords[i * dim + j] - lo[j]) / side) + 1;
+
+			k |= c << shift[j];
+		}
+		key[i] = k;
+		grid->refs[i] = (uint64_t) i;
+	}
+	radix_sort(key, grid->refs, key2, idx2, count, n,
+			   shift[dim - 1] + width[dim - 1]);
+
+	/* the points by slot, and the cells */
+	for (int64_t s = 0; s < n; s++)
+	{
+		memcpy(grid->coords + s * dim, coords + grid->refs[s] * dim, sizeof(double) * dim);
+		if (s == 0 || key[s] != key[s - 1])
+		{
+			cell_key[ncells] = key[s];
+			cell_start[ncells++] = s;
+		}
+		grid->slot_cell[s] = (int32_t) (ncells - 1);
+	}
+	cell_start[ncells] = n;
+	grid->ncells = ncells;
+
+	/* each cell's rows of neighbours, as runs of slots */
+	grid->row_slots = malloc(sizeof(int32_t) * 2 * grid->nrows * ncells);
+	if (grid->row_slots == NULL)
+		goto nomem;
+	for (int w = 0; w < grid->nrows; w++)
+	{
+		int64_t		dy = dim >= 2 ? w % 3 - 1 : 0;
+		int64_t		dz = dim >= 3 ? w / 3 - 1 : 0;
+		int64_t		step = dy * ((int64_t) 1 << shift[1]) + dz * ((int64_t) 1 << shift[2]);
+		int64_t		from = 0;
+		int64_t		to = 0;
+
+		for (int64_t c = 0; c < ncells; c++)
+		{
+			uint64_t	mid = cell_key[c] + (uint64_t) step;
+
+			while (from < ncells && cell_key[from] < mid - 1)
+				from++;
+			if (to < from)
+				to = from;
+			while (to < ncells && cell_key[to] <= mid + 1)
+				to++;
+			grid->row_slots[(c * grid->nrows + w) * 2] = (int32_t) cell_start[from];
+			grid->row_slots[(c * grid->nrows + w) * 2 + 1] = (int32_t) cell_start[to];
+		}
+	}
+	*fits = true;
+	goto done;
+nomem:
+	st = kde_set_error(err, KD_ERR_NOMEM, -1,
+					   "out of memory for a grid of %lld points",
+					   (long long) n);
+	kde_grid_free(grid);
+done:
+	free(key);
+	free(cell_key);
+	free(cell_start);
+	free(key2);
+	free(idx2);
+	free(count);
+	return st;
+}
