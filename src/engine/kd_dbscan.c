@@ -413,7 +413,7 @@ kde_dbscan_grid(const double *coords, int64_t n, int dim, const KdDbscan *args,
 		return st;
 	/* a side a little above the reach: kd_grid.c */
 	st = kde_grid_build(coords, n, dim, args->beyond * (1.0 + 1e-5), &grid,
-						gridded, err);
+						gridded, exec, err);
 	if (st != KD_OK || !*gridded)
 		return st;
 	memset(&slots, 0, sizeof(slots));

@@ -23,6 +23,52 @@
 /* radix digits of the keys' sort: few buckets, so that writes stay cached */
 #define KD_GRID_DIGIT 8
 
+/* What the build's threads share. */
+typedef struct GridFill
+{
+	const double *coords;		/* the points given */
+	int			dim;
+	const double *lo;
+	double		side;
+	const int  *shift;
+	uint64_t   *key;			/* by point, then by slot */
+	KdGrid	   *grid;
+} GridFill;
+
+/* Parallel body: the keys of points [begin, end), and their indexes. */
+static void
+keys_range(void *arg, int64_t begin, int64_t end)
+{
+	const GridFill *f = arg;
+	const int	dim = f->dim;
+
+	for (int64_t i = begin; i < end; i++)
+	{
+		uint64_t	k = 0;
+
+		for (int j = 0; j < dim; j++)
+		{
+			uint64_t	c = (uint64_t) floor((f->coords[i * dim + j] - f->lo[j]) / f->side) + 1;
+
+			k |= c << f->shift[j];
+		}
+		f->key[i] = k;
+		f->grid->refs[i] = (uint64_t) i;
+	}
+}
+
+/* Parallel body: the points of slots [begin, end), in place. */
+static void
+gather_range(void *arg, int64_t begin, int64_t end)
+{
+	const GridFill *f = arg;
+	const int	dim = f->dim;
+	KdGrid	   *g = f->grid;
+
+	for (int64_t s = begin; s < end; s++)
+		memcpy(g->coords + s * dim, f->coords + g->refs[s] * dim, sizeof(double) * dim);
+}
+
 /* Free a grid's arrays. */
 void
 kde_grid_free(KdGrid *grid)
@@ -85,12 +131,14 @@ radix_sort(uint64_t *key, uint64_t *idx, uint64_t *key2, uint64_t *idx2,
 /*
  * The grid of n points (coords, dim each, 1 <= dim <= 3) with cells of the
  * given side (> 0), into *grid, whose slots' refs are the points' indexes;
- * *fits false (and grid empty) when the points span too many cells.
+ * *fits false (and grid empty) when the points span too many cells.  The
+ * keys and the points' places are made on exec's threads.
  */
 KdStatus
 kde_grid_build(const double *coords, int64_t n, int dim, double side,
-			   KdGrid *grid, bool *fits, KdError *err)
+			   KdGrid *grid, bool *fits, KdExec *exec, KdError *err)
 {
+	GridFill	fill;
 	double		lo[3];
 	double		hi[3];
 	const double limit = (double) (((int64_t) 1 << KD_GRID_BITS) - 3);
@@ -152,26 +200,23 @@ kde_grid_build(const double *coords, int64_t n, int dim, double side,
 		goto nomem;
 
 	/* each point's key, and its index (refs), sorted by key */
-	for (int64_t i = 0; i < n; i++)
-	{
-		uint64_t	k = 0;
-
-		for (int j = 0; j < dim; j++)
-		{
-			uint64_t	c = (uint64_t) floor((coords[i * dim + j] - lo[j]) / side) + 1;
-
-			k |= c << shift[j];
-		}
-		key[i] = k;
-		grid->refs[i] = (uint64_t) i;
-	}
+	fill.coords = coords;
+	fill.dim = dim;
+	fill.lo = lo;
+	fill.side = side;
+	fill.shift = shift;
+	fill.key = key;
+	fill.grid = grid;
+	if ((st = kde_parallel_for(exec, n, 65536, keys_range, &fill, err)) != KD_OK)
+		goto fail;
 	radix_sort(key, grid->refs, key2, idx2, count, n,
 			   shift[dim - 1] + width[dim - 1]);
 
 	/* the points by slot, and the cells */
+	if ((st = kde_parallel_for(exec, n, 65536, gather_range, &fill, err)) != KD_OK)
+		goto fail;
 	for (int64_t s = 0; s < n; s++)
 	{
-		memcpy(grid->coords + s * dim, coords + grid->refs[s] * dim, sizeof(double) * dim);
 		if (s == 0 || key[s] != key[s - 1])
 		{
 			cell_key[ncells] = key[s];
@@ -214,6 +259,7 @@ nomem:
 	st = kde_set_error(err, KD_ERR_NOMEM, -1,
 					   "out of memory for a grid of %lld points",
 					   (long long) n);
+fail:
 	kde_grid_free(grid);
 done:
 	free(key);

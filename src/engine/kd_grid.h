@@ -41,7 +41,7 @@ typedef struct KdGrid
 /* kd_grid.c */
 extern KdStatus kde_grid_build(const double *coords, int64_t n, int dim,
 							   double side, KdGrid *grid, bool *fits,
-							   KdError *err);
+							   KdExec *exec, KdError *err);
 extern void kde_grid_free(KdGrid *grid);
 
 /*
