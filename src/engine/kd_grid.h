@@ -8,22 +8,20 @@
  * in its cell or a neighbouring one.  A cell's key packs its coordinates,
  * at most KD_GRID_BITS each (as many as the points' spread needs), the
  * first in the lowest bits, offset by one so that a neighbour's is never
- * negative and never overflows into the next: the cells of one row (first coordinate
- * c - 1 .. c + 1, the others fixed) are one run of keys, and so their
- * points one run of slots, which the build finds for every cell and each
- * of its 3^(dim - 1) rows (KD_GRID_ROWS).  The walk tests each candidate
- * with the range walk's own test (kd_range_walk.h), so it finds exactly
- * the points a tree's walk finds.
+ * negative and never overflows into the next: the cells of one row (first
+ * coordinate c - 1 .. c + 1, the others fixed) are one run of keys, and
+ * so their points one run of slots, which the build finds for every cell
+ * and each of its 3^(dim - 1) rows.  The walk tests each candidate with
+ * the range walk's own test (kd_range_walk.h), so it finds exactly the
+ * points a tree's walk finds.
  */
 #ifndef KD_GRID_H
 #define KD_GRID_H
 
 #include "kd_range_walk.h"
 
-/* bits of each cell coordinate in a key */
+/* bits of each cell coordinate in a key, at most */
 #define KD_GRID_BITS 20
-/* rows of neighbouring cells a cell has, at most (3^(3 - 1)) */
-#define KD_GRID_ROWS 9
 
 typedef struct KdGrid
 {

@@ -326,15 +326,12 @@ kdg_rows_array_row(KdRows *rows, int64 i, TupleDesc desc, const bool *needed,
 {
 	const KdAnswer *ans = rows->ans;
 	int			col = ident_datums(rows->t, rows->qrefs[i], values, &rows->qtid);
-	bool		want = false;
 	int64		q;
 	int64		off;
 	int			n;
 	MemoryContext oldcxt;
 
-	for (int c = col; c < desc->natts; c++)
-		want |= needed == NULL || needed[c];
-	if (!want)
+	if (!kdg_rows_read_hits(rows, desc, needed))
 	{
 		for (int c = col; c < desc->natts; c++)
 			nulls[c] = true;
