@@ -12,6 +12,7 @@
 #   make engine-check          engine tests, no server (GPU too when present)
 #   make engine-bench          engine benchmark (bench/README.md)
 #   make cukd-bench            the GPU engine beside cudaKDTree (nvcc and a GPU)
+#   make build/flat-compare-bin  flat kNN of vectors beside cuBLAS (nvcc)
 #   make ckdtree-bench         the CPU engine beside scipy's cKDTree, per core
 #   make geo-check             PostGIS format decoder tests, no server
 #   make fuzz FUZZ_SECONDS=60  libFuzzer + ASan/UBSan runs of test/fuzz (clang)
@@ -166,6 +167,14 @@ $(B)/cukd-compare-bin: bench/cukd_compare.cu $(BENCH_SET_SRCS) $(ENGINE_SRCS) $(
 	$(NVCC) -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -cudart static \
 		-I$(CUKD_DIR) -Isrc/engine -Itest/engine -Ibench -Xcompiler -ffp-contract=off,-pthread \
 		-o $@ bench/cukd_compare.cu $(BENCH_SET_SRCS) $(ENGINE_SRCS) -ldl -lm
+
+# kdgpu's flat kNN of vectors beside a float32 cuBLAS brute force
+# (bench/README.md); cuBLAS is linked from the CUDA toolkit's own copy
+$(B)/flat-compare-bin: bench/flat_compare.cu $(BENCH_TIME_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) test/engine/*.h
+	@mkdir -p $(@D)
+	$(NVCC) -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -cudart static \
+		-Isrc/engine -Itest/engine -Ibench -Xcompiler -ffp-contract=off,-pthread \
+		-o $@ bench/flat_compare.cu bench/bench_time.c test/engine/datagen.c $(ENGINE_SRCS) -lcublas -ldl -lm
 
 ifeq ($(NVCC),)
 cukd-bench:

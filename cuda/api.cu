@@ -678,7 +678,8 @@ static const KdCudaApi kdc_api = {
 	kdc_all_knn,
 	kdc_radius,
 	kdc_box,
-	kdc_dbscan
+	kdc_dbscan,
+	kdc_flat_knn
 };
 
 /* The one exported symbol: the entry table. */

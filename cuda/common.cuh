@@ -164,6 +164,10 @@ extern KdStatus kdc_box(const KdGpuTree *gtree, const double *lows,
 extern KdStatus kdc_dbscan(const KdGpuTree *gtree, const KdDbscan *args,
 						   int32_t *labels, int64_t *undecided,
 						   const KdExec *exec, KdError *err);
+extern KdStatus kdc_flat_knn(const KdVectors *set, KdMetric metric,
+							 const double *queries, int64_t nq, int k,
+							 KdNeighbor *out, int32_t *count,
+							 const KdExec *exec, KdError *err);
 
 /* device bytes that a spatial ordering of n points needs */
 #define KDC_ORDER_BYTES(n) ((size_t) (n) * 40 + ((size_t) 1 << 20))

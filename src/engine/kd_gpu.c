@@ -360,3 +360,20 @@ kde_gpu_dbscan(const KdGpuTree *gtree, const KdDbscan *args, int32_t *labels,
 {
 	return kde_gpu_made()->dbscan(gtree, args, labels, undecided, exec, err);
 }
+
+/*
+ * The GPU object's flat kNN (kd_gpu_abi.h); KD_ERR_GPU_UNAVAILABLE from a
+ * table without one, so that AUTO falls back to the CPU.
+ */
+KdStatus
+kde_gpu_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
+				 int64_t nq, int k, KdNeighbor *out, int32_t *count,
+				 const KdExec *exec, KdError *err)
+{
+	const KdCudaApi *api = kde_gpu_api();
+
+	if (api == NULL || api->flat_knn == NULL)
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+							 "this GPU provider does not search vectors");
+	return api->flat_knn(set, metric, queries, nq, k, out, count, exec, err);
+}

@@ -26,7 +26,7 @@ extern "C"
 {
 #endif
 
-#define KDGPU_CUDA_ABI_VERSION 5
+#define KDGPU_CUDA_ABI_VERSION 6
 
 typedef struct KdCudaApi
 {
@@ -83,6 +83,15 @@ typedef struct KdCudaApi
 	KdStatus	(*dbscan) (const KdGpuTree *gtree, const KdDbscan *args,
 						   int32_t *labels, int64_t *undecided,
 						   const KdExec *exec, KdError *err);
+
+	/*
+	 * kde_flat_knn's contract, on host arrays copied for the call; NULL in
+	 * a table that does not offer it (the GPU service's, for now)
+	 */
+	KdStatus	(*flat_knn) (const KdVectors *set, KdMetric metric,
+							 const double *queries, int64_t nq, int k,
+							 KdNeighbor *out, int32_t *count,
+							 const KdExec *exec, KdError *err);
 } KdCudaApi;
 
 /* the one exported symbol */

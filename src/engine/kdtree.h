@@ -356,6 +356,48 @@ extern KdStatus kde_split_build(const double *points, const uint64_t *refs,
 							   int64_t n, int dim, int ndevices, KdTree *tree,
 							   KdExec *exec, KdError *err);
 
+/*
+ * kd_flat.c: exact kNN of vectors of any dimension under a metric, by
+ * comparing every query with every vector (no tree), on the CPU threads or
+ * the GPU (cuda/flat.cu) with the same bits.  Outputs are as kde_knn's, but
+ * a neighbour's d2 holds its distance itself (kd_metric.h), not a square.
+ * Cosine refuses zero vectors; every metric refuses NaN and infinities.
+ */
+typedef enum KdMetric
+{
+	KD_METRIC_L2 = 0,			/* sqrt of the sum of squared differences */
+	KD_METRIC_L1,				/* sum of absolute differences */
+	KD_METRIC_LINF,				/* largest absolute difference */
+	KD_METRIC_COSINE			/* 1 - cosine of the angle */
+} KdMetric;
+
+#define KD_FLAT_MAX_DIM 16000
+
+/* n vectors of dim coordinates each (n * dim, row-major) and their refs. */
+typedef struct KdVectors
+{
+	int64_t		n;
+	int			dim;
+	const double *coords;
+	const uint64_t *refs;
+} KdVectors;
+
+extern const char *kde_metric_name(KdMetric metric);
+extern double kde_vector_distance(KdMetric metric, const double *a,
+								  const double *b, int dim);
+extern KdStatus kde_flat_knn(const KdVectors *set, KdMetric metric,
+							 const double *queries, int64_t nq, int k,
+							 KdNeighbor *out, int32_t *count, KdExec *exec,
+							 KdError *err);
+extern KdStatus kde_flat_knn_cpu(const KdVectors *set, KdMetric metric,
+								 const double *queries, int64_t nq, int k,
+								 KdNeighbor *out, int32_t *count,
+								 KdExec *exec, KdError *err);
+extern KdStatus kde_gpu_flat_knn(const KdVectors *set, KdMetric metric,
+								 const double *queries, int64_t nq, int k,
+								 KdNeighbor *out, int32_t *count,
+								 const KdExec *exec, KdError *err);
+
 /* kd_replicas.c: one kNN batch over copies of one tree on several GPUs */
 extern KdStatus kde_replicas_knn(KdGpuTree *const *copies, int ncopies,
 								const double *queries, int64_t nq, int dim,

@@ -468,7 +468,8 @@ static const KdCudaApi client_api = {
 	client_all_knn,
 	client_radius,
 	client_box,
-	client_dbscan
+	client_dbscan,
+	NULL						/* flat_knn: not through the service yet */
 };
 
 /*

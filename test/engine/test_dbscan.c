@@ -34,18 +34,6 @@ dbscan_tree(const double *pts, int64_t n, int dim, KdExec *exec, KdTree *tree)
 				 dim, st ? err.message : "");
 }
 
-/* The exec of one way to run: CPU with 1 or 2 threads, or the GPU. */
-static void
-dbscan_exec(KdExec *exec, int way)
-{
-	kde_exec_init(exec);
-	exec->device = way == 2 ? KD_DEVICE_GPU : KD_DEVICE_CPU;
-	exec->threads = way == 1 ? 2 : 1;
-	exec->gpu_min_work = 0;
-}
-
-static const char *const ways[] = {"cpu/1", "cpu/2", "gpu"};
-
 /*
  * kde_dbscan_grid of pts given backwards (n points, dim each), on two CPU
  * threads; *gridded as it says.
@@ -61,7 +49,7 @@ dbscan_grid_backwards(const double *pts, int64_t n, int dim, const KdDbscan *arg
 
 	for (int64_t i = 0; i < n; i++)
 		memcpy(back + i * dim, pts + (n - 1 - i) * dim, sizeof(double) * (size_t) dim);
-	dbscan_exec(&exec, 1);
+	test_way_exec(&exec, 1);
 	st = kde_dbscan_grid(back, n, dim, args, labels, undecided, gridded, &exec, err);
 	free(back);
 	return st;
@@ -98,7 +86,7 @@ dbscan_case(DataKind kind, int64_t n, int dim, bool have_gpu)
 		KdExec		exec;
 		KdTree		tree;
 
-		dbscan_exec(&exec, way);
+		test_way_exec(&exec, way);
 		if (!dbscan_tree(pts, n, dim, &exec, &tree))
 			continue;
 		for (int ri = 0; ri < 3; ri++)
@@ -116,7 +104,7 @@ dbscan_case(DataKind kind, int64_t n, int dim, bool have_gpu)
 					  memcmp(got, want, sizeof(int32_t) * (size_t) n) == 0,
 					  "dbscan %s d=%d n=%lld r=%g minpoints=%d %s %s",
 					  data_kind_name(kind), dim, (long long) n, reach[ri],
-					  minpoints[mi], ways[way], st ? err.message : "");
+					  minpoints[mi], test_ways[way], st ? err.message : "");
 			}
 		kde_tree_free(&tree);
 	}
@@ -184,22 +172,22 @@ dbscan_undecided(bool have_gpu)
 			int64_t		undecided = -1;
 			KdStatus	st;
 
-			dbscan_exec(&exec, way);
+			test_way_exec(&exec, way);
 			if (!dbscan_tree(pts, 9, 1, &exec, &tree))
 				continue;
 			st = kde_dbscan(&tree, &exact, got, &undecided, &exec, &err);
 			check(st == KD_OK && undecided == 0 && memcmp(got, want, sizeof(got)) == 0 &&
 				  got[refs[4]] == got[refs[near ? 3 : 5]] && got[refs[3]] != got[refs[5]],
 				  "dbscan tie decided by %s (near %d) %s", near ? "distance" : "ref",
-				  near, ways[way]);
+				  near, test_ways[way]);
 			st = kde_dbscan(&tree, &margins, got, &undecided, &exec, &err);
 			check(st == KD_OK && undecided == 1,
 				  "dbscan tie within margins undecided (near %d) %s: %lld",
-				  near, ways[way], (long long) undecided);
+				  near, test_ways[way], (long long) undecided);
 			st = kde_dbscan(&tree, &band, got, &undecided, &exec, &err);
 			check(st == KD_OK && undecided >= 2,
 				  "dbscan pairs at the reach undecided (near %d) %s: %lld",
-				  near, ways[way], (long long) undecided);
+				  near, test_ways[way], (long long) undecided);
 			kde_tree_free(&tree);
 		}
 		/* the grid decides and leaves undecided the same */
@@ -245,15 +233,15 @@ dbscan_errors(bool have_gpu)
 		KdError		err;
 		int64_t		undecided;
 
-		dbscan_exec(&exec, way);
+		test_way_exec(&exec, way);
 		if (!check(kde_build(pts, refs, 4, 1, &tree, &exec, &err) == KD_OK,
-				   "dbscan errors build %s", ways[way]))
+				   "dbscan errors build %s", test_ways[way]))
 			continue;
 		check(kde_dbscan(&tree, &good, got, &undecided, &exec, &err) == KD_ERR_ARG,
-			  "dbscan refuses a ref beyond n - 1 %s", ways[way]);
+			  "dbscan refuses a ref beyond n - 1 %s", test_ways[way]);
 		for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++)
 			check(kde_dbscan(&tree, &bad[b], got, &undecided, &exec, &err) == KD_ERR_ARG,
-				  "dbscan refuses bad arguments %zu %s", b, ways[way]);
+				  "dbscan refuses bad arguments %zu %s", b, test_ways[way]);
 		kde_tree_free(&tree);
 	}
 }
@@ -286,8 +274,8 @@ dbscan_large(int64_t n, int dim)
 		refs[i] = (uint64_t) (n - 1 - i);
 	oracle_knn(pts, refs, n, dim, pts + (n / 3) * dim, 8, -1, near);
 	args = (KdDbscan) {sqrt(near[7].d2), sqrt(near[7].d2), 0.0, 0.0, 5};
-	dbscan_exec(&gpu, 2);
-	dbscan_exec(&cpu, 1);
+	test_way_exec(&gpu, 2);
+	test_way_exec(&cpu, 1);
 	cpu.threads = 8;
 	if (dbscan_tree(pts, n, dim, &gpu, &tree))
 	{

@@ -33,6 +33,18 @@ static bool have_gpu;
 static int	ncpu;
 
 /* Count one check, printing it when it fails (or always with -v). */
+const char *const test_ways[3] = {"cpu/1", "cpu/2", "gpu"};
+
+/* The exec of test way way (test_ways). */
+void
+test_way_exec(KdExec *exec, int way)
+{
+	kde_exec_init(exec);
+	exec->device = way == 2 ? KD_DEVICE_GPU : KD_DEVICE_CPU;
+	exec->threads = way == 1 ? 2 : 1;
+	exec->gpu_min_work = 0;
+}
+
 bool
 check(bool ok, const char *fmt,...)
 {
@@ -841,6 +853,7 @@ main(int argc, char **argv)
 			}
 	test_cancel();
 	test_dbscan(have_gpu, !skip_large);
+	test_flat(have_gpu, !skip_large);
 	if (have_gpu && !skip_large)
 	{
 		test_gpu_large(DATA_UNIFORM, 1000000, 3, 10);

@@ -286,6 +286,17 @@ emu_dbscan(const KdGpuTree *g, const KdDbscan *args, int32_t *labels,
 	return kde_dbscan_cpu(&g->tree, args, labels, undecided, &e, err);
 }
 
+/* flat_knn(): the CPU loop. */
+static KdStatus
+emu_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
+			 int64_t nq, int k, KdNeighbor *out, int32_t *count,
+			 const KdExec *exec, KdError *err)
+{
+	KdExec		e = plan(exec);
+
+	return kde_flat_knn_cpu(set, metric, queries, nq, k, out, count, &e, err);
+}
+
 static const KdCudaApi emulated_api = {
 	KDGPU_CUDA_ABI_VERSION,
 	emu_probe,
@@ -297,7 +308,8 @@ static const KdCudaApi emulated_api = {
 	emu_all_knn,
 	emu_radius,
 	emu_box,
-	emu_dbscan
+	emu_dbscan,
+	emu_flat_knn
 };
 
 __attribute__((visibility("default"))) const KdCudaApi *

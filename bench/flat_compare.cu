@@ -1,0 +1,294 @@
+/*
+ * flat_compare.cu
+ *	  kdgpu's exact flat kNN of vectors (kde_flat_knn, float8) beside a
+ *	  float32 cuBLAS brute force, in one run, on the same vectors (make
+ *	  flat-bench; bench/README.md).
+ *
+ * For each dimension given, n vectors and nq queries are generated from a
+ * fixed seed (uniform in [-0.5, 0.5), or "clustered": a few random
+ * directions with a little noise, so low intrinsic dimension), rounded to
+ * float so that both sides read identical values.  Timed, medians of
+ * --reps runs after one warm-up, end to end from host memory to host
+ * memory:
+ *
+ *   kdgpu   kde_flat_knn on the GPU (L2, k as given), vectors and queries
+ *           copied in for the call, results out.
+ *   cuBLAS  the float32 brute force: |p|^2 + |q|^2 - 2 p.q, the dot
+ *           products by cublasSgemm over chunks of queries against all
+ *           vectors, each query's k least picked by a block-wide pass;
+ *           vectors copied in once per call, results out.
+ *
+ * It reports the time of each, their ratio, and how many queries the
+ * float32 answer gets wrong (a different set of k refs than the exact
+ * one).  Without a CUDA device it prints "skipped: ..." and exits 0.  Each
+ * result is a table line and a RESULT {...} line.
+ */
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+extern "C"
+{
+#include "bench_time.h"
+#include "datagen.h"
+#include "kdtree.h"
+}
+
+#define PEER_K_MAX 16
+#define PEER_THREADS 256
+
+/* The queries' k least of dist2 = pn + qn - 2 dot, one block a query. */
+__global__ void
+peer_topk(const float *dots, const float *pn, const float *qn, int64_t n,
+		  int k, int64_t q0, KdNeighbor *out)
+{
+	__shared__ float cd[PEER_THREADS * PEER_K_MAX];
+	__shared__ int64_t ci[PEER_THREADS * PEER_K_MAX];
+	const float *col = dots + (int64_t) blockIdx.x * n;
+	float		qd = qn[blockIdx.x];
+	float		bd[PEER_K_MAX];
+	int64_t		bi[PEER_K_MAX];
+	int			m = 0;
+
+	for (int64_t i = threadIdx.x; i < n; i += PEER_THREADS)
+	{
+		float		d = pn[i] + qd - 2.0f * col[i];
+		int			at;
+
+		if (m == k && d >= bd[k - 1])
+			continue;
+		at = m < k ? m++ : k - 1;
+		while (at > 0 && bd[at - 1] > d)
+		{
+			bd[at] = bd[at - 1];
+			bi[at] = bi[at - 1];
+			at--;
+		}
+		bd[at] = d;
+		bi[at] = i;
+	}
+	for (int j = 0; j < k; j++)
+	{
+		cd[threadIdx.x * k + j] = j < m ? bd[j] : INFINITY;
+		ci[threadIdx.x * k + j] = j < m ? bi[j] : -1;
+	}
+	__syncthreads();
+	if (threadIdx.x == 0)
+	{
+		KdNeighbor *o = out + (q0 + blockIdx.x) * k;
+
+		for (int j = 0; j < k; j++)
+		{
+			int			best = 0;
+
+			for (int c = 1; c < PEER_THREADS * k; c++)
+				if (cd[c] < cd[best])
+					best = c;
+			o[j].d2 = cd[best];
+			o[j].ref = (uint64_t) ci[best];
+			cd[best] = INFINITY;
+		}
+	}
+}
+
+/* Squared norms of n rows of dim floats. */
+__global__ void
+peer_norms(const float *v, int64_t n, int dim, float *out)
+{
+	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	float		s = 0.0f;
+
+	if (i >= n)
+		return;
+	for (int j = 0; j < dim; j++)
+		s += v[i * dim + j] * v[i * dim + j];
+	out[i] = s;
+}
+
+/* The float32 peer, end to end; false on a CUDA or cuBLAS error. */
+static bool
+peer_knn(cublasHandle_t h, const float *pts, int64_t n, const float *qs,
+		 int64_t nq, int dim, int k, KdNeighbor *out)
+{
+	int64_t		chunk = std::min<int64_t>(nq, (int64_t) (4e9 / (4.0 * n)));
+	float	   *dp,
+			   *dq,
+			   *dpn,
+			   *dqn,
+			   *dots;
+	KdNeighbor *dout;
+	const float one = 1.0f,
+				zero = 0.0f;
+	bool		ok = true;
+
+	chunk = std::max<int64_t>(chunk, 1);
+	if (cudaMalloc(&dp, sizeof(float) * n * dim) || cudaMalloc(&dq, sizeof(float) * nq * dim) ||
+		cudaMalloc(&dpn, sizeof(float) * n) || cudaMalloc(&dqn, sizeof(float) * nq) ||
+		cudaMalloc(&dots, sizeof(float) * n * chunk) ||
+		cudaMalloc(&dout, sizeof(KdNeighbor) * nq * k))
+		return false;
+	cudaMemcpy(dp, pts, sizeof(float) * n * dim, cudaMemcpyHostToDevice);
+	cudaMemcpy(dq, qs, sizeof(float) * nq * dim, cudaMemcpyHostToDevice);
+	peer_norms <<< (n + 255) / 256, 256 >>> (dp, n, dim, dpn);
+	peer_norms <<< (nq + 255) / 256, 256 >>> (dq, nq, dim, dqn);
+	for (int64_t q0 = 0; q0 < nq && ok; q0 += chunk)
+	{
+		int			m = (int) std::min<int64_t>(chunk, nq - q0);
+
+		/* dots (n x m, column-major) = P (n x dim) . Q^T */
+		ok = cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int) n, m, dim, &one,
+						 dp, dim, dq + q0 * dim, dim, &zero, dots,
+						 (int) n) == CUBLAS_STATUS_SUCCESS;
+		peer_topk <<< m, PEER_THREADS >>> (dots, dpn, dqn + q0, n, k, q0, dout);
+	}
+	ok = ok && cudaMemcpy(out, dout, sizeof(KdNeighbor) * nq * k,
+						  cudaMemcpyDeviceToHost) == cudaSuccess;
+	cudaFree(dp);
+	cudaFree(dq);
+	cudaFree(dpn);
+	cudaFree(dqn);
+	cudaFree(dots);
+	cudaFree(dout);
+	return ok;
+}
+
+/* n + nq vectors of dim, rounded to float, into d (double) and f (float). */
+static void
+make_vectors(bool clustered, int64_t n, int dim, std::vector<double> &d,
+			 std::vector<float> &f)
+{
+	Rng			rng = {0x1234567ULL + (uint64_t) dim};
+	std::vector<double> dirs(8 * (size_t) dim);
+
+	for (auto &x : dirs)
+		x = rng_normal(&rng);
+	d.resize((size_t) n * dim);
+	f.resize((size_t) n * dim);
+	for (int64_t i = 0; i < n; i++)
+	{
+		int			c = (int) (rng_next(&rng) % 8);
+		double		t = rng_normal(&rng);
+
+		for (int j = 0; j < dim; j++)
+		{
+			double		x = clustered ?
+				t * dirs[c * dim + j] + 0.01 * rng_normal(&rng) :
+				rng_uniform(&rng) - 0.5;
+
+			f[i * dim + j] = (float) x;
+			d[i * dim + j] = (double) f[i * dim + j];
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	int64_t		n = argc > 1 ? atoll(argv[1]) : 1000000;
+	int64_t		nq = argc > 2 ? atoll(argv[2]) : 100000;
+	int			k = argc > 3 ? atoi(argv[3]) : 10;
+	int			reps = argc > 4 ? atoi(argv[4]) : 3;
+	const char *kinds = argc > 5 ? argv[5] : "uniform,clustered";
+	static const int dims[] = {16, 64, 256};
+	KdGpuInfo	info;
+	char		why[256];
+	cublasHandle_t h;
+
+	if (!kde_gpu_available(&info, why, sizeof(why)))
+	{
+		printf("skipped: %s\n", why);
+		return 0;
+	}
+	if (k > PEER_K_MAX || cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
+	{
+		printf("k at most %d, and cuBLAS must start\n", PEER_K_MAX);
+		return 1;
+	}
+	printf("# GPU: %s; n=%lld queries=%lld k=%d, medians of %d\n", info.name,
+		   (long long) n, (long long) nq, k, reps);
+	for (int c = 0; c < 2; c++)
+	{
+		bool		clustered = c == 1;
+
+		if (strstr(kinds, clustered ? "clustered" : "uniform") == NULL)
+			continue;
+		for (int dim : dims)
+		{
+			std::vector<double> d;
+			std::vector<float> f;
+			std::vector<uint64_t> refs(n);
+			std::vector<KdNeighbor> a((size_t) nq * k),
+						b((size_t) nq * k);
+			std::vector<int32_t> cnt(nq);
+			std::vector<double> ta,
+						tb;
+			KdVectors	set;
+			KdExec		exec;
+			KdError		err;
+			int64_t		wrong = 0;
+
+			make_vectors(clustered, n + nq, dim, d, f);
+			for (int64_t i = 0; i < n; i++)
+				refs[i] = (uint64_t) i;
+			set = {n, dim, d.data(), refs.data()};
+			kde_exec_init(&exec);
+			exec.device = KD_DEVICE_GPU;
+			for (int r = 0; r <= reps; r++)
+			{
+				double		t0 = bench_now();
+
+				if (kde_flat_knn(&set, KD_METRIC_L2, d.data() + n * dim, nq, k,
+								 a.data(), cnt.data(), &exec, &err) != KD_OK)
+				{
+					printf("kdgpu failed: %s\n", err.message);
+					return 1;
+				}
+				if (r > 0)
+					ta.push_back(bench_now() - t0);
+				t0 = bench_now();
+				if (!peer_knn(h, f.data(), n, f.data() + n * dim, nq, dim, k, b.data()))
+				{
+					printf("cuBLAS peer failed\n");
+					return 1;
+				}
+				if (r > 0)
+					tb.push_back(bench_now() - t0);
+			}
+			for (int64_t q = 0; q < nq; q++)
+			{
+				std::vector<uint64_t> x(k),
+							y(k);
+
+				for (int j = 0; j < k; j++)
+				{
+					x[j] = a[q * k + j].ref;
+					y[j] = b[q * k + j].ref;
+				}
+				std::sort(x.begin(), x.end());
+				std::sort(y.begin(), y.end());
+				wrong += x != y;
+			}
+			{
+				double		ma = bench_median(ta.data(), (int) ta.size());
+				double		mb = bench_median(tb.data(), (int) tb.size());
+
+				printf("%-9s d=%-4d kdgpu float8 exact %9.1f ms  cuBLAS float32 %9.1f ms  ratio %.2f  float32 wrong on %lld of %lld queries\n",
+					   clustered ? "clustered" : "uniform", dim, ma * 1e3,
+					   mb * 1e3, ma / mb, (long long) wrong, (long long) nq);
+				printf("RESULT {\"op\":\"flat_knn\",\"data\":\"%s\",\"n\":%lld,\"queries\":%lld,\"dim\":%d,\"k\":%d,\"kdgpu_ms\":%.3f,\"cublas_ms\":%.3f,\"float32_wrong\":%lld,\"gpu\":\"%s\"}\n",
+					   clustered ? "clustered" : "uniform", (long long) n,
+					   (long long) nq, dim, k, ma * 1e3, mb * 1e3,
+					   (long long) wrong, info.name);
+				fflush(stdout);
+			}
+		}
+	}
+	cublasDestroy(h);
+	return 0;
+}

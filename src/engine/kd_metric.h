@@ -1,0 +1,125 @@
+/*
+ * kd_metric.h
+ *	  The distances between vectors of any dimension that the flat search
+ *	  (kd_flat.c, cuda/flat.cu) ranks by: L2, L1, L-infinity and cosine.
+ *
+ * A distance is summed term by term in dimension order, each term with the
+ * same separate multiplies and adds on the CPU and the GPU (nvcc builds
+ * with --fmad=false), so both give the same bits; the SQL operators call
+ * the same helpers (kde_vector_distance), so "nearest" means what the
+ * operator says.  Cosine distance is 1 - dot / (|a| |b|), the quotient
+ * clamped to [-1, 1] as pgvector's (no quotient counts as -1), and is not
+ * defined for a vector whose squared norm is zero or overflows, which the
+ * callers refuse (kde_flat_check, shared by both sides so that they
+ * refuse the same calls with the same messages).
+ */
+#ifndef KD_METRIC_H
+#define KD_METRIC_H
+
+#include <math.h>
+
+#include "kd_error.h"
+#include "kd_shape.h"
+
+/* What a distance sums so far: one sum, and cosine's two norms. */
+typedef struct KdMetricSum
+{
+	double		s;
+	double		na;
+	double		nb;
+} KdMetricSum;
+
+/* A sum with no terms. */
+KD_SHARED KdMetricSum
+kde_metric_zero(void)
+{
+	KdMetricSum z = {0.0, 0.0, 0.0};
+
+	return z;
+}
+
+/* Add coordinate pair (x, y) to sum under metric (a KdMetric). */
+KD_SHARED void
+kde_metric_add(int metric, KdMetricSum *sum, double x, double y)
+{
+	double		d = x - y;
+
+	switch (metric)
+	{
+		case 0:					/* KD_METRIC_L2 */
+			sum->s = sum->s + d * d;
+			break;
+		case 1:					/* KD_METRIC_L1 */
+			sum->s = sum->s + fabs(d);
+			break;
+		case 2:					/* KD_METRIC_LINF */
+			sum->s = fmax(sum->s, fabs(d));
+			break;
+		default:				/* KD_METRIC_COSINE */
+			sum->s = sum->s + x * y;
+			sum->na = sum->na + x * x;
+			sum->nb = sum->nb + y * y;
+			break;
+	}
+}
+
+/* The distance a finished sum stands for. */
+KD_SHARED double
+kde_metric_finish(int metric, const KdMetricSum *sum)
+{
+	double		sim;
+
+	switch (metric)
+	{
+		case 0:
+			return sqrt(sum->s);
+		case 1:
+		case 2:
+			return sum->s;
+		default:
+			sim = sum->s / (sqrt(sum->na) * sqrt(sum->nb));
+			sim = sim >= 1.0 ? 1.0 : (sim > -1.0 ? sim : -1.0);
+			return 1.0 - sim;
+	}
+}
+
+/*
+ * KD_OK, or the error for a dimension out of range, a NaN or infinite
+ * coordinate, or (cosine) a vector with no usable norm; what names the
+ * vectors ("point", "query") in the message.
+ */
+static inline KdStatus
+kde_flat_check(const double *coords, int64_t n, int dim, KdMetric metric,
+			   const char *what, KdError *err)
+{
+	if (dim < 1 || dim > KD_FLAT_MAX_DIM)
+		return kde_set_error(err, KD_ERR_ARG, -1,
+							 "dimension %d is out of range 1..%d", dim,
+							 KD_FLAT_MAX_DIM);
+	if ((unsigned) metric > KD_METRIC_COSINE)
+		return kde_set_error(err, KD_ERR_ARG, -1, "unknown metric %d",
+							 (int) metric);
+	for (int64_t i = 0; i < n; i++)
+	{
+		const double *v = coords + i * dim;
+		double		norm = 0.0;
+
+		for (int j = 0; j < dim; j++)
+		{
+			if (!isfinite(v[j]))
+				return kde_set_error(err, KD_ERR_NONFINITE, i,
+									 "%s %lld has a %s coordinate", what,
+									 (long long) i,
+									 isnan(v[j]) ? "NaN" : "infinite");
+			norm += v[j] * v[j];
+		}
+		if (metric == KD_METRIC_COSINE && !(norm > 0.0 && isfinite(norm)))
+			return kde_set_error(err, KD_ERR_ARG, i,
+								 "%s %lld has %s, so its cosine distance is not defined",
+								 what, (long long) i,
+								 norm == 0.0 ? "a zero norm" : "a norm too large to square");
+	}
+	return KD_OK;
+}
+
+#endif							/* KD_METRIC_H */

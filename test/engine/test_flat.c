@@ -1,0 +1,302 @@
+/*
+ * test_flat.c
+ *	  The engine's flat kNN of vectors (kde_flat_knn) against a brute-force
+ *	  oracle written here, for every metric, on the CPU's threads and the
+ *	  GPU; bad arguments; and, with a GPU, large sets against the CPU.
+ *
+ * The oracle computes each distance with its own loop (the metric's
+ * definition, term by term in dimension order, as kd_metric.h documents),
+ * sorts every (distance, ref) pair and keeps the first k, so the engine's
+ * distances must agree bit for bit and its order and ties exactly.  Refs
+ * are a scrambled permutation, so that ties by ref are not ties by place.
+ * Sets: uniform; on a few random lines through the origin's neighbourhood
+ * (low intrinsic dimension); small integers (many equal distances);
+ * large offsets with tiny spreads; and one point repeated.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks.h"
+#include "datagen.h"
+
+typedef enum FlatKind
+{
+	FLAT_UNIFORM,
+	FLAT_LINES,
+	FLAT_INTEGERS,
+	FLAT_OFFSET,
+	FLAT_SAME,
+	FLAT_NKINDS
+} FlatKind;
+
+static const char *const flat_kinds[] = {"uniform", "lines", "integers",
+"offset", "same"};
+
+/* n vectors of dim of a kind into out; none is the zero vector. */
+static void
+flat_generate(FlatKind kind, int64_t n, int dim, uint64_t seed, double *out)
+{
+	Rng			rng = {seed * 0x9e3779b97f4a7c15ULL + 7};
+	double		dirs[4 * 256];
+
+	for (int j = 0; j < 4 * dim && j < 4 * 256; j++)
+		dirs[j] = rng_normal(&rng);
+	for (int64_t i = 0; i < n; i++)
+	{
+		double	   *v = out + i * dim;
+		int			line = (int) (rng_next(&rng) % 4);
+		double		t = rng_normal(&rng);
+
+		for (int j = 0; j < dim; j++)
+		{
+			switch (kind)
+			{
+				case FLAT_UNIFORM:
+					v[j] = rng_uniform(&rng) - 0.5;
+					break;
+				case FLAT_LINES:
+					v[j] = t * dirs[line * (dim < 256 ? dim : 256) + j % 256] +
+						1e-3 * rng_normal(&rng);
+					break;
+				case FLAT_INTEGERS:
+					v[j] = (double) (rng_next(&rng) % 3) - 1.0;
+					break;
+				case FLAT_OFFSET:
+					v[j] = 1.0e6 + 1.0e-3 * rng_uniform(&rng);
+					break;
+				default:
+					v[j] = 0.25 + j;
+					break;
+			}
+		}
+		if (kind == FLAT_INTEGERS)
+			v[i % dim] = 2.0;	/* never the zero vector */
+	}
+}
+
+/* The oracle's distance: each metric's definition, in dimension order. */
+static double
+oracle_distance(KdMetric metric, const double *a, const double *b, int dim)
+{
+	double		s = 0.0,
+				na = 0.0,
+				nb = 0.0,
+				sim;
+
+	for (int j = 0; j < dim; j++)
+	{
+		double		d = a[j] - b[j];
+
+		if (metric == KD_METRIC_L2)
+			s = s + d * d;
+		else if (metric == KD_METRIC_L1)
+			s = s + fabs(d);
+		else if (metric == KD_METRIC_LINF)
+			s = fabs(d) > s ? fabs(d) : s;
+		else
+		{
+			s = s + a[j] * b[j];
+			na = na + a[j] * a[j];
+			nb = nb + b[j] * b[j];
+		}
+	}
+	if (metric == KD_METRIC_L2)
+		return sqrt(s);
+	if (metric != KD_METRIC_COSINE)
+		return s;
+	sim = s / (sqrt(na) * sqrt(nb));
+	if (sim > 1.0)
+		sim = 1.0;
+	if (sim < -1.0)
+		sim = -1.0;
+	return 1.0 - sim;
+}
+
+/* qsort order of (d2, ref) */
+static int
+pair_cmp(const void *x, const void *y)
+{
+	const KdNeighbor *a = x;
+	const KdNeighbor *b = y;
+
+	if (a->d2 != b->d2)
+		return a->d2 < b->d2 ? -1 : 1;
+	return a->ref < b->ref ? -1 : (a->ref > b->ref);
+}
+
+/* The oracle's k nearest of one query, into want; returns their count. */
+static int
+oracle_flat(const double *pts, const uint64_t *refs, int64_t n, int dim,
+			KdMetric metric, const double *q, int k, KdNeighbor *want)
+{
+	KdNeighbor *all = malloc(sizeof(KdNeighbor) * (size_t) (n + 1));
+	int			cnt = n < k ? (int) n : k;
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		all[i].d2 = oracle_distance(metric, q, pts + i * dim, dim);
+		all[i].ref = refs[i];
+	}
+	qsort(all, (size_t) n, sizeof(KdNeighbor), pair_cmp);
+	memcpy(want, all, sizeof(KdNeighbor) * (size_t) cnt);
+	free(all);
+	return cnt;
+}
+
+/* One set: every way's answer for every metric equals the oracle's. */
+static void
+flat_case(FlatKind kind, int64_t n, int dim, int k, bool have_gpu)
+{
+	int64_t		nq = 23;
+	double	   *pts = malloc(sizeof(double) * (size_t) (n * dim + 1));
+	double	   *qs = malloc(sizeof(double) * (size_t) (nq * dim));
+	uint64_t   *refs = malloc(sizeof(uint64_t) * (size_t) (n + 1));
+	KdNeighbor *got = malloc(sizeof(KdNeighbor) * (size_t) (nq * k));
+	KdNeighbor *want = malloc(sizeof(KdNeighbor) * (size_t) k);
+	int32_t    *count = malloc(sizeof(int32_t) * (size_t) nq);
+	KdVectors	set = {n, dim, pts, refs};
+
+	flat_generate(kind, n, dim, 11 + (uint64_t) n, pts);
+	/* queries: some of the points themselves, some new */
+	flat_generate(kind, nq, dim, 5 + (uint64_t) dim, qs);
+	for (int64_t q = 0; q < nq && q < n; q += 3)
+		memcpy(qs + q * dim, pts + ((q * 7) % n) * dim, sizeof(double) * (size_t) dim);
+	for (int64_t i = 0; i < n; i++)
+		refs[i] = (uint64_t) ((i * 7919) % (n + 1000003)) ^ 0x5a5aULL;
+	for (int metric = 0; metric <= KD_METRIC_COSINE; metric++)
+		for (int way = 0; way < (have_gpu ? 3 : 2); way++)
+		{
+			KdExec		exec;
+			KdError		err;
+			KdStatus	st;
+			bool		ok = true;
+
+			test_way_exec(&exec, way);
+			memset(err.message, 0, sizeof(err.message));
+			st = kde_flat_knn(&set, (KdMetric) metric, qs, nq, k, got, count,
+							  &exec, &err);
+			if (!check(st == KD_OK, "flat %s n=%lld d=%d k=%d %s %s: %s",
+					   flat_kinds[kind], (long long) n, dim, k,
+					   kde_metric_name((KdMetric) metric), test_ways[way],
+					   err.message))
+				continue;
+			for (int64_t q = 0; q < nq && ok; q++)
+			{
+				int			cnt = oracle_flat(pts, refs, n, dim, (KdMetric) metric,
+											  qs + q * dim, k, want);
+
+				ok = count[q] == cnt &&
+					memcmp(got + q * k, want, sizeof(KdNeighbor) * (size_t) cnt) == 0;
+			}
+			check(ok, "flat %s n=%lld d=%d k=%d %s %s equals the oracle",
+				  flat_kinds[kind], (long long) n, dim, k,
+				  kde_metric_name((KdMetric) metric), test_ways[way]);
+		}
+	free(pts);
+	free(qs);
+	free(refs);
+	free(got);
+	free(want);
+	free(count);
+}
+
+/* Bad arguments: each way refuses them alike. */
+static void
+flat_errors(bool have_gpu)
+{
+	double		v[4 * 20];
+	double		zero[20] = {0};
+	uint64_t	refs[4] = {1, 2, 3, 4};
+	KdNeighbor	out[8];
+	int32_t		count[2];
+	KdVectors	set = {4, 20, v, refs};
+
+	flat_generate(FLAT_UNIFORM, 4, 20, 3, v);
+	for (int way = 0; way < (have_gpu ? 3 : 2); way++)
+	{
+		KdExec		exec;
+		KdError		err;
+		KdVectors	wide = {4, KD_FLAT_MAX_DIM + 1, v, refs};
+
+		test_way_exec(&exec, way);
+		check(kde_flat_knn(&set, KD_METRIC_L2, v, 1, 0, out, count, &exec, &err) == KD_ERR_ARG,
+			  "flat refuses k = 0 %s", test_ways[way]);
+		check(kde_flat_knn(&wide, KD_METRIC_L2, v, 0, 1, out, count, &exec, &err) == KD_ERR_ARG,
+			  "flat refuses too many dimensions %s", test_ways[way]);
+		check(kde_flat_knn(&set, KD_METRIC_COSINE, zero, 1, 2, out, count, &exec, &err) == KD_ERR_ARG &&
+			  err.item == 0,
+			  "flat cosine refuses a zero query %s", test_ways[way]);
+		check(kde_flat_knn(&set, (KdMetric) 9, v, 1, 2, out, count, &exec, &err) == KD_ERR_ARG,
+			  "flat refuses an unknown metric %s", test_ways[way]);
+		v[2 * 20 + 5] = NAN;
+		check(kde_flat_knn(&set, KD_METRIC_L1, v, 1, 2, out, count, &exec, &err) == KD_ERR_NONFINITE &&
+			  err.item == 2,
+			  "flat refuses a NaN vector %s", test_ways[way]);
+		v[2 * 20 + 5] = 0.5;
+		zero[3] = INFINITY;
+		check(kde_flat_knn(&set, KD_METRIC_L1, zero, 1, 2, out, count, &exec, &err) == KD_ERR_NONFINITE,
+			  "flat refuses an infinite query %s", test_ways[way]);
+		zero[3] = 0.0;
+	}
+}
+
+/* Large sets on the GPU: every answer equal to the CPU's, bit for bit. */
+static void
+flat_large(int64_t n, int64_t nq, int dim, int k)
+{
+	double	   *pts = malloc(sizeof(double) * (size_t) ((n + nq) * dim));
+	uint64_t   *refs = malloc(sizeof(uint64_t) * (size_t) n);
+	KdNeighbor *a = malloc(sizeof(KdNeighbor) * (size_t) (nq * k));
+	KdNeighbor *b = malloc(sizeof(KdNeighbor) * (size_t) (nq * k));
+	int32_t    *ca = malloc(sizeof(int32_t) * (size_t) nq);
+	int32_t    *cb = malloc(sizeof(int32_t) * (size_t) nq);
+	KdVectors	set = {n, dim, pts, refs};
+	KdExec		gpu,
+				cpu;
+	KdError		err;
+
+	flat_generate(FLAT_LINES, n + nq, dim, 77, pts);
+	for (int64_t i = 0; i < n; i++)
+		refs[i] = (uint64_t) (n - i);
+	test_way_exec(&gpu, 2);
+	test_way_exec(&cpu, 1);
+	cpu.threads = 8;
+	for (int metric = 0; metric <= KD_METRIC_COSINE; metric++)
+		check(kde_flat_knn(&set, (KdMetric) metric, pts + n * dim, nq, k, a, ca, &gpu, &err) == KD_OK &&
+			  gpu.used_gpu &&
+			  kde_flat_knn_cpu(&set, (KdMetric) metric, pts + n * dim, nq, k, b, cb, &cpu, &err) == KD_OK &&
+			  memcmp(a, b, sizeof(KdNeighbor) * (size_t) (nq * k)) == 0 &&
+			  memcmp(ca, cb, sizeof(int32_t) * (size_t) nq) == 0,
+			  "large flat gpu == cpu n=%lld nq=%lld d=%d k=%d %s %s",
+			  (long long) n, (long long) nq, dim, k,
+			  kde_metric_name((KdMetric) metric), err.message);
+	free(pts);
+	free(refs);
+	free(a);
+	free(b);
+	free(ca);
+	free(cb);
+}
+
+/* Every flat kNN test; large sets only with a GPU and large. */
+void
+test_flat(bool have_gpu, bool large)
+{
+	static const int64_t sizes[] = {0, 1, 5, 70, 300};
+	static const int dims[] = {1, 3, 9, 16, 65, 200};
+	static const int ks[] = {1, 8, 100};
+
+	for (int kind = 0; kind < FLAT_NKINDS; kind++)
+		for (size_t di = 0; di < sizeof(dims) / sizeof(dims[0]); di++)
+			for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+				flat_case((FlatKind) kind, sizes[si], dims[di],
+						  ks[(kind + di + si) % 3], have_gpu);
+	flat_case(FLAT_INTEGERS, 1000, 64, 1024, have_gpu);
+	flat_errors(have_gpu);
+	if (have_gpu && large)
+	{
+		flat_large(20000, 3000, 64, 10);
+		flat_large(5000, 500, 1000, 16);
+	}
+}
