@@ -236,7 +236,7 @@ main(int argc, char **argv)
 			make_vectors(clustered, n + nq, dim, d, f);
 			for (int64_t i = 0; i < n; i++)
 				refs[i] = (uint64_t) i;
-			set = {n, dim, d.data(), refs.data()};
+			set = {n, dim, dim, d.data(), refs.data()};
 			kde_exec_init(&exec);
 			exec.device = KD_DEVICE_GPU;
 			for (int r = 0; r <= reps; r++)
@@ -244,7 +244,7 @@ main(int argc, char **argv)
 				double		t0 = bench_now();
 
 				if (kde_flat_knn(&set, KD_METRIC_L2, d.data() + n * dim, nq, k,
-								 a.data(), cnt.data(), &exec, &err) != KD_OK)
+								 NULL, a.data(), cnt.data(), &exec, &err) != KD_OK)
 				{
 					printf("kdgpu failed: %s\n", err.message);
 					return 1;

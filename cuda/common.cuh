@@ -166,8 +166,9 @@ extern KdStatus kdc_dbscan(const KdGpuTree *gtree, const KdDbscan *args,
 						   const KdExec *exec, KdError *err);
 extern KdStatus kdc_flat_knn(const KdVectors *set, KdMetric metric,
 							 const double *queries, int64_t nq, int k,
-							 KdNeighbor *out, int32_t *count,
-							 const KdExec *exec, KdError *err);
+							 const uint64_t *skip, KdNeighbor *out,
+							 int32_t *count, const KdExec *exec,
+							 KdError *err);
 
 /* device bytes that a spatial ordering of n points needs */
 #define KDC_ORDER_BYTES(n) ((size_t) (n) * 40 + ((size_t) 1 << 20))

@@ -11,11 +11,12 @@
  * kd_metric.h's helpers (so the sums are the CPU's, built with
  * --fmad=false).  Each query's k best (distance, ref) pairs live in a
  * bounded max-heap in its output slot, which one thread per query offers
- * the tile's distances to; a last pass sorts each heap.  Launches are paced
- * by query slices (kdc_run_paced), polling for a cancel between them.  The
- * vectors and queries are copied to the device for the call, and all of
- * them must fit in its memory budget (else KD_ERR_GPU_NOMEM, which AUTO
- * answers on the CPU).
+ * the tile's distances to (but the vector it is to skip); a last pass sorts
+ * each heap.  Launches are paced by query slices (kdc_run_paced), polling
+ * for a cancel between them.  The vectors (packed on the host first when
+ * their rows carry more than their coordinates) and queries are copied to
+ * the device for the call, and all of them must fit in its memory budget
+ * (else KD_ERR_GPU_NOMEM, which AUTO answers on the CPU).
  */
 #include <string.h>
 
@@ -37,7 +38,9 @@ typedef struct FlatDev
 	const double *qs;			/* nq * dim */
 	int64_t		nq;
 	int			k;
+	const uint64_t *skip;		/* nq refs not to take, or NULL */
 	KdNeighbor *res;			/* nq * k: heaps, then sorted lists */
+	int32_t    *count;			/* nq: the neighbours each found */
 } FlatDev;
 
 /* Queries [q0, q0 + nslice) of d, each against every vector, by blocks. */
@@ -103,16 +106,19 @@ flat_kernel(FlatDev d, int64_t q0, int64_t nslice)
 		if (threadIdx.x < FLAT_BQ && qb + threadIdx.x < q0 + nslice)
 		{
 			int64_t		end = d.n - p0 < FLAT_BP ? d.n - p0 : FLAT_BP;
+			uint64_t	skip = d.skip ? d.skip[qb + threadIdx.x] : 0;
 
 			for (int j = 0; j < end; j++)
-			{
-				heap.push(dist[threadIdx.x][j], d.refs[p0 + j]);
-			}
+				if (d.skip == NULL || d.refs[p0 + j] != skip)
+					heap.push(dist[threadIdx.x][j], d.refs[p0 + j]);
 		}
 		__syncthreads();
 	}
 	if (threadIdx.x < FLAT_BQ && qb + threadIdx.x < q0 + nslice)
+	{
 		heap.sort();
+		d.count[qb + threadIdx.x] = heap.size;
+	}
 }
 
 /* Launch the kernel of d's metric for a slice of queries. */
@@ -141,31 +147,36 @@ flat_launch(int metric, const FlatDev &d, int64_t q0, int64_t count)
 /* See kd_gpu_abi.h: kde_flat_knn on the selected device. */
 KdStatus
 kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
-			 int64_t nq, int k, KdNeighbor *out, int32_t *count,
-			 const KdExec *exec, KdError *err)
+			 int64_t nq, int k, const uint64_t *skip, KdNeighbor *out,
+			 int32_t *count, const KdExec *exec, KdError *err)
 {
 	KdcAllocs	a = {0};
 	FlatDev		d;
 	size_t		budget;
 	size_t		need;
 	int64_t		slice = 256;
+	double	   *packed = NULL;
+	const double *pts = set->coords;
 	int			cnt;
 	KdStatus	st;
 	cudaError_t e;
 
 	if ((st = kdc_check_k(k, err)) != KD_OK ||
-		(st = kde_flat_check(set->coords, set->n, set->dim, metric, "vector",
-							 err)) != KD_OK ||
-		(st = kde_flat_check(queries, nq, set->dim, metric, "query",
+		(st = kde_flat_check(set->coords, set->n, set->dim, set->stride,
+							 metric, "vector", err)) != KD_OK ||
+		(st = kde_flat_check(queries, nq, set->dim, set->dim, metric, "query",
 							 err)) != KD_OK)
 		return st;
 	cnt = set->n < k ? (int) set->n : k;
-	for (int64_t q = 0; q < nq; q++)
-		count[q] = cnt;
 	if (nq == 0 || cnt == 0)
+	{
+		for (int64_t q = 0; q < nq; q++)
+			count[q] = 0;
 		return KD_OK;
+	}
 	need = sizeof(double) * set->dim * (size_t) (set->n + nq) +
-		sizeof(uint64_t) * set->n + sizeof(KdNeighbor) * k * (size_t) nq;
+		sizeof(uint64_t) * (set->n + (skip ? nq : 0)) +
+		(sizeof(KdNeighbor) * k + sizeof(int32_t)) * (size_t) nq;
 	if ((st = kdc_begin(kdc_device, err)) != KD_OK ||
 		(st = kdc_budget(exec, 0, &budget, err)) != KD_OK)
 		return st;
@@ -174,6 +185,18 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 							 "a flat search of %lld vectors and %lld queries of %d dimensions needs %zu MB of device memory, %zu MB available",
 							 (long long) set->n, (long long) nq, set->dim,
 							 need >> 20, budget >> 20);
+	if (set->stride != set->dim)
+	{
+		packed = (double *) malloc(sizeof(double) * set->dim * set->n);
+		if (packed == NULL)
+			return kde_set_error(err, KD_ERR_NOMEM, -1,
+								 "out of memory packing %lld vectors",
+								 (long long) set->n);
+		for (int64_t i = 0; i < set->n; i++)
+			memcpy(packed + i * set->dim, set->coords + i * set->stride,
+				   sizeof(double) * set->dim);
+		pts = packed;
+	}
 	memset(&d, 0, sizeof(d));
 	d.n = set->n;
 	d.dim = set->dim;
@@ -182,11 +205,14 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 	if ((st = kdc_alloc(&a, (void **) &d.pts, sizeof(double) * set->dim * set->n, "vectors", err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.refs, sizeof(uint64_t) * set->n, "refs", err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.qs, sizeof(double) * set->dim * nq, "queries", err)) != KD_OK ||
-		(st = kdc_alloc(&a, (void **) &d.res, sizeof(KdNeighbor) * k * nq, "results", err)) != KD_OK)
+		(st = kdc_alloc(&a, (void **) &d.res, sizeof(KdNeighbor) * k * nq, "results", err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &d.count, sizeof(int32_t) * nq, "counts", err)) != KD_OK ||
+		(skip && (st = kdc_alloc(&a, (void **) &d.skip, sizeof(uint64_t) * nq, "skips", err)) != KD_OK))
 		goto done;
-	if ((e = kdc_to_device((void *) d.pts, set->coords, sizeof(double) * set->dim * set->n, exec)) != cudaSuccess ||
+	if ((e = kdc_to_device((void *) d.pts, pts, sizeof(double) * set->dim * set->n, exec)) != cudaSuccess ||
 		(e = kdc_to_device((void *) d.refs, set->refs, sizeof(uint64_t) * set->n, exec)) != cudaSuccess ||
-		(e = kdc_to_device((void *) d.qs, queries, sizeof(double) * set->dim * nq, exec)) != cudaSuccess)
+		(e = kdc_to_device((void *) d.qs, queries, sizeof(double) * set->dim * nq, exec)) != cudaSuccess ||
+		(skip && (e = kdc_to_device((void *) d.skip, skip, sizeof(uint64_t) * nq, exec)) != cudaSuccess))
 	{
 		st = kdc_cuda_error(err, e, "copying vectors to the device");
 		goto done;
@@ -197,7 +223,12 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 					   });
 	if (st == KD_OK)
 		st = kdc_results_to_host(d.res, nq, k, cnt, out, exec, err);
+	if (st == KD_OK &&
+		(e = cudaMemcpy(count, d.count, sizeof(int32_t) * nq,
+						cudaMemcpyDeviceToHost)) != cudaSuccess)
+		st = kdc_cuda_error(err, e, "copying counts to the host");
 done:
 	kdc_free_all(&a);
+	free(packed);
 	return st;
 }

@@ -21,7 +21,7 @@ SELECT '{}'::float8[] <-> ARRAY[1,2]::float8[] IS NULL AS empty_is_null;
 SELECT ARRAY[1,2]::float8[] <-> ARRAY[1,2,3]::float8[];
 SELECT ARRAY[1,NULL]::float8[] <-> ARRAY[1,2]::float8[];
 SELECT ARRAY['NaN',2]::float8[] <-> ARRAY[1,2]::float8[];
-SELECT ARRAY[1,2,3,4,5,6,7,8,9]::float8[] <-> ARRAY[1,2,3,4,5,6,7,8,9]::float8[];
+SELECT array_fill(1::float8, ARRAY[16001]) <-> array_fill(1::float8, ARRAY[16001]);
 SELECT ARRAY[[1,2],[3,4]]::float8[] <-> ARRAY[1,2]::float8[];
 
 -- status: the setting in force and the (absent) tree cache

@@ -160,6 +160,10 @@ typedef struct KdSource
 	uint64		refbase;		/* the partition's number << 48 (table.c) */
 	KdRemote   *remote;			/* a foreign partition's server, or NULL */
 	KdPointType type;
+	KdMetric	metric;			/* what kNN searches rank by: a metric
+								 * other than L2, or a float8[] of more
+								 * than KD_MAX_DIM coordinates, is
+								 * searched flat (flat_search.c) */
 	int			dim;			/* 0 until a non-empty row is read */
 	int			extra;			/* kdg_type_extra(type) */
 	int			stride;			/* dim + extra + 1, + 1 with a key */

@@ -24,7 +24,7 @@ CREATE FUNCTION kd_distance(a float8[], b float8[]) RETURNS float8
 	AS 'MODULE_PATHNAME', 'kdgpu_distance'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION kd_distance(float8[], float8[]) IS
-	'Euclidean distance between two float8[] points, bit for bit the engine''s; NULL when either is empty';
+	'Euclidean distance between two float8[] points or vectors (up to 16000 coordinates), bit for bit the engine''s; NULL when either is empty';
 
 CREATE OPERATOR <-> (
 	LEFTARG = float8[],
@@ -1191,3 +1191,128 @@ CREATE FUNCTION kd_range_join(rel regclass, col name, query_rel regclass, query_
 	SUPPORT kdgpu_rows_support;
 COMMENT ON FUNCTION kd_range_join(regclass, name, regclass, name, float8, name, name) IS
 	'the rows of rel within radius of each row of query_rel (points of columns col and query_col); returns (query_key, nn_key, distance, rank); key_col names the rows';
+
+-- Vectors of any dimension: float8[] columns of up to 16000 coordinates,
+-- searched by the kNN functions under a metric.  A column of more than 8
+-- coordinates, or a metric other than l2, is searched flat: every query
+-- against every row, exactly, on the GPU where one is usable.
+
+CREATE TYPE kd_metric AS ENUM ('l2', 'l1', 'linf', 'cosine');
+COMMENT ON TYPE kd_metric IS
+	'a distance the kNN functions rank vectors by: l2 (<->), l1 (<+>), linf (kd_linf_distance) or cosine (<=>)';
+
+CREATE FUNCTION kd_l1_distance(a float8[], b float8[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'kdgpu_l1_distance'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION kd_l1_distance(float8[], float8[]) IS
+	'L1 (taxicab) distance between two float8[] vectors, bit for bit the flat search''s; NULL when either is empty';
+
+CREATE FUNCTION kd_linf_distance(a float8[], b float8[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'kdgpu_linf_distance'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION kd_linf_distance(float8[], float8[]) IS
+	'L-infinity distance (the largest coordinate difference) between two float8[] vectors; NULL when either is empty';
+
+CREATE FUNCTION kd_cosine_distance(a float8[], b float8[]) RETURNS float8
+	AS 'MODULE_PATHNAME', 'kdgpu_cosine_distance'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION kd_cosine_distance(float8[], float8[]) IS
+	'cosine distance (1 - cosine of the angle) between two float8[] vectors; an error for a zero vector, NULL when either is empty';
+
+CREATE OPERATOR <+> (
+	LEFTARG = float8[],
+	RIGHTARG = float8[],
+	FUNCTION = kd_l1_distance,
+	COMMUTATOR = OPERATOR(<+>)
+);
+COMMENT ON OPERATOR <+> (float8[], float8[]) IS
+	'L1 distance between two float8[] vectors (kd_l1_distance)';
+
+CREATE OPERATOR <=> (
+	LEFTARG = float8[],
+	RIGHTARG = float8[],
+	FUNCTION = kd_cosine_distance,
+	COMMUTATOR = OPERATOR(<=>)
+);
+COMMENT ON OPERATOR <=> (float8[], float8[]) IS
+	'cosine distance between two float8[] vectors (kd_cosine_distance)';
+
+CREATE FUNCTION kd_knn(rel regclass, col name, query float8[], k integer, metric kd_metric)
+	RETURNS TABLE(nn_ctid tid, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_knn'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_knn(regclass, name, float8[], integer, kd_metric) IS
+	'the k rows of rel nearest to query under metric (vectors of column col); returns (nn_ctid, distance, rank)';
+
+CREATE FUNCTION kd_knn(rel regclass, col name, query float8[], k integer, metric kd_metric, key_col name)
+	RETURNS TABLE(nn_key bigint, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_knn'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_knn(regclass, name, float8[], integer, kd_metric, name) IS
+	'the k rows of rel nearest to query under metric (vectors of column col); returns (nn_key, distance, rank); key_col names the rows';
+
+CREATE FUNCTION kd_knn_join(rel regclass, col name, queries float8[], k integer, metric kd_metric)
+	RETURNS TABLE(query_ord integer, nn_ctid tid, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_knn_join'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_knn_join(regclass, name, float8[], integer, kd_metric) IS
+	'the k rows of rel nearest to each row of queries under metric (vectors of column col); returns (query_ord, nn_ctid, distance, rank)';
+
+CREATE FUNCTION kd_knn_join(rel regclass, col name, queries float8[], k integer, metric kd_metric, key_col name)
+	RETURNS TABLE(query_ord integer, nn_key bigint, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_knn_join'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_knn_join(regclass, name, float8[], integer, kd_metric, name) IS
+	'the k rows of rel nearest to each row of queries under metric (vectors of column col); returns (query_ord, nn_key, distance, rank); key_col names the rows';
+
+CREATE FUNCTION kd_knn_join(rel regclass, col name, query_rel regclass, query_col name, k integer, metric kd_metric)
+	RETURNS TABLE(query_ctid tid, nn_ctid tid, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_knn_join_table'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_knn_join(regclass, name, regclass, name, integer, kd_metric) IS
+	'the k rows of rel nearest to each row of query_rel under metric (vectors of columns col and query_col); returns (query_ctid, nn_ctid, distance, rank)';
+
+CREATE FUNCTION kd_knn_join(rel regclass, col name, query_rel regclass, query_col name, k integer, metric kd_metric, key_col name, query_key_col name)
+	RETURNS TABLE(query_key bigint, nn_key bigint, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_knn_join_table'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_knn_join(regclass, name, regclass, name, integer, kd_metric, name, name) IS
+	'the k rows of rel nearest to each row of query_rel under metric (vectors of columns col and query_col); returns (query_key, nn_key, distance, rank); key_col names the rows';
+
+CREATE FUNCTION kd_all_knn(rel regclass, col name, k integer, metric kd_metric, include_self boolean DEFAULT false)
+	RETURNS TABLE(query_ctid tid, nn_ctid tid, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_all_knn'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_all_knn(regclass, name, integer, kd_metric, boolean) IS
+	'each row''s k nearest rows of rel under metric (vectors of column col); returns (query_ctid, nn_ctid, distance, rank)';
+
+CREATE FUNCTION kd_all_knn(rel regclass, col name, k integer, metric kd_metric, key_col name, include_self boolean DEFAULT false)
+	RETURNS TABLE(query_key bigint, nn_key bigint, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_all_knn'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_all_knn(regclass, name, integer, kd_metric, name, boolean) IS
+	'each row''s k nearest rows of rel under metric (vectors of column col); returns (query_key, nn_key, distance, rank); key_col names the rows';
+
+CREATE FUNCTION kd_all_knn_arrays(rel regclass, col name, k integer, metric kd_metric, include_self boolean DEFAULT false)
+	RETURNS TABLE(query_ctid tid, nn_ctids tid[], distances float8[])
+	AS 'MODULE_PATHNAME', 'kdgpu_all_knn_arrays'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_all_knn_arrays(regclass, name, integer, kd_metric, boolean) IS
+	'each row''s k nearest rows of rel under metric, one row per vector with arrays (vectors of column col); returns (query_ctid, nn_ctids, distances)';
+
+CREATE FUNCTION kd_all_knn_arrays(rel regclass, col name, k integer, metric kd_metric, key_col name, include_self boolean DEFAULT false)
+	RETURNS TABLE(query_key bigint, nn_keys bigint[], distances float8[])
+	AS 'MODULE_PATHNAME', 'kdgpu_all_knn_arrays'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_all_knn_arrays(regclass, name, integer, kd_metric, name, boolean) IS
+	'each row''s k nearest rows of rel under metric, one row per vector with arrays (vectors of column col); returns (query_key, nn_keys, distances); key_col names the rows';

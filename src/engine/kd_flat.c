@@ -30,6 +30,7 @@ typedef struct FlatBatch
 	const double *queries;
 	int64_t		nq;
 	int			k;
+	const uint64_t *skip;
 	KdNeighbor *out;
 	int32_t    *count;
 } FlatBatch;
@@ -98,7 +99,7 @@ flat_block(const FlatBatch *b, int64_t q0, int64_t q1, const int metric)
 {
 	const KdVectors *set = b->set;
 	const int	dim = set->dim;
-	int64_t		tile = FLAT_TILE_BYTES / ((int64_t) sizeof(double) * dim);
+	int64_t		tile = FLAT_TILE_BYTES / ((int64_t) sizeof(double) * set->stride);
 
 	if (tile < 1)
 		tile = 1;
@@ -112,12 +113,18 @@ flat_block(const FlatBatch *b, int64_t q0, int64_t q1, const int metric)
 		{
 			const double *query = b->queries + q * dim;
 			KdNeighbor *list = b->out + q * b->k;
+			uint64_t	skip = b->skip ? b->skip[q] : UINT64_MAX;
+			bool		skipping = b->skip != NULL;
 
 			for (int64_t p = p0; p < p1; p++)
+			{
+				if (skipping && set->refs[p] == skip)
+					continue;
 				flat_offer(list, &b->count[q], b->k,
 						   metric_distance(metric, query,
-										   set->coords + p * dim, dim),
+										   set->coords + p * set->stride, dim),
 						   set->refs[p]);
+			}
 		}
 	}
 }
@@ -161,19 +168,20 @@ flat_check_args(const KdVectors *set, KdMetric metric, const double *queries,
 	if (set->n < 0 || nq < 0)
 		return kde_set_error(err, KD_ERR_ARG, -1, "negative vector count");
 	if ((st = kde_check_k(k, err)) != KD_OK ||
-		(st = kde_flat_check(set->coords, set->n, set->dim, metric, "vector",
-							 err)) != KD_OK)
+		(st = kde_flat_check(set->coords, set->n, set->dim, set->stride,
+							 metric, "vector", err)) != KD_OK)
 		return st;
-	return kde_flat_check(queries, nq, set->dim, metric, "query", err);
+	return kde_flat_check(queries, nq, set->dim, set->dim, metric, "query",
+						  err);
 }
 
 /* Flat kNN on the CPU threads of exec; see kdtree.h. */
 KdStatus
 kde_flat_knn_cpu(const KdVectors *set, KdMetric metric, const double *queries,
-				 int64_t nq, int k, KdNeighbor *out, int32_t *count,
-				 KdExec *exec, KdError *err)
+				 int64_t nq, int k, const uint64_t *skip, KdNeighbor *out,
+				 int32_t *count, KdExec *exec, KdError *err)
 {
-	FlatBatch	b = {set, metric, queries, nq, k, out, count};
+	FlatBatch	b = {set, metric, queries, nq, k, skip, out, count};
 	KdStatus	st;
 
 	if ((st = flat_check_args(set, metric, queries, nq, k, err)) != KD_OK)
@@ -189,8 +197,8 @@ kde_flat_knn_cpu(const KdVectors *set, KdMetric metric, const double *queries,
  */
 KdStatus
 kde_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
-			 int64_t nq, int k, KdNeighbor *out, int32_t *count,
-			 KdExec *exec, KdError *err)
+			 int64_t nq, int k, const uint64_t *skip, KdNeighbor *out,
+			 int32_t *count, KdExec *exec, KdError *err)
 {
 	double		work = (double) nq * ceil((double) set->n * set->dim / 65536.0);
 	KdStatus	st;
@@ -199,12 +207,13 @@ kde_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 		return st;
 	if (kde_gpu_chosen(exec, work > 1e18 ? INT64_MAX : (int64_t) work, err, &st))
 	{
-		st = kde_gpu_flat_knn(set, metric, queries, nq, k, out, count, exec,
-							  err);
+		st = kde_gpu_flat_knn(set, metric, queries, nq, k, skip, out, count,
+							  exec, err);
 		if (st == KD_OK || !kde_gpu_fallback(exec, st, err))
 			return st;
 	}
 	else if (st != KD_OK)
 		return st;
-	return kde_flat_knn_cpu(set, metric, queries, nq, k, out, count, exec, err);
+	return kde_flat_knn_cpu(set, metric, queries, nq, k, skip, out, count,
+							exec, err);
 }

@@ -367,13 +367,14 @@ kde_gpu_dbscan(const KdGpuTree *gtree, const KdDbscan *args, int32_t *labels,
  */
 KdStatus
 kde_gpu_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
-				 int64_t nq, int k, KdNeighbor *out, int32_t *count,
-				 const KdExec *exec, KdError *err)
+				 int64_t nq, int k, const uint64_t *skip, KdNeighbor *out,
+				 int32_t *count, const KdExec *exec, KdError *err)
 {
 	const KdCudaApi *api = kde_gpu_api();
 
 	if (api == NULL || api->flat_knn == NULL)
 		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
 							 "this GPU provider does not search vectors");
-	return api->flat_knn(set, metric, queries, nq, k, out, count, exec, err);
+	return api->flat_knn(set, metric, queries, nq, k, skip, out, count, exec,
+						 err);
 }

@@ -85,13 +85,15 @@ typedef struct KdCudaApi
 						   const KdExec *exec, KdError *err);
 
 	/*
-	 * kde_flat_knn's contract, on host arrays copied for the call; NULL in
-	 * a table that does not offer it (the GPU service's, for now)
+	 * kde_flat_knn's contract, on host arrays copied for the call (the GPU
+	 * service's table ships them to the service); a NULL entry means the
+	 * table does not offer it
 	 */
 	KdStatus	(*flat_knn) (const KdVectors *set, KdMetric metric,
 							 const double *queries, int64_t nq, int k,
-							 KdNeighbor *out, int32_t *count,
-							 const KdExec *exec, KdError *err);
+							 const uint64_t *skip, KdNeighbor *out,
+							 int32_t *count, const KdExec *exec,
+							 KdError *err);
 } KdCudaApi;
 
 /* the one exported symbol */

@@ -85,12 +85,13 @@ kde_metric_finish(int metric, const KdMetricSum *sum)
 
 /*
  * KD_OK, or the error for a dimension out of range, a NaN or infinite
- * coordinate, or (cosine) a vector with no usable norm; what names the
- * vectors ("point", "query") in the message.
+ * coordinate, or (cosine) a vector with no usable norm, among n vectors
+ * of dim coordinates stride apart; what names them ("vector", "query") in
+ * the message.
  */
 static inline KdStatus
-kde_flat_check(const double *coords, int64_t n, int dim, KdMetric metric,
-			   const char *what, KdError *err)
+kde_flat_check(const double *coords, int64_t n, int dim, int64_t stride,
+			   KdMetric metric, const char *what, KdError *err)
 {
 	if (dim < 1 || dim > KD_FLAT_MAX_DIM)
 		return kde_set_error(err, KD_ERR_ARG, -1,
@@ -99,9 +100,13 @@ kde_flat_check(const double *coords, int64_t n, int dim, KdMetric metric,
 	if ((unsigned) metric > KD_METRIC_COSINE)
 		return kde_set_error(err, KD_ERR_ARG, -1, "unknown metric %d",
 							 (int) metric);
+	if (stride < dim)
+		return kde_set_error(err, KD_ERR_ARG, -1,
+							 "vectors %lld apart cannot hold %d coordinates",
+							 (long long) stride, dim);
 	for (int64_t i = 0; i < n; i++)
 	{
-		const double *v = coords + i * dim;
+		const double *v = coords + i * stride;
 		double		norm = 0.0;
 
 		for (int j = 0; j < dim; j++)

@@ -362,6 +362,8 @@ extern KdStatus kde_split_build(const double *points, const uint64_t *refs,
  * the GPU (cuda/flat.cu) with the same bits.  Outputs are as kde_knn's, but
  * a neighbour's d2 holds its distance itself (kd_metric.h), not a square.
  * Cosine refuses zero vectors; every metric refuses NaN and infinities.
+ * With skip, query q never takes the vector whose ref is skip[q] (All-kNN
+ * leaving out a point's own).
  */
 typedef enum KdMetric
 {
@@ -373,11 +375,16 @@ typedef enum KdMetric
 
 #define KD_FLAT_MAX_DIM 16000
 
-/* n vectors of dim coordinates each (n * dim, row-major) and their refs. */
+/*
+ * n vectors of dim coordinates each, vector i's at coords + i * stride
+ * (stride >= dim: a row may carry more after its coordinates), and their
+ * refs.
+ */
 typedef struct KdVectors
 {
 	int64_t		n;
 	int			dim;
+	int64_t		stride;
 	const double *coords;
 	const uint64_t *refs;
 } KdVectors;
@@ -387,16 +394,17 @@ extern double kde_vector_distance(KdMetric metric, const double *a,
 								  const double *b, int dim);
 extern KdStatus kde_flat_knn(const KdVectors *set, KdMetric metric,
 							 const double *queries, int64_t nq, int k,
-							 KdNeighbor *out, int32_t *count, KdExec *exec,
-							 KdError *err);
+							 const uint64_t *skip, KdNeighbor *out,
+							 int32_t *count, KdExec *exec, KdError *err);
 extern KdStatus kde_flat_knn_cpu(const KdVectors *set, KdMetric metric,
 								 const double *queries, int64_t nq, int k,
-								 KdNeighbor *out, int32_t *count,
-								 KdExec *exec, KdError *err);
+								 const uint64_t *skip, KdNeighbor *out,
+								 int32_t *count, KdExec *exec, KdError *err);
 extern KdStatus kde_gpu_flat_knn(const KdVectors *set, KdMetric metric,
 								 const double *queries, int64_t nq, int k,
-								 KdNeighbor *out, int32_t *count,
-								 const KdExec *exec, KdError *err);
+								 const uint64_t *skip, KdNeighbor *out,
+								 int32_t *count, const KdExec *exec,
+								 KdError *err);
 
 /* kd_replicas.c: one kNN batch over copies of one tree on several GPUs */
 extern KdStatus kde_replicas_knn(KdGpuTree *const *copies, int ncopies,

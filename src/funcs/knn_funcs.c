@@ -28,7 +28,7 @@ kdg_knn_rows(FunctionCallInfo fcinfo)
 {
 	KdArgs		args;
 	KdTable    *t = palloc0(sizeof(KdTable));
-	double		query[KD_MAX_DIM];
+	double	   *query;
 	KdPointInfo qinfo;
 	int			qdim;
 	int			k;
@@ -40,13 +40,16 @@ kdg_knn_rows(FunctionCallInfo fcinfo)
 	kdg_source_check_query(&t->head, kdg_point_type(qtype), qtype, "query");
 	k = PG_GETARG_INT32(args.next + 1);
 	kdg_check_k(k);
-	qdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next), query, "query", &qinfo);
+	query = kdg_query_read_any(t->head.type, PG_GETARG_DATUM(args.next), "query",
+							   &qinfo, &qdim);
 	ans = kdg_index_knn(t, PG_GETARG_DATUM(args.next), qtype, qdim, &qinfo, k,
 						fcinfo->flinfo->fn_oid);
 	if (ans == NULL)
 	{
 		kdg_table_read(t);
 		kdg_query_check(qdim, &qinfo, t->head.dim, "query", &t->head);
+		if (t->head.metric == KD_METRIC_COSINE)
+			kdg_check_cosine_queries(query, 1, qdim, "query");
 		ans = kdg_table_knn(t, query, 1, k);
 	}
 	return kdg_rows_pairs(t, ans, KD_KEY_NONE, NULL);
@@ -71,6 +74,8 @@ kdg_knn_join_answer(KdTable *t, Datum queries, Oid qtype, int k)
 	nq = kdg_array_points(t->head.type, queries, &coords, &qdim, &qinfos, "queries");
 	kdg_table_read(t);
 	kdg_array_check(nq, qdim, qinfos, t->head.dim, "queries", &t->head);
+	if (t->head.metric == KD_METRIC_COSINE)
+		kdg_check_cosine_queries(coords, nq, qdim, "queries");
 	return kdg_table_knn(t, coords, nq, k);
 }
 
@@ -141,6 +146,8 @@ kdg_knn_join_table_rows(FunctionCallInfo fcinfo)
 	kdg_table_read_all(qt);
 	kdg_source_check_dims(src, qsrc);
 	queries = kdg_table_queries(qt);
+	if (src->metric == KD_METRIC_COSINE)
+		kdg_check_cosine_queries(queries, qsrc->n, qsrc->dim, "query_rel");
 	/* foreign partitions of rel get the query points as an array */
 	if (t->nremote > 0)
 	{

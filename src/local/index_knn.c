@@ -214,6 +214,7 @@ kdg_index_knn(const KdTable *t, Datum query, Oid qtype, int qdim,
 
 	/* the cheap tests first; the last two open the table's indexes */
 	if (t->partitioned || t->ident == KD_IDENT_PART ||
+		src->metric != KD_METRIC_L2 || qdim > KD_MAX_DIM ||
 		(relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW) ||
 		(src->type != KD_TYPE_POINT && src->type != KD_TYPE_ARRAY &&
 		 (src->type != KD_TYPE_GEOMETRY || qdim != 2)) ||

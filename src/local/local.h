@@ -118,6 +118,14 @@ extern void kdg_pairs_within(const KdSource *src, const KdgTree *tree,
 							 double distance, bool upper, const char *what,
 							 KdgPairSliceFn fn, void *arg);
 
+/* flat_search.c */
+extern bool kdg_source_flat(const KdSource *src);
+extern KdAnswer *kdg_flat_search_knn(const KdSource *src, const double *queries,
+									 int64 nq, int k);
+extern KdAnswer *kdg_flat_search_all_knn(const KdSource *src, int k,
+										 bool include_self, int64 from,
+										 int64 nq);
+
 /* cluster.c */
 extern int32 *kdg_cluster_dbscan(const KdSource *src, double eps,
 								 int minpoints, const char *what);
@@ -151,6 +159,8 @@ extern int64 kdg_rank(const KdSource *src, const double *q,
 					  KdHit *out);
 extern void kdg_exec_for(KdExec *exec, const KdgTree *tree);
 extern KdgTree *kdg_source_tree(const KdSource *src, int64 work, bool all_knn);
+extern KdgTree *kdg_source_knn_tree(const KdSource *src, int64 work,
+									 bool all_knn);
 extern double kdg_engine_radius(KdPointType type, double r);
 extern double kdg_engine_radius_sure(KdPointType type, double r);
 extern void kdg_engine_tie_margins(KdPointType type, double *rel, double *abs);

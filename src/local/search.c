@@ -43,6 +43,7 @@
 #include <math.h>
 
 #include "miscadmin.h"
+#include "utils/lsyscache.h"
 
 #include "local/local.h"
 
@@ -193,11 +194,31 @@ kdg_source_tree(const KdSource *src, int64 work, bool all_knn)
 {
 	KdgTree    *tree = NULL;
 
+	if (src->dim > KD_MAX_DIM)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("points of column \"%s\" of table \"%s\" have %d coordinates, and only the kNN functions search more than %d",
+						src->colname, get_rel_name(src->relid), src->dim,
+						KD_MAX_DIM),
+				 errhint("kd_knn, kd_knn_join and kd_all_knn search vectors of up to %d coordinates.",
+						 KD_FLAT_MAX_DIM)));
 	if (src->index_rows)
 		return kdg_index_source_tree(src, work, all_knn);
 	if (kdg_gpu_wanted(work))
 		tree = kdg_index_device_tree(src, all_knn);
 	return tree ? tree : source_host_tree(src, work, all_knn);
+}
+
+/*
+ * The tree a kNN search of src walks for work of that many items:
+ * kdg_source_tree's, or NULL when its searches run flat (flat_search.c).
+ */
+KdgTree *
+kdg_source_knn_tree(const KdSource *src, int64 work, bool all_knn)
+{
+	if (kdg_source_flat(src))
+		return NULL;
+	return kdg_source_tree(src, work, all_knn);
 }
 
 /*
@@ -285,6 +306,8 @@ kdg_search_knn(const KdSource *src, const KdgTree *tree, const double *queries,
 	KdNeighbor *raw;
 	int32	   *count;
 
+	if (kdg_source_flat(src))
+		return kdg_flat_search_knn(src, queries, nq, k);
 	if (nq == 0 || src->n == 0)
 		return kdg_empty_answer(nq);
 	kdg_check_answer_memory(nq, kk, "a kNN search");
@@ -316,6 +339,8 @@ kdg_search_all_knn_slice(const KdSource *src, const KdgTree *tree, int k,
 	KdNeighbor *raw;
 	int32	   *count;
 
+	if (kdg_source_flat(src))
+		return kdg_flat_search_all_knn(src, k, include_self, from, nq);
 	if (nq == 0)
 		return kdg_empty_answer(0);
 	queries = palloc_extended(sizeof(double) * full * nq, MCXT_ALLOC_HUGE);
@@ -389,6 +414,8 @@ kdg_search_all_knn(const KdSource *src, const KdgTree *gtree, int k,
 	KdgNodePass pass;
 	KdStatus	st;
 
+	if (kdg_source_flat(src))
+		return kdg_flat_search_all_knn(src, k, include_self, 0, n);
 	if (n == 0)
 		return kdg_empty_answer(0);
 	kdg_check_answer_memory(n, kk, "All-kNN");

@@ -360,13 +360,17 @@ kdg_source_append(KdSource *src, const double *coords, int dim,
 
 /*
  * Append one row's point, unless it is NULL or empty, with its key when the
- * source has a key column (a NULL key is an error).
+ * source has a key column (a NULL key is an error).  A float8[] may have
+ * up to KD_FLAT_MAX_DIM coordinates: the kNN functions search such rows
+ * flat, the others refuse them (search.c).
  */
 void
 kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid,
 			   Datum key, bool keynull)
 {
-	double		coords[KD_MAX_DIM];
+	double		buf[KD_MAX_DIM];
+	const double *coords = buf;
+	ArrayType  *arr = NULL;
 	KdWhere		where = {NULL, 0};
 	KdPointInfo info;
 	KdSlot	   *row;
@@ -376,7 +380,14 @@ kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid,
 		return;
 	where.tid = *tid;
 	where.relid = src->relid;
-	dim = kdg_datum_read(src->type, value, coords, &where, &info);
+	if (src->type == KD_TYPE_ARRAY)
+	{
+		memset(&info, 0, sizeof(info));
+		dim = kdg_array_view(value, KD_FLAT_MAX_DIM, &where, &arr);
+		coords = (const double *) ARR_DATA_PTR(arr);
+	}
+	else
+		dim = kdg_datum_read(src->type, value, buf, &where, &info);
 	if (dim == 0)
 		return;
 	if (src->keyattnum != InvalidAttrNumber && keynull)
@@ -388,6 +399,8 @@ kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid,
 	row = kdg_source_append(src, coords, dim, &info, &where, kdg_tid_to_ref(tid));
 	if (src->keyattnum != InvalidAttrNumber)
 		row[dim + src->extra + 1].tid = kdg_key_to_ref(src->keytype, key);
+	if (arr && (Pointer) arr != DatumGetPointer(value))
+		pfree(arr);
 }
 
 /* Read the visible rows with a heap scan under the active snapshot. */

@@ -4,10 +4,12 @@
  *	  each type, and the checks of scalar arguments.
  *
  * A point is the built-in point (two coordinates) or a one-dimensional
- * float8[] of 1..KD_MAX_DIM elements.  An empty array is an empty point: a
- * stored one is skipped like NULL.  NaN and infinite coordinates, NULL
- * elements, multi-dimensional arrays and arrays longer than KD_MAX_DIM are
- * errors that name where the value came from: a table row (by ctid) or an
+ * float8[] of 1..KD_MAX_DIM elements; a vector, read where the kNN
+ * functions search flat (local/flat_search.c), is a float8[] of up to
+ * KD_FLAT_MAX_DIM.  An empty array is an empty point: a stored one is
+ * skipped like NULL.  NaN and infinite coordinates, NULL elements,
+ * multi-dimensional arrays and arrays longer than the limit are errors
+ * that name where the value came from: a table row (by ctid) or an
  * argument (and the position in an array argument).
  *
  * PostGIS geometry and geography points are read by postgis.c; their
@@ -16,7 +18,7 @@
  *
  * The distances are those of the SQL operators the results stand in for:
  * point <-> point is pg_hypot(dx, dy); float8[] <-> float8[] (kd_distance,
- * below) is the square root of the sum of squared differences taken in
+ * vector.c) is the square root of the sum of squared differences taken in
  * dimension order without fused multiply-add, bit for bit the engine's
  * sqrt(d2), which is also PostGIS's distance of two geometry points
  * (ST_Distance in 2-D, ST_3DDistance in 3-D); geography uses PostGIS's
@@ -35,7 +37,6 @@
 
 #include "point/point.h"
 
-PG_FUNCTION_INFO_V1(kdgpu_distance);
 
 /* Which point type typid is (looking through domains), or KD_TYPE_NONE. */
 KdPointType
@@ -139,33 +140,47 @@ kdg_datum_read(KdPointType type, Datum value, double *coords,
 		return 2;
 	}
 
-	arr = DatumGetArrayTypeP(value);
-	if (ARR_NDIM(arr) == 0)
-		dim = 0;
-	else if (ARR_NDIM(arr) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("float8[] point in %s has %d array dimensions",
-						kdg_where_text(where), ARR_NDIM(arr)),
-				 errhint("A point is a one-dimensional array of 1 to %d coordinates.",
-						 KD_MAX_DIM)));
-	else
-		dim = ARR_DIMS(arr)[0];
-	if (dim > KD_MAX_DIM)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("float8[] point in %s has %d coordinates, more than the limit of %d",
-						kdg_where_text(where), dim, KD_MAX_DIM)));
-	if (dim > 0 && ARR_HASNULL(arr) && array_contains_nulls(arr))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("float8[] point in %s has a NULL coordinate",
-						kdg_where_text(where))));
+	dim = kdg_array_view(value, KD_MAX_DIM, where, &arr);
 	if (dim > 0)
 		memcpy(coords, ARR_DATA_PTR(arr), sizeof(double) * dim);
 	if ((Pointer) arr != DatumGetPointer(value))
 		pfree(arr);
-	kdg_check_finite(coords, dim, where);
+	return dim;
+}
+
+/*
+ * Check a float8[] value of at most maxdim coordinates and return their
+ * number (0: an empty array), with *arr the detoasted array, whose data
+ * are the coordinates (pfree it when it is not value's own).
+ */
+int
+kdg_array_view(Datum value, int maxdim, const KdWhere *where, ArrayType **arr)
+{
+	ArrayType  *a = DatumGetArrayTypeP(value);
+	int			dim;
+
+	*arr = a;
+	if (ARR_NDIM(a) == 0)
+		return 0;
+	if (ARR_NDIM(a) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("float8[] point in %s has %d array dimensions",
+						kdg_where_text(where), ARR_NDIM(a)),
+				 errhint("A point is a one-dimensional array of 1 to %d coordinates.",
+						 maxdim)));
+	dim = ARR_DIMS(a)[0];
+	if (dim > maxdim)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("float8[] point in %s has %d coordinates, more than the limit of %d",
+						kdg_where_text(where), dim, maxdim)));
+	if (ARR_HASNULL(a) && array_contains_nulls(a))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("float8[] point in %s has a NULL coordinate",
+						kdg_where_text(where))));
+	kdg_check_finite((const double *) ARR_DATA_PTR(a), dim, where);
 	return dim;
 }
 
@@ -268,6 +283,33 @@ kdg_query_read(KdPointType type, Datum value, double *coords, const char *arg,
 }
 
 /*
+ * kdg_query_read into a palloc'd array of *dim coordinates, where a
+ * float8[] may have up to KD_FLAT_MAX_DIM (a vector the kNN functions
+ * search flat).
+ */
+double *
+kdg_query_read_any(KdPointType type, Datum value, const char *arg,
+				   KdPointInfo *info, int *dim)
+{
+	KdWhere		where = {arg, 0};
+	ArrayType  *arr;
+	double	   *coords;
+
+	if (type != KD_TYPE_ARRAY)
+	{
+		coords = palloc(sizeof(double) * KD_MAX_DIM);
+		*dim = kdg_query_read(type, value, coords, arg, info);
+		return coords;
+	}
+	memset(info, 0, sizeof(*info));
+	*dim = kdg_array_view(value, KD_FLAT_MAX_DIM, &where, &arr);
+	kdg_check_dim(*dim, 0, &where);
+	coords = palloc(sizeof(double) * *dim);
+	memcpy(coords, ARR_DATA_PTR(arr), sizeof(double) * *dim);
+	return coords;
+}
+
+/*
  * Error unless a query point read by kdg_query_read (dimension got) fits
  * the column: its dimension dim (0 when the column holds no points) and,
  * when src is given, the SRID and Z/M flags of the points src has read.
@@ -284,7 +326,8 @@ kdg_query_check(int got, const KdPointInfo *info, int dim, const char *arg,
 
 /*
  * Read an array of query points: point[], geometry[] or geography[] (one
- * point per element) or a two-dimensional float8[] (one point per row).
+ * point per element) or a two-dimensional float8[] (one point, or vector
+ * of up to KD_FLAT_MAX_DIM coordinates, per row).
  * Every point must have the first one's dimension.  Returns the number of
  * points, sets *coords to a palloc'd array of their full coordinates (dim
  * + extra per point), *dim to their dimension and, for PostGIS types,
@@ -363,11 +406,11 @@ kdg_array_points(KdPointType type, Datum array, double **coords, int *dim,
 	nq = ARR_DIMS(arr)[0];
 	where.ord = 1;
 	kdg_check_dim(ARR_DIMS(arr)[1], 0, &where);
-	if (ARR_DIMS(arr)[1] > KD_MAX_DIM)
+	if (ARR_DIMS(arr)[1] > KD_FLAT_MAX_DIM)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("query points in argument \"%s\" have %d coordinates, more than the limit of %d",
-						arg, ARR_DIMS(arr)[1], KD_MAX_DIM)));
+						arg, ARR_DIMS(arr)[1], KD_FLAT_MAX_DIM)));
 	if (ARR_HASNULL(arr) && array_contains_nulls(arr))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -451,27 +494,4 @@ kdg_check_radius(double radius, const char *arg, int64 ord)
 				 errmsg("radius in %s must be a number >= 0, not %s",
 						kdg_where_text(&where), float8out_internal(radius))));
 	}
-}
-
-/*
- * float8[] <-> float8[]: Euclidean distance; NULL when either is empty.
- */
-Datum
-kdgpu_distance(PG_FUNCTION_ARGS)
-{
-	double		a[KD_MAX_DIM];
-	double		b[KD_MAX_DIM];
-	KdWhere		wa = {"a", 0};
-	KdWhere		wb = {"b", 0};
-	int			da = kdg_datum_coords(KD_TYPE_ARRAY, PG_GETARG_DATUM(0), a, &wa);
-	int			db = kdg_datum_coords(KD_TYPE_ARRAY, PG_GETARG_DATUM(1), b, &wb);
-
-	if (da == 0 || db == 0)
-		PG_RETURN_NULL();
-	if (da != db)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("cannot compute the distance between points of %d and %d dimensions",
-						da, db)));
-	PG_RETURN_FLOAT8(kdg_metric(KD_TYPE_ARRAY, a, b, da));
 }

@@ -9,6 +9,7 @@
 #define KDGPU_POINT_H
 
 #include "kdgpu.h"
+#include "utils/array.h"
 
 /* datum.c */
 extern KdPointType kdg_point_type(Oid typid);
@@ -18,11 +19,16 @@ extern int	kdg_datum_coords(KdPointType type, Datum value, double *coords,
 							const KdWhere *where);
 extern int	kdg_datum_read(KdPointType type, Datum value, double *coords,
 						  const KdWhere *where, KdPointInfo *info);
+extern int	kdg_array_view(Datum value, int maxdim, const KdWhere *where,
+						   ArrayType **arr);
 extern KdValueKind kdg_datum_classify(KdPointType type, Datum value,
 									  double *coords, KdPointInfo *info,
 									  int *dim);
 extern int	kdg_query_read(KdPointType type, Datum value, double *coords,
 						   const char *arg, KdPointInfo *info);
+extern double *kdg_query_read_any(KdPointType type, Datum value,
+								  const char *arg, KdPointInfo *info,
+								  int *dim);
 extern void kdg_query_check(int got, const KdPointInfo *info, int dim,
 							const char *arg, const struct KdSource *src);
 extern int64 kdg_array_points(KdPointType type, Datum array, double **coords,
@@ -36,6 +42,12 @@ extern double kdg_metric(KdPointType type, const double *a, const double *b,
 						int dim);
 extern void kdg_check_k(int k);
 extern void kdg_check_radius(double radius, const char *arg, int64 ord);
+
+/* vector.c */
+extern KdMetric kdg_metric_of(Datum value);
+extern void kdg_check_cosine(const double *v, int dim, const KdWhere *where);
+extern void kdg_check_cosine_queries(const double *coords, int64 n, int dim,
+									 const char *arg);
 
 /* postgis.c */
 extern KdPointType kdg_postgis_type(Oid typid);

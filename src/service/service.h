@@ -139,7 +139,9 @@ typedef enum KdgOp
 								 * copy's tree */
 	KDG_OP_UPLOAD,				/* copy the shipped tree to the device */
 	KDG_OP_BUILD,				/* build a tree from shipped points */
-	KDG_OP_KNN,
+	KDG_OP_FLAT,				/* kNN of shipped vectors, no tree
+								 * (kde_flat_knn) */
+	KDG_OP_KNN,					/* the ops from here on search a copy */
 	KDG_OP_ALL_KNN,
 	KDG_OP_RADIUS,
 	KDG_OP_BOX,
@@ -165,6 +167,7 @@ typedef struct KdgCall
 	bool		ref_order;
 	int			k;
 	bool		include_self;
+	KdMetric	metric;			/* FLAT: what it ranks by */
 	KdDbscan	dbscan;			/* DBSCAN: its reach, margins and minpoints */
 	int64		nq;
 	int64		nradii;
@@ -192,6 +195,7 @@ typedef struct KdgCall
 								 * given rows: room for the references;
 								 * DBSCAN: the labels */
 	Size		count;			/* and their counts */
+	Size		skip;			/* FLAT: the ref each query skips, or 0 */
 	Size		size;			/* of the whole segment */
 	int			threads;		/* host threads the caller's copies may use */
 	/* progress, kept by the service between slices */
@@ -341,5 +345,12 @@ extern dsm_segment *kdg_service_map(dsm_handle handle, int pid);
 extern void kdg_service_unmap(dsm_segment *seg);
 extern void kdg_service_maps_sweep(void);
 extern PGDLLEXPORT void kdg_service_main(Datum arg);
+
+/* service_flat.c */
+extern KdStatus kdg_client_flat_knn(const KdVectors *set, KdMetric metric,
+									const double *queries, int64_t nq, int k,
+									const uint64_t *skip, KdNeighbor *out,
+									int32_t *count, const KdExec *exec,
+									KdError *err);
 
 #endif							/* KDG_SERVICE_H */

@@ -469,7 +469,7 @@ static const KdCudaApi client_api = {
 	client_radius,
 	client_box,
 	client_dbscan,
-	NULL						/* flat_knn: not through the service yet */
+	kdg_client_flat_knn
 };
 
 /*

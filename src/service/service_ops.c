@@ -319,6 +319,28 @@ serve_dbscan(KdgCall *call, int e, KdExec *exec)
 }
 
 /*
+ * FLAT: the k nearest of the shipped vectors to each shipped query, on the
+ * main thread's device (no copy is involved).
+ */
+static KdStatus
+serve_flat(KdgCall *call, KdExec *exec)
+{
+	char	   *base = (char *) call;
+	KdVectors	set;
+
+	set.n = call->n;
+	set.dim = call->dim;
+	set.stride = call->dim;
+	set.coords = (const double *) (base + call->points);
+	set.refs = (const uint64_t *) (base + call->point_refs);
+	return kde_gpu_flat_knn(&set, call->metric, (const double *) (base + call->in1),
+							call->nq, call->k,
+							call->skip ? (const uint64_t *) (base + call->skip) : NULL,
+							(KdNeighbor *) (base + call->out),
+							(int32_t *) (base + call->count), exec, &call->err);
+}
+
+/*
  * Serve (a slice of) call, from slot i; true when it is done.  The reply's
  * status and error are set when it is.  On a device thread (range not
  * NULL) only queries on whole copies come here, and a range result is left
@@ -354,6 +376,9 @@ kdg_serve(KdgCall *call, int i, KdRangeResult *range)
 			break;
 		case KDG_OP_BUILD:
 			st = serve_build(call, kdg_service->slots[i].pid, &exec, &e);
+			break;
+		case KDG_OP_FLAT:
+			st = serve_flat(call, &exec);
 			break;
 		case KDG_OP_KNN:
 			if ((e = kdg_entry_use(call)) < 0)

@@ -19,7 +19,9 @@
  *
  * The box test is made in the coordinates of the engine, which are those
  * of the metric for point, float8[] and geometry; for geography (unit
- * vectors, distances in metres) every point is sent to every other leaf.
+ * vectors, distances in metres), and for leaves searched flat (vectors of
+ * many dimensions, or another metric: flat_search.c), every point is sent
+ * to every other leaf and no box is made.
  * The test is loose by a relative KD_LEAF_BOX_REL (exactness.h), far above
  * the rounding of both sides, so a leaf that may hold a neighbour is never
  * skipped.  All
@@ -194,6 +196,7 @@ typedef struct KdCrossPlan
 	const int64 *first;
 	int64	  **idx;
 	int64	   *nidx;
+	bool		everywhere;		/* every point is asked of every leaf */
 	char	   *asked;			/* per point: asked of another leaf */
 } KdCrossPlan;
 
@@ -243,7 +246,7 @@ kdg_cross_plan_range(void *arg, int64_t begin, int64_t end)
 				/* the k-th distance within its own leaf, when it has k */
 				double		r = all->count[g] == k ? all->hits[g * k + k - 1].dist : INFINITY;
 
-				if (t->head.type != KD_TYPE_GEOGRAPHY &&
+				if (!c->everywhere &&
 					!kdg_ball_reaches(kdg_row_coords(&t->parts[p], i), t->head.dim,
 									  &c->boxes[m], r))
 					continue;
@@ -256,15 +259,16 @@ kdg_cross_plan_range(void *arg, int64_t begin, int64_t end)
 
 /*
  * For each leaf m, the points of the other leaves that must be asked of it
- * (their own k-th distance reaches m's box): idx[m][0 .. nidx[m]), in
- * ascending order; *nasked is the number of points asked of any.  The
- * leaves are done at once on the engine's threads.
+ * (their own k-th distance reaches m's box, or all of them when there are
+ * no boxes): idx[m][0 .. nidx[m]), in ascending order; *nasked is the
+ * number of points asked of any.  The leaves are done at once on the
+ * engine's threads.
  */
 static void
 kdg_cross_plan(const KdTable *t, const KdGather *all, KdBox *boxes,
 			   const int64 *first, int64 **idx, int64 *nidx, int64 *nasked)
 {
-	KdCrossPlan c = {t, boxes, all, first, idx, nidx};
+	KdCrossPlan c = {t, boxes, all, first, idx, nidx, boxes == NULL};
 	int64		n = first[t->nparts];
 
 	c.asked = palloc_extended(n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
@@ -312,7 +316,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	instr_time	done_at;
 
 	if (!t->partitioned)
-		return kdg_search_all_knn(&t->head, kdg_source_tree(&t->head, t->head.n, true), k, include_self);
+		return kdg_search_all_knn(&t->head, kdg_source_knn_tree(&t->head, t->head.n, true), k, include_self);
 
 	INSTR_TIME_SET_CURRENT(start);
 	/* each leaf's own All-kNN, the foreign leaves' on their servers */
@@ -322,7 +326,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	for (int p = 0; p < np; p++)
 		if (t->parts[p].remote == NULL && t->parts[p].n > 0)
 		{
-			trees[p] = kdg_source_tree(&t->parts[p], t->parts[p].n, true);
+			trees[p] = kdg_source_knn_tree(&t->parts[p], t->parts[p].n, true);
 			own[p] = kdg_search_all_knn(&t->parts[p], trees[p], k, include_self);
 		}
 	if (t->nremote > 0)
@@ -364,7 +368,10 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 			kdg_gather_own(&all, own[p], first[p], t->parts[p].n);
 			pfree(own[p]->hits);
 		}
-	kdg_leaf_boxes(t, boxes);
+	if (t->head.type == KD_TYPE_GEOGRAPHY || kdg_source_flat(lead))
+		boxes = NULL;
+	else
+		kdg_leaf_boxes(t, boxes);
 	/* with the foreign leaves' points read, keys are checked over them all */
 	if (t->nremote > 0)
 		kdg_check_keys_unique(t);

@@ -11,7 +11,9 @@
  * The same C function also serves the forms that return a key (an argument
  * called key_col) and the _parts forms (a regclass column in the result).
  * For a table with foreign partitions it also writes the call that those
- * partitions run on their servers (remote.c).
+ * partitions run on their servers (remote.c).  The kNN functions' forms
+ * with a metric argument (a kd_metric) set the sources' metric, which
+ * sends their searches flat (local/flat_search.c).
  */
 #include "postgres.h"
 
@@ -127,6 +129,7 @@ kdg_args(FunctionCallInfo fcinfo, KdArgs *args, KdTable *t)
 {
 	FmgrInfo   *flinfo = fcinfo->flinfo;
 	int			keyarg;
+	int			metricarg;
 
 	if (flinfo->fn_extra == NULL)
 		flinfo->fn_extra = kdg_signature(flinfo);
@@ -134,11 +137,24 @@ kdg_args(FunctionCallInfo fcinfo, KdArgs *args, KdTable *t)
 	args->relid = PG_GETARG_OID(0);
 	args->colname = args->next == 2 ? PG_GETARG_NAME(1) : NULL;
 	keyarg = kdg_argno(args, "key_col");
+	metricarg = kdg_argno(args, "metric");
 	/* a new call: kd_status() tells where its tables' rows came from */
 	kdg_last_source[0] = '\0';
 	kdg_table_open(t, args->relid, args->colname,
 				   keyarg >= 0 ? PG_GETARG_NAME(keyarg) : NULL, args->ident,
 				   get_func_name(flinfo->fn_oid));
+	if (metricarg >= 0)
+	{
+		if (t->nremote > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("%s with a metric does not search foreign partitions",
+							get_func_name(flinfo->fn_oid)),
+					 errhint("Call it on each server's table, or leave the metric out for Euclidean distance.")));
+		t->head.metric = kdg_metric_of(PG_GETARG_DATUM(metricarg));
+		for (int p = 0; p < t->nparts; p++)
+			t->parts[p].metric = t->head.metric;
+	}
 	if (t->nremote > 0)
 		kdg_remote_call(fcinfo, args, t, keyarg);
 }

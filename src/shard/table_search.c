@@ -124,11 +124,12 @@ typedef KdAnswer *(*KdLeafSearch) (const KdTable *t, int leaf,
  * limit hits per query (no limit when limit < 0).  Foreign leaves run
  * t->rfn on their servers: their calls are sent first and their answers
  * read last, so that every server and the local leaves work at once.
+ * A kNN search (knn) is given the tree kdg_source_knn_tree picks.
  * Returns NULL when no leaf has points.
  */
 static KdAnswer *
-kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
-			  int limit)
+kdg_each_leaf(const KdTable *t, KdLeafSearch search, bool knn, void *arg,
+			  int64 nq, int limit)
 {
 	KdAnswer   *acc = NULL;
 
@@ -148,7 +149,8 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, void *arg, int64 nq,
 		leafcxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu leaf",
 										ALLOCSET_DEFAULT_SIZES);
 		oldcxt = MemoryContextSwitchTo(leafcxt);
-		merged = search(t, p, kdg_source_tree(&t->parts[p], nq, false), arg, acc);
+		merged = search(t, p, knn ? kdg_source_knn_tree(&t->parts[p], nq, false) :
+						kdg_source_tree(&t->parts[p], nq, false), arg, acc);
 		MemoryContextSwitchTo(oldcxt);
 		/* the merged answers outlive the leaf's context */
 		acc = palloc0(sizeof(KdAnswer));
@@ -206,8 +208,8 @@ kdg_table_knn(const KdTable *t, const double *queries, int64 nq, int k)
 	KdAnswer   *ans;
 
 	if (!t->partitioned)
-		return kdg_search_knn(&t->head, kdg_source_tree(&t->head, nq, false), queries, nq, k);
-	ans = kdg_each_leaf(t, kdg_leaf_knn, &q, nq, k);
+		return kdg_search_knn(&t->head, kdg_source_knn_tree(&t->head, nq, false), queries, nq, k);
+	ans = kdg_each_leaf(t, kdg_leaf_knn, true, &q, nq, k);
 	return ans ? ans : kdg_empty_answer(nq);
 }
 
@@ -234,7 +236,7 @@ kdg_table_radius(const KdTable *t, const double *centers, int64 nq,
 	if (!t->partitioned)
 		return kdg_search_radius(&t->head, kdg_source_tree(&t->head, nq, false), centers, nq,
 								 radii, nradii);
-	ans = kdg_each_leaf(t, kdg_leaf_radius, &q, nq, -1);
+	ans = kdg_each_leaf(t, kdg_leaf_radius, false, &q, nq, -1);
 	return ans ? ans : kdg_empty_answer(nq);
 }
 
@@ -260,6 +262,6 @@ kdg_table_box(const KdTable *t, const double *lows, const double *highs,
 
 	if (!t->partitioned)
 		return kdg_search_box(&t->head, kdg_source_tree(&t->head, nq, false), lows, highs, nq);
-	ans = kdg_each_leaf(t, kdg_leaf_box, &q, nq, -1);
+	ans = kdg_each_leaf(t, kdg_leaf_box, false, &q, nq, -1);
 	return ans ? ans : kdg_empty_answer(nq);
 }

@@ -8,7 +8,10 @@
  * definition, term by term in dimension order, as kd_metric.h documents),
  * sorts every (distance, ref) pair and keeps the first k, so the engine's
  * distances must agree bit for bit and its order and ties exactly.  Refs
- * are a scrambled permutation, so that ties by ref are not ties by place.
+ * are a scrambled permutation, so that ties by ref are not ties by place;
+ * the vectors are given in rows wider than their coordinates, padded with
+ * NaN that must never be read, and half the runs skip each query's own
+ * vector where it is one of them.
  * Sets: uniform; on a few random lines through the origin's neighbourhood
  * (low intrinsic dimension); small integers (many equal distances);
  * large offsets with tiny spreads; and one point repeated.
@@ -125,20 +128,30 @@ pair_cmp(const void *x, const void *y)
 	return a->ref < b->ref ? -1 : (a->ref > b->ref);
 }
 
-/* The oracle's k nearest of one query, into want; returns their count. */
+/*
+ * The oracle's k nearest of one query among n vectors of dim (in rows of
+ * stride), leaving out the one whose ref is skip, into want; returns
+ * their count.
+ */
 static int
-oracle_flat(const double *pts, const uint64_t *refs, int64_t n, int dim,
-			KdMetric metric, const double *q, int k, KdNeighbor *want)
+oracle_flat(const double *pts, int64_t stride, const uint64_t *refs,
+			int64_t n, int dim, KdMetric metric, const double *q, int k,
+			uint64_t skip, KdNeighbor *want)
 {
 	KdNeighbor *all = malloc(sizeof(KdNeighbor) * (size_t) (n + 1));
-	int			cnt = n < k ? (int) n : k;
+	int64_t		m = 0;
+	int			cnt;
 
 	for (int64_t i = 0; i < n; i++)
 	{
-		all[i].d2 = oracle_distance(metric, q, pts + i * dim, dim);
-		all[i].ref = refs[i];
+		if (refs[i] == skip)
+			continue;
+		all[m].d2 = oracle_distance(metric, q, pts + i * stride, dim);
+		all[m].ref = refs[i];
+		m++;
 	}
-	qsort(all, (size_t) n, sizeof(KdNeighbor), pair_cmp);
+	cnt = m < k ? (int) m : k;
+	qsort(all, (size_t) m, sizeof(KdNeighbor), pair_cmp);
 	memcpy(want, all, sizeof(KdNeighbor) * (size_t) cnt);
 	free(all);
 	return cnt;
@@ -149,21 +162,35 @@ static void
 flat_case(FlatKind kind, int64_t n, int dim, int k, bool have_gpu)
 {
 	int64_t		nq = 23;
-	double	   *pts = malloc(sizeof(double) * (size_t) (n * dim + 1));
+	int64_t		stride = dim + 2;
+	double	   *flat = malloc(sizeof(double) * (size_t) (n * dim + 1));
+	double	   *pts = malloc(sizeof(double) * (size_t) (n * stride + 1));
 	double	   *qs = malloc(sizeof(double) * (size_t) (nq * dim));
 	uint64_t   *refs = malloc(sizeof(uint64_t) * (size_t) (n + 1));
+	uint64_t   *skip = malloc(sizeof(uint64_t) * (size_t) nq);
 	KdNeighbor *got = malloc(sizeof(KdNeighbor) * (size_t) (nq * k));
 	KdNeighbor *want = malloc(sizeof(KdNeighbor) * (size_t) k);
 	int32_t    *count = malloc(sizeof(int32_t) * (size_t) nq);
-	KdVectors	set = {n, dim, pts, refs};
+	KdVectors	set = {n, dim, stride, pts, refs};
 
-	flat_generate(kind, n, dim, 11 + (uint64_t) n, pts);
-	/* queries: some of the points themselves, some new */
-	flat_generate(kind, nq, dim, 5 + (uint64_t) dim, qs);
-	for (int64_t q = 0; q < nq && q < n; q += 3)
-		memcpy(qs + q * dim, pts + ((q * 7) % n) * dim, sizeof(double) * (size_t) dim);
+	flat_generate(kind, n, dim, 11 + (uint64_t) n, flat);
 	for (int64_t i = 0; i < n; i++)
+	{
+		memcpy(pts + i * stride, flat + i * dim, sizeof(double) * (size_t) dim);
+		pts[i * stride + dim] = pts[i * stride + dim + 1] = NAN;
 		refs[i] = (uint64_t) ((i * 7919) % (n + 1000003)) ^ 0x5a5aULL;
+	}
+	/* queries: some of the points themselves (skipping them), some new */
+	flat_generate(kind, nq, dim, 5 + (uint64_t) dim, qs);
+	for (int64_t q = 0; q < nq; q++)
+	{
+		skip[q] = UINT64_MAX - (uint64_t) q;
+		if (q % 3 == 0 && n > 0)
+		{
+			memcpy(qs + q * dim, flat + ((q * 7) % n) * dim, sizeof(double) * (size_t) dim);
+			skip[q] = refs[(q * 7) % n];
+		}
+	}
 	for (int metric = 0; metric <= KD_METRIC_COSINE; metric++)
 		for (int way = 0; way < (have_gpu ? 3 : 2); way++)
 		{
@@ -171,11 +198,12 @@ flat_case(FlatKind kind, int64_t n, int dim, int k, bool have_gpu)
 			KdError		err;
 			KdStatus	st;
 			bool		ok = true;
+			bool		skipping = (metric + way) % 2 == 1;
 
 			test_way_exec(&exec, way);
 			memset(err.message, 0, sizeof(err.message));
-			st = kde_flat_knn(&set, (KdMetric) metric, qs, nq, k, got, count,
-							  &exec, &err);
+			st = kde_flat_knn(&set, (KdMetric) metric, qs, nq, k,
+							  skipping ? skip : NULL, got, count, &exec, &err);
 			if (!check(st == KD_OK, "flat %s n=%lld d=%d k=%d %s %s: %s",
 					   flat_kinds[kind], (long long) n, dim, k,
 					   kde_metric_name((KdMetric) metric), test_ways[way],
@@ -183,19 +211,24 @@ flat_case(FlatKind kind, int64_t n, int dim, int k, bool have_gpu)
 				continue;
 			for (int64_t q = 0; q < nq && ok; q++)
 			{
-				int			cnt = oracle_flat(pts, refs, n, dim, (KdMetric) metric,
-											  qs + q * dim, k, want);
+				int			cnt = oracle_flat(pts, stride, refs, n, dim,
+											  (KdMetric) metric, qs + q * dim, k,
+											  skipping ? skip[q] : UINT64_MAX,
+											  want);
 
 				ok = count[q] == cnt &&
 					memcmp(got + q * k, want, sizeof(KdNeighbor) * (size_t) cnt) == 0;
 			}
-			check(ok, "flat %s n=%lld d=%d k=%d %s %s equals the oracle",
+			check(ok, "flat %s n=%lld d=%d k=%d %s %s%s equals the oracle",
 				  flat_kinds[kind], (long long) n, dim, k,
-				  kde_metric_name((KdMetric) metric), test_ways[way]);
+				  kde_metric_name((KdMetric) metric), test_ways[way],
+				  skipping ? " skipping" : "");
 		}
+	free(flat);
 	free(pts);
 	free(qs);
 	free(refs);
+	free(skip);
 	free(got);
 	free(want);
 	free(count);
@@ -210,32 +243,35 @@ flat_errors(bool have_gpu)
 	uint64_t	refs[4] = {1, 2, 3, 4};
 	KdNeighbor	out[8];
 	int32_t		count[2];
-	KdVectors	set = {4, 20, v, refs};
+	KdVectors	set = {4, 20, 20, v, refs};
 
 	flat_generate(FLAT_UNIFORM, 4, 20, 3, v);
 	for (int way = 0; way < (have_gpu ? 3 : 2); way++)
 	{
 		KdExec		exec;
 		KdError		err;
-		KdVectors	wide = {4, KD_FLAT_MAX_DIM + 1, v, refs};
+		KdVectors	wide = {4, KD_FLAT_MAX_DIM + 1, KD_FLAT_MAX_DIM + 1, v, refs};
+		KdVectors	narrow = {4, 20, 19, v, refs};
 
 		test_way_exec(&exec, way);
-		check(kde_flat_knn(&set, KD_METRIC_L2, v, 1, 0, out, count, &exec, &err) == KD_ERR_ARG,
+		check(kde_flat_knn(&set, KD_METRIC_L2, v, 1, 0, NULL, out, count, &exec, &err) == KD_ERR_ARG,
 			  "flat refuses k = 0 %s", test_ways[way]);
-		check(kde_flat_knn(&wide, KD_METRIC_L2, v, 0, 1, out, count, &exec, &err) == KD_ERR_ARG,
+		check(kde_flat_knn(&wide, KD_METRIC_L2, v, 0, 1, NULL, out, count, &exec, &err) == KD_ERR_ARG,
 			  "flat refuses too many dimensions %s", test_ways[way]);
-		check(kde_flat_knn(&set, KD_METRIC_COSINE, zero, 1, 2, out, count, &exec, &err) == KD_ERR_ARG &&
+		check(kde_flat_knn(&narrow, KD_METRIC_L2, v, 1, 1, NULL, out, count, &exec, &err) == KD_ERR_ARG,
+			  "flat refuses rows narrower than vectors %s", test_ways[way]);
+		check(kde_flat_knn(&set, KD_METRIC_COSINE, zero, 1, 2, NULL, out, count, &exec, &err) == KD_ERR_ARG &&
 			  err.item == 0,
 			  "flat cosine refuses a zero query %s", test_ways[way]);
-		check(kde_flat_knn(&set, (KdMetric) 9, v, 1, 2, out, count, &exec, &err) == KD_ERR_ARG,
+		check(kde_flat_knn(&set, (KdMetric) 9, v, 1, 2, NULL, out, count, &exec, &err) == KD_ERR_ARG,
 			  "flat refuses an unknown metric %s", test_ways[way]);
 		v[2 * 20 + 5] = NAN;
-		check(kde_flat_knn(&set, KD_METRIC_L1, v, 1, 2, out, count, &exec, &err) == KD_ERR_NONFINITE &&
+		check(kde_flat_knn(&set, KD_METRIC_L1, v, 1, 2, NULL, out, count, &exec, &err) == KD_ERR_NONFINITE &&
 			  err.item == 2,
 			  "flat refuses a NaN vector %s", test_ways[way]);
 		v[2 * 20 + 5] = 0.5;
 		zero[3] = INFINITY;
-		check(kde_flat_knn(&set, KD_METRIC_L1, zero, 1, 2, out, count, &exec, &err) == KD_ERR_NONFINITE,
+		check(kde_flat_knn(&set, KD_METRIC_L1, zero, 1, 2, NULL, out, count, &exec, &err) == KD_ERR_NONFINITE,
 			  "flat refuses an infinite query %s", test_ways[way]);
 		zero[3] = 0.0;
 	}
@@ -251,7 +287,7 @@ flat_large(int64_t n, int64_t nq, int dim, int k)
 	KdNeighbor *b = malloc(sizeof(KdNeighbor) * (size_t) (nq * k));
 	int32_t    *ca = malloc(sizeof(int32_t) * (size_t) nq);
 	int32_t    *cb = malloc(sizeof(int32_t) * (size_t) nq);
-	KdVectors	set = {n, dim, pts, refs};
+	KdVectors	set = {n, dim, dim, pts, refs};
 	KdExec		gpu,
 				cpu;
 	KdError		err;
@@ -263,9 +299,9 @@ flat_large(int64_t n, int64_t nq, int dim, int k)
 	test_way_exec(&cpu, 1);
 	cpu.threads = 8;
 	for (int metric = 0; metric <= KD_METRIC_COSINE; metric++)
-		check(kde_flat_knn(&set, (KdMetric) metric, pts + n * dim, nq, k, a, ca, &gpu, &err) == KD_OK &&
+		check(kde_flat_knn(&set, (KdMetric) metric, pts + n * dim, nq, k, NULL, a, ca, &gpu, &err) == KD_OK &&
 			  gpu.used_gpu &&
-			  kde_flat_knn_cpu(&set, (KdMetric) metric, pts + n * dim, nq, k, b, cb, &cpu, &err) == KD_OK &&
+			  kde_flat_knn_cpu(&set, (KdMetric) metric, pts + n * dim, nq, k, NULL, b, cb, &cpu, &err) == KD_OK &&
 			  memcmp(a, b, sizeof(KdNeighbor) * (size_t) (nq * k)) == 0 &&
 			  memcmp(ca, cb, sizeof(int32_t) * (size_t) nq) == 0,
 			  "large flat gpu == cpu n=%lld nq=%lld d=%d k=%d %s %s",

@@ -289,12 +289,13 @@ emu_dbscan(const KdGpuTree *g, const KdDbscan *args, int32_t *labels,
 /* flat_knn(): the CPU loop. */
 static KdStatus
 emu_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
-			 int64_t nq, int k, KdNeighbor *out, int32_t *count,
-			 const KdExec *exec, KdError *err)
+			 int64_t nq, int k, const uint64_t *skip, KdNeighbor *out,
+			 int32_t *count, const KdExec *exec, KdError *err)
 {
 	KdExec		e = plan(exec);
 
-	return kde_flat_knn_cpu(set, metric, queries, nq, k, out, count, &e, err);
+	return kde_flat_knn_cpu(set, metric, queries, nq, k, skip, out, count, &e,
+							err);
 }
 
 static const KdCudaApi emulated_api = {

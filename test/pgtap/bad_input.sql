@@ -69,6 +69,8 @@ CREATE TABLE nullcoord (v float8[]);
 INSERT INTO nullcoord VALUES ('{1,2}'), ('{1,NULL}');
 CREATE TABLE ninecoord (v float8[]);
 INSERT INTO ninecoord VALUES ('{1,2,3,4,5,6,7,8,9}');
+CREATE TABLE widecoord (v float8[]);
+INSERT INTO widecoord VALUES (array_fill(1::float8, ARRAY[16001]));
 CREATE TABLE nanarr (v float8[]);
 INSERT INTO nanarr VALUES ('{1,2}'), ('{Infinity,2}');
 
@@ -134,7 +136,7 @@ INSERT INTO bad_rels VALUES
   ('''nanarr''', 'array', '22000'),
   ('''twod''', 'array', '2202E'),
   ('''nullcoord''', 'array', '22004'),
-  ('''ninecoord''', 'array', '22023'),
+  ('''widecoord''', 'array', '22023'),
   ('''vec''', 'only point', '42804'),
   ('''pts''', 'only array', '42804');
 INSERT INTO cases (sql, state, descr)
@@ -360,7 +362,7 @@ INSERT INTO cases (sql, state, descr) VALUES
   ($$SELECT kd_distance('{1,2}', '{1,2,3}')$$, '22000', 'kd_distance: mixed dimensions'),
   ($$SELECT kd_distance('{{1,2}}', '{1,2}')$$, '2202E', 'kd_distance: a two-dimensional array'),
   ($$SELECT kd_distance('{1,NULL}', '{1,2}')$$, '22004', 'kd_distance: a NULL coordinate'),
-  ($$SELECT kd_distance('{1,2,3,4,5,6,7,8,9}', '{1,2,3,4,5,6,7,8,9}')$$, '22023', 'kd_distance: 9 coordinates'),
+  ($$SELECT kd_distance(array_fill(1::float8, ARRAY[16001]), array_fill(1::float8, ARRAY[16001]))$$, '22023', 'kd_distance: 16001 coordinates'),
   ($$SELECT '{1,2}'::float8[] <-> '{1}'::float8[]$$, '22000', '<->: mixed dimensions'),
   ($$SELECT '{1,2}'::float8[] <-> '{Infinity,1}'::float8[]$$, '22000', '<->: infinite');
 

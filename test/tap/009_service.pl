@@ -11,7 +11,7 @@
 # the service killed with SIGKILL under load, two devices (a copy on each,
 # a tree larger than one device's share split over both, calls on the two
 # devices running at once, and a tree with a copy on each device), no GPU,
-# and kdgpu.service off.
+# and kdgpu.service off; and the flat kNN of vectors shipped to it.
 use strict;
 use warnings;
 use Cwd qw(abs_path);
@@ -158,6 +158,33 @@ is($node->safe_psql('postgres', 'SELECT all_knn_mismatches(5)'), '0',
 	'kd_all_knn through the service equals a sequential scan');
 is($node->safe_psql('postgres', 'SELECT range_mismatches(4.5)'), '0',
 	'kd_range through the service equals a sequential scan');
+
+# vectors of 24 coordinates under each metric: shipped to the service,
+# searched flat there, and equal to a sequential scan in SQL
+$node->safe_psql('postgres', q{
+	CREATE TABLE vecs (v float8[]);
+	INSERT INTO vecs SELECT ARRAY(SELECT floor(random() * 4) FROM generate_series(1, 24) j WHERE i > 0)
+		FROM generate_series(1, 300) i;
+	INSERT INTO vecs SELECT v FROM vecs LIMIT 20;
+});
+for my $m (['l2', 'v <-> q.v'], ['l1', 'v <+> q.v'], ['linf', 'kd_linf_distance(v, q.v)'],
+	['cosine', 'v <=> q.v'])
+{
+	my ($metric, $dist) = @$m;
+	is($node->safe_psql('postgres', qq{
+		SELECT count(*) FILTER (WHERE
+			ARRAY(SELECT (nn_ctid, distance)::text FROM kd_knn('vecs', 'v', q.v, 6, metric => '$metric') ORDER BY rank)
+			IS DISTINCT FROM
+			ARRAY(SELECT (ctid, $dist)::text FROM vecs ORDER BY $dist, ctid LIMIT 6))
+		FROM (SELECT v FROM vecs LIMIT 25) q;
+		SELECT last_run ~ '^flat kNN search \\($metric distance, 24 dimensions\\) ran on the GPU, through the GPU service'
+		FROM kd_status();
+		SELECT count(*) FROM kd_all_knn('vecs', 'v', 4, metric => '$metric');
+	}), "0
+t
+1280", "flat kNN under $metric through the service equals a sequential scan");
+}
+$node->safe_psql('postgres', 'DROP TABLE vecs');
 
 # clustering and the pairs within a distance through the service: the
 # pairs equal the self-join's, the labels the CPU's (both forms), with the

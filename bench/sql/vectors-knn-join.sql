@@ -1,0 +1,83 @@
+-- The kNN join of vectors: kd_knn_join (table form, k = 10) of nq query
+-- rows against n rows of float8[] vectors of dim coordinates, under L2 and
+-- cosine, beside the LATERAL sequential search a user writes without it
+-- (ORDER BY v <-> q LIMIT 10 per query row, timed on lateral_q of the
+-- queries and scaled to nq), and the same for one query (kd_knn beside
+-- ORDER BY ... LIMIT 10).  Uniform coordinates in [-0.5, 0.5) and a
+-- clustered set (8 random directions with 1% noise: low intrinsic
+-- dimension).  Each kdgpu statement runs once untimed, then `runs` times;
+-- the median is reported with kd_status().last_run.
+-- psql -v n=1000000 -v nq=100000 -v dim=64 -v lateral_q=20 -v runs=3 -f bench/sql/vectors-knn-join.sql
+\set ON_ERROR_STOP on
+SELECT version();
+CREATE EXTENSION IF NOT EXISTS kdgpu;
+SELECT gpu, service FROM kd_status();
+DROP TABLE IF EXISTS vb_u, vb_c, vb_qu, vb_qc, vb_dirs;
+SELECT setseed(0.31);
+CREATE TABLE vb_dirs AS
+  SELECT c, ARRAY(SELECT random() * 2 - 1 FROM generate_series(1, :dim) j WHERE c >= 0) AS d
+  FROM generate_series(0, 7) c;
+CREATE TABLE vb_u AS
+  SELECT i AS id, ARRAY(SELECT random() - 0.5 FROM generate_series(1, :dim) j WHERE i > 0) AS v
+  FROM generate_series(1, :n) i;
+CREATE TABLE vb_qu AS
+  SELECT i AS id, ARRAY(SELECT random() - 0.5 FROM generate_series(1, :dim) j WHERE i > 0) AS v
+  FROM generate_series(1, :nq) i;
+CREATE TABLE vb_c AS
+  SELECT i AS id, ARRAY(SELECT t * x + 0.01 * (random() - 0.5) FROM unnest(d.d) x) AS v
+  FROM (SELECT i, random() * 2 - 1 AS t, (i % 8) AS c FROM generate_series(1, :n) i) s
+  JOIN vb_dirs d USING (c);
+CREATE TABLE vb_qc AS
+  SELECT i AS id, ARRAY(SELECT t * x + 0.01 * (random() - 0.5) FROM unnest(d.d) x) AS v
+  FROM (SELECT i, random() * 2 - 1 AS t, (i % 8) AS c FROM generate_series(1, :nq) i) s
+  JOIN vb_dirs d USING (c);
+VACUUM ANALYZE vb_u, vb_c, vb_qu, vb_qc;
+
+-- the median of runs timings of stmt, in ms, after one untimed run
+CREATE FUNCTION pg_temp.median_ms(stmt text, runs int) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+  t float8[] := '{}';
+  t0 timestamptz;
+BEGIN
+  EXECUTE stmt;
+  FOR i IN 1 .. runs LOOP
+    t0 := clock_timestamp();
+    EXECUTE stmt;
+    t := t || extract(epoch FROM clock_timestamp() - t0) * 1000;
+  END LOOP;
+  RETURN (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::numeric, 1) FROM unnest(t) x);
+END $$;
+-- the time of stmt once, in ms
+CREATE FUNCTION pg_temp.once_ms(stmt text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+  t0 timestamptz := clock_timestamp();
+BEGIN
+  EXECUTE stmt;
+  RETURN round((extract(epoch FROM clock_timestamp() - t0) * 1000)::numeric, 1);
+END $$;
+
+-- one table's figures, in this order
+CREATE FUNCTION pg_temp.vb_row(tbl text, qtbl text, metric text, op text, n int, nq int,
+                               dim int, lateral_q int, runs int)
+RETURNS TABLE (tbl_ text, metric_ text, n_ int, queries int, dim_ int, kd_join_ms float8,
+               last_run text, lateral_ms_scaled float8, kd_knn_ms float8, seq_limit_ms float8)
+LANGUAGE plpgsql AS $f$
+BEGIN
+  tbl_ := tbl; metric_ := metric; n_ := n; queries := nq; dim_ := dim;
+  kd_join_ms := pg_temp.median_ms(format('SELECT count(*) FROM kd_knn_join(%L, %L, %L, %L, 10, metric => %L)',
+                                         tbl, 'v', qtbl, 'v', metric), runs);
+  last_run := (SELECT k.last_run FROM kd_status() k);
+  lateral_ms_scaled := round((pg_temp.once_ms(format(
+    'SELECT count(*) FROM (SELECT * FROM %I LIMIT %s) q, LATERAL (SELECT t.id FROM %I t ORDER BY t.v %s q.v LIMIT 10) x',
+    qtbl, lateral_q, tbl, op)) * nq / lateral_q)::numeric, 1);
+  kd_knn_ms := pg_temp.median_ms(format('SELECT count(*) FROM kd_knn(%L, %L, (SELECT v FROM %I LIMIT 1), 10, metric => %L)',
+                                        tbl, 'v', qtbl, metric), runs);
+  seq_limit_ms := pg_temp.median_ms(format('SELECT count(*) FROM (SELECT id FROM %I ORDER BY v %s (SELECT v FROM %I LIMIT 1) LIMIT 10) x',
+                                           tbl, op, qtbl), runs);
+  RETURN NEXT;
+END $f$;
+SELECT r.* FROM (VALUES ('vb_u', 'vb_qu', 'l2', '<->'), ('vb_c', 'vb_qc', 'l2', '<->'),
+                        ('vb_u', 'vb_qu', 'cosine', '<=>'), ('vb_c', 'vb_qc', 'cosine', '<=>')) s(tbl, qtbl, metric, op),
+  LATERAL pg_temp.vb_row(s.tbl, s.qtbl, s.metric, s.op, :n, :nq, :dim, :lateral_q, :runs) r
+\gx
+DROP TABLE vb_u, vb_c, vb_qu, vb_qc, vb_dirs;
