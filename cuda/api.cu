@@ -679,7 +679,8 @@ static const KdCudaApi kdc_api = {
 	kdc_radius,
 	kdc_box,
 	kdc_dbscan,
-	kdc_flat_knn
+	kdc_flat_knn,
+	kdc_flat_radius
 };
 
 /* The one exported symbol: the entry table. */

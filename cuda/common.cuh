@@ -169,6 +169,11 @@ extern KdStatus kdc_flat_knn(const KdVectors *set, KdMetric metric,
 							 const uint64_t *skip, KdNeighbor *out,
 							 int32_t *count, const KdExec *exec,
 							 KdError *err);
+extern KdStatus kdc_flat_radius(const KdVectors *set, KdMetric metric,
+								const double *centers, int64_t nq,
+								const double *radii, int64_t nradii,
+								KdRangeResult *res, const KdExec *exec,
+								KdError *err);
 
 /* device bytes that a spatial ordering of n points needs */
 #define KDC_ORDER_BYTES(n) ((size_t) (n) * 40 + ((size_t) 1 << 20))

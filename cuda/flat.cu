@@ -1,22 +1,24 @@
 /*
  * flat.cu
- *	  Exact kNN of vectors of any dimension on the GPU (kde_flat_knn's
- *	  contract, kdtree.h): every query compared with every vector, in
- *	  float8, with the CPU's bits.
+ *	  Exact kNN and radius searches of vectors of any dimension on the GPU
+ *	  (kde_flat_knn's and kde_flat_radius's contracts, kdtree.h): every
+ *	  query compared with every vector, in float8, with the CPU's bits.
  *
  * A block takes FLAT_BQ queries and sweeps all the vectors in tiles of
  * FLAT_BP; its threads each sum a 4 x 4 patch of the tile's distances,
  * reading a slice of FLAT_DK coordinates of the queries and vectors from
  * shared memory at a time, term by term in dimension order through
  * kd_metric.h's helpers (so the sums are the CPU's, built with
- * --fmad=false).  Each query's k best (distance, ref) pairs live in a
- * bounded max-heap in its output slot, which one thread per query offers
- * the tile's distances to (but the vector it is to skip); a last pass sorts
- * each heap.  Launches are paced by query slices (kdc_run_paced), polling
- * for a cancel between them.  The vectors (packed on the host first when
- * their rows carry more than their coordinates) and queries are copied to
- * the device for the call, and all of them must fit in its memory budget
- * (else KD_ERR_GPU_NOMEM, which AUTO answers on the CPU).
+ * --fmad=false).  One thread per query then takes the tile's distances:
+ * for kNN into the query's k best (distance, ref) pairs, a bounded
+ * max-heap in its output slot (but the vector it is to skip), sorted at the
+ * end; for a radius search, a count of those within the radius, and in a
+ * second launch the hits written at the query's offset.  Launches are
+ * paced by query slices (kdc_run_paced), polling for a cancel between
+ * them.  The vectors (packed on the host first when their rows carry more
+ * than their coordinates) and queries are copied to the device for the
+ * call, and all of them must fit in its memory budget (else
+ * KD_ERR_GPU_NOMEM, which AUTO answers on the CPU).
  */
 #include <string.h>
 
@@ -28,6 +30,11 @@
 #define FLAT_DK 8				/* coordinates read into shared memory at once */
 #define FLAT_THREADS 256		/* 16 x 16, each a 4 x 4 patch */
 
+/* What a launch does with each distance (flat_kernel's MODE). */
+#define FLAT_KNN 0				/* offer it to the query's heap */
+#define FLAT_COUNT 1			/* count it when within the radius */
+#define FLAT_FILL 2				/* write it out when within the radius */
+
 /* What the kernels read. */
 typedef struct FlatDev
 {
@@ -37,14 +44,23 @@ typedef struct FlatDev
 	int			dim;
 	const double *qs;			/* nq * dim */
 	int64_t		nq;
+	/* kNN */
 	int			k;
 	const uint64_t *skip;		/* nq refs not to take, or NULL */
 	KdNeighbor *res;			/* nq * k: heaps, then sorted lists */
 	int32_t    *count;			/* nq: the neighbours each found */
+	/* radius */
+	const double *radii;		/* nradii: 1 or nq */
+	int64_t		nradii;
+	int64_t    *offsets;		/* nq + 1: counts at q + 1, then offsets */
+	KdNeighbor *hits;
 } FlatDev;
 
-/* Queries [q0, q0 + nslice) of d, each against every vector, by blocks. */
-template <int M>
+/*
+ * Queries [q0, q0 + nslice) of d, each against every vector, by blocks,
+ * under metric M, doing MODE with each distance.
+ */
+template <int M, int MODE>
 __global__ void
 __launch_bounds__(FLAT_THREADS)
 flat_kernel(FlatDev d, int64_t q0, int64_t nslice)
@@ -55,16 +71,25 @@ flat_kernel(FlatDev d, int64_t q0, int64_t nslice)
 	const int	tx = threadIdx.x % 16;
 	const int	ty = threadIdx.x / 16;
 	const int64_t qb = q0 + (int64_t) blockIdx.x * FLAT_BQ;
+	const int64_t q = qb + threadIdx.x;		/* the query this thread keeps */
+	const bool	keeper = threadIdx.x < FLAT_BQ && q < q0 + nslice;
 	const int	dim = d.dim;
 	KdcHeap		heap;
+	int64_t		found = 0;
+	double		r = 0.0;
 
 	if (qb >= q0 + nslice)
 		return;
-	if (threadIdx.x < FLAT_BQ && qb + threadIdx.x < q0 + nslice)
+	if (keeper && MODE == FLAT_KNN)
 	{
-		heap.h = d.res + (qb + threadIdx.x) * d.k;
+		heap.h = d.res + q * d.k;
 		heap.k = d.k;
 		heap.size = 0;
+	}
+	if (keeper && MODE != FLAT_KNN)
+	{
+		r = d.radii[d.nradii == 1 ? 0 : q];
+		found = MODE == FLAT_FILL ? d.offsets[q] : 0;
 	}
 	for (int64_t p0 = 0; p0 < d.n; p0 += FLAT_BP)
 	{
@@ -79,14 +104,14 @@ flat_kernel(FlatDev d, int64_t q0, int64_t nslice)
 			for (int l = threadIdx.x; l < FLAT_DK * FLAT_BQ; l += FLAT_THREADS)
 			{
 				int			c = l / FLAT_BQ;
-				int			r = l % FLAT_BQ;
-				int64_t		q = qb + r;
-				int64_t		p = p0 + r;
+				int			row = l % FLAT_BQ;
+				int64_t		tq = qb + row;
+				int64_t		tp = p0 + row;
 
-				qtile[c][r] = (c0 + c < dim && q < q0 + nslice) ?
-					d.qs[q * dim + c0 + c] : 0.0;
-				ptile[c][r] = (c0 + c < dim && p < d.n) ?
-					d.pts[p * dim + c0 + c] : 0.0;
+				qtile[c][row] = (c0 + c < dim && tq < q0 + nslice) ?
+					d.qs[tq * dim + c0 + c] : 0.0;
+				ptile[c][row] = (c0 + c < dim && tp < d.n) ?
+					d.pts[tp * dim + c0 + c] : 0.0;
 			}
 			__syncthreads();
 			for (int c = 0; c < FLAT_DK && c0 + c < dim; c++)
@@ -103,25 +128,44 @@ flat_kernel(FlatDev d, int64_t q0, int64_t nslice)
 			for (int j = 0; j < 4; j++)
 				dist[ty + 16 * i][tx + 16 * j] = kde_metric_finish(M, &acc[i][j]);
 		__syncthreads();
-		if (threadIdx.x < FLAT_BQ && qb + threadIdx.x < q0 + nslice)
+		if (keeper)
 		{
 			int64_t		end = d.n - p0 < FLAT_BP ? d.n - p0 : FLAT_BP;
-			uint64_t	skip = d.skip ? d.skip[qb + threadIdx.x] : 0;
+			uint64_t	skip = d.skip ? d.skip[q] : 0;
 
 			for (int j = 0; j < end; j++)
-				if (d.skip == NULL || d.refs[p0 + j] != skip)
-					heap.push(dist[threadIdx.x][j], d.refs[p0 + j]);
+			{
+				double		x = dist[threadIdx.x][j];
+
+				if (MODE == FLAT_KNN)
+				{
+					if (d.skip == NULL || d.refs[p0 + j] != skip)
+						heap.push(x, d.refs[p0 + j]);
+				}
+				else if (x <= r)
+				{
+					if (MODE == FLAT_FILL)
+					{
+						d.hits[found].d2 = x;
+						d.hits[found].ref = d.refs[p0 + j];
+					}
+					found++;
+				}
+			}
 		}
 		__syncthreads();
 	}
-	if (threadIdx.x < FLAT_BQ && qb + threadIdx.x < q0 + nslice)
+	if (keeper && MODE == FLAT_KNN)
 	{
 		heap.sort();
-		d.count[qb + threadIdx.x] = heap.size;
+		d.count[q] = heap.size;
 	}
+	if (keeper && MODE == FLAT_COUNT)
+		d.offsets[q + 1] = found;
 }
 
-/* Launch the kernel of d's metric for a slice of queries. */
+/* Launch the kernel of metric for a slice of queries, in a mode. */
+template <int MODE>
 static void
 flat_launch(int metric, const FlatDev &d, int64_t q0, int64_t count)
 {
@@ -130,53 +174,45 @@ flat_launch(int metric, const FlatDev &d, int64_t q0, int64_t count)
 	switch (metric)
 	{
 		case KD_METRIC_L2:
-			flat_kernel<0> <<< blocks, FLAT_THREADS >>> (d, q0, count);
+			flat_kernel<0, MODE> <<< blocks, FLAT_THREADS >>> (d, q0, count);
 			break;
 		case KD_METRIC_L1:
-			flat_kernel<1> <<< blocks, FLAT_THREADS >>> (d, q0, count);
+			flat_kernel<1, MODE> <<< blocks, FLAT_THREADS >>> (d, q0, count);
 			break;
 		case KD_METRIC_LINF:
-			flat_kernel<2> <<< blocks, FLAT_THREADS >>> (d, q0, count);
+			flat_kernel<2, MODE> <<< blocks, FLAT_THREADS >>> (d, q0, count);
 			break;
 		default:
-			flat_kernel<3> <<< blocks, FLAT_THREADS >>> (d, q0, count);
+			flat_kernel<3, MODE> <<< blocks, FLAT_THREADS >>> (d, q0, count);
 			break;
 	}
 }
 
-/* See kd_gpu_abi.h: kde_flat_knn on the selected device. */
-KdStatus
-kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
-			 int64_t nq, int k, const uint64_t *skip, KdNeighbor *out,
-			 int32_t *count, const KdExec *exec, KdError *err)
+/*
+ * Check a call's vectors and queries, size its device memory (need, with
+ * extra bytes beside the vectors, queries and skips) against the budget,
+ * and copy them to the device into d (packed when the vectors' rows carry
+ * more than their coordinates).
+ */
+static KdStatus
+flat_upload(const KdVectors *set, KdMetric metric, const double *queries,
+			int64_t nq, const uint64_t *skip, size_t extra, FlatDev *d,
+			KdcAllocs *a, const KdExec *exec, KdError *err)
 {
-	KdcAllocs	a = {0};
-	FlatDev		d;
 	size_t		budget;
 	size_t		need;
-	int64_t		slice = 256;
 	double	   *packed = NULL;
 	const double *pts = set->coords;
-	int			cnt;
 	KdStatus	st;
-	cudaError_t e;
+	cudaError_t e = cudaSuccess;
 
-	if ((st = kdc_check_k(k, err)) != KD_OK ||
-		(st = kde_flat_check(set->coords, set->n, set->dim, set->stride,
+	if ((st = kde_flat_check(set->coords, set->n, set->dim, set->stride,
 							 metric, "vector", err)) != KD_OK ||
 		(st = kde_flat_check(queries, nq, set->dim, set->dim, metric, "query",
 							 err)) != KD_OK)
 		return st;
-	cnt = set->n < k ? (int) set->n : k;
-	if (nq == 0 || cnt == 0)
-	{
-		for (int64_t q = 0; q < nq; q++)
-			count[q] = 0;
-		return KD_OK;
-	}
 	need = sizeof(double) * set->dim * (size_t) (set->n + nq) +
-		sizeof(uint64_t) * (set->n + (skip ? nq : 0)) +
-		(sizeof(KdNeighbor) * k + sizeof(int32_t)) * (size_t) nq;
+		sizeof(uint64_t) * (set->n + (skip ? nq : 0)) + extra;
 	if ((st = kdc_begin(kdc_device, err)) != KD_OK ||
 		(st = kdc_budget(exec, 0, &budget, err)) != KD_OK)
 		return st;
@@ -185,6 +221,15 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 							 "a flat search of %lld vectors and %lld queries of %d dimensions needs %zu MB of device memory, %zu MB available",
 							 (long long) set->n, (long long) nq, set->dim,
 							 need >> 20, budget >> 20);
+	memset(d, 0, sizeof(*d));
+	d->n = set->n;
+	d->dim = set->dim;
+	d->nq = nq;
+	if ((st = kdc_alloc(a, (void **) &d->pts, sizeof(double) * set->dim * set->n, "vectors", err)) != KD_OK ||
+		(st = kdc_alloc(a, (void **) &d->refs, sizeof(uint64_t) * set->n, "refs", err)) != KD_OK ||
+		(st = kdc_alloc(a, (void **) &d->qs, sizeof(double) * set->dim * nq, "queries", err)) != KD_OK ||
+		(skip && (st = kdc_alloc(a, (void **) &d->skip, sizeof(uint64_t) * nq, "skips", err)) != KD_OK))
+		return st;
 	if (set->stride != set->dim)
 	{
 		packed = (double *) malloc(sizeof(double) * set->dim * set->n);
@@ -197,29 +242,47 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 				   sizeof(double) * set->dim);
 		pts = packed;
 	}
-	memset(&d, 0, sizeof(d));
-	d.n = set->n;
-	d.dim = set->dim;
-	d.nq = nq;
-	d.k = k;
-	if ((st = kdc_alloc(&a, (void **) &d.pts, sizeof(double) * set->dim * set->n, "vectors", err)) != KD_OK ||
-		(st = kdc_alloc(&a, (void **) &d.refs, sizeof(uint64_t) * set->n, "refs", err)) != KD_OK ||
-		(st = kdc_alloc(&a, (void **) &d.qs, sizeof(double) * set->dim * nq, "queries", err)) != KD_OK ||
-		(st = kdc_alloc(&a, (void **) &d.res, sizeof(KdNeighbor) * k * nq, "results", err)) != KD_OK ||
-		(st = kdc_alloc(&a, (void **) &d.count, sizeof(int32_t) * nq, "counts", err)) != KD_OK ||
-		(skip && (st = kdc_alloc(&a, (void **) &d.skip, sizeof(uint64_t) * nq, "skips", err)) != KD_OK))
-		goto done;
-	if ((e = kdc_to_device((void *) d.pts, pts, sizeof(double) * set->dim * set->n, exec)) != cudaSuccess ||
-		(e = kdc_to_device((void *) d.refs, set->refs, sizeof(uint64_t) * set->n, exec)) != cudaSuccess ||
-		(e = kdc_to_device((void *) d.qs, queries, sizeof(double) * set->dim * nq, exec)) != cudaSuccess ||
-		(skip && (e = kdc_to_device((void *) d.skip, skip, sizeof(uint64_t) * nq, exec)) != cudaSuccess))
-	{
+	if ((e = kdc_to_device((void *) d->pts, pts, sizeof(double) * set->dim * set->n, exec)) != cudaSuccess ||
+		(e = kdc_to_device((void *) d->refs, set->refs, sizeof(uint64_t) * set->n, exec)) != cudaSuccess ||
+		(e = kdc_to_device((void *) d->qs, queries, sizeof(double) * set->dim * nq, exec)) != cudaSuccess ||
+		(skip && (e = kdc_to_device((void *) d->skip, skip, sizeof(uint64_t) * nq, exec)) != cudaSuccess))
 		st = kdc_cuda_error(err, e, "copying vectors to the device");
-		goto done;
+	free(packed);
+	return st;
+}
+
+/* See kd_gpu_abi.h: kde_flat_knn on the selected device. */
+KdStatus
+kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
+			 int64_t nq, int k, const uint64_t *skip, KdNeighbor *out,
+			 int32_t *count, const KdExec *exec, KdError *err)
+{
+	KdcAllocs	a = {0};
+	FlatDev		d;
+	int64_t		slice = 256;
+	int			cnt = set->n < k ? (int) set->n : k;
+	KdStatus	st;
+	cudaError_t e;
+
+	if ((st = kdc_check_k(k, err)) != KD_OK)
+		return st;
+	if (nq == 0 || cnt == 0)
+	{
+		for (int64_t q = 0; q < nq; q++)
+			count[q] = 0;
+		return kde_flat_check(set->coords, set->n, set->dim, set->stride,
+							  metric, "vector", err);
 	}
+	if ((st = flat_upload(set, metric, queries, nq, skip,
+						  (sizeof(KdNeighbor) * k + sizeof(int32_t)) * (size_t) nq,
+						  &d, &a, exec, err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &d.res, sizeof(KdNeighbor) * k * nq, "results", err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &d.count, sizeof(int32_t) * nq, "counts", err)) != KD_OK)
+		goto done;
+	d.k = k;
 	st = kdc_run_paced(exec, nq, &slice, "flat kNN", err,
 					   [&](int64_t start, int64_t n) {
-						   flat_launch(metric, d, start, n);
+						   flat_launch<FLAT_KNN>(metric, d, start, n);
 					   });
 	if (st == KD_OK)
 		st = kdc_results_to_host(d.res, nq, k, cnt, out, exec, err);
@@ -229,6 +292,123 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 		st = kdc_cuda_error(err, e, "copying counts to the host");
 done:
 	kdc_free_all(&a);
-	free(packed);
+	return st;
+}
+
+/* Free a radius result's host arrays. */
+static void
+flat_result_free(KdRangeResult *res)
+{
+	free(res->offsets);
+	free(res->hits);
+	res->offsets = NULL;
+	res->hits = NULL;
+}
+
+/*
+ * See kd_gpu_abi.h: kde_flat_radius on the selected device, in two passes
+ * (the hits counted, then written at their offsets), each query's hits in
+ * the vectors' order.
+ */
+KdStatus
+kdc_flat_radius(const KdVectors *set, KdMetric metric, const double *centers,
+				int64_t nq, const double *radii, int64_t nradii,
+				KdRangeResult *res, const KdExec *exec, KdError *err)
+{
+	KdcAllocs	a = {0};
+	FlatDev		d;
+	int64_t		slice = 256;
+	size_t		budget;
+	KdStatus	st;
+	cudaError_t e;
+
+	memset(res, 0, sizeof(*res));
+	if (nradii != 1 && nradii != nq)
+		return kde_set_error(err, KD_ERR_ARG, -1, "%lld radii for %lld queries",
+							 (long long) nradii, (long long) nq);
+	for (int64_t i = 0; i < nradii; i++)
+		if (!(radii[i] >= 0))
+			return kde_set_error(err, KD_ERR_ARG, i,
+								 "radius %lld is not a number >= 0", (long long) i);
+	res->nq = nq;
+	res->offsets = (int64_t *) calloc((size_t) nq + 1, sizeof(int64_t));
+	if (res->offsets == NULL)
+		return kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	if (nq == 0 || set->n == 0)
+	{
+		res->hits = (KdNeighbor *) malloc(1);
+		if ((st = kde_flat_check(set->coords, set->n, set->dim, set->stride,
+								 metric, "vector", err)) != KD_OK)
+			flat_result_free(res);
+		return st;
+	}
+	if ((st = flat_upload(set, metric, centers, nq, NULL,
+						  sizeof(double) * nradii + sizeof(int64_t) * (nq + 1),
+						  &d, &a, exec, err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &d.radii, sizeof(double) * nradii, "radii", err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &d.offsets, sizeof(int64_t) * (nq + 1), "offsets", err)) != KD_OK)
+		goto done;
+	d.nradii = nradii;
+	if ((e = cudaMemcpy((void *) d.radii, radii, sizeof(double) * nradii,
+						cudaMemcpyHostToDevice)) != cudaSuccess ||
+		(e = cudaMemset(d.offsets, 0, sizeof(int64_t) * (nq + 1))) != cudaSuccess)
+	{
+		st = kdc_cuda_error(err, e, "copying radii to the device");
+		goto done;
+	}
+	st = kdc_run_paced(exec, nq, &slice, "flat radius count", err,
+					   [&](int64_t start, int64_t n) {
+						   flat_launch<FLAT_COUNT>(metric, d, start, n);
+					   });
+	if (st != KD_OK)
+		goto done;
+	if ((e = cudaMemcpy(res->offsets, d.offsets, sizeof(int64_t) * (nq + 1),
+						cudaMemcpyDeviceToHost)) != cudaSuccess)
+	{
+		st = kdc_cuda_error(err, e, "copying counts to the host");
+		goto done;
+	}
+	for (int64_t q = 0; q < nq; q++)
+		res->offsets[q + 1] += res->offsets[q];
+	if ((st = kdc_budget(exec, 0, &budget, err)) != KD_OK)
+		goto done;
+	if (sizeof(KdNeighbor) * (size_t) res->offsets[nq] > budget)
+	{
+		st = kde_set_error(err, KD_ERR_GPU_NOMEM, -1,
+						   "%lld flat radius hits need %zu MB of device memory, %zu MB available",
+						   (long long) res->offsets[nq],
+						   (sizeof(KdNeighbor) * (size_t) res->offsets[nq]) >> 20,
+						   budget >> 20);
+		goto done;
+	}
+	res->hits = (KdNeighbor *) malloc(sizeof(KdNeighbor) * (size_t) res->offsets[nq] + 1);
+	if (res->hits == NULL)
+	{
+		st = kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory for %lld radius hits",
+						   (long long) res->offsets[nq]);
+		goto done;
+	}
+	if ((st = kdc_alloc(&a, (void **) &d.hits, sizeof(KdNeighbor) * res->offsets[nq] + 1,
+						"radius hits", err)) != KD_OK)
+		goto done;
+	if ((e = cudaMemcpy(d.offsets, res->offsets, sizeof(int64_t) * (nq + 1),
+						cudaMemcpyHostToDevice)) != cudaSuccess)
+	{
+		st = kdc_cuda_error(err, e, "copying offsets to the device");
+		goto done;
+	}
+	slice = 256;
+	st = kdc_run_paced(exec, nq, &slice, "flat radius fill", err,
+					   [&](int64_t start, int64_t n) {
+						   flat_launch<FLAT_FILL>(metric, d, start, n);
+					   });
+	if (st == KD_OK &&
+		(e = kdc_to_host(res->hits, d.hits, sizeof(KdNeighbor) * res->offsets[nq],
+						 exec)) != cudaSuccess)
+		st = kdc_cuda_error(err, e, "copying radius hits to the host");
+done:
+	kdc_free_all(&a);
+	if (st != KD_OK)
+		flat_result_free(res);
 	return st;
 }

@@ -1,10 +1,12 @@
--- Vectors of any dimension: the kNN functions on float8[] columns of 20,
--- 64 and 300 coordinates, under each kd_metric, against brute force in
--- SQL whose distances are computed here from their definitions (vo_dist:
--- sums over unnest, in coordinate order), ties by ctid or key: kd_knn,
--- kd_knn_join (array and table forms), kd_all_knn and its arrays, their
--- key forms, a partitioned table, rows deleted under the snapshot; the
--- distance functions and operators; and the errors.
+-- Vectors of any dimension: the kNN and radius functions on float8[]
+-- columns of 20, 64 and 300 coordinates, under each kd_metric, against
+-- brute force in SQL whose distances are computed here from their
+-- definitions (vo_dist: sums over unnest, in coordinate order), ties by
+-- ctid or key: kd_knn, kd_knn_join (array and table forms), kd_all_knn and
+-- its arrays, kd_range and kd_range_join (one radius, one per centre, a
+-- table of centres), their key forms, a partitioned table, rows deleted
+-- under the snapshot; the distance functions and operators; and the
+-- errors.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS kdgpu;
 RESET client_min_messages;
@@ -151,6 +153,53 @@ SELECT * FROM vo_all('vt', 6);
 SELECT * FROM vo_all('vw', 3);
 SELECT count(*) AS rows_asked FROM kd_all_knn('vw', 'v', 45, metric => 'l2');
 
+-- kd_range and kd_range_join, per metric at a radius that finds a few
+-- rows: the hits equal the rows within it, by (distance, ctid)
+CREATE FUNCTION vo_range(tbl text, qtbl text, radii float8[])
+RETURNS TABLE (metric kd_metric, radius float8, queries bigint, hits bigint,
+               range_differing bigint, join_differing bigint,
+               radii_differing bigint, table_join_differing bigint)
+LANGUAGE plpgsql AS $f$
+DECLARE m kd_metric; r float8; i int := 0;
+BEGIN
+  FOREACH m IN ARRAY enum_range(NULL::kd_metric) LOOP
+    i := i + 1;
+    r := radii[i];
+    RETURN QUERY EXECUTE format($q$
+      WITH want AS MATERIALIZED (
+        SELECT q.qid, ARRAY(SELECT (t.ctid, vo_dist(t.v, q.v, %3$L))::text FROM %1$I t
+                            WHERE t.v IS NOT NULL AND t.v <> '{}' AND vo_dist(t.v, q.v, %3$L) <= %4$s
+                            ORDER BY vo_dist(t.v, q.v, %3$L), t.ctid) AS nn
+        FROM %2$I q),
+      ids AS (SELECT array_agg(qid ORDER BY qid) a, array_agg(v ORDER BY qid) vs,
+                     array_agg(%4$s * (1 + 0 * qid) ORDER BY qid) rs FROM %2$I),
+      joined AS MATERIALIZED (
+        SELECT ids.a[j.query_ord] AS qid, array_agg((j.nn_ctid, j.distance)::text ORDER BY j.rank) AS nn
+        FROM ids, LATERAL kd_range_join(%1$L, 'v', ids.vs, %4$s, metric => %3$L) j GROUP BY 1),
+      radii AS MATERIALIZED (
+        SELECT ids.a[j.query_ord] AS qid, array_agg((j.nn_ctid, j.distance)::text ORDER BY j.rank) AS nn
+        FROM ids, LATERAL kd_range_join(%1$L, 'v', ids.vs, ids.rs, metric => %3$L) j GROUP BY 1),
+      tjoined AS MATERIALIZED (
+        SELECT q.qid, array_agg((j.nn_ctid, j.distance)::text ORDER BY j.rank) AS nn
+        FROM kd_range_join(%1$L, 'v', %2$L, 'v', %4$s, metric => %3$L) j
+        JOIN %2$I q ON q.ctid = j.query_ctid GROUP BY q.qid)
+      SELECT %3$L::kd_metric, %4$s::float8, count(*), sum(cardinality(w.nn)),
+        count(*) FILTER (WHERE w.nn IS DISTINCT FROM
+          ARRAY(SELECT (nn_ctid, distance)::text
+                FROM kd_range(%1$L, 'v', (SELECT v FROM %2$I WHERE qid = w.qid), %4$s, metric => %3$L)
+                ORDER BY rank)),
+        count(*) FILTER (WHERE w.nn IS DISTINCT FROM coalesce((SELECT nn FROM joined WHERE joined.qid = w.qid), '{}')),
+        count(*) FILTER (WHERE w.nn IS DISTINCT FROM coalesce((SELECT nn FROM radii WHERE radii.qid = w.qid), '{}')),
+        count(*) FILTER (WHERE w.nn IS DISTINCT FROM coalesce((SELECT nn FROM tjoined WHERE tjoined.qid = w.qid), '{}'))
+      FROM want w $q$, tbl, qtbl, m, r);
+  END LOOP;
+END $f$;
+SELECT * FROM vo_range('vt', 'vtq', ARRAY[4.0, 12, 1, 0.35]);
+SELECT * FROM vo_range('vu', 'vq', ARRAY[3.0, 19, 0.85, 0.9]);
+SELECT (kd_status()).last_run ~ '^flat radius search \(cosine distance, 64 dimensions\) ran on the (CPU|GPU)' AS flat_ran;
+-- without a metric, under <->: every row within 'Infinity'
+SELECT count(*) AS rows FROM kd_range('vw', 'v', (SELECT v FROM vwq LIMIT 1), 'Infinity');
+
 -- The key forms rank ties by key: keys in the opposite order of ctids
 CREATE TABLE vk (key bigint, v float8[]);
 INSERT INTO vk SELECT 1000 - id, v FROM vt ORDER BY id;
@@ -211,8 +260,9 @@ SELECT * FROM kd_knn('vu', 'v', ARRAY[1, 2, 3]::float8[], 3, metric => 'l1');
 SELECT * FROM kd_knn('vu', 'v', (SELECT v FROM vq LIMIT 1), 3, metric => 'l3');
 SELECT * FROM kd_knn('vu', 'v', array_fill(0::float8, ARRAY[64]), 3, metric => 'cosine');
 SELECT * FROM kd_knn_join('vu', 'v', ARRAY[array_fill(1::float8, ARRAY[64]), array_fill(0::float8, ARRAY[64])], 3, metric => 'cosine');
-SELECT * FROM kd_range('vu', 'v', (SELECT v FROM vq LIMIT 1), 1.0);
-SELECT * FROM kd_range_join('vu', 'v', 'vq', 'v', 1.0);
+SELECT * FROM kd_box('vu', 'v', array_fill(0::float8, ARRAY[64]), array_fill(1::float8, ARRAY[64]));
+SELECT * FROM kd_pairs_within('vu', 'v', 1.0);
+SELECT * FROM kd_range('vu', 'v', (SELECT v FROM vq LIMIT 1), -1, metric => 'l1');
 SELECT * FROM kd_knn_join('vu', 'v', 'vt', 'v', 3, metric => 'l2');
 SELECT kd_cosine_distance(ARRAY[0, 0]::float8[], ARRAY[1, 2]::float8[]);
 SELECT ARRAY[1, 2]::float8[] <+> ARRAY[1, 2, 3]::float8[];

@@ -157,9 +157,9 @@ COMMENT ON FUNCTION kd_range_join(regclass, name, regclass, name, float8, name, 
 	'the rows of rel within radius of each row of query_rel (points of columns col and query_col); returns (query_key, nn_key, distance, rank); key_col names the rows';
 
 -- Vectors of any dimension: float8[] columns of up to 16000 coordinates,
--- searched by the kNN functions under a metric.  A column of more than 8
--- coordinates, or a metric other than l2, is searched flat: every query
--- against every row, exactly, on the GPU where one is usable.
+-- searched by the kNN and radius functions under a metric.  A column of
+-- more than 8 coordinates, or a metric other than l2, is searched flat:
+-- every query against every row, exactly, on the GPU where one is usable.
 
 CREATE TYPE kd_metric AS ENUM ('l2', 'l1', 'linf', 'cosine');
 COMMENT ON TYPE kd_metric IS
@@ -283,3 +283,67 @@ COMMENT ON FUNCTION kd_all_knn_arrays(regclass, name, integer, kd_metric, name, 
 
 COMMENT ON FUNCTION kd_distance(float8[], float8[]) IS
 	'Euclidean distance between two float8[] points or vectors (up to 16000 coordinates), bit for bit the engine''s; NULL when either is empty';
+
+CREATE FUNCTION kd_range(rel regclass, col name, center float8[], radius float8, metric kd_metric)
+	RETURNS TABLE(nn_ctid tid, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_range'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_range(regclass, name, float8[], float8, kd_metric) IS
+	'the rows of rel within radius of center under metric (vectors of column col); returns (nn_ctid, distance, rank)';
+
+CREATE FUNCTION kd_range(rel regclass, col name, center float8[], radius float8, metric kd_metric, key_col name)
+	RETURNS TABLE(nn_key bigint, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_range'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_range(regclass, name, float8[], float8, kd_metric, name) IS
+	'the rows of rel within radius of center under metric (vectors of column col); returns (nn_key, distance, rank); key_col names the rows';
+
+CREATE FUNCTION kd_range_join(rel regclass, col name, centers float8[], radius float8, metric kd_metric)
+	RETURNS TABLE(query_ord integer, nn_ctid tid, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_range_join'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_range_join(regclass, name, float8[], float8, kd_metric) IS
+	'the rows of rel within radius of each row of centers under metric (vectors of column col); returns (query_ord, nn_ctid, distance, rank)';
+
+CREATE FUNCTION kd_range_join(rel regclass, col name, centers float8[], radius float8, metric kd_metric, key_col name)
+	RETURNS TABLE(query_ord integer, nn_key bigint, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_range_join'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_range_join(regclass, name, float8[], float8, kd_metric, name) IS
+	'the rows of rel within radius of each row of centers under metric (vectors of column col); returns (query_ord, nn_key, distance, rank); key_col names the rows';
+
+CREATE FUNCTION kd_range_join(rel regclass, col name, centers float8[], radii float8[], metric kd_metric)
+	RETURNS TABLE(query_ord integer, nn_ctid tid, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_range_join'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_range_join(regclass, name, float8[], float8[], kd_metric) IS
+	'the rows of rel within the radius of each row of centers, one radius each, under metric (vectors of column col); returns (query_ord, nn_ctid, distance, rank)';
+
+CREATE FUNCTION kd_range_join(rel regclass, col name, centers float8[], radii float8[], metric kd_metric, key_col name)
+	RETURNS TABLE(query_ord integer, nn_key bigint, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_range_join'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_range_join(regclass, name, float8[], float8[], kd_metric, name) IS
+	'the rows of rel within the radius of each row of centers, one radius each, under metric (vectors of column col); returns (query_ord, nn_key, distance, rank); key_col names the rows';
+
+CREATE FUNCTION kd_range_join(rel regclass, col name, query_rel regclass, query_col name, radius float8, metric kd_metric)
+	RETURNS TABLE(query_ctid tid, nn_ctid tid, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_range_join_table'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_range_join(regclass, name, regclass, name, float8, kd_metric) IS
+	'the rows of rel within radius of each row of query_rel under metric (vectors of columns col and query_col); returns (query_ctid, nn_ctid, distance, rank)';
+
+CREATE FUNCTION kd_range_join(rel regclass, col name, query_rel regclass, query_col name, radius float8, metric kd_metric, key_col name, query_key_col name)
+	RETURNS TABLE(query_key bigint, nn_key bigint, distance float8, rank integer)
+	AS 'MODULE_PATHNAME', 'kdgpu_range_join_table'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED
+	SUPPORT kdgpu_rows_support;
+COMMENT ON FUNCTION kd_range_join(regclass, name, regclass, name, float8, kd_metric, name, name) IS
+	'the rows of rel within radius of each row of query_rel under metric (vectors of columns col and query_col); returns (query_key, nn_key, distance, rank); key_col names the rows';

@@ -1,14 +1,17 @@
 /*
  * kd_flat.c
- *	  Exact kNN of vectors of any dimension under a metric (kd_metric.h):
- *	  every query compared with every vector, on the CPU threads, or on the
- *	  GPU (cuda/flat.cu) when exec chooses it.
+ *	  Exact kNN and radius searches of vectors of any dimension under a
+ *	  metric (kd_metric.h): every query compared with every vector, on the
+ *	  CPU threads, or on the GPU (cuda/flat.cu) when exec chooses it.
  *
- * No tree prunes anything, so the answer is exact by construction: each
- * query keeps the k least (distance, ref) pairs, ties by ref as kde_knn's.
- * The CPU loop takes the queries in blocks and the vectors in tiles small
- * enough to stay in cache while a block's queries pass over them; the work
- * of a call is n * nq * dim terms, which the GPU's choice counts.
+ * No tree prunes anything, so the answers are exact by construction: a
+ * kNN query keeps the k least (distance, ref) pairs, ties by ref as
+ * kde_knn's; a radius query every vector within its radius, bounds
+ * included, sorted the same way.  The CPU loop takes the queries in
+ * blocks and the vectors in tiles small enough to stay in cache while a
+ * block's queries pass over them; a radius search passes twice, counting
+ * the hits and then filling them in.  The work of a call is n * nq * dim
+ * terms, which the GPU's choice counts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,17 +25,31 @@
 /* bytes of vectors in one tile */
 #define FLAT_TILE_BYTES (32 * 1024)
 
+/* What a pass over the vectors does with each distance. */
+typedef enum FlatMode
+{
+	FLAT_KNN,					/* offer it to the query's list */
+	FLAT_COUNT,					/* count it when within the radius */
+	FLAT_FILL					/* write it out when within the radius */
+} FlatMode;
+
 /* What the CPU loop's threads share. */
 typedef struct FlatBatch
 {
 	const KdVectors *set;
 	KdMetric	metric;
+	FlatMode	mode;
 	const double *queries;
 	int64_t		nq;
+	/* kNN */
 	int			k;
 	const uint64_t *skip;
 	KdNeighbor *out;
 	int32_t    *count;
+	/* radius: offsets[q + 1] counts, then offsets and hits */
+	const double *radii;
+	int64_t		nradii;
+	KdRangeResult *res;
 } FlatBatch;
 
 /* A metric's name, for messages and kd_status(). */
@@ -93,18 +110,30 @@ flat_offer(KdNeighbor *list, int32_t *count, int k, double d, uint64_t ref)
 	list[i].ref = ref;
 }
 
-/* Queries [q0, q1) against every vector, under a metric fixed inline. */
+/*
+ * Queries [q0, q1) against every vector, under a metric and in a mode
+ * fixed inline.
+ */
 KD_INLINE void
-flat_block(const FlatBatch *b, int64_t q0, int64_t q1, const int metric)
+flat_block(const FlatBatch *b, int64_t q0, int64_t q1, const int metric,
+		   const FlatMode mode)
 {
 	const KdVectors *set = b->set;
 	const int	dim = set->dim;
 	int64_t		tile = FLAT_TILE_BYTES / ((int64_t) sizeof(double) * set->stride);
+	int64_t		cursor[FLAT_QUERY_BLOCK];
 
 	if (tile < 1)
 		tile = 1;
 	for (int64_t q = q0; q < q1; q++)
-		b->count[q] = 0;
+	{
+		if (mode == FLAT_KNN)
+			b->count[q] = 0;
+		else if (mode == FLAT_COUNT)
+			b->res->offsets[q + 1] = 0;
+		else
+			cursor[q - q0] = b->res->offsets[q];
+	}
 	for (int64_t p0 = 0; p0 < set->n; p0 += tile)
 	{
 		int64_t		p1 = p0 + tile < set->n ? p0 + tile : set->n;
@@ -112,20 +141,55 @@ flat_block(const FlatBatch *b, int64_t q0, int64_t q1, const int metric)
 		for (int64_t q = q0; q < q1; q++)
 		{
 			const double *query = b->queries + q * dim;
-			KdNeighbor *list = b->out + q * b->k;
+			double		r = mode == FLAT_KNN ? 0.0 : b->radii[b->nradii == 1 ? 0 : q];
 			uint64_t	skip = b->skip ? b->skip[q] : UINT64_MAX;
-			bool		skipping = b->skip != NULL;
+			bool		skipping = mode == FLAT_KNN && b->skip != NULL;
 
 			for (int64_t p = p0; p < p1; p++)
 			{
+				double		d;
+
 				if (skipping && set->refs[p] == skip)
 					continue;
-				flat_offer(list, &b->count[q], b->k,
-						   metric_distance(metric, query,
-										   set->coords + p * set->stride, dim),
-						   set->refs[p]);
+				d = metric_distance(metric, query, set->coords + p * set->stride, dim);
+				if (mode == FLAT_KNN)
+					flat_offer(b->out + q * b->k, &b->count[q], b->k, d, set->refs[p]);
+				else if (!(d <= r))
+					continue;
+				else if (mode == FLAT_COUNT)
+					b->res->offsets[q + 1]++;
+				else
+				{
+					b->res->hits[cursor[q - q0]].d2 = d;
+					b->res->hits[cursor[q - q0]++].ref = set->refs[p];
+				}
 			}
 		}
+	}
+	if (mode == FLAT_FILL)
+		for (int64_t q = q0; q < q1; q++)
+			kde_sort_neighbors(b->res->hits + b->res->offsets[q],
+							   b->res->offsets[q + 1] - b->res->offsets[q], false);
+}
+
+/* flat_block for a mode fixed inline, the metric chosen here. */
+KD_INLINE void
+flat_block_mode(const FlatBatch *b, int64_t q0, int64_t q1, const FlatMode mode)
+{
+	switch (b->metric)
+	{
+		case KD_METRIC_L2:
+			flat_block(b, q0, q1, KD_METRIC_L2, mode);
+			break;
+		case KD_METRIC_L1:
+			flat_block(b, q0, q1, KD_METRIC_L1, mode);
+			break;
+		case KD_METRIC_LINF:
+			flat_block(b, q0, q1, KD_METRIC_LINF, mode);
+			break;
+		case KD_METRIC_COSINE:
+			flat_block(b, q0, q1, KD_METRIC_COSINE, mode);
+			break;
 	}
 }
 
@@ -140,39 +204,56 @@ flat_range(void *arg, int64_t begin, int64_t end)
 		int64_t		q0 = blk * FLAT_QUERY_BLOCK;
 		int64_t		q1 = q0 + FLAT_QUERY_BLOCK < b->nq ? q0 + FLAT_QUERY_BLOCK : b->nq;
 
-		switch (b->metric)
+		switch (b->mode)
 		{
-			case KD_METRIC_L2:
-				flat_block(b, q0, q1, KD_METRIC_L2);
+			case FLAT_KNN:
+				flat_block_mode(b, q0, q1, FLAT_KNN);
 				break;
-			case KD_METRIC_L1:
-				flat_block(b, q0, q1, KD_METRIC_L1);
+			case FLAT_COUNT:
+				flat_block_mode(b, q0, q1, FLAT_COUNT);
 				break;
-			case KD_METRIC_LINF:
-				flat_block(b, q0, q1, KD_METRIC_LINF);
-				break;
-			case KD_METRIC_COSINE:
-				flat_block(b, q0, q1, KD_METRIC_COSINE);
+			case FLAT_FILL:
+				flat_block_mode(b, q0, q1, FLAT_FILL);
 				break;
 		}
 	}
 }
 
-/* The arguments' checks, shared by both paths. */
+/* Run the CPU loop of b over its queries. */
 static KdStatus
-flat_check_args(const KdVectors *set, KdMetric metric, const double *queries,
-				int64_t nq, int k, KdError *err)
+flat_run(FlatBatch *b, FlatMode mode, KdExec *exec, KdError *err)
+{
+	b->mode = mode;
+	return kde_parallel_for(exec, (b->nq + FLAT_QUERY_BLOCK - 1) / FLAT_QUERY_BLOCK,
+							1, flat_range, b, err);
+}
+
+/* The checks of the vectors and queries, shared by every path. */
+static KdStatus
+flat_check_vectors(const KdVectors *set, KdMetric metric,
+				   const double *queries, int64_t nq, KdError *err)
 {
 	KdStatus	st;
 
 	if (set->n < 0 || nq < 0)
 		return kde_set_error(err, KD_ERR_ARG, -1, "negative vector count");
-	if ((st = kde_check_k(k, err)) != KD_OK ||
-		(st = kde_flat_check(set->coords, set->n, set->dim, set->stride,
+	if ((st = kde_flat_check(set->coords, set->n, set->dim, set->stride,
 							 metric, "vector", err)) != KD_OK)
 		return st;
 	return kde_flat_check(queries, nq, set->dim, set->dim, metric, "query",
 						  err);
+}
+
+/*
+ * The GPU's threshold counts a query against 64k coordinates as one
+ * item, about what one tree query costs.
+ */
+static int64_t
+flat_work(const KdVectors *set, int64_t nq)
+{
+	double		work = (double) nq * ceil((double) set->n * set->dim / 65536.0);
+
+	return work > 1e18 ? INT64_MAX : (int64_t) work;
 }
 
 /* Flat kNN on the CPU threads of exec; see kdtree.h. */
@@ -181,31 +262,27 @@ kde_flat_knn_cpu(const KdVectors *set, KdMetric metric, const double *queries,
 				 int64_t nq, int k, const uint64_t *skip, KdNeighbor *out,
 				 int32_t *count, KdExec *exec, KdError *err)
 {
-	FlatBatch	b = {set, metric, queries, nq, k, skip, out, count};
+	FlatBatch	b = {set, metric, FLAT_KNN, queries, nq, k, skip, out, count};
 	KdStatus	st;
 
-	if ((st = flat_check_args(set, metric, queries, nq, k, err)) != KD_OK)
+	if ((st = kde_check_k(k, err)) != KD_OK ||
+		(st = flat_check_vectors(set, metric, queries, nq, err)) != KD_OK)
 		return st;
-	return kde_parallel_for(exec, (nq + FLAT_QUERY_BLOCK - 1) / FLAT_QUERY_BLOCK,
-							1, flat_range, &b, err);
+	return flat_run(&b, FLAT_KNN, exec, err);
 }
 
-/*
- * Flat kNN on the device exec chooses; see kdtree.h.  The GPU's threshold
- * counts a query against 64k coordinates as one item, about what one tree
- * query costs.
- */
+/* Flat kNN on the device exec chooses; see kdtree.h. */
 KdStatus
 kde_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 			 int64_t nq, int k, const uint64_t *skip, KdNeighbor *out,
 			 int32_t *count, KdExec *exec, KdError *err)
 {
-	double		work = (double) nq * ceil((double) set->n * set->dim / 65536.0);
 	KdStatus	st;
 
-	if ((st = flat_check_args(set, metric, queries, nq, k, err)) != KD_OK)
+	if ((st = kde_check_k(k, err)) != KD_OK ||
+		(st = flat_check_vectors(set, metric, queries, nq, err)) != KD_OK)
 		return st;
-	if (kde_gpu_chosen(exec, work > 1e18 ? INT64_MAX : (int64_t) work, err, &st))
+	if (kde_gpu_chosen(exec, flat_work(set, nq), err, &st))
 	{
 		st = kde_gpu_flat_knn(set, metric, queries, nq, k, skip, out, count,
 							  exec, err);
@@ -216,4 +293,86 @@ kde_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 		return st;
 	return kde_flat_knn_cpu(set, metric, queries, nq, k, skip, out, count,
 							exec, err);
+}
+
+/* KD_OK, or the error for a radius that is not a number >= 0. */
+static KdStatus
+flat_check_radii(const double *radii, int64_t nradii, int64_t nq, KdError *err)
+{
+	if (nradii != 1 && nradii != nq)
+		return kde_set_error(err, KD_ERR_ARG, -1,
+							 "%lld radii for %lld queries", (long long) nradii,
+							 (long long) nq);
+	for (int64_t i = 0; i < nradii; i++)
+		if (!(radii[i] >= 0))
+			return kde_set_error(err, KD_ERR_ARG, i,
+								 "radius %lld is not a number >= 0", (long long) i);
+	return KD_OK;
+}
+
+/* Flat radius search on the CPU threads of exec; see kdtree.h. */
+KdStatus
+kde_flat_radius_cpu(const KdVectors *set, KdMetric metric,
+					const double *centers, int64_t nq, const double *radii,
+					int64_t nradii, KdRangeResult *res, KdExec *exec,
+					KdError *err)
+{
+	FlatBatch	b = {set, metric, FLAT_COUNT, centers, nq};
+	KdStatus	st;
+
+	memset(res, 0, sizeof(*res));
+	if ((st = flat_check_radii(radii, nradii, nq, err)) != KD_OK ||
+		(st = flat_check_vectors(set, metric, centers, nq, err)) != KD_OK ||
+		(st = kde_range_result_alloc(res, nq, err)) != KD_OK)
+		return st;
+	b.radii = radii;
+	b.nradii = nradii;
+	b.res = res;
+	if ((st = flat_run(&b, FLAT_COUNT, exec, err)) == KD_OK &&
+		(st = kde_range_result_fill_offsets(res, err)) == KD_OK)
+		st = flat_run(&b, FLAT_FILL, exec, err);
+	if (st != KD_OK)
+		kde_range_result_free(res);
+	return st;
+}
+
+/* Parallel body: sort the hits of queries [begin, end) of the result. */
+static void
+sort_hits_range(void *arg, int64_t begin, int64_t end)
+{
+	KdRangeResult *res = arg;
+
+	for (int64_t q = begin; q < end; q++)
+		kde_sort_neighbors(res->hits + res->offsets[q],
+						   res->offsets[q + 1] - res->offsets[q], false);
+}
+
+/*
+ * Flat radius search on the device exec chooses; see kdtree.h.  The GPU
+ * gives each query's hits in any order: they are sorted here.
+ */
+KdStatus
+kde_flat_radius(const KdVectors *set, KdMetric metric, const double *centers,
+				int64_t nq, const double *radii, int64_t nradii,
+				KdRangeResult *res, KdExec *exec, KdError *err)
+{
+	KdStatus	st;
+
+	memset(res, 0, sizeof(*res));
+	if ((st = flat_check_radii(radii, nradii, nq, err)) != KD_OK ||
+		(st = flat_check_vectors(set, metric, centers, nq, err)) != KD_OK)
+		return st;
+	if (kde_gpu_chosen(exec, flat_work(set, nq), err, &st))
+	{
+		st = kde_gpu_flat_radius(set, metric, centers, nq, radii, nradii, res,
+								 exec, err);
+		if (st == KD_OK)
+			return kde_parallel_for(exec, nq, 256, sort_hits_range, res, err);
+		if (!kde_gpu_fallback(exec, st, err))
+			return st;
+	}
+	else if (st != KD_OK)
+		return st;
+	return kde_flat_radius_cpu(set, metric, centers, nq, radii, nradii, res,
+							   exec, err);
 }

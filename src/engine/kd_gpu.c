@@ -378,3 +378,22 @@ kde_gpu_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 	return api->flat_knn(set, metric, queries, nq, k, skip, out, count, exec,
 						 err);
 }
+
+/*
+ * The GPU object's flat radius search (kd_gpu_abi.h), each query's hits in
+ * any order; KD_ERR_GPU_UNAVAILABLE from a table without one.
+ */
+KdStatus
+kde_gpu_flat_radius(const KdVectors *set, KdMetric metric,
+					const double *centers, int64_t nq, const double *radii,
+					int64_t nradii, KdRangeResult *res, const KdExec *exec,
+					KdError *err)
+{
+	const KdCudaApi *api = kde_gpu_api();
+
+	if (api == NULL || api->flat_radius == NULL)
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+							 "this GPU provider does not search vectors");
+	return api->flat_radius(set, metric, centers, nq, radii, nradii, res, exec,
+							err);
+}

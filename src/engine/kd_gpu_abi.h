@@ -94,6 +94,16 @@ typedef struct KdCudaApi
 							 const uint64_t *skip, KdNeighbor *out,
 							 int32_t *count, const KdExec *exec,
 							 KdError *err);
+
+	/*
+	 * kde_flat_radius's contract, but each query's hits in any order (the
+	 * engine sorts them); a NULL entry as for flat_knn
+	 */
+	KdStatus	(*flat_radius) (const KdVectors *set, KdMetric metric,
+								const double *centers, int64_t nq,
+								const double *radii, int64_t nradii,
+								KdRangeResult *res, const KdExec *exec,
+								KdError *err);
 } KdCudaApi;
 
 /* the one exported symbol */

@@ -357,13 +357,15 @@ extern KdStatus kde_split_build(const double *points, const uint64_t *refs,
 							   KdExec *exec, KdError *err);
 
 /*
- * kd_flat.c: exact kNN of vectors of any dimension under a metric, by
- * comparing every query with every vector (no tree), on the CPU threads or
- * the GPU (cuda/flat.cu) with the same bits.  Outputs are as kde_knn's, but
- * a neighbour's d2 holds its distance itself (kd_metric.h), not a square.
+ * kd_flat.c: exact kNN and radius searches of vectors of any dimension
+ * under a metric, by comparing every query with every vector (no tree), on
+ * the CPU threads or the GPU (cuda/flat.cu) with the same bits.  kNN
+ * outputs are as kde_knn's, radius outputs as kde_radius's (each query's
+ * hits by (distance, ref), bounds included; nradii is 1 or nq), but a
+ * neighbour's d2 holds its distance itself (kd_metric.h), not a square.
  * Cosine refuses zero vectors; every metric refuses NaN and infinities.
- * With skip, query q never takes the vector whose ref is skip[q] (All-kNN
- * leaving out a point's own).
+ * With skip, kNN query q never takes the vector whose ref is skip[q]
+ * (All-kNN leaving out a point's own).
  */
 typedef enum KdMetric
 {
@@ -405,6 +407,21 @@ extern KdStatus kde_gpu_flat_knn(const KdVectors *set, KdMetric metric,
 								 const uint64_t *skip, KdNeighbor *out,
 								 int32_t *count, const KdExec *exec,
 								 KdError *err);
+extern KdStatus kde_flat_radius(const KdVectors *set, KdMetric metric,
+								const double *centers, int64_t nq,
+								const double *radii, int64_t nradii,
+								KdRangeResult *res, KdExec *exec,
+								KdError *err);
+extern KdStatus kde_flat_radius_cpu(const KdVectors *set, KdMetric metric,
+									const double *centers, int64_t nq,
+									const double *radii, int64_t nradii,
+									KdRangeResult *res, KdExec *exec,
+									KdError *err);
+extern KdStatus kde_gpu_flat_radius(const KdVectors *set, KdMetric metric,
+									const double *centers, int64_t nq,
+									const double *radii, int64_t nradii,
+									KdRangeResult *res, const KdExec *exec,
+									KdError *err);
 
 /* kd_replicas.c: one kNN batch over copies of one tree on several GPUs */
 extern KdStatus kde_replicas_knn(KdGpuTree *const *copies, int ncopies,

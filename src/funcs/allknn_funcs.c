@@ -69,7 +69,7 @@ all_knn_rows(FunctionCallInfo fcinfo, bool arrays)
 		s->k = k;
 		s->include_self = include_self;
 		s->per_slice = kdg_answer_slice_queries(Min(k + 2, KD_MAX_K));
-		s->tree = kdg_source_knn_tree(&t->head, Min(s->per_slice, t->head.n), false);
+		s->tree = kdg_source_search_tree(&t->head, Min(s->per_slice, t->head.n), false);
 		return kdg_rows_sliced(t, KD_KEY_ROW, t, kdg_table_refs(t), arrays,
 							   t->head.n, all_knn_slice, s);
 	}

@@ -28,7 +28,7 @@ kdg_range_rows(FunctionCallInfo fcinfo)
 {
 	KdArgs		args;
 	KdTable    *t = palloc0(sizeof(KdTable));
-	double		center[KD_MAX_DIM];
+	double	   *center;
 	KdPointInfo qinfo;
 	int			qdim;
 	double		radius;
@@ -39,9 +39,12 @@ kdg_range_rows(FunctionCallInfo fcinfo)
 	kdg_source_check_query(&t->head, kdg_point_type(qtype), qtype, "center");
 	radius = PG_GETARG_FLOAT8(args.next + 1);
 	kdg_check_radius(radius, "radius", 0);
-	qdim = kdg_query_read(t->head.type, PG_GETARG_DATUM(args.next), center, "center", &qinfo);
+	center = kdg_query_read_any(t->head.type, PG_GETARG_DATUM(args.next), "center",
+								&qinfo, &qdim);
 	kdg_table_read(t);
 	kdg_query_check(qdim, &qinfo, t->head.dim, "center", &t->head);
+	if (t->head.metric == KD_METRIC_COSINE)
+		kdg_check_cosine_queries(center, 1, qdim, "center");
 	return kdg_rows_pairs(t, kdg_table_radius(t, center, 1, &radius, 1), KD_KEY_NONE, NULL);
 }
 
@@ -106,6 +109,8 @@ kdg_range_join_rows(FunctionCallInfo fcinfo)
 	nradii = kdg_radii(fcinfo, args.next + 1, args.argtypes[args.next + 1], nq, &radii);
 	kdg_table_read(t);
 	kdg_array_check(nq, qdim, qinfos, t->head.dim, "centers", &t->head);
+	if (t->head.metric == KD_METRIC_COSINE)
+		kdg_check_cosine_queries(centers, nq, qdim, "centers");
 	return kdg_rows_pairs(t, kdg_table_radius(t, centers, nq, radii, nradii), KD_KEY_ORD, NULL);
 }
 
@@ -121,6 +126,7 @@ kdg_range_join_table_rows(FunctionCallInfo fcinfo)
 	KdTable    *t = palloc0(sizeof(KdTable));
 	KdTable    *qt;
 	double		radius;
+	double	   *queries;
 
 	kdg_args(fcinfo, &args, t);
 	qt = kdg_query_table(fcinfo, &args, t);
@@ -129,8 +135,10 @@ kdg_range_join_table_rows(FunctionCallInfo fcinfo)
 	kdg_table_read(t);
 	kdg_table_read_all(qt);
 	kdg_source_check_dims(&t->head, &qt->head);
-	return kdg_rows_pairs(t, kdg_table_radius(t, kdg_table_queries(qt), qt->head.n,
-											  &radius, 1),
+	queries = kdg_table_queries(qt);
+	if (t->head.metric == KD_METRIC_COSINE)
+		kdg_check_cosine_queries(queries, qt->head.n, qt->head.dim, "query_rel");
+	return kdg_rows_pairs(t, kdg_table_radius(t, queries, qt->head.n, &radius, 1),
 						  KD_KEY_ROW, qt);
 }
 

@@ -125,6 +125,9 @@ extern KdAnswer *kdg_flat_search_knn(const KdSource *src, const double *queries,
 extern KdAnswer *kdg_flat_search_all_knn(const KdSource *src, int k,
 										 bool include_self, int64 from,
 										 int64 nq);
+extern KdAnswer *kdg_flat_search_radius(const KdSource *src,
+										const double *centers, int64 nq,
+										const double *radii, int64 nradii);
 
 /* cluster.c */
 extern int32 *kdg_cluster_dbscan(const KdSource *src, double eps,
@@ -159,7 +162,7 @@ extern int64 kdg_rank(const KdSource *src, const double *q,
 					  KdHit *out);
 extern void kdg_exec_for(KdExec *exec, const KdgTree *tree);
 extern KdgTree *kdg_source_tree(const KdSource *src, int64 work, bool all_knn);
-extern KdgTree *kdg_source_knn_tree(const KdSource *src, int64 work,
+extern KdgTree *kdg_source_search_tree(const KdSource *src, int64 work,
 									 bool all_knn);
 extern double kdg_engine_radius(KdPointType type, double r);
 extern double kdg_engine_radius_sure(KdPointType type, double r);

@@ -197,10 +197,10 @@ kdg_source_tree(const KdSource *src, int64 work, bool all_knn)
 	if (src->dim > KD_MAX_DIM)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("points of column \"%s\" of table \"%s\" have %d coordinates, and only the kNN functions search more than %d",
+				 errmsg("points of column \"%s\" of table \"%s\" have %d coordinates, and only the kNN and radius functions search more than %d",
 						src->colname, get_rel_name(src->relid), src->dim,
 						KD_MAX_DIM),
-				 errhint("kd_knn, kd_knn_join and kd_all_knn search vectors of up to %d coordinates.",
+				 errhint("kd_knn, kd_knn_join, kd_all_knn, kd_range and kd_range_join search vectors of up to %d coordinates.",
 						 KD_FLAT_MAX_DIM)));
 	if (src->index_rows)
 		return kdg_index_source_tree(src, work, all_knn);
@@ -210,11 +210,12 @@ kdg_source_tree(const KdSource *src, int64 work, bool all_knn)
 }
 
 /*
- * The tree a kNN search of src walks for work of that many items:
- * kdg_source_tree's, or NULL when its searches run flat (flat_search.c).
+ * The tree a kNN or radius search of src walks for work of that many
+ * items: kdg_source_tree's, or NULL when its searches run flat
+ * (flat_search.c).
  */
 KdgTree *
-kdg_source_knn_tree(const KdSource *src, int64 work, bool all_knn)
+kdg_source_search_tree(const KdSource *src, int64 work, bool all_knn)
 {
 	if (kdg_source_flat(src))
 		return NULL;
@@ -519,6 +520,8 @@ kdg_search_radius(const KdSource *src, const KdgTree *tree,
 	const double *points;
 	KdStatus	st;
 
+	if (kdg_source_flat(src))
+		return kdg_flat_search_radius(src, centers, nq, radii, nradii);
 	if (nq == 0 || src->n == 0)
 		return kdg_empty_answer(nq);
 	for (int64 i = 0; i < nradii; i++)

@@ -141,6 +141,7 @@ typedef enum KdgOp
 	KDG_OP_BUILD,				/* build a tree from shipped points */
 	KDG_OP_FLAT,				/* kNN of shipped vectors, no tree
 								 * (kde_flat_knn) */
+	KDG_OP_FLAT_RADIUS,			/* and their radius search */
 	KDG_OP_KNN,					/* the ops from here on search a copy */
 	KDG_OP_ALL_KNN,
 	KDG_OP_RADIUS,
@@ -258,6 +259,8 @@ extern Size kdg_tree_shipped_size(int64 n, int dim, int64 nbounds);
 
 /* service_client.c */
 extern void kdg_service_client_install(void);
+extern KdStatus kdg_take_range(const KdgCall *call, int64 nq,
+							   KdRangeResult *res, KdError *err);
 extern bool kdg_service_in_use(void);
 extern bool kdg_service_serving(void);
 extern int	kdg_service_devices(KdGpuInfo *devices);
@@ -352,5 +355,10 @@ extern KdStatus kdg_client_flat_knn(const KdVectors *set, KdMetric metric,
 									const uint64_t *skip, KdNeighbor *out,
 									int32_t *count, const KdExec *exec,
 									KdError *err);
+extern KdStatus kdg_client_flat_radius(const KdVectors *set, KdMetric metric,
+									   const double *centers, int64_t nq,
+									   const double *radii, int64_t nradii,
+									   KdRangeResult *res, const KdExec *exec,
+									   KdError *err);
 
 #endif							/* KDG_SERVICE_H */

@@ -347,8 +347,8 @@ client_all_knn(const KdGpuTree *gtree, int k, bool include_self,
 }
 
 /* Take a range result from the pinned segment the service made. */
-static KdStatus
-take_range(const KdgCall *call, int64 nq, KdRangeResult *res, KdError *err)
+KdStatus
+kdg_take_range(const KdgCall *call, int64 nq, KdRangeResult *res, KdError *err)
 {
 	dsm_segment *rseg = dsm_attach(call->range);
 	const char *p;
@@ -401,7 +401,7 @@ client_range(KdgOp op, KdGpuTree *g, const double *in1, Size bytes1,
 	memcpy(base + call->in2, in2, bytes2);
 	st = call_on_copy(seg, call, g, exec, err);
 	if (st == KD_OK)
-		st = take_range(call, nq, res, err);
+		st = kdg_take_range(call, nq, res, err);
 	kdg_call_end(seg);
 	return st;
 }
@@ -469,7 +469,8 @@ static const KdCudaApi client_api = {
 	client_radius,
 	client_box,
 	client_dbscan,
-	kdg_client_flat_knn
+	kdg_client_flat_knn,
+	kdg_client_flat_radius
 };
 
 /*

@@ -341,6 +341,32 @@ serve_flat(KdgCall *call, KdExec *exec)
 }
 
 /*
+ * FLAT_RADIUS: the shipped vectors within the radii of the shipped
+ * centres, replied in a segment of their own (kdg_reply_range).
+ */
+static KdStatus
+serve_flat_radius(KdgCall *call, KdExec *exec)
+{
+	char	   *base = (char *) call;
+	KdVectors	set;
+	KdRangeResult res = {0};
+	KdStatus	st;
+
+	set.n = call->n;
+	set.dim = call->dim;
+	set.stride = call->dim;
+	set.coords = (const double *) (base + call->points);
+	set.refs = (const uint64_t *) (base + call->point_refs);
+	st = kde_gpu_flat_radius(&set, call->metric, (const double *) (base + call->in1),
+							 call->nq, (const double *) (base + call->in2),
+							 call->nradii, &res, exec, &call->err);
+	if (st == KD_OK)
+		st = kdg_reply_range(call, &res, &call->err);
+	kde_range_result_free(&res);
+	return st;
+}
+
+/*
  * Serve (a slice of) call, from slot i; true when it is done.  The reply's
  * status and error are set when it is.  On a device thread (range not
  * NULL) only queries on whole copies come here, and a range result is left
@@ -379,6 +405,9 @@ kdg_serve(KdgCall *call, int i, KdRangeResult *range)
 			break;
 		case KDG_OP_FLAT:
 			st = serve_flat(call, &exec);
+			break;
+		case KDG_OP_FLAT_RADIUS:
+			st = serve_flat_radius(call, &exec);
 			break;
 		case KDG_OP_KNN:
 			if ((e = kdg_entry_use(call)) < 0)

@@ -316,7 +316,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	instr_time	done_at;
 
 	if (!t->partitioned)
-		return kdg_search_all_knn(&t->head, kdg_source_knn_tree(&t->head, t->head.n, true), k, include_self);
+		return kdg_search_all_knn(&t->head, kdg_source_search_tree(&t->head, t->head.n, true), k, include_self);
 
 	INSTR_TIME_SET_CURRENT(start);
 	/* each leaf's own All-kNN, the foreign leaves' on their servers */
@@ -326,7 +326,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	for (int p = 0; p < np; p++)
 		if (t->parts[p].remote == NULL && t->parts[p].n > 0)
 		{
-			trees[p] = kdg_source_knn_tree(&t->parts[p], t->parts[p].n, true);
+			trees[p] = kdg_source_search_tree(&t->parts[p], t->parts[p].n, true);
 			own[p] = kdg_search_all_knn(&t->parts[p], trees[p], k, include_self);
 		}
 	if (t->nremote > 0)

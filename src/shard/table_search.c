@@ -124,11 +124,12 @@ typedef KdAnswer *(*KdLeafSearch) (const KdTable *t, int leaf,
  * limit hits per query (no limit when limit < 0).  Foreign leaves run
  * t->rfn on their servers: their calls are sent first and their answers
  * read last, so that every server and the local leaves work at once.
- * A kNN search (knn) is given the tree kdg_source_knn_tree picks.
+ * A kNN or radius search (flat_ok) is given the tree
+ * kdg_source_search_tree picks, none where the leaf is searched flat.
  * Returns NULL when no leaf has points.
  */
 static KdAnswer *
-kdg_each_leaf(const KdTable *t, KdLeafSearch search, bool knn, void *arg,
+kdg_each_leaf(const KdTable *t, KdLeafSearch search, bool flat_ok, void *arg,
 			  int64 nq, int limit)
 {
 	KdAnswer   *acc = NULL;
@@ -149,7 +150,7 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, bool knn, void *arg,
 		leafcxt = AllocSetContextCreate(CurrentMemoryContext, "kdgpu leaf",
 										ALLOCSET_DEFAULT_SIZES);
 		oldcxt = MemoryContextSwitchTo(leafcxt);
-		merged = search(t, p, knn ? kdg_source_knn_tree(&t->parts[p], nq, false) :
+		merged = search(t, p, flat_ok ? kdg_source_search_tree(&t->parts[p], nq, false) :
 						kdg_source_tree(&t->parts[p], nq, false), arg, acc);
 		MemoryContextSwitchTo(oldcxt);
 		/* the merged answers outlive the leaf's context */
@@ -208,7 +209,7 @@ kdg_table_knn(const KdTable *t, const double *queries, int64 nq, int k)
 	KdAnswer   *ans;
 
 	if (!t->partitioned)
-		return kdg_search_knn(&t->head, kdg_source_knn_tree(&t->head, nq, false), queries, nq, k);
+		return kdg_search_knn(&t->head, kdg_source_search_tree(&t->head, nq, false), queries, nq, k);
 	ans = kdg_each_leaf(t, kdg_leaf_knn, true, &q, nq, k);
 	return ans ? ans : kdg_empty_answer(nq);
 }
@@ -234,9 +235,9 @@ kdg_table_radius(const KdTable *t, const double *centers, int64 nq,
 	KdAnswer   *ans;
 
 	if (!t->partitioned)
-		return kdg_search_radius(&t->head, kdg_source_tree(&t->head, nq, false), centers, nq,
+		return kdg_search_radius(&t->head, kdg_source_search_tree(&t->head, nq, false), centers, nq,
 								 radii, nradii);
-	ans = kdg_each_leaf(t, kdg_leaf_radius, false, &q, nq, -1);
+	ans = kdg_each_leaf(t, kdg_leaf_radius, true, &q, nq, -1);
 	return ans ? ans : kdg_empty_answer(nq);
 }
 

@@ -1,8 +1,9 @@
 /*
  * test_flat.c
- *	  The engine's flat kNN of vectors (kde_flat_knn) against a brute-force
- *	  oracle written here, for every metric, on the CPU's threads and the
- *	  GPU; bad arguments; and, with a GPU, large sets against the CPU.
+ *	  The engine's flat kNN and radius searches of vectors (kde_flat_knn,
+ *	  kde_flat_radius) against a brute-force oracle written here, for
+ *	  every metric, on the CPU's threads and the GPU; bad arguments; and,
+ *	  with a GPU, large sets against the CPU.
  *
  * The oracle computes each distance with its own loop (the metric's
  * definition, term by term in dimension order, as kd_metric.h documents),
@@ -157,6 +158,84 @@ oracle_flat(const double *pts, int64_t stride, const uint64_t *refs,
 	return cnt;
 }
 
+/*
+ * The oracle's hits of one query within r among n vectors, by (distance,
+ * ref), into want (room for n); returns their count.
+ */
+static int64_t
+oracle_radius(const double *pts, int64_t stride, const uint64_t *refs,
+			  int64_t n, int dim, KdMetric metric, const double *q, double r,
+			  KdNeighbor *want)
+{
+	int64_t		m = 0;
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		d = oracle_distance(metric, q, pts + i * stride, dim);
+
+		if (d <= r)
+		{
+			want[m].d2 = d;
+			want[m++].ref = refs[i];
+		}
+	}
+	qsort(want, (size_t) m, sizeof(KdNeighbor), pair_cmp);
+	return m;
+}
+
+/*
+ * Radius searches of set on one way, under metric, at the oracle's
+ * distance of each query's (q % 7 + 1)-th nearest vector (so that ties
+ * sit on the boundary), one radius per query and one for all: the hits
+ * equal the oracle's.
+ */
+static bool
+flat_radius_case(const KdVectors *set, KdMetric metric, const double *qs,
+				 int64_t nq, int way)
+{
+	double	   *radii = malloc(sizeof(double) * (size_t) nq);
+	KdNeighbor *want = malloc(sizeof(KdNeighbor) * (size_t) (set->n + 1));
+	bool		ok = true;
+
+	for (int64_t q = 0; q < nq; q++)
+	{
+		int64_t		m = oracle_radius(set->coords, set->stride, set->refs, set->n,
+									  set->dim, metric, qs + q * set->dim,
+									  INFINITY, want);
+
+		radii[q] = m == 0 ? 1.0 : want[(q % 7) < m ? q % 7 : m - 1].d2;
+	}
+	for (int one = 0; one < 2 && ok; one++)
+	{
+		KdRangeResult res;
+		KdExec		exec;
+		KdError		err;
+
+		test_way_exec(&exec, way);
+		if (kde_flat_radius(set, metric, qs, nq, radii, one ? 1 : nq, &res,
+							&exec, &err) != KD_OK)
+		{
+			free(radii);
+			free(want);
+			return false;
+		}
+		for (int64_t q = 0; q < nq && ok; q++)
+		{
+			int64_t		m = oracle_radius(set->coords, set->stride, set->refs,
+										  set->n, set->dim, metric,
+										  qs + q * set->dim, radii[one ? 0 : q],
+										  want);
+
+			ok = res.offsets[q + 1] - res.offsets[q] == m &&
+				memcmp(res.hits + res.offsets[q], want, sizeof(KdNeighbor) * (size_t) m) == 0;
+		}
+		kde_range_result_free(&res);
+	}
+	free(radii);
+	free(want);
+	return ok;
+}
+
 /* One set: every way's answer for every metric equals the oracle's. */
 static void
 flat_case(FlatKind kind, int64_t n, int dim, int k, bool have_gpu)
@@ -223,6 +302,10 @@ flat_case(FlatKind kind, int64_t n, int dim, int k, bool have_gpu)
 				  flat_kinds[kind], (long long) n, dim, k,
 				  kde_metric_name((KdMetric) metric), test_ways[way],
 				  skipping ? " skipping" : "");
+			check(flat_radius_case(&set, (KdMetric) metric, qs, nq, way),
+				  "flat radius %s n=%lld d=%d %s %s equals the oracle",
+				  flat_kinds[kind], (long long) n, dim,
+				  kde_metric_name((KdMetric) metric), test_ways[way]);
 		}
 	free(flat);
 	free(pts);
@@ -274,6 +357,18 @@ flat_errors(bool have_gpu)
 		check(kde_flat_knn(&set, KD_METRIC_L1, zero, 1, 2, NULL, out, count, &exec, &err) == KD_ERR_NONFINITE,
 			  "flat refuses an infinite query %s", test_ways[way]);
 		zero[3] = 0.0;
+		{
+			KdRangeResult res;
+			double		bad[3] = {-1.0, NAN, 1.0};
+
+			check(kde_flat_radius(&set, KD_METRIC_L2, v, 1, &bad[0], 1, &res, &exec, &err) == KD_ERR_ARG &&
+				  kde_flat_radius(&set, KD_METRIC_L2, v, 1, &bad[1], 1, &res, &exec, &err) == KD_ERR_ARG &&
+				  kde_flat_radius(&set, KD_METRIC_L2, v, 1, bad, 3, &res, &exec, &err) == KD_ERR_ARG,
+				  "flat radius refuses a negative or NaN radius, and radii not one per query %s",
+				  test_ways[way]);
+			check(kde_flat_radius(&set, KD_METRIC_COSINE, zero, 1, &bad[2], 1, &res, &exec, &err) == KD_ERR_ARG,
+				  "flat radius under cosine refuses a zero query %s", test_ways[way]);
+		}
 	}
 }
 
@@ -307,6 +402,33 @@ flat_large(int64_t n, int64_t nq, int dim, int k)
 			  "large flat gpu == cpu n=%lld nq=%lld d=%d k=%d %s %s",
 			  (long long) n, (long long) nq, dim, k,
 			  kde_metric_name((KdMetric) metric), err.message);
+	/* radius at each query's 10th neighbour's distance, GPU against CPU */
+	for (int metric = 0; metric <= KD_METRIC_COSINE; metric++)
+	{
+		double	   *radii = malloc(sizeof(double) * (size_t) nq);
+		KdRangeResult ra,
+					rb;
+
+		if (kde_flat_knn_cpu(&set, (KdMetric) metric, pts + n * dim, nq, k, NULL, b, cb, &cpu, &err) != KD_OK)
+		{
+			free(radii);
+			continue;
+		}
+		for (int64_t q = 0; q < nq; q++)
+			radii[q] = b[q * k + k - 1].d2;
+		check(kde_flat_radius(&set, (KdMetric) metric, pts + n * dim, nq, radii, nq, &ra, &gpu, &err) == KD_OK &&
+			  gpu.used_gpu &&
+			  kde_flat_radius_cpu(&set, (KdMetric) metric, pts + n * dim, nq, radii, nq, &rb, &cpu, &err) == KD_OK &&
+			  memcmp(ra.offsets, rb.offsets, sizeof(int64_t) * (size_t) (nq + 1)) == 0 &&
+			  memcmp(ra.hits, rb.hits, sizeof(KdNeighbor) * (size_t) ra.offsets[nq]) == 0 &&
+			  ra.offsets[nq] >= nq * k,
+			  "large flat radius gpu == cpu n=%lld nq=%lld d=%d %s %s",
+			  (long long) n, (long long) nq, dim,
+			  kde_metric_name((KdMetric) metric), err.message);
+		kde_range_result_free(&ra);
+		kde_range_result_free(&rb);
+		free(radii);
+	}
 	free(pts);
 	free(refs);
 	free(a);

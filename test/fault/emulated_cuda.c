@@ -298,6 +298,18 @@ emu_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 							err);
 }
 
+/* flat_radius(): the CPU loop. */
+static KdStatus
+emu_flat_radius(const KdVectors *set, KdMetric metric, const double *centers,
+				int64_t nq, const double *radii, int64_t nradii,
+				KdRangeResult *res, const KdExec *exec, KdError *err)
+{
+	KdExec		e = plan(exec);
+
+	return kde_flat_radius_cpu(set, metric, centers, nq, radii, nradii, res,
+							   &e, err);
+}
+
 static const KdCudaApi emulated_api = {
 	KDGPU_CUDA_ABI_VERSION,
 	emu_probe,
@@ -310,7 +322,8 @@ static const KdCudaApi emulated_api = {
 	emu_radius,
 	emu_box,
 	emu_dbscan,
-	emu_flat_knn
+	emu_flat_knn,
+	emu_flat_radius
 };
 
 __attribute__((visibility("default"))) const KdCudaApi *

@@ -171,6 +171,9 @@ for my $m (['l2', 'v <-> q.v'], ['l1', 'v <+> q.v'], ['linf', 'kd_linf_distance(
 	['cosine', 'v <=> q.v'])
 {
 	my ($metric, $dist) = @$m;
+	# half the largest distance from the query to a row
+	my $radius = "0.5 * (SELECT max($dist) FROM vecs)";
+
 	is($node->safe_psql('postgres', qq{
 		SELECT count(*) FILTER (WHERE
 			ARRAY(SELECT (nn_ctid, distance)::text FROM kd_knn('vecs', 'v', q.v, 6, metric => '$metric') ORDER BY rank)
@@ -180,9 +183,15 @@ for my $m (['l2', 'v <-> q.v'], ['l1', 'v <+> q.v'], ['linf', 'kd_linf_distance(
 		SELECT last_run ~ '^flat kNN search \\($metric distance, 24 dimensions\\) ran on the GPU, through the GPU service'
 		FROM kd_status();
 		SELECT count(*) FROM kd_all_knn('vecs', 'v', 4, metric => '$metric');
-	}), "0
-t
-1280", "flat kNN under $metric through the service equals a sequential scan");
+		SELECT count(*) FILTER (WHERE
+			ARRAY(SELECT (nn_ctid, distance)::text FROM kd_range('vecs', 'v', q.v, $radius, metric => '$metric')
+			      ORDER BY rank)
+			IS DISTINCT FROM
+			ARRAY(SELECT (ctid, $dist)::text FROM vecs WHERE $dist <= $radius ORDER BY $dist, ctid))
+		FROM (SELECT v FROM vecs LIMIT 10) q;
+		SELECT last_run ~ '^flat radius search \\($metric distance, 24 dimensions\\) ran on the GPU, through the GPU service'
+		FROM kd_status();
+	}), "0\nt\n1280\n0\nt", "flat kNN and radius under $metric through the service equal a sequential scan");
 }
 $node->safe_psql('postgres', 'DROP TABLE vecs');
 
