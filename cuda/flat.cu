@@ -13,9 +13,12 @@
  * for kNN into the query's k best (distance, ref) pairs, a bounded
  * max-heap in its output slot (but the vector it is to skip), sorted at the
  * end; for a radius search, a count of those within the radius, and in a
- * second launch the hits written at the query's offset.  Launches are
- * paced by query slices (kdc_run_paced), polling for a cancel between
- * them.  The vectors (packed on the host first when their rows carry more
+ * second launch the hits written at the query's offset.  Each launch
+ * takes every query against a chunk of the vectors, so that the grid fills
+ * the device whatever the vectors' count, and a query's state (its heap's
+ * size, its count, its next hit's place) is kept in device memory from one
+ * chunk to the next; the chunks are paced (kdc_run_paced), polling for a
+ * cancel between them.  The vectors (packed on the host first when their rows carry more
  * than their coordinates) and queries are copied to the device for the
  * call, and all of them must fit in its memory budget (else
  * KD_ERR_GPU_NOMEM, which AUTO answers on the CPU).
@@ -53,18 +56,21 @@ typedef struct FlatDev
 	const double *radii;		/* nradii: 1 or nq */
 	int64_t		nradii;
 	int64_t    *offsets;		/* nq + 1: counts at q + 1, then offsets */
+	int64_t    *cursor;			/* nq: where each query's next hit goes */
 	KdNeighbor *hits;
 } FlatDev;
 
 /*
- * Queries [q0, q0 + nslice) of d, each against every vector, by blocks,
- * under metric M, doing MODE with each distance.
+ * Every query of d against vectors [v0, v1), by blocks of queries, under
+ * metric M, doing MODE with each distance; last: v1 is the last vector.
  */
 template <int M, int MODE>
 __global__ void
 __launch_bounds__(FLAT_THREADS)
-flat_kernel(FlatDev d, int64_t q0, int64_t nslice)
+flat_kernel(FlatDev d, int64_t v0, int64_t v1, bool last)
 {
+	const int64_t q0 = 0;
+	const int64_t nslice = d.nq;
 	__shared__ double qtile[FLAT_DK][FLAT_BQ];
 	__shared__ double ptile[FLAT_DK][FLAT_BP];
 	__shared__ double dist[FLAT_BQ][FLAT_BP + 1];
@@ -84,14 +90,14 @@ flat_kernel(FlatDev d, int64_t q0, int64_t nslice)
 	{
 		heap.h = d.res + q * d.k;
 		heap.k = d.k;
-		heap.size = 0;
+		heap.size = v0 == 0 ? 0 : d.count[q];
 	}
 	if (keeper && MODE != FLAT_KNN)
 	{
 		r = d.radii[d.nradii == 1 ? 0 : q];
-		found = MODE == FLAT_FILL ? d.offsets[q] : 0;
+		found = MODE == FLAT_FILL ? d.cursor[q] : (v0 == 0 ? 0 : d.offsets[q + 1]);
 	}
-	for (int64_t p0 = 0; p0 < d.n; p0 += FLAT_BP)
+	for (int64_t p0 = v0; p0 < v1; p0 += FLAT_BP)
 	{
 		KdMetricSum acc[4][4];
 
@@ -110,7 +116,7 @@ flat_kernel(FlatDev d, int64_t q0, int64_t nslice)
 
 				qtile[c][row] = (c0 + c < dim && tq < q0 + nslice) ?
 					d.qs[tq * dim + c0 + c] : 0.0;
-				ptile[c][row] = (c0 + c < dim && tp < d.n) ?
+				ptile[c][row] = (c0 + c < dim && tp < v1) ?
 					d.pts[tp * dim + c0 + c] : 0.0;
 			}
 			__syncthreads();
@@ -130,7 +136,7 @@ flat_kernel(FlatDev d, int64_t q0, int64_t nslice)
 		__syncthreads();
 		if (keeper)
 		{
-			int64_t		end = d.n - p0 < FLAT_BP ? d.n - p0 : FLAT_BP;
+			int64_t		end = v1 - p0 < FLAT_BP ? v1 - p0 : FLAT_BP;
 			uint64_t	skip = d.skip ? d.skip[q] : 0;
 
 			for (int j = 0; j < end; j++)
@@ -155,35 +161,40 @@ flat_kernel(FlatDev d, int64_t q0, int64_t nslice)
 		}
 		__syncthreads();
 	}
-	if (keeper && MODE == FLAT_KNN)
-	{
+	if (keeper && MODE == FLAT_KNN && last)
 		heap.sort();
+	if (keeper && MODE == FLAT_KNN)
 		d.count[q] = heap.size;
-	}
 	if (keeper && MODE == FLAT_COUNT)
 		d.offsets[q + 1] = found;
+	if (keeper && MODE == FLAT_FILL)
+		d.cursor[q] = found;
 }
 
-/* Launch the kernel of metric for a slice of queries, in a mode. */
+/*
+ * Launch the kernel of metric for every query against vectors [v0, v0 +
+ * count), in a mode.
+ */
 template <int MODE>
 static void
-flat_launch(int metric, const FlatDev &d, int64_t q0, int64_t count)
+flat_launch(int metric, const FlatDev &d, int64_t v0, int64_t count)
 {
-	unsigned	blocks = (unsigned) ((count + FLAT_BQ - 1) / FLAT_BQ);
+	unsigned	blocks = (unsigned) ((d.nq + FLAT_BQ - 1) / FLAT_BQ);
+	bool		last = v0 + count == d.n;
 
 	switch (metric)
 	{
 		case KD_METRIC_L2:
-			flat_kernel<0, MODE> <<< blocks, FLAT_THREADS >>> (d, q0, count);
+			flat_kernel<0, MODE> <<< blocks, FLAT_THREADS >>> (d, v0, v0 + count, last);
 			break;
 		case KD_METRIC_L1:
-			flat_kernel<1, MODE> <<< blocks, FLAT_THREADS >>> (d, q0, count);
+			flat_kernel<1, MODE> <<< blocks, FLAT_THREADS >>> (d, v0, v0 + count, last);
 			break;
 		case KD_METRIC_LINF:
-			flat_kernel<2, MODE> <<< blocks, FLAT_THREADS >>> (d, q0, count);
+			flat_kernel<2, MODE> <<< blocks, FLAT_THREADS >>> (d, v0, v0 + count, last);
 			break;
 		default:
-			flat_kernel<3, MODE> <<< blocks, FLAT_THREADS >>> (d, q0, count);
+			flat_kernel<3, MODE> <<< blocks, FLAT_THREADS >>> (d, v0, v0 + count, last);
 			break;
 	}
 }
@@ -280,7 +291,7 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 		(st = kdc_alloc(&a, (void **) &d.count, sizeof(int32_t) * nq, "counts", err)) != KD_OK)
 		goto done;
 	d.k = k;
-	st = kdc_run_paced(exec, nq, &slice, "flat kNN", err,
+	st = kdc_run_paced(exec, set->n, &slice, "flat kNN", err,
 					   [&](int64_t start, int64_t n) {
 						   flat_launch<FLAT_KNN>(metric, d, start, n);
 					   });
@@ -343,7 +354,7 @@ kdc_flat_radius(const KdVectors *set, KdMetric metric, const double *centers,
 		return st;
 	}
 	if ((st = flat_upload(set, metric, centers, nq, NULL,
-						  sizeof(double) * nradii + sizeof(int64_t) * (nq + 1),
+						  sizeof(double) * nradii + sizeof(int64_t) * (2 * nq + 1),
 						  &d, &a, exec, err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.radii, sizeof(double) * nradii, "radii", err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.offsets, sizeof(int64_t) * (nq + 1), "offsets", err)) != KD_OK)
@@ -356,7 +367,7 @@ kdc_flat_radius(const KdVectors *set, KdMetric metric, const double *centers,
 		st = kdc_cuda_error(err, e, "copying radii to the device");
 		goto done;
 	}
-	st = kdc_run_paced(exec, nq, &slice, "flat radius count", err,
+	st = kdc_run_paced(exec, set->n, &slice, "flat radius count", err,
 					   [&](int64_t start, int64_t n) {
 						   flat_launch<FLAT_COUNT>(metric, d, start, n);
 					   });
@@ -397,8 +408,16 @@ kdc_flat_radius(const KdVectors *set, KdMetric metric, const double *centers,
 		st = kdc_cuda_error(err, e, "copying offsets to the device");
 		goto done;
 	}
+	if ((st = kdc_alloc(&a, (void **) &d.cursor, sizeof(int64_t) * nq, "cursors", err)) != KD_OK)
+		goto done;
+	if ((e = cudaMemcpy(d.cursor, d.offsets, sizeof(int64_t) * nq,
+						cudaMemcpyDeviceToDevice)) != cudaSuccess)
+	{
+		st = kdc_cuda_error(err, e, "placing the radius hits");
+		goto done;
+	}
 	slice = 256;
-	st = kdc_run_paced(exec, nq, &slice, "flat radius fill", err,
+	st = kdc_run_paced(exec, set->n, &slice, "flat radius fill", err,
 					   [&](int64_t start, int64_t n) {
 						   flat_launch<FLAT_FILL>(metric, d, start, n);
 					   });
