@@ -9,7 +9,7 @@
  * reading a slice of FLAT_DK coordinates of the queries and vectors from
  * shared memory at a time, term by term in dimension order through
  * kd_metric.h's helpers (so the sums are the CPU's, built with
- * --fmad=false).  One thread per query then takes the tile's distances:
+ * --fmad=false); cosine's norms are summed once a vector beforehand.  One thread per query then takes the tile's distances:
  * for kNN into the query's k best (distance, ref) pairs, a bounded
  * max-heap in its output slot (but the vector it is to skip), sorted at the
  * end; for a radius search, a count of those within the radius, and in a
@@ -58,7 +58,20 @@ typedef struct FlatDev
 	int64_t    *offsets;		/* nq + 1: counts at q + 1, then offsets */
 	int64_t    *cursor;			/* nq: where each query's next hit goes */
 	KdNeighbor *hits;
+	/* cosine: the squared norms (kde_metric_norm2), or NULL */
+	double	   *pnorm;			/* n */
+	double	   *qnorm;			/* nq */
 } FlatDev;
+
+/* The squared norms of n vectors of dim at v into out. */
+__global__ void
+flat_norms(const double *v, int64_t n, int dim, double *out)
+{
+	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		out[i] = kde_metric_norm2(v + i * dim, dim);
+}
 
 /*
  * Every query of d against vectors [v0, v1), by blocks of queries, under
@@ -126,13 +139,23 @@ flat_kernel(FlatDev d, int64_t v0, int64_t v1, bool last)
 					double		x = qtile[c][ty + 16 * i];
 
 					for (int j = 0; j < 4; j++)
-						kde_metric_add(M, &acc[i][j], x, ptile[c][tx + 16 * j]);
+						kde_metric_term(M, &acc[i][j], x, ptile[c][tx + 16 * j]);
 				}
 			__syncthreads();
 		}
 		for (int i = 0; i < 4; i++)
 			for (int j = 0; j < 4; j++)
+			{
+				int64_t		qi = qb + ty + 16 * i;
+				int64_t		pj = p0 + tx + 16 * j;
+
+				if (M == KD_METRIC_COSINE && qi < q0 + nslice && pj < v1)
+				{
+					acc[i][j].na = d.qnorm[qi];
+					acc[i][j].nb = d.pnorm[pj];
+				}
 				dist[ty + 16 * i][tx + 16 * j] = kde_metric_finish(M, &acc[i][j]);
+			}
 		__syncthreads();
 		if (keeper)
 		{
@@ -222,7 +245,7 @@ flat_upload(const KdVectors *set, KdMetric metric, const double *queries,
 		(st = kde_flat_check(queries, nq, set->dim, set->dim, metric, "query",
 							 err)) != KD_OK)
 		return st;
-	need = sizeof(double) * set->dim * (size_t) (set->n + nq) +
+	need = sizeof(double) * (set->dim + 1) * (size_t) (set->n + nq) +
 		sizeof(uint64_t) * (set->n + (skip ? nq : 0)) + extra;
 	if ((st = kdc_begin(kdc_device, err)) != KD_OK ||
 		(st = kdc_budget(exec, 0, &budget, err)) != KD_OK)
@@ -259,6 +282,16 @@ flat_upload(const KdVectors *set, KdMetric metric, const double *queries,
 		(skip && (e = kdc_to_device((void *) d->skip, skip, sizeof(uint64_t) * nq, exec)) != cudaSuccess))
 		st = kdc_cuda_error(err, e, "copying vectors to the device");
 	free(packed);
+	if (st == KD_OK && metric == KD_METRIC_COSINE)
+	{
+		if ((st = kdc_alloc(a, (void **) &d->pnorm, sizeof(double) * set->n, "norms", err)) != KD_OK ||
+			(st = kdc_alloc(a, (void **) &d->qnorm, sizeof(double) * nq, "norms", err)) != KD_OK)
+			return st;
+		flat_norms <<< kdc_blocks(set->n), KDC_BLOCK >>> (d->pts, set->n, set->dim, d->pnorm);
+		flat_norms <<< kdc_blocks(nq), KDC_BLOCK >>> (d->qs, nq, set->dim, d->qnorm);
+		if ((e = cudaGetLastError()) != cudaSuccess)
+			st = kdc_cuda_error(err, e, "summing the vectors' norms");
+	}
 	return st;
 }
 

@@ -50,6 +50,8 @@ typedef struct FlatBatch
 	const double *radii;
 	int64_t		nradii;
 	KdRangeResult *res;
+	/* cosine: each vector's squared norm (kde_metric_norm2), or NULL */
+	double	   *norms;
 } FlatBatch;
 
 /* A metric's name, for messages and kd_status(). */
@@ -78,6 +80,23 @@ metric_distance(const int metric, const double *a, const double *b, int dim)
 
 	for (int j = 0; j < dim; j++)
 		kde_metric_add(metric, &sum, a[j], b[j]);
+	return kde_metric_finish(metric, &sum);
+}
+
+/*
+ * The distance between query a and vector b under metric, their squared
+ * norms (cosine) given: the same bits as metric_distance.
+ */
+KD_INLINE double
+flat_distance(const int metric, const double *a, double anorm,
+			  const double *b, double bnorm, int dim)
+{
+	KdMetricSum sum = kde_metric_zero();
+
+	for (int j = 0; j < dim; j++)
+		kde_metric_term(metric, &sum, a[j], b[j]);
+	sum.na = anorm;
+	sum.nb = bnorm;
 	return kde_metric_finish(metric, &sum);
 }
 
@@ -141,6 +160,7 @@ flat_block(const FlatBatch *b, int64_t q0, int64_t q1, const int metric,
 		for (int64_t q = q0; q < q1; q++)
 		{
 			const double *query = b->queries + q * dim;
+			double		qnorm = metric == KD_METRIC_COSINE ? kde_metric_norm2(query, dim) : 0.0;
 			double		r = mode == FLAT_KNN ? 0.0 : b->radii[b->nradii == 1 ? 0 : q];
 			uint64_t	skip = b->skip ? b->skip[q] : UINT64_MAX;
 			bool		skipping = mode == FLAT_KNN && b->skip != NULL;
@@ -151,7 +171,8 @@ flat_block(const FlatBatch *b, int64_t q0, int64_t q1, const int metric,
 
 				if (skipping && set->refs[p] == skip)
 					continue;
-				d = metric_distance(metric, query, set->coords + p * set->stride, dim);
+				d = flat_distance(metric, query, qnorm, set->coords + p * set->stride,
+								  metric == KD_METRIC_COSINE ? b->norms[p] : 0.0, dim);
 				if (mode == FLAT_KNN)
 					flat_offer(b->out + q * b->k, &b->count[q], b->k, d, set->refs[p]);
 				else if (!(d <= r))
@@ -219,10 +240,36 @@ flat_range(void *arg, int64_t begin, int64_t end)
 	}
 }
 
-/* Run the CPU loop of b over its queries. */
+/* Parallel body: the squared norms of vectors [begin, end). */
+static void
+norms_range(void *arg, int64_t begin, int64_t end)
+{
+	FlatBatch  *b = arg;
+
+	for (int64_t i = begin; i < end; i++)
+		b->norms[i] = kde_metric_norm2(b->set->coords + i * b->set->stride,
+									   b->set->dim);
+}
+
+/*
+ * Run the CPU loop of b over its queries in a mode, cosine's vector norms
+ * summed first (and kept for b's next run).
+ */
 static KdStatus
 flat_run(FlatBatch *b, FlatMode mode, KdExec *exec, KdError *err)
 {
+	KdStatus	st;
+
+	if (b->metric == KD_METRIC_COSINE && b->norms == NULL)
+	{
+		b->norms = malloc(sizeof(double) * (size_t) (b->set->n + 1));
+		if (b->norms == NULL)
+			return kde_set_error(err, KD_ERR_NOMEM, -1,
+								 "out of memory for the norms of %lld vectors",
+								 (long long) b->set->n);
+		if ((st = kde_parallel_for(exec, b->set->n, 65536, norms_range, b, err)) != KD_OK)
+			return st;
+	}
 	b->mode = mode;
 	return kde_parallel_for(exec, (b->nq + FLAT_QUERY_BLOCK - 1) / FLAT_QUERY_BLOCK,
 							1, flat_range, b, err);
@@ -268,7 +315,9 @@ kde_flat_knn_cpu(const KdVectors *set, KdMetric metric, const double *queries,
 	if ((st = kde_check_k(k, err)) != KD_OK ||
 		(st = flat_check_vectors(set, metric, queries, nq, err)) != KD_OK)
 		return st;
-	return flat_run(&b, FLAT_KNN, exec, err);
+	st = flat_run(&b, FLAT_KNN, exec, err);
+	free(b.norms);
+	return st;
 }
 
 /* Flat kNN on the device exec chooses; see kdtree.h. */
@@ -333,6 +382,7 @@ kde_flat_radius_cpu(const KdVectors *set, KdMetric metric,
 		st = flat_run(&b, FLAT_FILL, exec, err);
 	if (st != KD_OK)
 		kde_range_result_free(res);
+	free(b.norms);
 	return st;
 }
 

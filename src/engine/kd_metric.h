@@ -38,9 +38,14 @@ kde_metric_zero(void)
 	return z;
 }
 
-/* Add coordinate pair (x, y) to sum under metric (a KdMetric). */
+/*
+ * Add coordinate pair (x, y)'s term to sum under metric (a KdMetric), but
+ * not cosine's norms: the searches sum those once a vector
+ * (kde_metric_norm2), which gives the same bits, each norm being its own
+ * sum in the same order.
+ */
 KD_SHARED void
-kde_metric_add(int metric, KdMetricSum *sum, double x, double y)
+kde_metric_term(int metric, KdMetricSum *sum, double x, double y)
 {
 	double		d = x - y;
 
@@ -55,12 +60,33 @@ kde_metric_add(int metric, KdMetricSum *sum, double x, double y)
 		case 2:					/* KD_METRIC_LINF */
 			sum->s = fmax(sum->s, fabs(d));
 			break;
-		default:				/* KD_METRIC_COSINE */
+		default:				/* KD_METRIC_COSINE: the dot product */
 			sum->s = sum->s + x * y;
-			sum->na = sum->na + x * x;
-			sum->nb = sum->nb + y * y;
 			break;
 	}
+}
+
+/* Add coordinate pair (x, y) to sum under metric, cosine's norms too. */
+KD_SHARED void
+kde_metric_add(int metric, KdMetricSum *sum, double x, double y)
+{
+	kde_metric_term(metric, sum, x, y);
+	if (metric == 3)			/* KD_METRIC_COSINE */
+	{
+		sum->na = sum->na + x * x;
+		sum->nb = sum->nb + y * y;
+	}
+}
+
+/* The squared norm of v (dim coordinates), summed as cosine sums it. */
+KD_SHARED double
+kde_metric_norm2(const double *v, int dim)
+{
+	double		s = 0.0;
+
+	for (int j = 0; j < dim; j++)
+		s = s + v[j] * v[j];
+	return s;
 }
 
 /* The distance a finished sum stands for. */
@@ -107,17 +133,14 @@ kde_flat_check(const double *coords, int64_t n, int dim, int64_t stride,
 	for (int64_t i = 0; i < n; i++)
 	{
 		const double *v = coords + i * stride;
-		double		norm = 0.0;
+		double		norm = kde_metric_norm2(v, dim);
 
 		for (int j = 0; j < dim; j++)
-		{
 			if (!isfinite(v[j]))
 				return kde_set_error(err, KD_ERR_NONFINITE, i,
 									 "%s %lld has a %s coordinate", what,
 									 (long long) i,
 									 isnan(v[j]) ? "NaN" : "infinite");
-			norm += v[j] * v[j];
-		}
 		if (metric == KD_METRIC_COSINE && !(norm > 0.0 && isfinite(norm)))
 			return kde_set_error(err, KD_ERR_ARG, i,
 								 "%s %lld has %s, so its cosine distance is not defined",
