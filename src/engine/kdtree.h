@@ -423,6 +423,38 @@ extern KdStatus kde_gpu_flat_radius(const KdVectors *set, KdMetric metric,
 									KdRangeResult *res, const KdExec *exec,
 									KdError *err);
 
+/*
+ * kd_vptree.c: the vantage-point tree of vectors under a metric (L2, L1,
+ * L-infinity; cosine is refused).  Node 0 is the root, nodes are in
+ * preorder; an inner node's rows within mu_in of its vantage point row vp
+ * are its inside child's, those from mu_out on its outside child's; a
+ * leaf (vp -1) holds the rows order[start .. start + count).
+ * kde_vp_bound lowers dq - mu_in (side 0) or mu_out - dq (side 1) past
+ * rounding: no row of that child is nearer the query.
+ */
+typedef struct KdVpNode
+{
+	int64_t		vp;				/* the vantage point's row; -1 at a leaf */
+	double		mu_in;
+	double		mu_out;
+	int64_t		start;			/* the node's rows in order */
+	int64_t		count;
+	int64_t		inside;			/* child nodes; -1 at a leaf */
+	int64_t		outside;
+} KdVpNode;
+
+typedef struct KdVpTree
+{
+	int64_t		nnodes;
+	KdVpNode   *nodes;
+	int64_t    *order;			/* the rows, leaf by leaf */
+} KdVpTree;
+
+extern KdStatus kde_vp_build(const KdVectors *set, KdMetric metric,
+							 int leaf_rows, KdVpTree *tree, KdError *err);
+extern void kde_vp_free(KdVpTree *tree);
+extern double kde_vp_bound(double dq, double mu, int side);
+
 /* kd_replicas.c: one kNN batch over copies of one tree on several GPUs */
 extern KdStatus kde_replicas_knn(KdGpuTree *const *copies, int ncopies,
 								const double *queries, int64_t nq, int dim,

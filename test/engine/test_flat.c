@@ -24,21 +24,11 @@
 #include "checks.h"
 #include "datagen.h"
 
-typedef enum FlatKind
-{
-	FLAT_UNIFORM,
-	FLAT_LINES,
-	FLAT_INTEGERS,
-	FLAT_OFFSET,
-	FLAT_SAME,
-	FLAT_NKINDS
-} FlatKind;
-
-static const char *const flat_kinds[] = {"uniform", "lines", "integers",
+const char *const flat_kinds[] = {"uniform", "lines", "integers",
 "offset", "same"};
 
 /* n vectors of dim of a kind into out; none is the zero vector. */
-static void
+void
 flat_generate(FlatKind kind, int64_t n, int dim, uint64_t seed, double *out)
 {
 	Rng			rng = {seed * 0x9e3779b97f4a7c15ULL + 7};
@@ -80,7 +70,7 @@ flat_generate(FlatKind kind, int64_t n, int dim, uint64_t seed, double *out)
 }
 
 /* The oracle's distance: each metric's definition, in dimension order. */
-static double
+double
 oracle_distance(KdMetric metric, const double *a, const double *b, int dim)
 {
 	double		s = 0.0,

@@ -1,0 +1,142 @@
+/*
+ * test_vptree.c
+ *	  The vantage-point tree (kde_vp_build, kde_vp_bound) against the
+ *	  property its searches rely on, checked with the oracle's distances.
+ *
+ * For every set kind of test_flat.c, dimensions and leaf sizes: the rows
+ * are a permutation, a leaf holds at most leaf_rows, every inner node's
+ * children split its rows into halves, every row inside lies within mu_in
+ * of the vantage point and every row outside at mu_out or farther; and for
+ * random queries (some far away, some on the rows themselves) no row of a
+ * child is nearer than the bound kde_vp_bound gives it.  A search that
+ * expands nodes in the order of their bounds is then exact.  Bad arguments
+ * are refused.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks.h"
+#include "datagen.h"
+
+/* Check one tree of n vectors of dim under metric, leaves of leaf_rows. */
+static void
+vp_case(FlatKind kind, int64_t n, int dim, KdMetric metric, int leaf_rows)
+{
+	double	   *pts = malloc(sizeof(double) * (n + 8) * dim);
+	double	   *qs = pts + n * dim;
+	char	   *seen = calloc(n + 1, 1);
+	KdVectors	set = {n, dim, dim, pts, NULL};
+	KdVpTree	tree;
+	KdError		err;
+	KdStatus	st;
+	bool		shape_ok = true;
+	bool		bound_ok = true;
+
+	flat_generate(kind, n + 8, dim, 31 + (uint64_t) n * 7 + dim, pts);
+	/* half the queries are rows of the set */
+	for (int q = 0; q < 4 && n > 0; q++)
+		memcpy(qs + q * dim, pts + ((q * 37) % n) * dim, sizeof(double) * dim);
+	qs[4 * dim] += 100.0;
+	st = kde_vp_build(&set, metric, leaf_rows, &tree, &err);
+	if (!check(st == KD_OK, "vp build %s n=%lld dim=%d metric %d leaf %d: %s",
+			   flat_kinds[kind], (long long) n, dim, metric, leaf_rows,
+			   err.message))
+		goto done;
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		int64_t		r = tree.order[i];
+
+		if (r < 0 || r >= n || seen[r]++)
+			shape_ok = false;
+	}
+	shape_ok &= (n == 0) == (tree.nnodes == 0);
+	for (int64_t id = 0; id < tree.nnodes; id++)
+	{
+		const KdVpNode *nd = &tree.nodes[id];
+		const double *vp;
+
+		if (nd->vp < 0)
+		{
+			shape_ok &= nd->count <= leaf_rows && nd->inside < 0 && nd->outside < 0;
+			continue;
+		}
+		shape_ok &= nd->inside > id && nd->outside > nd->inside &&
+			nd->outside < tree.nnodes &&
+			tree.nodes[nd->inside].start == nd->start &&
+			tree.nodes[nd->inside].count == nd->count / 2 &&
+			tree.nodes[nd->outside].start == nd->start + nd->count / 2 &&
+			tree.nodes[nd->outside].count == nd->count - nd->count / 2;
+		vp = pts + nd->vp * dim;
+		for (int64_t i = nd->start; i < nd->start + nd->count; i++)
+		{
+			const double *row = pts + tree.order[i] * dim;
+			int			side = i >= nd->start + nd->count / 2;
+			double		dv = oracle_distance(metric, vp, row, dim);
+
+			shape_ok &= side == 0 ? dv <= nd->mu_in : dv >= nd->mu_out;
+			for (int q = 0; q < 8; q++)
+			{
+				const double *qv = qs + q * dim;
+				double		dq = oracle_distance(metric, qv, vp, dim);
+				double		b = kde_vp_bound(dq, side == 0 ? nd->mu_in : nd->mu_out,
+											 side);
+
+				bound_ok &= oracle_distance(metric, qv, row, dim) >= b && b >= 0.0;
+			}
+		}
+	}
+	check(shape_ok, "vp tree %s n=%lld dim=%d metric %d leaf %d: shape",
+		  flat_kinds[kind], (long long) n, dim, metric, leaf_rows);
+	check(bound_ok, "vp tree %s n=%lld dim=%d metric %d leaf %d: bounds",
+		  flat_kinds[kind], (long long) n, dim, metric, leaf_rows);
+	kde_vp_free(&tree);
+done:
+	free(pts);
+	free(seen);
+}
+
+/* Arguments the build refuses. */
+static void
+vp_errors(void)
+{
+	double		v[6] = {1, 2, 3, 4, 5, 6};
+	KdVectors	set = {3, 2, 2, v, NULL};
+	KdVpTree	tree;
+	KdError		err;
+
+	check(kde_vp_build(&set, KD_METRIC_COSINE, 4, &tree, &err) == KD_ERR_ARG &&
+		  strstr(err.message, "cosine") != NULL,
+		  "vp build refuses cosine: %s", err.message);
+	check(kde_vp_build(&set, KD_METRIC_L2, 1, &tree, &err) == KD_ERR_ARG,
+		  "vp build refuses leaves of 1 row");
+	v[3] = NAN;
+	check(kde_vp_build(&set, KD_METRIC_L2, 4, &tree, &err) == KD_ERR_NONFINITE &&
+		  err.item == 1, "vp build refuses NaN: %s", err.message);
+	v[3] = 4;
+	set.dim = 0;
+	check(kde_vp_build(&set, KD_METRIC_L2, 4, &tree, &err) == KD_ERR_ARG,
+		  "vp build refuses dimension 0");
+	check(kde_vp_bound(INFINITY, 1.0, 0) == 0.0 &&
+		  kde_vp_bound(INFINITY, INFINITY, 1) == 0.0 &&
+		  kde_vp_bound(3.0, 1.0, 1) == 0.0 && kde_vp_bound(3.0, 1.0, 0) > 1.99,
+		  "vp bounds of overflowed and crossed distances");
+}
+
+/* Every vantage-point tree test. */
+void
+test_vptree(void)
+{
+	static const int64_t sizes[] = {0, 1, 2, 5, 70, 1000};
+	static const int dims[] = {1, 3, 16, 65};
+	static const int leaves[] = {2, 7, 32};
+	static const KdMetric metrics[] = {KD_METRIC_L2, KD_METRIC_L1, KD_METRIC_LINF};
+
+	for (int kind = 0; kind < FLAT_NKINDS; kind++)
+		for (size_t di = 0; di < sizeof(dims) / sizeof(dims[0]); di++)
+			for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+				vp_case((FlatKind) kind, sizes[si], dims[di],
+						metrics[(kind + di + si) % 3], leaves[(kind + si) % 3]);
+	vp_errors();
+}
