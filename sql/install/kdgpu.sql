@@ -1237,6 +1237,29 @@ CREATE OPERATOR <=> (
 COMMENT ON OPERATOR <=> (float8[], float8[]) IS
 	'cosine distance between two float8[] vectors (kd_cosine_distance)';
 
+-- The kdvec index access method: exact ORDER BY over float8[] vectors
+
+CREATE FUNCTION kdvam_handler(internal) RETURNS index_am_handler
+	AS 'MODULE_PATHNAME', 'kdvam_handler'
+	LANGUAGE C;
+COMMENT ON FUNCTION kdvam_handler(internal) IS
+	'the handler of the kdvec index access method';
+
+CREATE ACCESS METHOD kdvec TYPE INDEX HANDLER kdvam_handler;
+COMMENT ON ACCESS METHOD kdvec IS 'exact vantage-point tree index for float8[] vectors of any one dimension up to 1000: ORDER BY v <-> q or v <+> q';
+
+CREATE OPERATOR CLASS kd_vector_ops
+	DEFAULT FOR TYPE float8[] USING kdvec AS
+	OPERATOR 1 <-> (float8[], float8[]) FOR ORDER BY pg_catalog.float_ops;
+COMMENT ON OPERATOR CLASS kd_vector_ops USING kdvec IS
+	'kdvec index on float8[] vectors (default): ORDER BY <-> (Euclidean distance)';
+
+CREATE OPERATOR CLASS kd_vector_l1_ops
+	FOR TYPE float8[] USING kdvec AS
+	OPERATOR 2 <+> (float8[], float8[]) FOR ORDER BY pg_catalog.float_ops;
+COMMENT ON OPERATOR CLASS kd_vector_l1_ops USING kdvec IS
+	'kdvec index on float8[] vectors: ORDER BY <+> (L1 distance)';
+
 CREATE FUNCTION kd_knn(rel regclass, col name, query float8[], k integer, metric kd_metric)
 	RETURNS TABLE(nn_ctid tid, distance float8, rank integer)
 	AS 'MODULE_PATHNAME', 'kdgpu_knn'

@@ -1,0 +1,123 @@
+/*
+ * vam_vacuum.c
+ *	  VACUUM of a kdvec index: dead rows' refs marked KDVAM_DEAD_REF in
+ *	  place on the leaf, pending and null pages, then the interlock with
+ *	  scans that are not under MVCC (vam.h).
+ *
+ * A page at a time under its exclusive lock, in block order; pages added
+ * while VACUUM runs hold rows it cannot have been asked to remove.  The
+ * space of dead rows stays until REINDEX.
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "commands/vacuum.h"
+
+#include "vam.h"
+
+/*
+ * Count the live rows of every page that holds rows, and with callback,
+ * mark those it names dead first.
+ */
+static void
+kdvam_vacuum_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+				   IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Relation	index = info->index;
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	Buffer		metabuf = ReadBuffer(index, KDVAM_METAPAGE_BLKNO);
+	int			dim;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	kdvam_check_meta(index, KdvamPageGetMeta(BufferGetPage(metabuf)));
+	dim = KdvamPageGetMeta(BufferGetPage(metabuf))->dim;
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
+	for (BlockNumber blkno = KDVAM_METAPAGE_BLKNO + 1; blkno < nblocks; blkno++)
+	{
+		Buffer		buf;
+		Page		page;
+		uint16		flags;
+		Size		size;
+		int			n;
+		bool		any = false;
+		bool	   *dead;
+
+		vacuum_delay_point();
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
+								 info->strategy);
+		LockBuffer(buf, callback ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		flags = PageIsNew(page) ? 0 : KdvamPageGetOpaque(page)->flags;
+		if (!(flags & (KDVAM_LEAF | KDVAM_PENDING | KDVAM_NULLS)))
+		{
+			UnlockReleaseBuffer(buf);
+			continue;
+		}
+		size = (flags & KDVAM_NULLS) ? sizeof(uint64) : KDVAM_ROW_SIZE(dim);
+		n = kdvam_page_count(page, size);
+		dead = palloc0(sizeof(bool) * Max(n, 1));
+		for (int i = 0; i < n; i++)
+		{
+			uint64		ref;
+			ItemPointerData tid;
+
+			memcpy(&ref, kdvam_page_record(page, size, i), sizeof(uint64));
+			if (ref == KDVAM_DEAD_REF)
+				continue;
+			kdg_ref_to_tid(ref, &tid);
+			if (callback && callback(&tid, callback_state))
+			{
+				dead[i] = any = true;
+				stats->tuples_removed += 1;
+			}
+			else
+				stats->num_index_tuples += 1;
+		}
+		if (any)
+		{
+			GenericXLogState *state = GenericXLogStart(index);
+			Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
+			uint64		deadref = KDVAM_DEAD_REF;
+
+			for (int i = 0; i < n; i++)
+				if (dead[i])
+					memcpy(kdvam_page_record(wpage, size, i), &deadref, sizeof(uint64));
+			GenericXLogFinish(state);
+		}
+		pfree(dead);
+		UnlockReleaseBuffer(buf);
+	}
+	stats->num_pages = nblocks;
+
+	/* wait out the scans that return rows without the heap's check */
+	if (callback)
+	{
+		LockBufferForCleanup(metabuf);
+		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	}
+	ReleaseBuffer(metabuf);
+}
+
+/* ambulkdelete */
+IndexBulkDeleteResult *
+kdvam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+				 IndexBulkDeleteCallback callback, void *callback_state)
+{
+	if (stats == NULL)
+		stats = palloc0(sizeof(IndexBulkDeleteResult));
+	stats->num_index_tuples = 0;
+	kdvam_vacuum_pages(info, stats, callback, callback_state);
+	return stats;
+}
+
+/* amvacuumcleanup: the count of live rows, when no bulkdelete made it */
+IndexBulkDeleteResult *
+kdvam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	if (info->analyze_only || stats != NULL)
+		return stats;
+	stats = palloc0(sizeof(IndexBulkDeleteResult));
+	kdvam_vacuum_pages(info, stats, NULL, NULL);
+	return stats;
+}
