@@ -5,8 +5,9 @@
  *	  walk by.
  *
  * Each inner node picks a vantage point among its rows, orders its rows
- * by (distance to it, row) and gives the lesser half to its inside child,
- * the rest to its outside child; mu_in is the largest distance inside and
+ * by (distance to it, row) and gives the lesser half, rounded up to a
+ * multiple of leaf_rows so that leaves come out full, to its inside child
+ * and the rest to its outside child; mu_in is the largest distance inside and
  * mu_out the least outside, so by the triangle inequality a query q at
  * distance dq from the vantage point is at least dq - mu_in from every row
  * inside and mu_out - dq from every row outside.  A node of at most
@@ -174,7 +175,7 @@ kde_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
 		VpTask		t = stack[--depth];
 		int64_t		id = vp_new_node(tree, &cap);
 		KdVpNode   *node;
-		int64_t		half = t.count / 2;
+		int64_t		half = (t.count / 2 + leaf_rows - 1) / leaf_rows * leaf_rows;
 		int64_t		far = t.start;
 
 		if (id < 0)
@@ -203,6 +204,8 @@ kde_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
 		node->mu_in = node->mu_out = 0.0;
 		if (t.count <= leaf_rows)
 			continue;
+		if (half >= t.count)
+			half = t.count / 2;
 
 		/* the vantage point: the row farthest from the first row */
 		vp_distances(set, metric, tree->order[t.start], tree->order, d,

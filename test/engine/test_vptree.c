@@ -5,7 +5,7 @@
  *
  * For every set kind of test_flat.c, dimensions and leaf sizes: the rows
  * are a permutation, a leaf holds at most leaf_rows, every inner node's
- * children split its rows into halves, every row inside lies within mu_in
+ * children split its rows about in half, every row inside lies within mu_in
  * of the vantage point and every row outside at mu_out or farther; and for
  * random queries (some far away, some on the rows themselves) no row of a
  * child is nearer than the bound kde_vp_bound gives it.  A search that
@@ -56,23 +56,25 @@ vp_case(FlatKind kind, int64_t n, int dim, KdMetric metric, int leaf_rows)
 	{
 		const KdVpNode *nd = &tree.nodes[id];
 		const double *vp;
+		int64_t		half;
 
 		if (nd->vp < 0)
 		{
 			shape_ok &= nd->count <= leaf_rows && nd->inside < 0 && nd->outside < 0;
 			continue;
 		}
+		half = tree.nodes[nd->inside].count;
 		shape_ok &= nd->inside > id && nd->outside > nd->inside &&
-			nd->outside < tree.nnodes &&
+			nd->outside < tree.nnodes && half >= nd->count / 2 &&
+			half < nd->count && half <= nd->count / 2 + leaf_rows &&
 			tree.nodes[nd->inside].start == nd->start &&
-			tree.nodes[nd->inside].count == nd->count / 2 &&
-			tree.nodes[nd->outside].start == nd->start + nd->count / 2 &&
-			tree.nodes[nd->outside].count == nd->count - nd->count / 2;
+			tree.nodes[nd->outside].start == nd->start + half &&
+			tree.nodes[nd->outside].count == nd->count - half;
 		vp = pts + nd->vp * dim;
 		for (int64_t i = nd->start; i < nd->start + nd->count; i++)
 		{
 			const double *row = pts + tree.order[i] * dim;
-			int			side = i >= nd->start + nd->count / 2;
+			int			side = i >= nd->start + half;
 			double		dv = oracle_distance(metric, vp, row, dim);
 
 			shape_ok &= side == 0 ? dv <= nd->mu_in : dv >= nd->mu_out;

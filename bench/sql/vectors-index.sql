@@ -1,0 +1,100 @@
+-- ORDER BY v <-> q LIMIT 10 through a kdvec index beside the sequential
+-- scan PostgreSQL runs without it (a parallel scan and a top-N sort, with
+-- the default 2 workers per gather and with 8), on n rows of float8[]
+-- vectors of dim coordinates: a clustered set (8 random directions with
+-- 1% noise: low intrinsic dimension, the generator of
+-- vectors-knn-join.sql) and a uniform one.  For each of nq query vectors
+-- drawn like the set (not rows of it), every plan's answer is compared
+-- with the others' (ids in order) and timed; the medians are reported,
+-- with the index's build time and size.
+-- psql -v n=1000000 -v nq=50 -v dim=64 -f bench/sql/vectors-index.sql
+\set ON_ERROR_STOP on
+SELECT version();
+CREATE EXTENSION IF NOT EXISTS kdgpu;
+DROP TABLE IF EXISTS vx_c, vx_u, vx_dirs;
+SELECT setseed(0.41);
+CREATE TABLE vx_dirs AS
+  SELECT c, ARRAY(SELECT random() * 2 - 1 FROM generate_series(1, :dim) j WHERE c >= 0) AS d
+  FROM generate_series(0, 7) c;
+CREATE TABLE vx_c AS
+  SELECT i AS id, ARRAY(SELECT t * x + 0.01 * (random() - 0.5) FROM unnest(d.d) x) AS v
+  FROM (SELECT i, random() * 2 - 1 AS t, (i % 8) AS c FROM generate_series(1, :n) i) s
+  JOIN vx_dirs d USING (c);
+CREATE TABLE vx_u AS
+  SELECT i AS id, ARRAY(SELECT random() - 0.5 FROM generate_series(1, :dim) j WHERE i > 0) AS v
+  FROM generate_series(1, :n) i;
+VACUUM ANALYZE vx_c, vx_u;
+
+\timing on
+CREATE INDEX vx_c_v ON vx_c USING kdvec (v);
+CREATE INDEX vx_u_v ON vx_u USING kdvec (v);
+\timing off
+SELECT relname, pg_size_pretty(pg_relation_size(oid)) FROM pg_class
+WHERE relname IN ('vx_c', 'vx_u', 'vx_c_v', 'vx_u_v') ORDER BY 1;
+
+-- The ids of the first 10 rows of tbl by v <-> q under the current
+-- settings, and the time taken in ms.
+CREATE FUNCTION pg_temp.top10(tbl text, q float8[], OUT ids int[], OUT ms float8)
+LANGUAGE plpgsql AS $$
+DECLARE
+  t0 timestamptz := clock_timestamp();
+BEGIN
+  EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM %I ORDER BY v <-> $1 LIMIT 10) s', tbl)
+    INTO ids USING q;
+  ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
+END $$;
+
+-- For nq queries drawn like tbl's rows: the three plans' medians and
+-- whether every answer agreed.
+CREATE FUNCTION pg_temp.vx_row(tbl text, clustered boolean, nq int, dim int,
+  OUT tbl_ text, OUT queries int, OUT index_ms float8, OUT seq_ms float8,
+  OUT seq8_ms float8, OUT seq_over_index float8, OUT same_answers boolean,
+  OUT index_plan text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  q float8[];
+  a record;
+  b record;
+  c record;
+  ti float8[] := '{}';
+  ts float8[] := '{}';
+  t8 float8[] := '{}';
+  line text;
+BEGIN
+  tbl_ := tbl; queries := nq; same_answers := true;
+  FOR i IN 1 .. nq LOOP
+    IF clustered THEN
+      SELECT ARRAY(SELECT t * x + 0.01 * (random() - 0.5) FROM unnest(d.d) x) INTO q
+      FROM (SELECT random() * 2 - 1 AS t, i % 8 AS c) s JOIN vx_dirs d USING (c);
+    ELSE
+      q := ARRAY(SELECT random() - 0.5 FROM generate_series(1, dim) j WHERE i > 0);
+    END IF;
+    IF i = 1 THEN
+      FOR line IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT id FROM %I ORDER BY v <-> $1 LIMIT 10', tbl)
+        USING q LOOP
+        CONTINUE WHEN trim(line) LIKE 'Order By%';
+        index_plan := concat_ws(' / ', index_plan, trim(line));
+      END LOOP;
+      PERFORM pg_temp.top10(tbl, q);	-- warm the pages
+    END IF;
+    PERFORM set_config('enable_indexscan', 'on', true);
+    a := pg_temp.top10(tbl, q);
+    PERFORM set_config('enable_indexscan', 'off', true);
+    PERFORM set_config('max_parallel_workers_per_gather', '2', true);
+    b := pg_temp.top10(tbl, q);
+    PERFORM set_config('max_parallel_workers_per_gather', '8', true);
+    c := pg_temp.top10(tbl, q);
+    PERFORM set_config('enable_indexscan', 'on', true);
+    same_answers := same_answers AND a.ids = b.ids AND a.ids = c.ids;
+    ti := ti || a.ms; ts := ts || b.ms; t8 := t8 || c.ms;
+  END LOOP;
+  index_ms := (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::numeric, 2) FROM unnest(ti) x);
+  seq_ms := (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::numeric, 2) FROM unnest(ts) x);
+  seq8_ms := (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::numeric, 2) FROM unnest(t8) x);
+  seq_over_index := round((seq_ms / index_ms)::numeric, 1);
+END $$;
+
+SELECT r.* FROM (VALUES ('vx_c', true), ('vx_u', false)) s(tbl, clustered),
+  LATERAL pg_temp.vx_row(s.tbl, s.clustered, :nq, :dim) r
+\gx
+DROP TABLE vx_c, vx_u, vx_dirs;
