@@ -75,6 +75,10 @@ FROM generate_series(1, 200) i;
 CREATE INDEX vi_wide_v ON vi_wide USING kdvec (v);
 ANALYZE vi_int, vi_lines, vi_wide;
 
+-- the operator classes validate
+SELECT opcname, amvalidate(c.oid) FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
+ WHERE a.amname = 'kdvec' ORDER BY opcname;
+
 -- the plans: the index for ORDER BY ... LIMIT at the default settings,
 -- the L1 index for <+>, no kdvec index for cosine
 EXPLAIN (COSTS OFF) SELECT id FROM vi_lines ORDER BY v <-> (SELECT v FROM vi_lines WHERE id = 7) LIMIT 10;
