@@ -84,6 +84,14 @@ SELECT opcname, amvalidate(c.oid) FROM pg_opclass c JOIN pg_am a ON a.oid = c.op
 EXPLAIN (COSTS OFF) SELECT id FROM vi_lines ORDER BY v <-> (SELECT v FROM vi_lines WHERE id = 7) LIMIT 10;
 EXPLAIN (COSTS OFF) SELECT id FROM vi_lines ORDER BY v <+> '{1,2,3}' LIMIT 10;
 EXPLAIN (COSTS OFF) SELECT id FROM vi_lines ORDER BY v <=> '{1,2,3}' LIMIT 10;
+-- uniform vectors in 32 dimensions leave the tree nothing to prune: the
+-- build says so, and the planner takes the sequential scan
+CREATE TABLE vi_uni AS SELECT i AS id, ARRAY(SELECT random() FROM generate_series(1, 32) j WHERE i > 0) v
+FROM generate_series(1, 20000) i;
+CREATE INDEX vi_uni_v ON vi_uni USING kdvec (v);
+ANALYZE vi_uni;
+EXPLAIN (COSTS OFF) SELECT id FROM vi_uni ORDER BY v <-> (SELECT v FROM vi_uni WHERE id = 7) LIMIT 10;
+DROP TABLE vi_uni;
 
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
@@ -144,8 +152,10 @@ INSERT INTO vi_err VALUES (2, '{1,2}');
 INSERT INTO vi_err VALUES (3, '{1,2,NaN}');
 INSERT INTO vi_err VALUES (4, '{{1,2,3},{5,6,7}}');
 INSERT INTO vi_err VALUES (5, '{1,NULL,3}');
+SET enable_seqscan = off;
 SELECT id FROM vi_err ORDER BY v <-> '{1,2}' LIMIT 1;
 SELECT id FROM vi_err ORDER BY v <-> '{1,2,Infinity}' LIMIT 1;
+RESET enable_seqscan;
 SELECT id, v <-> '{1,2,4}' FROM vi_err ORDER BY v <-> '{1,2,4}';
 CREATE TABLE vi_bad (id int, v float8[]);
 INSERT INTO vi_bad VALUES (1, '{1,2,3}'), (2, '{1,2}');

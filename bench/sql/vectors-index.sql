@@ -1,6 +1,7 @@
--- ORDER BY v <-> q LIMIT 10 through a kdvec index beside the sequential
--- scan PostgreSQL runs without it (a parallel scan and a top-N sort, with
--- the default 2 workers per gather and with 8), on n rows of float8[]
+-- ORDER BY v <-> q LIMIT 10 with a kdvec index: the planner's choice, the
+-- index forced, and the sequential scan PostgreSQL runs without it (a
+-- parallel scan and a top-N sort, with 2 and 8 workers per gather), on n
+-- rows of float8[]
 -- vectors of dim coordinates: a clustered set (8 random directions with
 -- 1% noise: low intrinsic dimension, the generator of
 -- vectors-knn-join.sql) and a uniform one.  For each of nq query vectors
@@ -44,22 +45,26 @@ BEGIN
   ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
 END $$;
 
--- For nq queries drawn like tbl's rows: the three plans' medians and
--- whether every answer agreed.
+-- For nq queries drawn like tbl's rows: the medians of the planner's own
+-- plan, the index forced, and the sequential scan forced with 2 and 8
+-- workers, and whether every answer agreed.
 CREATE FUNCTION pg_temp.vx_row(tbl text, clustered boolean, nq int, dim int,
-  OUT tbl_ text, OUT queries int, OUT index_ms float8, OUT seq_ms float8,
-  OUT seq8_ms float8, OUT seq_over_index float8, OUT same_answers boolean,
-  OUT index_plan text)
+  OUT tbl_ text, OUT queries int, OUT planner_ms float8, OUT index_ms float8,
+  OUT seq_ms float8, OUT seq8_ms float8, OUT seq_over_index float8,
+  OUT same_answers boolean, OUT planner_plan text)
 LANGUAGE plpgsql AS $$
 DECLARE
   q float8[];
-  a record;
-  b record;
-  c record;
+  r_plan record;
+  r_index record;
+  r_seq record;
+  r_seq8 record;
+  tp float8[] := '{}';
   ti float8[] := '{}';
   ts float8[] := '{}';
   t8 float8[] := '{}';
   line text;
+  workers text := current_setting('max_parallel_workers_per_gather');
 BEGIN
   tbl_ := tbl; queries := nq; same_answers := true;
   FOR i IN 1 .. nq LOOP
@@ -72,22 +77,27 @@ BEGIN
     IF i = 1 THEN
       FOR line IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT id FROM %I ORDER BY v <-> $1 LIMIT 10', tbl)
         USING q LOOP
-        CONTINUE WHEN trim(line) LIKE 'Order By%';
-        index_plan := concat_ws(' / ', index_plan, trim(line));
+        CONTINUE WHEN trim(line) LIKE 'Order By%' OR trim(line) LIKE 'Sort Key%';
+        planner_plan := concat_ws(' / ', planner_plan, trim(line));
       END LOOP;
       PERFORM pg_temp.top10(tbl, q);	-- warm the pages
     END IF;
-    PERFORM set_config('enable_indexscan', 'on', true);
-    a := pg_temp.top10(tbl, q);
+    r_plan := pg_temp.top10(tbl, q);
+    PERFORM set_config('enable_seqscan', 'off', true);
+    r_index := pg_temp.top10(tbl, q);
+    PERFORM set_config('enable_seqscan', 'on', true);
     PERFORM set_config('enable_indexscan', 'off', true);
     PERFORM set_config('max_parallel_workers_per_gather', '2', true);
-    b := pg_temp.top10(tbl, q);
+    r_seq := pg_temp.top10(tbl, q);
     PERFORM set_config('max_parallel_workers_per_gather', '8', true);
-    c := pg_temp.top10(tbl, q);
+    r_seq8 := pg_temp.top10(tbl, q);
     PERFORM set_config('enable_indexscan', 'on', true);
-    same_answers := same_answers AND a.ids = b.ids AND a.ids = c.ids;
-    ti := ti || a.ms; ts := ts || b.ms; t8 := t8 || c.ms;
+    PERFORM set_config('max_parallel_workers_per_gather', workers, true);
+    same_answers := same_answers AND r_plan.ids = r_index.ids AND r_plan.ids = r_seq.ids
+                    AND r_plan.ids = r_seq8.ids;
+    tp := tp || r_plan.ms; ti := ti || r_index.ms; ts := ts || r_seq.ms; t8 := t8 || r_seq8.ms;
   END LOOP;
+  planner_ms := (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::numeric, 2) FROM unnest(tp) x);
   index_ms := (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::numeric, 2) FROM unnest(ti) x);
   seq_ms := (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::numeric, 2) FROM unnest(ts) x);
   seq8_ms := (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::numeric, 2) FROM unnest(t8) x);

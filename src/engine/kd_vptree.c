@@ -15,7 +15,11 @@
  * first, so a leaf's rows are a run of the order array.
  *
  * The vantage point is the row farthest from the node's first row, a
- * corner of its rows, which splits them by a spread of distances.  The
+ * corner of its rows, which splits them by a spread of distances.
+ * kde_vp_probe measures how well the tree prunes: the share of rows a
+ * best-first kNN search of some of its own rows compares, near 1 where
+ * the vectors have no structure a vantage point can use (uniform in many
+ * dimensions), which a planner needs to know.  The
  * build is deterministic: its ties go by row number.  Cosine distance
  * breaks the triangle inequality, so the tree refuses it.
  */
@@ -254,4 +258,134 @@ kde_vp_bound(double dq, double mu, int side)
 
 	b -= (dq + mu) * VP_BOUND_REL;
 	return b > 0.0 ? b : 0.0;
+}
+
+/* A node in the probe's queue, by bound. */
+typedef struct VpProbeItem
+{
+	double		bound;
+	int64_t		node;
+} VpProbeItem;
+
+/* Push item onto the binary min-heap heap of *n items. */
+static void
+vp_heap_push(VpProbeItem *heap, int64_t *n, VpProbeItem item)
+{
+	int64_t		i = (*n)++;
+
+	while (i > 0 && heap[(i - 1) / 2].bound > item.bound)
+	{
+		heap[i] = heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	heap[i] = item;
+}
+
+/* Pop the least item of the binary min-heap heap of *n > 0 items. */
+static VpProbeItem
+vp_heap_pop(VpProbeItem *heap, int64_t *n)
+{
+	VpProbeItem top = heap[0];
+	VpProbeItem last = heap[--(*n)];
+	int64_t		i = 0;
+
+	for (;;)
+	{
+		int64_t		c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && heap[c + 1].bound < heap[c].bound)
+			c++;
+		if (heap[c].bound >= last.bound)
+			break;
+		heap[i] = heap[c];
+		i = c;
+	}
+	if (*n > 0)
+		heap[i] = last;
+	return top;
+}
+
+/*
+ * The mean share of set's rows whose distance a best-first kNN search of
+ * k rows compares (vantage points counted), over nprobe queries taken
+ * evenly from the rows themselves; -1 when memory runs out.  tree is set's
+ * (kde_vp_build), under metric.
+ */
+double
+kde_vp_probe(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
+			 int k, int nprobe)
+{
+	VpProbeItem *heap;
+	double	   *best;
+	double		total = 0.0;
+
+	if (set->n == 0 || tree->nnodes == 0 || nprobe < 1 || k < 1)
+		return 0.0;
+	heap = malloc(sizeof(VpProbeItem) * tree->nnodes);
+	best = malloc(sizeof(double) * k);
+	if (heap == NULL || best == NULL)
+	{
+		free(heap);
+		free(best);
+		return -1.0;
+	}
+	for (int p = 0; p < nprobe; p++)
+	{
+		const double *q = set->coords + (set->n * p / nprobe) * set->stride;
+		int64_t		nheap = 0;
+		int			nbest = 0;
+		int64_t		compared = 0;
+
+		vp_heap_push(heap, &nheap, (VpProbeItem) {0.0, 0});
+		while (nheap > 0)
+		{
+			VpProbeItem it = vp_heap_pop(heap, &nheap);
+			const KdVpNode *nd = &tree->nodes[it.node];
+
+			/* best[] keeps the nbest least distances, the greatest last */
+			if (nbest == k && it.bound > best[k - 1])
+				break;
+			if (nd->vp < 0)
+			{
+				for (int64_t r = nd->start; r < nd->start + nd->count; r++)
+				{
+					double		d = kde_vector_distance(metric, q,
+														set->coords + tree->order[r] * set->stride,
+														set->dim);
+					int			i;
+
+					compared++;
+					if (nbest == k && d >= best[k - 1])
+						continue;
+					i = nbest < k ? nbest++ : k - 1;
+					while (i > 0 && best[i - 1] > d)
+					{
+						best[i] = best[i - 1];
+						i--;
+					}
+					best[i] = d;
+				}
+			}
+			else
+			{
+				double		dq = kde_vector_distance(metric, q,
+													 set->coords + nd->vp * set->stride,
+													 set->dim);
+
+				compared++;
+				vp_heap_push(heap, &nheap,
+							 (VpProbeItem) {fmax(it.bound, kde_vp_bound(dq, nd->mu_in, 0)),
+											nd->inside});
+				vp_heap_push(heap, &nheap,
+							 (VpProbeItem) {fmax(it.bound, kde_vp_bound(dq, nd->mu_out, 1)),
+											nd->outside});
+			}
+		}
+		total += (double) compared / (double) set->n;
+	}
+	free(heap);
+	free(best);
+	return total / nprobe;
 }

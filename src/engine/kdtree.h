@@ -430,7 +430,8 @@ extern KdStatus kde_gpu_flat_radius(const KdVectors *set, KdMetric metric,
  * are its inside child's, those from mu_out on its outside child's; a
  * leaf (vp -1) holds the rows order[start .. start + count).
  * kde_vp_bound lowers dq - mu_in (side 0) or mu_out - dq (side 1) past
- * rounding: no row of that child is nearer the query.
+ * rounding: no row of that child is nearer the query.  kde_vp_probe is
+ * the share of the rows a kNN search of k compares, over nprobe of them.
  */
 typedef struct KdVpNode
 {
@@ -454,6 +455,8 @@ extern KdStatus kde_vp_build(const KdVectors *set, KdMetric metric,
 							 int leaf_rows, KdVpTree *tree, KdError *err);
 extern void kde_vp_free(KdVpTree *tree);
 extern double kde_vp_bound(double dq, double mu, int side);
+extern double kde_vp_probe(const KdVectors *set, KdMetric metric,
+						   const KdVpTree *tree, int k, int nprobe);
 
 /* kd_replicas.c: one kNN batch over copies of one tree on several GPUs */
 extern KdStatus kde_replicas_knn(KdGpuTree *const *copies, int ncopies,

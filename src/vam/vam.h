@@ -100,6 +100,8 @@ typedef struct KdvamMetaPageData
 	BlockNumber null_head;
 	BlockNumber null_tail;
 	int64		nnull;
+	double		probe_share;	/* the share of the tree's rows a kNN search
+								 * compared at the build (kde_vp_probe) */
 } KdvamMetaPageData;
 
 /* An inner node: its children, their bounds, and the vantage point. */
@@ -138,6 +140,11 @@ extern void kdvam_chain_append(Relation index, const void *rec, Size recsize,
 
 /* vam_handler.c */
 extern KdMetric kdvam_index_metric(Relation index);
+
+/* the probe of kde_vp_probe at a build, and the share that earns a NOTICE */
+#define KDVAM_PROBE_K		10
+#define KDVAM_PROBES		16
+#define KDVAM_PROBE_POOR	0.3
 
 /* vam_build.c */
 extern IndexBuildResult *kdvam_build(Relation heap, Relation index,

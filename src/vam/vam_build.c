@@ -10,8 +10,12 @@
  * as GiST's sorted build does.  Every vector must be finite and of the
  * same dimension; rows whose value is NULL or an empty array go to the
  * null chain.  The whole table's vectors sit in memory during the build.
+ * The build probes the tree (kde_vp_probe) and keeps the share of rows a
+ * search compared for the cost estimate.
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "access/tableam.h"
 #include "access/xloginsert.h"
@@ -295,6 +299,8 @@ kdvam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		kdvam_layout(&tree, bs.dim, &lay);
 		PG_TRY();
 		{
+			meta.probe_share = Max(kde_vp_probe(&set, (KdMetric) meta.metric, &tree,
+												KDVAM_PROBE_K, KDVAM_PROBES), 0.0);
 			kdvam_write_nodes(index, &tree, &lay, &bs);
 			kdvam_write_leaves(index, &tree, &lay, &bs);
 		}
@@ -315,6 +321,13 @@ kdvam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationNeedsWAL(index))
 		log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index),
 						  true);
+	if (bs.n >= 1000 && meta.probe_share >= KDVAM_PROBE_POOR)
+		ereport(NOTICE,
+				(errmsg("a search of index \"%s\" compares about %d%% of its vectors",
+						RelationGetRelationName(index),
+						(int) Min(rint(meta.probe_share * 100.0), 100.0)),
+				 errdetail("Its vectors have little structure a vantage-point tree can use."),
+				 errhint("The planner weighs that share against a sequential scan of the table.")));
 	result->heap_tuples = reltuples;
 	result->index_tuples = (double) (bs.n + bs.nnull);
 	return result;

@@ -28,6 +28,7 @@
 #include "utils/selfuncs.h"
 #include "utils/catcache.h"
 #include "utils/syscache.h"
+#include "access/genam.h"
 
 #include "vam.h"
 
@@ -77,10 +78,13 @@ kdvam_options(Datum reloptions, bool validate)
 }
 
 /*
- * amcostestimate: only an ordered scan uses the index.  Its search starts
- * at the cost of a page a level of the tree and pays per row returned as
- * the generic estimate says, so the planner takes it for ORDER BY ...
- * LIMIT k and a sort of the table for more.
+ * amcostestimate: only an ordered scan uses the index.  Its search
+ * compares the share of the tree's rows its build's probe found
+ * (probe_share) and every pending row, reading their pages at random,
+ * before it returns its first row, so that is its startup cost; a scan
+ * through every row reads every page.  Where the vectors leave the tree
+ * little to prune, this is more than the table's sequential scan costs,
+ * and the planner takes that instead.
  */
 static void
 kdvam_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
@@ -88,26 +92,36 @@ kdvam_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				   Selectivity *indexSelectivity, double *indexCorrelation,
 				   double *indexPages)
 {
-	GenericCosts costs;
-	double		ntuples = Max(path->indexinfo->tuples, 1.0);
-	double		levels = log2(ntuples) + 1.0;
+	Relation	index;
+	Buffer		metabuf;
+	KdvamMetaPageData meta;
+	double		pages;
+	double		rows;
+	double		share;
+	double		per_row = cpu_index_tuple_cost + cpu_operator_cost;
 
+	*indexSelectivity = 1.0;
+	*indexCorrelation = 0.0;
 	if (path->indexorderbys == NIL)
 	{
 		*indexStartupCost = get_float8_infinity();
 		*indexTotalCost = get_float8_infinity();
-		*indexSelectivity = 1.0;
-		*indexCorrelation = 0.0;
 		*indexPages = 0.0;
 		return;
 	}
-	MemSet(&costs, 0, sizeof(costs));
-	genericcostestimate(root, path, loop_count, &costs);
-	*indexStartupCost = levels * random_page_cost;
-	*indexTotalCost = *indexStartupCost + costs.indexTotalCost;
-	*indexSelectivity = costs.indexSelectivity;
-	*indexCorrelation = 0.0;
-	*indexPages = costs.numIndexPages;
+	index = index_open(path->indexinfo->indexoid, AccessShareLock);
+	metabuf = ReadBuffer(index, KDVAM_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = *KdvamPageGetMeta(BufferGetPage(metabuf));
+	UnlockReleaseBuffer(metabuf);
+	pages = Max(RelationGetNumberOfBlocks(index) - 1, 1);
+	index_close(index, AccessShareLock);
+
+	rows = Max(meta.ntree + meta.npending + meta.nnull, 1);
+	share = Min((meta.ntree * Min(meta.probe_share, 1.0) + meta.npending) / rows, 1.0);
+	*indexStartupCost = share * (pages * random_page_cost + rows * per_row);
+	*indexTotalCost = pages * random_page_cost + rows * per_row;
+	*indexPages = pages;
 }
 
 /* amvalidate: an opclass of float8[] whose operators are kdvec's orderings */

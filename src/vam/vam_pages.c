@@ -44,6 +44,7 @@ kdvam_init_metapage(Page page, KdMetric metric)
 	meta->format_version = KDVAM_FORMAT_VERSION;
 	meta->metric = (int32) metric;
 	meta->root = KDVAM_NO_CHILD;
+	meta->probe_share = 1.0;
 	meta->node_first = InvalidBlockNumber;
 	meta->pending_head = meta->pending_tail = InvalidBlockNumber;
 	meta->null_head = meta->null_tail = InvalidBlockNumber;

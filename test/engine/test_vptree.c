@@ -126,6 +126,31 @@ vp_errors(void)
 		  "vp bounds of overflowed and crossed distances");
 }
 
+/*
+ * kde_vp_probe: a search of rows on a few lines compares few of them, of
+ * uniform rows in 65 dimensions most of them.
+ */
+static void
+vp_probe_case(FlatKind kind, int dim, double lo, double hi)
+{
+	int64_t		n = 4000;
+	double	   *pts = malloc(sizeof(double) * n * dim);
+	KdVectors	set = {n, dim, dim, pts, NULL};
+	KdVpTree	tree;
+	KdError		err;
+	double		share = -2.0;
+
+	flat_generate(kind, n, dim, 5, pts);
+	if (kde_vp_build(&set, KD_METRIC_L2, 16, &tree, &err) == KD_OK)
+	{
+		share = kde_vp_probe(&set, KD_METRIC_L2, &tree, 10, 16);
+		kde_vp_free(&tree);
+	}
+	check(share >= lo && share <= hi, "vp probe %s dim %d: share %g in [%g, %g]",
+		  flat_kinds[kind], dim, share, lo, hi);
+	free(pts);
+}
+
 /* Every vantage-point tree test. */
 void
 test_vptree(void)
@@ -141,4 +166,6 @@ test_vptree(void)
 				vp_case((FlatKind) kind, sizes[si], dims[di],
 						metrics[(kind + di + si) % 3], leaves[(kind + si) % 3]);
 	vp_errors();
+	vp_probe_case(FLAT_LINES, 16, 0.0, 0.2);
+	vp_probe_case(FLAT_UNIFORM, 65, 0.5, 1.1);
 }
