@@ -58,13 +58,15 @@ FROM generate_series(1, 1500) i;
 INSERT INTO vi_int VALUES (3001, NULL), (3002, '{}'), (3003, '{0,0,0,0,0,0,0,0}');
 CREATE INDEX vi_int_v ON vi_int USING kdvec (v);
 
--- clustered: 24 dimensions on 5 lines through the origin, a little noise
+-- clustered: 24 dimensions on 5 lines through the origin, a little noise;
+-- a row in 8 with no vector
 CREATE TABLE vi_lines (id int PRIMARY KEY, v float8[]);
-CREATE TABLE vi_dirs AS SELECT d, ARRAY(SELECT random() - 0.5 FROM generate_series(1, 24) j WHERE d > 0) u
+CREATE TABLE vi_dirs AS SELECT d, ARRAY(SELECT random() - 0.5 FROM generate_series(1, 24) j WHERE d >= 0) u
 FROM generate_series(0, 4) d;
 INSERT INTO vi_lines SELECT i, (SELECT array_agg(t * x + (random() - 0.5) * 1e-3 ORDER BY o)
                                 FROM unnest((SELECT u FROM vi_dirs WHERE d = i % 5)) WITH ORDINALITY a(x, o))
 FROM generate_series(1, 2000) i, LATERAL (SELECT (random() - 0.5) * 100 + i * 0 t) s;
+UPDATE vi_lines SET v = CASE WHEN id % 16 = 0 THEN NULL ELSE '{}'::float8[] END WHERE id % 8 = 0;
 CREATE INDEX vi_lines_v ON vi_lines USING kdvec (v kd_vector_ops);
 CREATE INDEX vi_lines_l1 ON vi_lines USING kdvec (v kd_vector_l1_ops);
 
@@ -125,6 +127,23 @@ SELECT vi_same('vi_int', '{0,0,0,0,0,0,0,0}', 5000, 'l2') AS int_all;
 REINDEX TABLE vi_lines;
 SELECT vi_failures('vi_lines', 24, 60, 'l2') AS lines_l2,
        vi_failures('vi_lines', 24, 60, 'l1') AS lines_l1;
+
+-- kd_knn of one vector runs as an ordered scan of the index of its metric
+CREATE FUNCTION vi_knn_same(q float8[], m kd_metric) RETURNS boolean LANGUAGE sql AS $$
+  SELECT (SELECT array_agg(nn_ctid ORDER BY rank) FROM kd_knn('vi_lines', 'v', q, 10, metric => m)) =
+         (SELECT array_agg(ctid ORDER BY d, ctid) FROM (
+            SELECT ctid, (SELECT CASE m WHEN 'l2' THEN sqrt(sum((x - y) * (x - y))) ELSE sum(abs(x - y)) END
+                          FROM unnest(t.v, q) u(x, y)) d
+            FROM vi_lines t ORDER BY 2, 1 LIMIT 10) o)
+     AND (SELECT last_run FROM kd_status()) LIKE 'kd_knn ran as an ordered scan of index%' $$;
+SELECT vi_knn_same((SELECT v FROM vi_lines WHERE id = 12), 'l2') AS l2,
+       vi_knn_same((SELECT v FROM vi_lines WHERE id = 12), 'l1') AS l1,
+       vi_knn_same(ARRAY(SELECT 0.5 FROM generate_series(1, 24)), 'l2') AS l2_off;
+SELECT (SELECT array_agg(nn_key ORDER BY rank) FROM kd_knn('vi_lines', 'v', (SELECT v FROM vi_lines WHERE id = 42), 5, 'id')) =
+       (SELECT array_agg(id::bigint) FROM (SELECT id FROM vi_lines ORDER BY v <-> (SELECT v FROM vi_lines WHERE id = 42), id LIMIT 5) s)
+       AS by_key, (SELECT last_run FROM kd_status());
+SELECT count(*), (SELECT last_run FROM kd_status()) LIKE 'flat kNN search%' AS read_table
+FROM kd_knn('vi_lines', 'v', (SELECT v FROM vi_lines WHERE id = 42), 5, metric => 'linf');
 
 -- an index built on an empty table takes its dimension from the first row
 CREATE UNLOGGED TABLE vi_empty (id int, v float8[]);

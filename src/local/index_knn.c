@@ -24,6 +24,11 @@
  * (distance, ctid) here, whatever order ties came in; the
  * distances are the operator's own, as the function's are.
  *
+ * A float8[] column of any dimension with a kdvec index whose operator
+ * class orders by the call's metric (L2 or L1) is served the same way
+ * through that index: its rows are finite vectors of its one dimension,
+ * or NULL or empty, which the query leaves out.
+ *
  * The key form is served the same way, ties ranked by key, when the key
  * column is NOT NULL with an immediate unique index on it alone, so that
  * no key the snapshot sees is NULL or repeated (which the function must
@@ -56,6 +61,7 @@
 
 #include "am/kdam.h"
 #include "local/local.h"
+#include "vam/vam.h"
 
 /* rows fetched past the k-th, for its ties */
 #define KD_INDEX_KNN_TIES 32
@@ -76,9 +82,11 @@ static IndexKnnPlan index_knn_plans[KD_INDEX_KNN_PLANS];
 static uint64 index_knn_clock;
 
 /*
- * The name of a kdgpu index on src's column that the snapshot may use and
- * whose rows are all finite points of dim dimensions (for PostGIS, XY
- * points of the query's SRID, qinfo), or NULL.
+ * The name of an index on src's column that the snapshot may use and
+ * that orders by the source's metric rows that are all finite points of
+ * dim dimensions (for PostGIS, XY points of the query's SRID, qinfo), or
+ * rows with no point: a kdgpu index (L2, at most KD_MAX_DIM) or a kdvec
+ * index; NULL when there is none.
  */
 static char *
 index_of_points(const KdSource *src, int dim, const KdPointInfo *qinfo)
@@ -92,18 +100,33 @@ index_of_points(const KdSource *src, int dim, const KdPointInfo *qinfo)
 	foreach(lc, indexes)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		Buffer		metabuf;
 
-		if (kdg_index_fits(index, src))
+		if (src->metric == KD_METRIC_L2 && dim <= KD_MAX_DIM &&
+			kdg_index_fits(index, src))
 		{
-			Buffer		metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 			KdamMetaPageData meta;
 
+			metabuf = ReadBuffer(index, KDAM_METAPAGE_BLKNO);
 			LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 			meta = *kdam_metapage(index, BufferGetPage(metabuf));
 			UnlockReleaseBuffer(metabuf);
 			if (meta.noutside == 0 && meta.dim == dim &&
 				(!kdg_type_is_postgis(src->type) ||
 				 (meta.zm == 0 && qinfo->zm == 0 && meta.srid == qinfo->srid)))
+				name = pstrdup(RelationGetRelationName(index));
+		}
+		else if (dim <= KDVAM_MAX_DIM && kdg_vector_index_fits(index, src))
+		{
+			KdvamMetaPageData meta;
+
+			/* its inserts refuse what is not a finite vector of its dim */
+			metabuf = ReadBuffer(index, KDVAM_METAPAGE_BLKNO);
+			LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+			meta = *KdvamPageGetMeta(BufferGetPage(metabuf));
+			UnlockReleaseBuffer(metabuf);
+			kdvam_check_meta(index, &meta);
+			if (meta.dim == dim || meta.dim == 0)
 				name = pstrdup(RelationGetRelationName(index));
 		}
 		index_close(index, NoLock);
@@ -214,7 +237,7 @@ kdg_index_knn(const KdTable *t, Datum query, Oid qtype, int qdim,
 
 	/* the cheap tests first; the last two open the table's indexes */
 	if (t->partitioned || t->ident == KD_IDENT_PART ||
-		src->metric != KD_METRIC_L2 || qdim > KD_MAX_DIM ||
+		(src->metric != KD_METRIC_L2 && src->metric != KD_METRIC_L1) ||
 		(relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW) ||
 		(src->type != KD_TYPE_POINT && src->type != KD_TYPE_ARRAY &&
 		 (src->type != KD_TYPE_GEOMETRY || qdim != 2)) ||
@@ -238,10 +261,16 @@ kdg_index_knn(const KdTable *t, Datum query, Oid qtype, int qdim,
 
 		initStringInfo(&sql);
 		appendStringInfo(&sql,
-						 "SELECT %s, %s OPERATOR(%s.<->) $1 FROM %s WHERE %s IS NOT NULL ORDER BY 2 LIMIT %d",
+						 "SELECT %s, %s OPERATOR(%s.%s) $1 FROM %s WHERE %s IS NOT NULL",
 						 t->ident == KD_IDENT_KEY ? quote_identifier(src->keyname) : "ctid",
-						 quote_identifier(src->colname), quote_identifier(opschema), relname,
-						 quote_identifier(src->colname), limit);
+						 quote_identifier(src->colname), quote_identifier(opschema),
+						 src->metric == KD_METRIC_L1 ? "<+>" : "<->", relname,
+						 quote_identifier(src->colname));
+		/* an empty array has no point, and no distance */
+		if (src->type == KD_TYPE_ARRAY)
+			appendStringInfo(&sql, " AND cardinality(%s) > 0",
+							 quote_identifier(src->colname));
+		appendStringInfo(&sql, " ORDER BY 2 LIMIT %d", limit);
 		n = index_knn_fetch(t, sql.data, argtype, query, hits);
 		/* the last row fetched may tie the k-th: rows past it could too */
 		if (n < limit || hits[n - 1].dist != hits[k - 1].dist)

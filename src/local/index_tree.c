@@ -39,21 +39,22 @@
 #include "am/kdam.h"
 #include "local/local.h"
 #include "service/service.h"
+#include "vam/vam.h"
 
 /*
- * Whether index is a valid kdgpu index on exactly column attnum, with no
- * predicate, that the query's snapshot may use: like the planner, not one
+ * Whether index is a valid index of the access method whose amgettuple is
+ * gettuple on exactly column attnum, with no predicate, that the query's snapshot may use: like the planner, not one
  * built over broken HOT chains (indcheckxmin) by a transaction the
  * snapshot cannot see yet.
  */
 static bool
-kdg_index_usable(Relation index, AttrNumber attnum)
+kdg_index_usable(Relation index, AttrNumber attnum, amgettuple_function gettuple)
 {
 	if (index->rd_index->indcheckxmin &&
 		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data),
 							   TransactionXmin))
 		return false;
-	return index->rd_indam->amgettuple == kdam_gettuple &&
+	return index->rd_indam->amgettuple == gettuple &&
 		index->rd_index->indisvalid &&
 		index->rd_index->indnatts == 1 &&
 		index->rd_index->indkey.values[0] == attnum &&
@@ -61,7 +62,7 @@ kdg_index_usable(Relation index, AttrNumber attnum)
 }
 
 /*
- * Whether index is usable (kdg_index_usable) on the source's column and
+ * Whether index is a kdgpu index usable (kdg_index_usable) on the source's column and
  * holds the coordinates the source reads (a 2-D geometry index holds those
  * of XY points, which a source not read yet, of dimension 0, may be).
  */
@@ -70,12 +71,25 @@ kdg_index_fits(Relation index, const KdSource *src)
 {
 	KdPointType type;
 
-	if (!kdg_index_usable(index, src->attnum))
+	if (!kdg_index_usable(index, src->attnum, kdam_gettuple))
 		return false;
 	type = kdam_index_type(index);
 	return type == src->type ||
 		(type == KD_TYPE_GEOMETRY_2D && src->type == KD_TYPE_GEOMETRY &&
 		 (src->dim == 0 || src->dim == 2));
+}
+
+/*
+ * Whether index is a kdvec index usable (kdg_index_usable) on the
+ * source's float8[] column whose operator class orders by the source's
+ * metric.
+ */
+bool
+kdg_vector_index_fits(Relation index, const KdSource *src)
+{
+	return src->type == KD_TYPE_ARRAY &&
+		kdg_index_usable(index, src->attnum, kdvam_gettuple) &&
+		kdvam_index_metric(index) == src->metric;
 }
 
 /*

@@ -81,6 +81,7 @@ extern KdStatus kdg_tree_range(const KdgTree *t, const double *centers,
 
 /* index_tree.c */
 extern bool kdg_index_fits(Relation index, const KdSource *src);
+extern bool kdg_vector_index_fits(Relation index, const KdSource *src);
 extern KdgTree *kdg_index_tree(const KdSource *src, int64 work, bool all_knn,
 							   Oid *fitting);
 extern void kdg_index_keep_built(const KdSource *src, KdTree *tree, int64 work,
