@@ -13,6 +13,7 @@
 #   make engine-bench          engine benchmark (bench/README.md)
 #   make cukd-bench            the GPU engine beside cudaKDTree (nvcc and a GPU)
 #   make build/flat-compare-bin  flat kNN of vectors beside cuBLAS (nvcc)
+#   make build/flat-compare-faiss-bin  the same, and FAISS on the CPUs
 #   make ckdtree-bench         the CPU engine beside scipy's cKDTree, per core
 #   make geo-check             PostGIS format decoder tests, no server
 #   make fuzz FUZZ_SECONDS=60  libFuzzer + ASan/UBSan runs of test/fuzz (clang)
@@ -175,6 +176,19 @@ $(B)/flat-compare-bin: bench/flat_compare.cu $(BENCH_TIME_SRCS) $(ENGINE_SRCS) $
 	$(NVCC) -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -cudart static \
 		-Isrc/engine -Itest/engine -Ibench -Xcompiler -ffp-contract=off,-pthread \
 		-o $@ bench/flat_compare.cu bench/bench_time.c test/engine/datagen.c $(ENGINE_SRCS) -lcublas -ldl -lm
+
+# the same with FAISS's exact IndexFlatL2 on the host's CPUs as a third
+# peer: Debian's libfaiss-dev and libopenblas-dev, linked statically (with
+# OpenMP's runtime) so that the binary runs where they are not installed
+FAISS_LIBS = /usr/lib/x86_64-linux-gnu/libfaiss.a \
+	/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.a \
+	$(shell $(CC) -print-file-name=libgomp.a)
+$(B)/flat-compare-faiss-bin: bench/flat_compare.cu $(BENCH_TIME_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) test/engine/*.h
+	@mkdir -p $(@D)
+	$(NVCC) -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -cudart static -DKD_WITH_FAISS \
+		-Isrc/engine -Itest/engine -Ibench -Xcompiler -ffp-contract=off,-pthread,-fopenmp \
+		-o $@ bench/flat_compare.cu bench/bench_time.c test/engine/datagen.c $(ENGINE_SRCS) \
+		$(FAISS_LIBS) -lcublas -lgfortran -ldl -lm
 
 ifeq ($(NVCC),)
 cukd-bench:

@@ -21,7 +21,13 @@
  *           it ranks the vectors normalized (in float, beforehand), which
  *           orders them as cosine distance does.
  *
- * It reports the time of each, their ratio, and how many queries the
+ *   FAISS   built with KD_WITH_FAISS (make flat-compare-faiss): under L2
+ *           with a seventh argument "faiss", Debian's FAISS, its exact
+ *           IndexFlatL2 (float32) on the host's CPUs, all its OpenMP
+ *           threads: the vectors added and the queries searched, timed
+ *           once (it is the slowest by far), on the same float vectors.
+ *
+ * It reports the time of each, their ratio, and how many queries each
  * float32 answer gets wrong (a different set of k refs than the exact
  * one).  Without a CUDA device it prints "skipped: ..." and exits 0.  Each
  * result is a table line and a RESULT {...} line.
@@ -35,6 +41,11 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#ifdef KD_WITH_FAISS
+#include <faiss/IndexFlat.h>
+#include <omp.h>
+#endif
 
 extern "C"
 {
@@ -161,6 +172,56 @@ peer_knn(cublasHandle_t h, const float *pts, int64_t n, const float *qs,
 	return ok;
 }
 
+#ifdef KD_WITH_FAISS
+/*
+ * FAISS's exact float32 IndexFlatL2 on the host's CPUs: n vectors of pts
+ * added, nq queries qs searched for k each, into out; the seconds taken.
+ */
+static double
+faiss_knn(const float *pts, int64_t n, const float *qs, int64_t nq, int dim,
+		  int k, KdNeighbor *out)
+{
+	faiss::IndexFlatL2 index(dim);
+	std::vector<float> dist((size_t) nq * k);
+	std::vector<faiss::Index::idx_t> label((size_t) nq * k);
+	double		t0 = bench_now();
+	double		t;
+
+	index.add(n, pts);
+	index.search(nq, qs, k, dist.data(), label.data());
+	t = bench_now() - t0;
+	for (size_t i = 0; i < dist.size(); i++)
+	{
+		out[i].d2 = dist[i];
+		out[i].ref = (uint64_t) label[i];
+	}
+	return t;
+}
+#endif
+
+/* The queries of nq whose k refs in b are not the set of those in a. */
+static int64_t
+wrong_answers(const KdNeighbor *a, const KdNeighbor *b, int64_t nq, int k)
+{
+	int64_t		wrong = 0;
+
+	for (int64_t q = 0; q < nq; q++)
+	{
+		std::vector<uint64_t> x(k),
+					y(k);
+
+		for (int j = 0; j < k; j++)
+		{
+			x[j] = a[q * k + j].ref;
+			y[j] = b[q * k + j].ref;
+		}
+		std::sort(x.begin(), x.end());
+		std::sort(y.begin(), y.end());
+		wrong += x != y;
+	}
+	return wrong;
+}
+
 /* n + nq vectors of dim, rounded to float, into d (double) and f (float). */
 static void
 make_vectors(bool clustered, int64_t n, int dim, std::vector<double> &d,
@@ -199,6 +260,7 @@ main(int argc, char **argv)
 	int			reps = argc > 4 ? atoi(argv[4]) : 3;
 	const char *kinds = argc > 5 ? argv[5] : "uniform,clustered";
 	bool		cosine = argc > 6 && strcmp(argv[6], "cosine") == 0;
+	bool		faiss = argc > 7 && strcmp(argv[7], "faiss") == 0 && !cosine;
 	static const int dims[] = {16, 64, 256};
 	KdGpuInfo	info;
 	char		why[256];
@@ -275,20 +337,26 @@ main(int argc, char **argv)
 				if (r > 0)
 					tb.push_back(bench_now() - t0);
 			}
-			for (int64_t q = 0; q < nq; q++)
+			wrong = wrong_answers(a.data(), b.data(), nq, k);
+#ifdef KD_WITH_FAISS
+			if (faiss)
 			{
-				std::vector<uint64_t> x(k),
-							y(k);
+				double		tf = faiss_knn(f.data(), n, f.data() + n * dim, nq, dim, k,
+										   b.data());
+				int64_t		fwrong = wrong_answers(a.data(), b.data(), nq, k);
 
-				for (int j = 0; j < k; j++)
-				{
-					x[j] = a[q * k + j].ref;
-					y[j] = b[q * k + j].ref;
-				}
-				std::sort(x.begin(), x.end());
-				std::sort(y.begin(), y.end());
-				wrong += x != y;
+				printf("%-9s %-6s d=%-4d FAISS IndexFlatL2 float32, %d CPU threads %9.1f ms  kdgpu faster %.2fx  float32 wrong on %lld of %lld queries\n",
+					   clustered ? "clustered" : "uniform", "l2", dim, omp_get_max_threads(),
+					   tf * 1e3, tf / bench_median(ta.data(), (int) ta.size()),
+					   (long long) fwrong, (long long) nq);
+				printf("RESULT {\"op\":\"flat_knn_faiss\",\"data\":\"%s\",\"n\":%lld,\"queries\":%lld,\"dim\":%d,\"k\":%d,\"faiss_ms\":%.3f,\"threads\":%d,\"float32_wrong\":%lld}\n",
+					   clustered ? "clustered" : "uniform", (long long) n, (long long) nq, dim, k,
+					   tf * 1e3, omp_get_max_threads(), (long long) fwrong);
 			}
+#else
+			if (faiss)
+				printf("FAISS: not built in (make flat-compare-faiss)\n");
+#endif
 			{
 				double		ma = bench_median(ta.data(), (int) ta.size());
 				double		mb = bench_median(tb.data(), (int) tb.size());
