@@ -11,8 +11,9 @@
  * mu_out the least outside, so by the triangle inequality a query q at
  * distance dq from the vantage point is at least dq - mu_in from every row
  * inside and mu_out - dq from every row outside.  A node of at most
- * leaf_rows rows is a leaf.  Nodes are numbered in preorder, inside child
- * first, so a leaf's rows are a run of the order array.
+ * leaf_rows rows is a leaf.  Nodes are numbered level by level, a node's
+ * inside child just before its outside child, and each node's rows are a
+ * run of the order array, its inside child's first.
  *
  * The vantage point is the row farthest from the node's first row, a
  * corner of its rows, which splits them by a spread of distances.
@@ -35,14 +36,19 @@
  */
 #define VP_BOUND_REL 1e-10
 
-/* A node still to build: its rows, and where its number goes. */
-typedef struct VpTask
+/* What the threads of a build share. */
+typedef struct VpBuild
 {
-	int64_t		start;
-	int64_t		count;
-	int64_t		parent;			/* the parent node, or -1 at the root */
-	int			side;			/* 0: inside, 1: outside */
-} VpTask;
+	const KdVectors *set;
+	KdMetric	metric;
+	KdVpTree   *tree;
+	double	   *d;				/* a distance per position of order */
+	int			leaf_rows;
+	int64_t    *half;			/* per node of the level: its inside count */
+	int64_t		level;			/* the level's first node */
+	KdExec	   *exec;			/* NULL: one thread a node */
+	int64_t		from;			/* a distance pass's row (vp_pass's copy) */
+} VpBuild;
 
 /* (d, row) of position i is less than (d, row) of position j. */
 KD_INLINE bool
@@ -98,49 +104,133 @@ vp_select(double *d, int64_t *order, int64_t lo, int64_t hi, int64_t nth)
 	}
 }
 
-/* Set d[i] to the distance from row vp to the row at position i, for [lo, hi). */
+/* Set d[i] to the distance from row b->from to the row at position i, for [lo, hi). */
 static void
-vp_distances(const KdVectors *set, KdMetric metric, int64_t vp,
-			 const int64_t *order, double *d, int64_t lo, int64_t hi)
+vp_distances(void *arg, int64_t lo, int64_t hi)
 {
-	const double *v = set->coords + vp * set->stride;
+	const VpBuild *b = arg;
+	const KdVectors *set = b->set;
+	const double *v = set->coords + b->from * set->stride;
 
 	for (int64_t i = lo; i < hi; i++)
-		d[i] = kde_vector_distance(metric, v, set->coords + order[i] * set->stride,
-								   set->dim);
+		b->d[i] = kde_vector_distance(b->metric, v,
+									  set->coords + b->tree->order[i] * set->stride,
+									  set->dim);
 }
 
-/* Append a node to tree, growing its array; its number, or -1 out of memory. */
-static int64_t
-vp_new_node(KdVpTree *tree, int64_t *cap)
+/*
+ * The distance pass from row from over the positions [lo, hi): on exec's
+ * threads when b has an exec, else on this one.
+ */
+static KdStatus
+vp_pass(const VpBuild *b, int64_t from, int64_t lo, int64_t hi, KdError *err)
 {
+	/* a copy whose arrays start at lo, as the loop counts from 0 */
+	VpBuild		pass = *b;
+	KdVpTree	view = *b->tree;
+
+	view.order = b->tree->order + lo;
+	pass.tree = &view;
+	pass.d = b->d + lo;
+	pass.from = from;
+	if (b->exec == NULL)
+	{
+		vp_distances(&pass, 0, hi - lo);
+		return KD_OK;
+	}
+	return kde_parallel_for(b->exec, hi - lo, 4096, vp_distances, &pass, err);
+}
+
+/*
+ * Split node id of a level, if it has more than leaf_rows rows: choose its
+ * vantage point, order its rows by distance to it, set vp, mu_in and
+ * mu_out, and its inside count in b->half.
+ */
+static KdStatus
+vp_split(VpBuild *b, int64_t id, KdError *err)
+{
+	KdVpNode   *nd = &b->tree->nodes[id];
+	int64_t    *order = b->tree->order;
+	int64_t		lo = nd->start;
+	int64_t		hi = nd->start + nd->count;
+	int64_t		half = (nd->count / 2 + b->leaf_rows - 1) / b->leaf_rows * b->leaf_rows;
+	int64_t		far = lo;
+	KdStatus	st;
+
+	b->half[id - b->level] = 0;
+	if (nd->count <= b->leaf_rows)
+		return KD_OK;
+	if (half >= nd->count)
+		half = nd->count / 2;
+
+	/* the vantage point: the row farthest from the first row */
+	if ((st = vp_pass(b, order[lo], lo, hi, err)) != KD_OK)
+		return st;
+	for (int64_t i = lo + 1; i < hi; i++)
+		if (vp_less(b->d, order, far, i))
+			far = i;
+	nd->vp = order[far];
+	if ((st = vp_pass(b, nd->vp, lo, hi, err)) != KD_OK)
+		return st;
+	vp_select(b->d, order, lo, hi, lo + half);
+	nd->mu_out = b->d[lo + half];
+	nd->mu_in = b->d[lo];
+	for (int64_t i = lo + 1; i < lo + half; i++)
+		if (b->d[i] > nd->mu_in)
+			nd->mu_in = b->d[i];
+	b->half[id - b->level] = half;
+	return KD_OK;
+}
+
+/* kde_parallel_for's body: split the level's nodes [lo, hi), one thread each. */
+static void
+vp_split_nodes(void *arg, int64_t lo, int64_t hi)
+{
+	VpBuild    *b = arg;
+
+	for (int64_t i = lo; i < hi; i++)
+		(void) vp_split(b, b->level + i, NULL);
+}
+
+/* Append a node of rows [start, start + count) to tree; false out of memory. */
+static bool
+vp_new_node(KdVpTree *tree, int64_t *cap, int64_t start, int64_t count)
+{
+	KdVpNode   *nd;
+
 	if (tree->nnodes == *cap)
 	{
 		int64_t		grown = *cap ? *cap * 2 : 64;
 		KdVpNode   *nodes = realloc(tree->nodes, sizeof(KdVpNode) * grown);
 
 		if (nodes == NULL)
-			return -1;
+			return false;
 		tree->nodes = nodes;
 		*cap = grown;
 	}
-	return tree->nnodes++;
+	nd = &tree->nodes[tree->nnodes++];
+	nd->vp = -1;
+	nd->mu_in = nd->mu_out = 0.0;
+	nd->start = start;
+	nd->count = count;
+	nd->inside = nd->outside = -1;
+	return true;
 }
 
 /*
  * Build the vantage-point tree of set's vectors under metric, leaves of at
- * most leaf_rows (>= 2) rows, into *tree (kde_vp_free frees it).  The
- * vectors must be finite.
+ * most leaf_rows (>= 2) rows, into *tree (kde_vp_free frees it), a level
+ * at a time on exec's threads: the nodes of a level at once where they
+ * are many, else each node's distances.  The vectors must be finite.
  */
 KdStatus
 kde_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
-			 KdVpTree *tree, KdError *err)
+			 KdVpTree *tree, KdExec *exec, KdError *err)
 {
-	VpTask	   *stack;
-	int64_t		depth = 0;
+	VpBuild		b;
 	int64_t		cap = 0;
-	double	   *d;
-	KdStatus	st;
+	int			threads = exec && exec->threads > 1 ? exec->threads : 1;
+	KdStatus	st = KD_OK;
 
 	memset(tree, 0, sizeof(*tree));
 	if (metric != KD_METRIC_L2 && metric != KD_METRIC_L1 && metric != KD_METRIC_LINF)
@@ -152,87 +242,72 @@ kde_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
 							 "a vantage-point tree needs leaves of 2 rows or more");
 	st = kde_flat_check(set->coords, set->n, set->dim, set->stride, metric,
 						"vector", err);
-	if (st != KD_OK)
+	if (st != KD_OK || set->n == 0)
 		return st;
-	if (set->n == 0)
-		return KD_OK;
 
+	memset(&b, 0, sizeof(b));
+	b.set = set;
+	b.metric = metric;
+	b.tree = tree;
+	b.leaf_rows = leaf_rows;
 	tree->order = malloc(sizeof(int64_t) * set->n);
-	d = malloc(sizeof(double) * set->n);
-	/* each task splits in two, the inside on top: depth <= log2(n) + 2 */
-	stack = malloc(sizeof(VpTask) * 130);
-	if (tree->order == NULL || d == NULL || stack == NULL)
-	{
-		free(d);
-		free(stack);
-		kde_vp_free(tree);
-		return kde_set_error(err, KD_ERR_NOMEM, -1,
-							 "out of memory for a vantage-point tree of %lld vectors",
-							 (long long) set->n);
-	}
+	b.d = malloc(sizeof(double) * set->n);
+	if (tree->order == NULL || b.d == NULL || !vp_new_node(tree, &cap, 0, set->n))
+		goto nomem;
 	for (int64_t i = 0; i < set->n; i++)
 		tree->order[i] = i;
-	stack[depth++] = (VpTask) {0, set->n, -1, 0};
 
-	while (depth > 0)
+	for (int64_t lo = 0, hi = 1; lo < hi; lo = hi, hi = tree->nnodes)
 	{
-		VpTask		t = stack[--depth];
-		int64_t		id = vp_new_node(tree, &cap);
-		KdVpNode   *node;
-		int64_t		half = (t.count / 2 + leaf_rows - 1) / leaf_rows * leaf_rows;
-		int64_t		far = t.start;
-
-		if (id < 0)
+		b.level = lo;
+		b.half = malloc(sizeof(int64_t) * (hi - lo));
+		if (b.half == NULL)
+			goto nomem;
+		if (hi - lo >= 2 * threads || threads == 1)
 		{
-			free(d);
-			free(stack);
+			b.exec = NULL;
+			st = kde_parallel_for(exec, hi - lo, 1, vp_split_nodes, &b, err);
+		}
+		else
+		{
+			b.exec = exec;
+			for (int64_t id = lo; id < hi && st == KD_OK; id++)
+				st = vp_split(&b, id, err);
+		}
+		for (int64_t id = lo; id < hi && st == KD_OK; id++)
+		{
+			int64_t		half = b.half[id - lo];
+			int64_t		start = tree->nodes[id].start;
+			int64_t		count = tree->nodes[id].count;
+
+			if (half == 0)
+				continue;
+			tree->nodes[id].inside = tree->nnodes;
+			tree->nodes[id].outside = tree->nnodes + 1;
+			if (!vp_new_node(tree, &cap, start, half) ||
+				!vp_new_node(tree, &cap, start + half, count - half))
+			{
+				free(b.half);
+				goto nomem;
+			}
+		}
+		free(b.half);
+		if (st != KD_OK)
+		{
+			free(b.d);
 			kde_vp_free(tree);
-			return kde_set_error(err, KD_ERR_NOMEM, -1,
-								 "out of memory for a vantage-point tree of %lld vectors",
-								 (long long) set->n);
+			return st;
 		}
-		if (t.parent >= 0)
-		{
-			KdVpNode   *p = &tree->nodes[t.parent];
-
-			if (t.side == 0)
-				p->inside = id;
-			else
-				p->outside = id;
-		}
-		node = &tree->nodes[id];
-		node->start = t.start;
-		node->count = t.count;
-		node->inside = node->outside = -1;
-		node->vp = -1;
-		node->mu_in = node->mu_out = 0.0;
-		if (t.count <= leaf_rows)
-			continue;
-		if (half >= t.count)
-			half = t.count / 2;
-
-		/* the vantage point: the row farthest from the first row */
-		vp_distances(set, metric, tree->order[t.start], tree->order, d,
-					 t.start, t.start + t.count);
-		for (int64_t i = t.start + 1; i < t.start + t.count; i++)
-			if (vp_less(d, tree->order, far, i))
-				far = i;
-		node->vp = tree->order[far];
-		vp_distances(set, metric, node->vp, tree->order, d, t.start,
-					 t.start + t.count);
-		vp_select(d, tree->order, t.start, t.start + t.count, t.start + half);
-		node->mu_out = d[t.start + half];
-		node->mu_in = d[t.start];
-		for (int64_t i = t.start + 1; i < t.start + half; i++)
-			if (d[i] > node->mu_in)
-				node->mu_in = d[i];
-
-		stack[depth++] = (VpTask) {t.start + half, t.count - half, id, 1};
-		stack[depth++] = (VpTask) {t.start, half, id, 0};
 	}
-	free(d);
-	free(stack);
+	free(b.d);
 	return KD_OK;
+
+nomem:
+	free(b.d);
+	kde_vp_free(tree);
+	return kde_set_error(err, KD_ERR_NOMEM, -1,
+						 "out of memory for a vantage-point tree of %lld vectors",
+						 (long long) set->n);
 }
 
 /* Free what kde_vp_build allocated in tree. */
@@ -307,85 +382,121 @@ vp_heap_pop(VpProbeItem *heap, int64_t *n)
 	return top;
 }
 
+/* What the probe's threads share: a share per probe, -1 out of memory. */
+typedef struct VpProbe
+{
+	const KdVectors *set;
+	KdMetric	metric;
+	const KdVpTree *tree;
+	int			k;
+	int			nprobe;
+	double	   *share;
+} VpProbe;
+
+/*
+ * The share of the rows a best-first kNN search of k rows for q compares
+ * (vantage points counted), with heap room for every node and best for k.
+ */
+static double
+vp_probe_one(const VpProbe *p, const double *q, VpProbeItem *heap, double *best)
+{
+	const KdVectors *set = p->set;
+	const KdVpTree *tree = p->tree;
+	int64_t		nheap = 0;
+	int			nbest = 0;
+	int			k = p->k;
+	int64_t		compared = 0;
+
+	vp_heap_push(heap, &nheap, (VpProbeItem) {0.0, 0});
+	while (nheap > 0)
+	{
+		VpProbeItem it = vp_heap_pop(heap, &nheap);
+		const KdVpNode *nd = &tree->nodes[it.node];
+
+		/* best[] keeps the nbest least distances, the greatest last */
+		if (nbest == k && it.bound > best[k - 1])
+			break;
+		if (nd->vp < 0)
+		{
+			for (int64_t r = nd->start; r < nd->start + nd->count; r++)
+			{
+				double		d = kde_vector_distance(p->metric, q,
+													set->coords + tree->order[r] * set->stride,
+													set->dim);
+				int			i;
+
+				compared++;
+				if (nbest == k && d >= best[k - 1])
+					continue;
+				i = nbest < k ? nbest++ : k - 1;
+				while (i > 0 && best[i - 1] > d)
+				{
+					best[i] = best[i - 1];
+					i--;
+				}
+				best[i] = d;
+			}
+		}
+		else
+		{
+			double		dq = kde_vector_distance(p->metric, q,
+												 set->coords + nd->vp * set->stride,
+												 set->dim);
+
+			compared++;
+			vp_heap_push(heap, &nheap,
+						 (VpProbeItem) {fmax(it.bound, kde_vp_bound(dq, nd->mu_in, 0)),
+										nd->inside});
+			vp_heap_push(heap, &nheap,
+						 (VpProbeItem) {fmax(it.bound, kde_vp_bound(dq, nd->mu_out, 1)),
+										nd->outside});
+		}
+	}
+	return (double) compared / (double) set->n;
+}
+
+/* kde_parallel_for's body: the probes [lo, hi). */
+static void
+vp_probe_range(void *arg, int64_t lo, int64_t hi)
+{
+	const VpProbe *p = arg;
+	VpProbeItem *heap = malloc(sizeof(VpProbeItem) * p->tree->nnodes);
+	double	   *best = malloc(sizeof(double) * p->k);
+
+	for (int64_t i = lo; i < hi; i++)
+		p->share[i] = heap && best ?
+			vp_probe_one(p, p->set->coords + (p->set->n * i / p->nprobe) * p->set->stride,
+						 heap, best) : -1.0;
+	free(heap);
+	free(best);
+}
+
 /*
  * The mean share of set's rows whose distance a best-first kNN search of
  * k rows compares (vantage points counted), over nprobe queries taken
- * evenly from the rows themselves; -1 when memory runs out.  tree is set's
- * (kde_vp_build), under metric.
+ * evenly from the rows themselves, on exec's threads; -1 when memory runs
+ * out or exec's interrupt asks to stop.  tree is set's (kde_vp_build),
+ * under metric.
  */
 double
 kde_vp_probe(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
-			 int k, int nprobe)
+			 int k, int nprobe, KdExec *exec)
 {
-	VpProbeItem *heap;
-	double	   *best;
+	VpProbe		p = {set, metric, tree, k, nprobe, NULL};
+	KdError		err;
 	double		total = 0.0;
 
 	if (set->n == 0 || tree->nnodes == 0 || nprobe < 1 || k < 1)
 		return 0.0;
-	heap = malloc(sizeof(VpProbeItem) * tree->nnodes);
-	best = malloc(sizeof(double) * k);
-	if (heap == NULL || best == NULL)
+	p.share = malloc(sizeof(double) * nprobe);
+	if (p.share == NULL ||
+		kde_parallel_for(exec, nprobe, 1, vp_probe_range, &p, &err) != KD_OK)
 	{
-		free(heap);
-		free(best);
+		free(p.share);
 		return -1.0;
 	}
-	for (int p = 0; p < nprobe; p++)
-	{
-		const double *q = set->coords + (set->n * p / nprobe) * set->stride;
-		int64_t		nheap = 0;
-		int			nbest = 0;
-		int64_t		compared = 0;
-
-		vp_heap_push(heap, &nheap, (VpProbeItem) {0.0, 0});
-		while (nheap > 0)
-		{
-			VpProbeItem it = vp_heap_pop(heap, &nheap);
-			const KdVpNode *nd = &tree->nodes[it.node];
-
-			/* best[] keeps the nbest least distances, the greatest last */
-			if (nbest == k && it.bound > best[k - 1])
-				break;
-			if (nd->vp < 0)
-			{
-				for (int64_t r = nd->start; r < nd->start + nd->count; r++)
-				{
-					double		d = kde_vector_distance(metric, q,
-														set->coords + tree->order[r] * set->stride,
-														set->dim);
-					int			i;
-
-					compared++;
-					if (nbest == k && d >= best[k - 1])
-						continue;
-					i = nbest < k ? nbest++ : k - 1;
-					while (i > 0 && best[i - 1] > d)
-					{
-						best[i] = best[i - 1];
-						i--;
-					}
-					best[i] = d;
-				}
-			}
-			else
-			{
-				double		dq = kde_vector_distance(metric, q,
-													 set->coords + nd->vp * set->stride,
-													 set->dim);
-
-				compared++;
-				vp_heap_push(heap, &nheap,
-							 (VpProbeItem) {fmax(it.bound, kde_vp_bound(dq, nd->mu_in, 0)),
-											nd->inside});
-				vp_heap_push(heap, &nheap,
-							 (VpProbeItem) {fmax(it.bound, kde_vp_bound(dq, nd->mu_out, 1)),
-											nd->outside});
-			}
-		}
-		total += (double) compared / (double) set->n;
-	}
-	free(heap);
-	free(best);
-	return total / nprobe;
+	for (int i = 0; i < nprobe && total >= 0.0; i++)
+		total = p.share[i] < 0.0 ? -1.0 : total + p.share[i];
+	free(p.share);
+	return total < 0.0 ? -1.0 : total / nprobe;
 }

@@ -425,8 +425,8 @@ extern KdStatus kde_gpu_flat_radius(const KdVectors *set, KdMetric metric,
 
 /*
  * kd_vptree.c: the vantage-point tree of vectors under a metric (L2, L1,
- * L-infinity; cosine is refused).  Node 0 is the root, nodes are in
- * preorder; an inner node's rows within mu_in of its vantage point row vp
+ * L-infinity; cosine is refused), built on exec's CPU threads.  Node 0 is
+ * the root, nodes are numbered level by level; an inner node's rows within mu_in of its vantage point row vp
  * are its inside child's, those from mu_out on its outside child's; a
  * leaf (vp -1) holds the rows order[start .. start + count).
  * kde_vp_bound lowers dq - mu_in (side 0) or mu_out - dq (side 1) past
@@ -452,11 +452,13 @@ typedef struct KdVpTree
 } KdVpTree;
 
 extern KdStatus kde_vp_build(const KdVectors *set, KdMetric metric,
-							 int leaf_rows, KdVpTree *tree, KdError *err);
+							 int leaf_rows, KdVpTree *tree, KdExec *exec,
+							 KdError *err);
 extern void kde_vp_free(KdVpTree *tree);
 extern double kde_vp_bound(double dq, double mu, int side);
 extern double kde_vp_probe(const KdVectors *set, KdMetric metric,
-						   const KdVpTree *tree, int k, int nprobe);
+						   const KdVpTree *tree, int k, int nprobe,
+						   KdExec *exec);
 
 /* kd_replicas.c: one kNN batch over copies of one tree on several GPUs */
 extern KdStatus kde_replicas_knn(KdGpuTree *const *copies, int ncopies,

@@ -4,7 +4,8 @@
  *	  their vantage-point tree built by the engine (kde_vp_build), and its
  *	  nodes and leaves written on consecutive pages.
  *
- * The pages go through shared buffers in block order, the metapage first,
+ * The tree is built, and probed, on kdgpu.cpu_threads threads.  The pages
+ * go through shared buffers in block order, the metapage first,
  * then the node pages, the leaf pages and the null chain, each block's
  * number known before it is written; log_newpage_range then logs them all,
  * as GiST's sorted build does.  Every vector must be finite and of the
@@ -287,11 +288,13 @@ kdvam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	{
 		KdVectors	set = {bs.n, bs.dim, bs.dim, bs.coords, NULL};
 		KdError		err;
+		KdExec		exec;
 		int			per_page = KDVAM_PAGE_SPACE / KDVAM_ROW_SIZE(bs.dim);
 
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDVAM_PHASE_TREE);
+		kdg_exec_prepare(&exec);
 		kdg_check_status(kde_vp_build(&set, (KdMetric) meta.metric,
-									  Max(per_page, 2), &tree, &err),
+									  Max(per_page, 2), &tree, &exec, &err),
 						 &err, NULL, "vantage-point tree build");
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDVAM_PHASE_WRITE);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n);
@@ -299,8 +302,13 @@ kdvam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		kdvam_layout(&tree, bs.dim, &lay);
 		PG_TRY();
 		{
-			meta.probe_share = Max(kde_vp_probe(&set, (KdMetric) meta.metric, &tree,
-												KDVAM_PROBE_K, KDVAM_PROBES), 0.0);
+			meta.probe_share = kde_vp_probe(&set, (KdMetric) meta.metric, &tree,
+											KDVAM_PROBE_K, KDVAM_PROBES, &exec);
+			if (meta.probe_share < 0.0)
+			{
+				CHECK_FOR_INTERRUPTS();
+				meta.probe_share = 1.0;
+			}
 			kdvam_write_nodes(index, &tree, &lay, &bs);
 			kdvam_write_leaves(index, &tree, &lay, &bs);
 		}

@@ -28,17 +28,21 @@ vp_case(FlatKind kind, int64_t n, int dim, KdMetric metric, int leaf_rows)
 	char	   *seen = calloc(n + 1, 1);
 	KdVectors	set = {n, dim, dim, pts, NULL};
 	KdVpTree	tree;
+	KdVpTree	again;
+	KdExec		exec;
 	KdError		err;
 	KdStatus	st;
 	bool		shape_ok = true;
 	bool		bound_ok = true;
 
+	kde_exec_init(&exec);
+	exec.threads = 3;
 	flat_generate(kind, n + 8, dim, 31 + (uint64_t) n * 7 + dim, pts);
 	/* half the queries are rows of the set */
 	for (int q = 0; q < 4 && n > 0; q++)
 		memcpy(qs + q * dim, pts + ((q * 37) % n) * dim, sizeof(double) * dim);
 	qs[4 * dim] += 100.0;
-	st = kde_vp_build(&set, metric, leaf_rows, &tree, &err);
+	st = kde_vp_build(&set, metric, leaf_rows, &tree, &exec, &err);
 	if (!check(st == KD_OK, "vp build %s n=%lld dim=%d metric %d leaf %d: %s",
 			   flat_kinds[kind], (long long) n, dim, metric, leaf_rows,
 			   err.message))
@@ -91,6 +95,17 @@ vp_case(FlatKind kind, int64_t n, int dim, KdMetric metric, int leaf_rows)
 	}
 	check(shape_ok, "vp tree %s n=%lld dim=%d metric %d leaf %d: shape",
 		  flat_kinds[kind], (long long) n, dim, metric, leaf_rows);
+	/* one thread builds the same tree as three */
+	if (check(kde_vp_build(&set, metric, leaf_rows, &again, NULL, &err) == KD_OK,
+			  "vp build on one thread: %s", err.message))
+	{
+		check(again.nnodes == tree.nnodes &&
+			  (n == 0 || (memcmp(again.order, tree.order, sizeof(int64_t) * n) == 0 &&
+						  memcmp(again.nodes, tree.nodes, sizeof(KdVpNode) * tree.nnodes) == 0)),
+			  "vp tree %s n=%lld dim=%d: the same on one thread and three",
+			  flat_kinds[kind], (long long) n, dim);
+		kde_vp_free(&again);
+	}
 	check(bound_ok, "vp tree %s n=%lld dim=%d metric %d leaf %d: bounds",
 		  flat_kinds[kind], (long long) n, dim, metric, leaf_rows);
 	kde_vp_free(&tree);
@@ -108,17 +123,17 @@ vp_errors(void)
 	KdVpTree	tree;
 	KdError		err;
 
-	check(kde_vp_build(&set, KD_METRIC_COSINE, 4, &tree, &err) == KD_ERR_ARG &&
+	check(kde_vp_build(&set, KD_METRIC_COSINE, 4, &tree, NULL, &err) == KD_ERR_ARG &&
 		  strstr(err.message, "cosine") != NULL,
 		  "vp build refuses cosine: %s", err.message);
-	check(kde_vp_build(&set, KD_METRIC_L2, 1, &tree, &err) == KD_ERR_ARG,
+	check(kde_vp_build(&set, KD_METRIC_L2, 1, &tree, NULL, &err) == KD_ERR_ARG,
 		  "vp build refuses leaves of 1 row");
 	v[3] = NAN;
-	check(kde_vp_build(&set, KD_METRIC_L2, 4, &tree, &err) == KD_ERR_NONFINITE &&
+	check(kde_vp_build(&set, KD_METRIC_L2, 4, &tree, NULL, &err) == KD_ERR_NONFINITE &&
 		  err.item == 1, "vp build refuses NaN: %s", err.message);
 	v[3] = 4;
 	set.dim = 0;
-	check(kde_vp_build(&set, KD_METRIC_L2, 4, &tree, &err) == KD_ERR_ARG,
+	check(kde_vp_build(&set, KD_METRIC_L2, 4, &tree, NULL, &err) == KD_ERR_ARG,
 		  "vp build refuses dimension 0");
 	check(kde_vp_bound(INFINITY, 1.0, 0) == 0.0 &&
 		  kde_vp_bound(INFINITY, INFINITY, 1) == 0.0 &&
@@ -139,11 +154,14 @@ vp_probe_case(FlatKind kind, int dim, double lo, double hi)
 	KdVpTree	tree;
 	KdError		err;
 	double		share = -2.0;
+	KdExec		exec;
 
 	flat_generate(kind, n, dim, 5, pts);
-	if (kde_vp_build(&set, KD_METRIC_L2, 16, &tree, &err) == KD_OK)
+	kde_exec_init(&exec);
+	exec.threads = 2;
+	if (kde_vp_build(&set, KD_METRIC_L2, 16, &tree, &exec, &err) == KD_OK)
 	{
-		share = kde_vp_probe(&set, KD_METRIC_L2, &tree, 10, 16);
+		share = kde_vp_probe(&set, KD_METRIC_L2, &tree, 10, 16, &exec);
 		kde_vp_free(&tree);
 	}
 	check(share >= lo && share <= hi, "vp probe %s dim %d: share %g in [%g, %g]",
