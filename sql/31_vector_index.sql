@@ -70,6 +70,12 @@ UPDATE vi_lines SET v = CASE WHEN id % 16 = 0 THEN NULL ELSE '{}'::float8[] END 
 CREATE INDEX vi_lines_v ON vi_lines USING kdvec (v kd_vector_ops);
 CREATE INDEX vi_lines_l1 ON vi_lines USING kdvec (v kd_vector_l1_ops);
 
+-- coordinates so small that their squares underflow
+CREATE TABLE vi_tiny (id int PRIMARY KEY, v float8[]);
+INSERT INTO vi_tiny SELECT i, ARRAY(SELECT round(random() * 40) * 1e-160 FROM generate_series(1, 4) j WHERE i > 0)
+FROM generate_series(1, 600) i;
+CREATE INDEX vi_tiny_v ON vi_tiny USING kdvec (v);
+
 -- 600 coordinates: a page holds one row, a leaf two pages
 CREATE TABLE vi_wide (id int PRIMARY KEY, v float8[]);
 INSERT INTO vi_wide SELECT i, ARRAY(SELECT round(random() * 4) FROM generate_series(1, 600) j WHERE i > 0)
@@ -86,6 +92,8 @@ SELECT opcname, amvalidate(c.oid) FROM pg_opclass c JOIN pg_am a ON a.oid = c.op
 EXPLAIN (COSTS OFF) SELECT id FROM vi_lines ORDER BY v <-> (SELECT v FROM vi_lines WHERE id = 7) LIMIT 10;
 EXPLAIN (COSTS OFF) SELECT id FROM vi_lines ORDER BY v <+> '{1,2,3}' LIMIT 10;
 EXPLAIN (COSTS OFF) SELECT id FROM vi_lines ORDER BY v <=> '{1,2,3}' LIMIT 10;
+-- two distances to order by: no kdvec scan, which orders by one
+EXPLAIN (COSTS OFF) SELECT id FROM vi_lines ORDER BY v <-> '{1,2,3}', v <-> '{3,2,1}' LIMIT 10;
 -- uniform vectors in 32 dimensions leave the tree nothing to prune: the
 -- build says so, and the planner takes the sequential scan
 CREATE TABLE vi_uni AS SELECT i AS id, ARRAY(SELECT random() FROM generate_series(1, 32) j WHERE i > 0) v
@@ -100,7 +108,8 @@ SET enable_bitmapscan = off;
 SELECT vi_failures('vi_int', 8, 3, 'l2') AS int_l2,
        vi_failures('vi_lines', 24, 60, 'l2') AS lines_l2,
        vi_failures('vi_lines', 24, 60, 'l1') AS lines_l1,
-       vi_failures('vi_wide', 600, 8, 'l2') AS wide_l2;
+       vi_failures('vi_wide', 600, 8, 'l2') AS wide_l2,
+       vi_failures('vi_tiny', 4, 8e-159, 'l2') AS tiny_l2;
 -- every row, NULL distances last
 SELECT vi_same('vi_int', '{1,0,1,0,1,0,1,0}', 5000, 'l2') AS int_all,
        vi_same('vi_wide', (SELECT v FROM vi_wide WHERE id = 3), 5000, 'l2') AS wide_all;

@@ -31,10 +31,12 @@
 #include "kd_metric.h"
 
 /*
- * Relative margin of the bounds: each distance is a rounded sum of at
- * most KD_FLAT_MAX_DIM terms, off by far less than this share of it.
+ * Margins of the bounds: each distance is a rounded sum of at most
+ * KD_FLAT_MAX_DIM terms, off by far less than VP_BOUND_REL of it, or, where
+ * squares underflow, by far less than VP_BOUND_ABS.
  */
 #define VP_BOUND_REL 1e-10
+#define VP_BOUND_ABS 1e-150
 
 /* What the threads of a build share. */
 typedef struct VpBuild
@@ -323,15 +325,16 @@ kde_vp_free(KdVpTree *tree)
  * A lower bound of the distance from a query to every row of a node's
  * child, the query dq from the node's vantage point: side 0 the inside
  * child (rows within mu = mu_in), 1 the outside (rows from mu = mu_out
- * on).  Lowered by a margin past the rounding of the three distances, and
- * 0 where they overflow, so that no row is ever nearer than its bound.
+ * on).  Lowered by a margin past the rounding (and underflow) of the
+ * three distances, and 0 where they overflow, so that no row is ever
+ * nearer than its bound.
  */
 double
 kde_vp_bound(double dq, double mu, int side)
 {
 	double		b = side == 0 ? dq - mu : mu - dq;
 
-	b -= (dq + mu) * VP_BOUND_REL;
+	b -= (dq + mu) * VP_BOUND_REL + VP_BOUND_ABS;
 	return b > 0.0 ? b : 0.0;
 }
 

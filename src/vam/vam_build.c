@@ -278,10 +278,15 @@ kdvam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   kdvam_build_callback, &bs, NULL);
 
+	/*
+	 * block 0 first, so that the tree follows it; not kept locked, which
+	 * would hold off cancels through the build (no one else sees the index)
+	 */
 	metabuf = kdvam_extend(index);
 	Assert(BufferGetBlockNumber(metabuf) == KDVAM_METAPAGE_BLKNO);
 	kdvam_init_metapage(BufferGetPage(metabuf), kdvam_index_metric(index));
 	meta = *KdvamPageGetMeta(BufferGetPage(metabuf));
+	kdvam_build_done(metabuf);
 	meta.dim = bs.dim;
 	next = KDVAM_METAPAGE_BLKNO + 1;
 	if (bs.n > 0)
@@ -296,12 +301,12 @@ kdvam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		kdg_check_status(kde_vp_build(&set, (KdMetric) meta.metric,
 									  Max(per_page, 2), &tree, &exec, &err),
 						 &err, NULL, "vantage-point tree build");
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDVAM_PHASE_WRITE);
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n);
-		lay.rows_per_page = per_page;
-		kdvam_layout(&tree, bs.dim, &lay);
 		PG_TRY();
 		{
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, KDVAM_PHASE_WRITE);
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n);
+			lay.rows_per_page = per_page;
+			kdvam_layout(&tree, bs.dim, &lay);
 			meta.probe_share = kde_vp_probe(&set, (KdMetric) meta.metric, &tree,
 											KDVAM_PROBE_K, KDVAM_PROBES, &exec);
 			if (meta.probe_share < 0.0)
@@ -323,6 +328,8 @@ kdvam_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		next = RelationGetNumberOfBlocks(index);
 	}
 	kdvam_write_nulls(index, &bs, next, &meta);
+	metabuf = ReadBuffer(index, KDVAM_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	*KdvamPageGetMeta(BufferGetPage(metabuf)) = meta;
 	kdvam_build_done(metabuf);
 

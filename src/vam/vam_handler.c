@@ -78,7 +78,7 @@ kdvam_options(Datum reloptions, bool validate)
 }
 
 /*
- * amcostestimate: only an ordered scan uses the index.  Its search
+ * amcostestimate: only an ordered scan by one distance uses the index.  Its search
  * compares the share of the tree's rows its build's probe found
  * (probe_share) and every pending row, reading their pages at random,
  * before it returns its first row, so that is its startup cost; a scan
@@ -102,7 +102,8 @@ kdvam_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	*indexSelectivity = 1.0;
 	*indexCorrelation = 0.0;
-	if (path->indexorderbys == NIL)
+	/* a scan orders by one distance; it cannot break its ties by another */
+	if (list_length(path->indexorderbys) != 1 || path->indexinfo->hypothetical)
 	{
 		*indexStartupCost = get_float8_infinity();
 		*indexTotalCost = get_float8_infinity();
@@ -124,7 +125,10 @@ kdvam_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	*indexPages = pages;
 }
 
-/* amvalidate: an opclass of float8[] whose operators are kdvec's orderings */
+/*
+ * amvalidate: an opclass of float8[] whose family has one operator, one of
+ * kdvec's orderings (the tree is built for that one metric)
+ */
 static bool
 kdvam_validate(Oid opclassoid)
 {
@@ -161,6 +165,14 @@ kdvam_validate(Oid opclassoid)
 							format_operator(op->amopopr), op->amopstrategy)));
 			ok = false;
 		}
+	}
+	if (ops->n_members > 1)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("kdvec operator family of \"%s\" orders by %d distances, not one",
+						NameStr(form->opcname), ops->n_members)));
+		ok = false;
 	}
 	ReleaseCatCacheList(ops);
 	ReleaseSysCache(tup);

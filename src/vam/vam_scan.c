@@ -21,6 +21,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "vam.h"
@@ -173,6 +174,14 @@ kdvam_scan_start(IndexScanDesc scan)
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	so->meta = *KdvamPageGetMeta(BufferGetPage(metabuf));
 	kdvam_check_meta(index, &so->meta);
+	if (scan->numberOfOrderBys > 1 ||
+		(scan->numberOfOrderBys == 1 &&
+		 scan->orderByData[0].sk_strategy != (so->meta.metric == KD_METRIC_L1 ?
+											  KDVAM_STRATEGY_L1 : KDVAM_STRATEGY_L2)))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index \"%s\" orders by its operator class's one distance only",
+						RelationGetRelationName(index))));
 	if (scan->numberOfOrderBys > 0 &&
 		!(scan->orderByData[0].sk_flags & SK_ISNULL))
 	{
@@ -191,6 +200,8 @@ kdvam_scan_start(IndexScanDesc scan)
 			so->query = MemoryContextAlloc(so->cxt, sizeof(double) * qdim);
 			memcpy(so->query, ARR_DATA_PTR(arr), sizeof(double) * qdim);
 		}
+		if ((Pointer) arr != DatumGetPointer(scan->orderByData[0].sk_argument))
+			pfree(arr);
 	}
 	so->node = MemoryContextAlloc(so->cxt, KDVAM_NODE_SIZE(Max(so->meta.dim, 1)));
 	if (so->meta.root != KDVAM_NO_CHILD)
