@@ -16,8 +16,8 @@
 #include "vam.h"
 
 /*
- * Count the live rows of every page that holds rows, and with callback,
- * mark those it names dead first.
+ * Count the live rows of every page that holds rows, marking dead first
+ * those callback names.
  */
 static void
 kdvam_vacuum_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
@@ -46,7 +46,7 @@ kdvam_vacuum_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		vacuum_delay_point();
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
 								 info->strategy);
-		LockBuffer(buf, callback ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
 		flags = PageIsNew(page) ? 0 : KdvamPageGetOpaque(page)->flags;
 		if (!(flags & (KDVAM_LEAF | KDVAM_PENDING | KDVAM_NULLS)))
@@ -66,7 +66,7 @@ kdvam_vacuum_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			if (ref == KDVAM_DEAD_REF)
 				continue;
 			kdg_ref_to_tid(ref, &tid);
-			if (callback && callback(&tid, callback_state))
+			if (callback(&tid, callback_state))
 			{
 				dead[i] = any = true;
 				stats->tuples_removed += 1;
@@ -91,12 +91,8 @@ kdvam_vacuum_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	stats->num_pages = nblocks;
 
 	/* wait out the scans that return rows without the heap's check */
-	if (callback)
-	{
-		LockBufferForCleanup(metabuf);
-		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-	}
-	ReleaseBuffer(metabuf);
+	LockBufferForCleanup(metabuf);
+	UnlockReleaseBuffer(metabuf);
 }
 
 /* ambulkdelete */
@@ -111,13 +107,27 @@ kdvam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	return stats;
 }
 
-/* amvacuumcleanup: the count of live rows, when no bulkdelete made it */
+/*
+ * amvacuumcleanup: when no bulkdelete counted the rows, the metapage's
+ * counts as an estimate (dead rows included), so that a VACUUM with
+ * nothing to remove does not read the whole index
+ */
 IndexBulkDeleteResult *
 kdvam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
+	Buffer		metabuf;
+	KdvamMetaPageData *meta;
+
 	if (info->analyze_only || stats != NULL)
 		return stats;
 	stats = palloc0(sizeof(IndexBulkDeleteResult));
-	kdvam_vacuum_pages(info, stats, NULL, NULL);
+	metabuf = ReadBuffer(info->index, KDVAM_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = KdvamPageGetMeta(BufferGetPage(metabuf));
+	kdvam_check_meta(info->index, meta);
+	stats->num_index_tuples = (double) (meta->ntree + meta->npending + meta->nnull);
+	UnlockReleaseBuffer(metabuf);
+	stats->estimated_count = true;
+	stats->num_pages = RelationGetNumberOfBlocks(info->index);
 	return stats;
 }
