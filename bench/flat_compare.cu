@@ -27,9 +27,11 @@
  *           threads: the vectors added and the queries searched, timed
  *           once (it is the slowest by far), on the same float vectors.
  *
- * It reports the time of each, their ratio, and how many queries each
+ * It reports the time of each, their ratio, how many queries each
  * float32 answer gets wrong (a different set of k refs than the exact
- * one).  Without a CUDA device it prints "skipped: ..." and exits 0.  Each
+ * one), which form of kdgpu's search ran (its last_run note) with the
+ * queries its filter left to the exact tiles, and how many of the first
+ * CPU_CHECKED queries' answers differ from the engine's CPU path's.  Without a CUDA device it prints "skipped: ..." and exits 0.  Each
  * result is a table line and a RESULT {...} line.
  */
 #include <algorithm>
@@ -38,6 +40,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include <unistd.h>
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -56,6 +60,35 @@ extern "C"
 
 #define PEER_K_MAX 16
 #define PEER_THREADS 256
+
+/* queries whose GPU answers are checked against the CPU's */
+#define CPU_CHECKED 100
+
+/*
+ * How many of the first CPU_CHECKED queries' GPU answers (got) differ from
+ * the engine's CPU path's, bit for bit.
+ */
+static int64_t
+cpu_mismatches(const KdVectors *set, bool cosine, const double *queries,
+			   int64_t nq, int k, const KdNeighbor *got)
+{
+	int64_t		m = nq < CPU_CHECKED ? nq : CPU_CHECKED;
+	std::vector<KdNeighbor> want((size_t) m * k);
+	std::vector<int32_t> cnt(m);
+	KdExec		exec;
+	KdError		err;
+	int64_t		differ = 0;
+
+	kde_exec_init(&exec);
+	exec.device = KD_DEVICE_CPU;
+	exec.threads = (int) sysconf(_SC_NPROCESSORS_ONLN);
+	if (kde_flat_knn_cpu(set, cosine ? KD_METRIC_COSINE : KD_METRIC_L2, queries,
+						 m, k, NULL, want.data(), cnt.data(), &exec, &err) != KD_OK)
+		return m;
+	for (int64_t q = 0; q < m; q++)
+		differ += memcmp(got + q * k, want.data() + q * k, sizeof(KdNeighbor) * k) != 0;
+	return differ;
+}
 
 /* The queries' k least of dist2 = pn + qn - 2 dot, one block a query. */
 __global__ void
@@ -296,8 +329,10 @@ main(int argc, char **argv)
 						tb;
 			KdVectors	set;
 			KdExec		exec;
+			KdGpuTimes	times = {0};
 			KdError		err;
 			int64_t		wrong = 0;
+			int64_t		mismatched;
 
 			make_vectors(clustered, n + nq, dim, d, f);
 			/* cosine: the peer ranks the vectors normalized, by L2 */
@@ -315,6 +350,7 @@ main(int argc, char **argv)
 			set = {n, dim, dim, d.data(), refs.data()};
 			kde_exec_init(&exec);
 			exec.device = KD_DEVICE_GPU;
+			exec.times = &times;
 			for (int r = 0; r <= reps; r++)
 			{
 				double		t0 = bench_now();
@@ -338,6 +374,7 @@ main(int argc, char **argv)
 					tb.push_back(bench_now() - t0);
 			}
 			wrong = wrong_answers(a.data(), b.data(), nq, k);
+			mismatched = cpu_mismatches(&set, cosine, d.data() + n * dim, nq, k, a.data());
 #ifdef KD_WITH_FAISS
 			if (faiss)
 			{
@@ -364,6 +401,11 @@ main(int argc, char **argv)
 				printf("%-9s %-6s d=%-4d kdgpu float8 exact %9.1f ms  cuBLAS float32 %9.1f ms  ratio %.2f  float32 wrong on %lld of %lld queries\n",
 					   clustered ? "clustered" : "uniform", cosine ? "cosine" : "l2", dim, ma * 1e3,
 					   mb * 1e3, ma / mb, (long long) wrong, (long long) nq);
+				printf("          kdgpu: %s; %lld of %lld queries through the matrix filter searched again exactly; %lld of the first %d differ from the CPU's\n",
+					   exec.note[0] ? exec.note : "exact tiles",
+					   (long long) (times.flat_rechecked / (reps + 1)),
+					   (long long) (times.flat_filtered / (reps + 1)),
+					   (long long) mismatched, CPU_CHECKED);
 				printf("RESULT {\"op\":\"flat_knn\",\"metric\":\"%s\",\"data\":\"%s\",\"n\":%lld,\"queries\":%lld,\"dim\":%d,\"k\":%d,\"kdgpu_ms\":%.3f,\"cublas_ms\":%.3f,\"float32_wrong\":%lld,\"gpu\":\"%s\"}\n",
 					   cosine ? "cosine" : "l2", clustered ? "clustered" : "uniform", (long long) n,
 					   (long long) nq, dim, k, ma * 1e3, mb * 1e3,

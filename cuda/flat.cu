@@ -25,8 +25,7 @@
  */
 #include <string.h>
 
-#include "common.cuh"
-#include "../src/engine/kd_metric.h"
+#include "flat.cuh"
 
 #define FLAT_BQ 64				/* queries of a block */
 #define FLAT_BP 64				/* vectors of a tile */
@@ -37,31 +36,6 @@
 #define FLAT_KNN 0				/* offer it to the query's heap */
 #define FLAT_COUNT 1			/* count it when within the radius */
 #define FLAT_FILL 2				/* write it out when within the radius */
-
-/* What the kernels read. */
-typedef struct FlatDev
-{
-	const double *pts;			/* n * dim */
-	const uint64_t *refs;
-	int64_t		n;
-	int			dim;
-	const double *qs;			/* nq * dim */
-	int64_t		nq;
-	/* kNN */
-	int			k;
-	const uint64_t *skip;		/* nq refs not to take, or NULL */
-	KdNeighbor *res;			/* nq * k: heaps, then sorted lists */
-	int32_t    *count;			/* nq: the neighbours each found */
-	/* radius */
-	const double *radii;		/* nradii: 1 or nq */
-	int64_t		nradii;
-	int64_t    *offsets;		/* nq + 1: counts at q + 1, then offsets */
-	int64_t    *cursor;			/* nq: where each query's next hit goes */
-	KdNeighbor *hits;
-	/* cosine: the squared norms (kde_metric_norm2), or NULL */
-	double	   *pnorm;			/* n */
-	double	   *qnorm;			/* nq */
-} FlatDev;
 
 /* The squared norms of n vectors of dim at v into out. */
 __global__ void
@@ -295,6 +269,116 @@ flat_upload(const KdVectors *set, KdMetric metric, const double *queries,
 	return st;
 }
 
+/* Copy queries idx[0..m) of d (and their skips) into qs and skip. */
+__global__ void
+flat_gather(FlatDev d, const int64_t *idx, int64_t m, double *qs,
+			uint64_t *skip)
+{
+	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= m)
+		return;
+	for (int c = 0; c < d.dim; c++)
+		qs[i * d.dim + c] = d.qs[idx[i] * d.dim + c];
+	if (skip)
+		skip[i] = d.skip[idx[i]];
+}
+
+/* Put sub's answers for queries idx[0..m) back in d's places. */
+__global__ void
+flat_scatter(FlatDev d, FlatDev sub, const int64_t *idx, int64_t m)
+{
+	int64_t		i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i >= m)
+		return;
+	for (int j = 0; j < sub.count[i]; j++)
+		d.res[idx[i] * d.k + j] = sub.res[i * d.k + j];
+	d.count[idx[i]] = sub.count[i];
+}
+
+/*
+ * The exact tiles' kNN, for every query of d when idx is NULL, else for
+ * queries idx[0..m) only (gathered into a call of their own and put back).
+ */
+static KdStatus
+flat_exact_knn(int metric, const FlatDev *d, const int64_t *idx, int64_t m,
+			   KdcAllocs *a, const KdExec *exec, KdError *err)
+{
+	FlatDev		sub = *d;
+	int64_t    *d_idx = NULL;
+	int64_t		slice = 256;
+	KdStatus	st;
+	cudaError_t e;
+
+	if (idx != NULL)
+	{
+		sub.nq = m;
+		if ((st = kdc_alloc(a, (void **) &d_idx, sizeof(int64_t) * m, "rechecks", err)) != KD_OK ||
+			(st = kdc_alloc(a, (void **) &sub.qs, sizeof(double) * d->dim * m, "rechecks", err)) != KD_OK ||
+			(d->skip && (st = kdc_alloc(a, (void **) &sub.skip, sizeof(uint64_t) * m, "rechecks", err)) != KD_OK) ||
+			(st = kdc_alloc(a, (void **) &sub.res, sizeof(KdNeighbor) * d->k * m, "rechecks", err)) != KD_OK ||
+			(st = kdc_alloc(a, (void **) &sub.count, sizeof(int32_t) * m, "rechecks", err)) != KD_OK)
+			return st;
+		if ((e = cudaMemcpy(d_idx, idx, sizeof(int64_t) * m, cudaMemcpyHostToDevice)) != cudaSuccess)
+			return kdc_cuda_error(err, e, "copying rechecks to the device");
+		flat_gather <<< kdc_blocks(m), KDC_BLOCK >>> (*d, d_idx, m,
+													  (double *) sub.qs,
+													  (uint64_t *) sub.skip);
+	}
+	st = kdc_run_paced(exec, d->n, &slice, "flat kNN", err,
+					   [&](int64_t start, int64_t n) {
+						   flat_launch<FLAT_KNN>(metric, sub, start, n);
+					   });
+	if (st == KD_OK && idx != NULL)
+	{
+		flat_scatter <<< kdc_blocks(m), KDC_BLOCK >>> (*d, sub, d_idx, m);
+		if ((e = cudaGetLastError()) != cudaSuccess)
+			st = kdc_cuda_error(err, e, "placing rechecked answers");
+	}
+	return st;
+}
+
+/*
+ * The matrix-form filter's kNN (flat_filter.cu), and the exact tiles' for
+ * the queries it leaves undecided.
+ */
+static KdStatus
+flat_filtered_knn(const FlatDev *d, KdcAllocs *a, const KdExec *exec,
+				  KdError *err)
+{
+	uint8_t    *recheck = (uint8_t *) malloc(d->nq);
+	int64_t    *idx = NULL;
+	int64_t		m = 0;
+	KdStatus	st;
+
+	if (recheck == NULL)
+		return kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	st = kdc_flat_filter_knn(d, recheck, &m, a, exec, err);
+	if (st == KD_OK && m > 0)
+	{
+		idx = (int64_t *) malloc(sizeof(int64_t) * m);
+		if (idx == NULL)
+			st = kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+		else
+		{
+			m = 0;
+			for (int64_t q = 0; q < d->nq; q++)
+				if (recheck[q])
+					idx[m++] = q;
+			st = flat_exact_knn(KD_METRIC_L2, d, idx, m, a, exec, err);
+		}
+	}
+	if (st == KD_OK && exec->times)
+	{
+		exec->times->flat_filtered += d->nq;
+		exec->times->flat_rechecked += m;
+	}
+	free(idx);
+	free(recheck);
+	return st;
+}
+
 /* See kd_gpu_abi.h: kde_flat_knn on the selected device. */
 KdStatus
 kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
@@ -303,8 +387,9 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 {
 	KdcAllocs	a = {0};
 	FlatDev		d;
-	int64_t		slice = 256;
 	int			cnt = set->n < k ? (int) set->n : k;
+	bool		filtered = kde_flat_filtered(metric, set->dim);
+	size_t		extra = (sizeof(KdNeighbor) * k + sizeof(int32_t)) * (size_t) nq;
 	KdStatus	st;
 	cudaError_t e;
 
@@ -317,17 +402,16 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 		return kde_flat_check(set->coords, set->n, set->dim, set->stride,
 							  metric, "vector", err);
 	}
-	if ((st = flat_upload(set, metric, queries, nq, skip,
-						  (sizeof(KdNeighbor) * k + sizeof(int32_t)) * (size_t) nq,
+	if (filtered)
+		extra += kdc_flat_filter_bytes(set->n, nq, set->dim, k);
+	if ((st = flat_upload(set, metric, queries, nq, skip, extra,
 						  &d, &a, exec, err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.res, sizeof(KdNeighbor) * k * nq, "results", err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.count, sizeof(int32_t) * nq, "counts", err)) != KD_OK)
 		goto done;
 	d.k = k;
-	st = kdc_run_paced(exec, set->n, &slice, "flat kNN", err,
-					   [&](int64_t start, int64_t n) {
-						   flat_launch<FLAT_KNN>(metric, d, start, n);
-					   });
+	st = filtered ? flat_filtered_knn(&d, &a, exec, err) :
+		flat_exact_knn(metric, &d, NULL, 0, &a, exec, err);
 	if (st == KD_OK)
 		st = kdc_results_to_host(d.res, nq, k, cnt, out, exec, err);
 	if (st == KD_OK &&

@@ -2,7 +2,10 @@
  * kd_flat.c
  *	  Exact kNN and radius searches of vectors of any dimension under a
  *	  metric (kd_metric.h): every query compared with every vector, on the
- *	  CPU threads, or on the GPU (cuda/flat.cu) when exec chooses it.
+ *	  CPU threads, or on the GPU (cuda/flat.cu) when exec chooses it; the
+ *	  GPU's L2 kNN from KD_FLAT_FILTER_MIN_DIM dimensions picks candidates
+ *	  by a matrix-form filter with proven error bounds and ranks them by
+ *	  the exact distances (cuda/flat_filter.cu), which last_run names.
  *
  * No tree prunes anything, so the answers are exact by construction: a
  * kNN query keeps the k least (distance, ref) pairs, ties by ref as
@@ -335,6 +338,9 @@ kde_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 	{
 		st = kde_gpu_flat_knn(set, metric, queries, nq, k, skip, out, count,
 							  exec, err);
+		if (st == KD_OK && kde_flat_filtered(metric, set->dim))
+			snprintf(exec->note, sizeof(exec->note),
+					 "float8 tensor-core filter, exact re-rank");
 		if (st == KD_OK || !kde_gpu_fallback(exec, st, err))
 			return st;
 	}

@@ -26,7 +26,7 @@ extern "C"
 {
 #endif
 
-#define KDGPU_CUDA_ABI_VERSION 6
+#define KDGPU_CUDA_ABI_VERSION 7
 
 typedef struct KdCudaApi
 {

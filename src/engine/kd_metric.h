@@ -110,6 +110,21 @@ kde_metric_finish(int metric, const KdMetricSum *sum)
 }
 
 /*
+ * Whether the GPU's flat kNN under metric in dim dimensions picks its
+ * candidates through the float8 matrix-form filter (cuda/flat_filter.cu)
+ * before the exact distances decide: L2 from KD_FLAT_FILTER_MIN_DIM
+ * dimensions, where the exact tiles' three float8 operations a term cost
+ * more than the tensor cores' one and the re-rank together.
+ */
+#define KD_FLAT_FILTER_MIN_DIM 32
+
+KD_SHARED int
+kde_flat_filtered(int metric, int dim)
+{
+	return metric == 0 && dim >= KD_FLAT_FILTER_MIN_DIM;
+}
+
+/*
  * KD_OK, or the error for a dimension out of range, a NaN or infinite
  * coordinate, or (cosine) a vector with no usable norm, among n vectors
  * of dim coordinates stride apart; what names them ("vector", "query") in

@@ -120,10 +120,16 @@ typedef enum KdDevice
 
 typedef int (*KdInterruptFn) (void *arg);
 
-/* Where a GPU call's time went, added up when KdExec.times is set. */
+/*
+ * Where a GPU call's time went and how its flat kNN ran, added up when
+ * KdExec.times is set (in the calling process: the GPU service returns
+ * kernel_ms only).
+ */
 typedef struct KdGpuTimes
 {
 	double		kernel_ms;		/* the query kernels, by CUDA events */
+	int64_t		flat_filtered;	/* flat kNN queries through the matrix filter */
+	int64_t		flat_rechecked; /* of those, searched again by exact tiles */
 } KdGpuTimes;
 
 /* How to run a piece of work, and (on return) how it was run. */

@@ -3,7 +3,8 @@
  *	  The engine's flat kNN and radius searches of vectors (kde_flat_knn,
  *	  kde_flat_radius) against a brute-force oracle written here, for
  *	  every metric, on the CPU's threads and the GPU; bad arguments; and,
- *	  with a GPU, large sets against the CPU.
+ *	  with a GPU, large sets and the L2 matrix-form filter's hard sets
+ *	  against the CPU.
  *
  * The oracle computes each distance with its own loop (the metric's
  * definition, term by term in dimension order, as kd_metric.h documents),
@@ -427,6 +428,91 @@ flat_large(int64_t n, int64_t nq, int dim, int k)
 	free(cb);
 }
 
+/*
+ * One set through the GPU's matrix-form filter (cuda/flat_filter.cu): the
+ * answers equal the CPU's bit for bit, and the filter decided every query
+ * (decides_all) or left at least one to the exact tiles.
+ */
+static void
+flat_filter_set(const char *what, const double *pts, int64_t n,
+				const double *qs, int64_t nq, int dim, int k,
+				bool decides_all)
+{
+	uint64_t   *refs = malloc(sizeof(uint64_t) * (size_t) n);
+	KdNeighbor *a = malloc(sizeof(KdNeighbor) * (size_t) (nq * k));
+	KdNeighbor *b = malloc(sizeof(KdNeighbor) * (size_t) (nq * k));
+	int32_t    *ca = malloc(sizeof(int32_t) * (size_t) nq);
+	int32_t    *cb = malloc(sizeof(int32_t) * (size_t) nq);
+	KdVectors	set = {n, dim, dim, pts, refs};
+	KdGpuTimes	times = {0};
+	KdExec		gpu,
+				cpu;
+	KdError		err;
+
+	for (int64_t i = 0; i < n; i++)
+		refs[i] = (uint64_t) ((i * 104729) % n);
+	test_way_exec(&gpu, 2);
+	test_way_exec(&cpu, 1);
+	gpu.times = &times;
+	check(kde_flat_knn(&set, KD_METRIC_L2, qs, nq, k, NULL, a, ca, &gpu, &err) == KD_OK &&
+		  gpu.used_gpu &&
+		  kde_flat_knn_cpu(&set, KD_METRIC_L2, qs, nq, k, NULL, b, cb, &cpu, &err) == KD_OK &&
+		  memcmp(a, b, sizeof(KdNeighbor) * (size_t) (nq * k)) == 0 &&
+		  memcmp(ca, cb, sizeof(int32_t) * (size_t) nq) == 0,
+		  "flat filter %s d=%d: gpu == cpu %s", what, dim, err.message);
+	check(times.flat_filtered == nq &&
+		  (decides_all ? times.flat_rechecked == 0 : times.flat_rechecked > 0),
+		  "flat filter %s d=%d: %lld of %lld queries rechecked", what, dim,
+		  (long long) times.flat_rechecked, (long long) times.flat_filtered);
+	free(refs);
+	free(a);
+	free(b);
+	free(ca);
+	free(cb);
+}
+
+/*
+ * The GPU's matrix-form filter on sets made to test its bounds: uniform
+ * and far from the origin (the shift must keep their digits, so the filter
+ * decides every query), and a far cluster whose vectors lie at distances
+ * from its query that differ by far less than the matrix form's error (so
+ * the bounds must send the query to the exact tiles).
+ */
+static void
+flat_filter_cases(void)
+{
+	int			dim = 64;
+	int64_t		n = 4000,
+				nq = 300;
+	double	   *pts = malloc(sizeof(double) * (size_t) ((n + nq) * dim));
+	Rng			rng = {12345};
+
+	flat_generate(FLAT_UNIFORM, n + nq, dim, 31, pts);
+	flat_filter_set("uniform", pts, n, pts + n * dim, nq, dim, 10, true);
+	flat_generate(FLAT_OFFSET, n + nq, dim, 32, pts);
+	flat_filter_set("offset", pts, n, pts + n * dim, nq, dim, 10, true);
+	/* 3,700 vectors near the origin, 300 on a shell of radius 1 +- 3e-8 */
+	for (int64_t i = 0; i < n; i++)
+	{
+		double	   *v = pts + i * dim;
+		double		norm = 0.0;
+
+		for (int j = 0; j < dim; j++)
+		{
+			v[j] = i < n - 300 ? rng_uniform(&rng) : rng_normal(&rng);
+			norm += v[j] * v[j];
+		}
+		if (i >= n - 300)
+			for (int j = 0; j < dim; j++)
+				v[j] = (j == 0 ? 1000.0 : 0.0) +
+					v[j] / sqrt(norm) * (1.0 + (double) (i - n + 300) * 1e-10);
+	}
+	for (int j = 0; j < dim; j++)
+		pts[n * dim + j] = j == 0 ? 1000.0 : 0.0;
+	flat_filter_set("near shell", pts, n, pts + n * dim, 1, dim, 10, false);
+	free(pts);
+}
+
 /* Every flat kNN test; large sets only with a GPU and large. */
 void
 test_flat(bool have_gpu, bool large)
@@ -442,6 +528,8 @@ test_flat(bool have_gpu, bool large)
 						  ks[(kind + di + si) % 3], have_gpu);
 	flat_case(FLAT_INTEGERS, 1000, 64, 1024, have_gpu);
 	flat_errors(have_gpu);
+	if (have_gpu)
+		flat_filter_cases();
 	if (have_gpu && large)
 	{
 		flat_large(20000, 3000, 64, 10);
