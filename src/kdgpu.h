@@ -44,7 +44,8 @@ typedef enum KdPointType
 {
 	KD_TYPE_NONE = 0,
 	KD_TYPE_POINT,				/* built-in point, 2-D, metric pg_hypot */
-	KD_TYPE_ARRAY,				/* float8[] of 1..KD_MAX_DIM, metric sqrt(d2) */
+	KD_TYPE_ARRAY,				/* float8[] or real[] of 1..KD_MAX_DIM, metric
+								 * sqrt(d2) */
 	KD_TYPE_GEOMETRY,			/* PostGIS geometry point: x, y [, z] [, m] */
 	KD_TYPE_GEOMETRY_2D,		/* geometry point read as x, y (2-D <->) */
 	KD_TYPE_GEOGRAPHY			/* geography point: unit vector, lon, lat */

@@ -117,8 +117,8 @@ kdg_query_table(FunctionCallInfo fcinfo, const KdArgs *args, const KdTable *t)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("column \"%s\" of table \"%s\" is of type %s but column \"%s\" of table \"%s\" is of type %s",
-						qsrc->colname, get_rel_name(qsrc->relid), kdg_point_type_name(qsrc->type),
-						src->colname, get_rel_name(src->relid), kdg_point_type_name(src->type))));
+						qsrc->colname, get_rel_name(qsrc->relid), kdg_source_type_name(qsrc),
+						src->colname, get_rel_name(src->relid), kdg_source_type_name(src))));
 	return qt;
 }
 

@@ -37,6 +37,7 @@ extern void kdg_sources_spi(KdSource *srcs, const Oid *oids, int n, Oid relid);
 extern void kdg_source_check_query(const KdSource *src, KdPointType qtype,
 								  Oid argtype, const char *arg);
 extern void kdg_source_check_dims(const KdSource *src, const KdSource *other);
+extern const char *kdg_source_type_name(const KdSource *src);
 extern double *kdg_source_coords(const KdSource *src);
 extern uint64 *kdg_source_tids(const KdSource *src);
 

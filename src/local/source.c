@@ -64,7 +64,10 @@ kdg_check_relkind(Relation rel)
 				 errhint("Use the REFRESH MATERIALIZED VIEW command.")));
 }
 
-/* The only point or float8[] column of rel, or an error with a hint. */
+/*
+ * The only point, float8[] or real[] column of rel (or PostGIS point
+ * column), or an error with a hint.
+ */
 static AttrNumber
 kdg_find_column(Relation rel)
 {
@@ -93,7 +96,7 @@ kdg_find_column(Relation rel)
 	if (found == InvalidAttrNumber)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("table \"%s\" has no column of type point, float8[], geometry or geography",
+				 errmsg("table \"%s\" has no column of type point, float8[], real[], geometry or geography",
 						RelationGetRelationName(rel)),
 				 errhint("Name the column: kd_knn('%s', 'column', ...).",
 						 RelationGetRelationName(rel))));
@@ -248,6 +251,19 @@ kdg_source_open_leaf(KdSource *src, Oid relid, const KdSource *head)
 }
 
 /*
+ * The SQL name of src's column type, for messages: its point type's, or
+ * real[] for a real[] column (read as float8[]).
+ */
+const char *
+kdg_source_type_name(const KdSource *src)
+{
+	if (src->type == KD_TYPE_ARRAY &&
+		getBaseType(get_atttype(src->relid, src->attnum)) == FLOAT4ARRAYOID)
+		return "real[]";
+	return kdg_point_type_name(src->type);
+}
+
+/*
  * Error unless query points of type qtype (given as argument arg of SQL
  * type argtype) fit the column.
  */
@@ -260,7 +276,7 @@ kdg_source_check_query(const KdSource *src, KdPointType qtype, Oid argtype,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("argument \"%s\" is of type %s but column \"%s\" of table \"%s\" is of type %s",
 						arg, format_type_be(argtype), src->colname,
-						get_rel_name(src->relid), kdg_point_type_name(src->type)),
+						get_rel_name(src->relid), kdg_source_type_name(src)),
 				 errhint("Give the query points as %s.", kdg_point_type_name(src->type))));
 }
 
@@ -360,9 +376,9 @@ kdg_source_append(KdSource *src, const double *coords, int dim,
 
 /*
  * Append one row's point, unless it is NULL or empty, with its key when the
- * source has a key column (a NULL key is an error).  A float8[] may have
- * up to KD_FLAT_MAX_DIM coordinates: the kNN functions search such rows
- * flat, the others refuse them (search.c).
+ * source has a key column (a NULL key is an error).  A float8[] or real[]
+ * (converted to float8) may have up to KD_FLAT_MAX_DIM coordinates: the
+ * kNN functions search such rows flat, the others refuse them (search.c).
  */
 void
 kdg_source_add(KdSource *src, Datum value, bool isnull, ItemPointer tid,

@@ -1,16 +1,19 @@
 /*
  * datum.c
- *	  Reading point and float8[] values into coordinates, the distance of
- *	  each type, and the checks of scalar arguments.
+ *	  Reading point, float8[] and real[] values into coordinates, the
+ *	  distance of each type, and the checks of scalar arguments.
  *
  * A point is the built-in point (two coordinates) or a one-dimensional
  * float8[] of 1..KD_MAX_DIM elements; a vector, read where the kNN
  * functions search flat (local/flat_search.c), is a float8[] of up to
- * KD_FLAT_MAX_DIM.  An empty array is an empty point: a stored one is
- * skipped like NULL.  NaN and infinite coordinates, NULL elements,
- * multi-dimensional arrays and arrays longer than the limit are errors
- * that name where the value came from: a table row (by ctid) or an
- * argument (and the position in an array argument).
+ * KD_FLAT_MAX_DIM.  A real[] (float4[]) is read as the float8[] of its
+ * values: each element converts to float8 exactly, so its answers and
+ * distances are those of the same values stored as float8[]; the readers
+ * take the element type from the array itself.  An empty array is an
+ * empty point: a stored one is skipped like NULL.  NaN and infinite
+ * coordinates, NULL elements, multi-dimensional arrays and arrays longer
+ * than the limit are errors that name where the value came from: a table
+ * row (by ctid) or an argument (and the position in an array argument).
  *
  * PostGIS geometry and geography points are read by postgis.c; their
  * SRID and Z/M flags come back in a KdPointInfo, and every point of a
@@ -38,7 +41,10 @@
 #include "point/point.h"
 
 
-/* Which point type typid is (looking through domains), or KD_TYPE_NONE. */
+/*
+ * Which point type typid is (looking through domains), or KD_TYPE_NONE;
+ * float8[] and real[] are both KD_TYPE_ARRAY.
+ */
 KdPointType
 kdg_point_type(Oid typid)
 {
@@ -46,21 +52,21 @@ kdg_point_type(Oid typid)
 
 	if (base == POINTOID)
 		return KD_TYPE_POINT;
-	if (base == FLOAT8ARRAYOID)
+	if (base == FLOAT8ARRAYOID || base == FLOAT4ARRAYOID)
 		return KD_TYPE_ARRAY;
 	return kdg_postgis_type(base);
 }
 
 /*
- * The point type of the query points an array argument holds: float8[]
- * (one point per row of a 2-D array), or an array of a point type.
+ * The point type of the query points an array argument holds: float8[] or
+ * real[] (one point per row of a 2-D array), or an array of a point type.
  */
 KdPointType
 kdg_array_point_type(Oid arraytype)
 {
 	Oid			elem;
 
-	if (getBaseType(arraytype) == FLOAT8ARRAYOID)
+	if (kdg_point_type(arraytype) == KD_TYPE_ARRAY)
 		return KD_TYPE_ARRAY;
 	elem = get_element_type(getBaseType(arraytype));
 	return OidIsValid(elem) ? kdg_point_type(elem) : KD_TYPE_NONE;
@@ -82,6 +88,53 @@ kdg_point_type_name(KdPointType type)
 		default:
 			return "float8[]";
 	}
+}
+
+/* The SQL name of an array of coordinates, for messages. */
+static const char *
+kdg_array_type_name(ArrayType *a)
+{
+	return ARR_ELEMTYPE(a) == FLOAT4OID ? "real[]" : "float8[]";
+}
+
+/*
+ * Copy the first n elements of a float8[] or real[] array with no NULLs
+ * into coords, each real converted to float8 (exactly).
+ */
+static void
+kdg_array_coords(ArrayType *a, double *coords, int64 n)
+{
+	const float4 *f;
+
+	if (ARR_ELEMTYPE(a) != FLOAT4OID)
+	{
+		memcpy(coords, ARR_DATA_PTR(a), sizeof(double) * n);
+		return;
+	}
+	f = (const float4 *) ARR_DATA_PTR(a);
+	for (int64 i = 0; i < n; i++)
+		coords[i] = (double) f[i];
+}
+
+/*
+ * A palloc'd float8[] of the shape and values of a (a real[] with no
+ * NULLs, of n elements).
+ */
+static ArrayType *
+kdg_array_to_float8(ArrayType *a, int64 n)
+{
+	int			ndim = ARR_NDIM(a);
+	Size		size = ARR_OVERHEAD_NONULLS(ndim) + sizeof(double) * n;
+	ArrayType  *r = palloc_extended(size, MCXT_ALLOC_HUGE);
+
+	SET_VARSIZE(r, size);
+	r->ndim = ndim;
+	r->dataoffset = 0;
+	r->elemtype = FLOAT8OID;
+	memcpy(ARR_DIMS(r), ARR_DIMS(a), sizeof(int) * ndim);
+	memcpy(ARR_LBOUND(r), ARR_LBOUND(a), sizeof(int) * ndim);
+	kdg_array_coords(a, (double *) ARR_DATA_PTR(r), n);
+	return r;
 }
 
 /* Error unless every coordinate is finite. */
@@ -149,9 +202,10 @@ kdg_datum_read(KdPointType type, Datum value, double *coords,
 }
 
 /*
- * Check a float8[] value of at most maxdim coordinates and return their
- * number (0: an empty array), with *arr the detoasted array, whose data
- * are the coordinates (pfree it when it is not value's own).
+ * Check a float8[] or real[] value of at most maxdim coordinates and
+ * return their number (0: an empty array), with *arr a float8[] whose data
+ * are the coordinates: the detoasted value, or a real[]'s converted copy
+ * (pfree it when it is not value's own).
  */
 int
 kdg_array_view(Datum value, int maxdim, const KdWhere *where, ArrayType **arr)
@@ -165,22 +219,28 @@ kdg_array_view(Datum value, int maxdim, const KdWhere *where, ArrayType **arr)
 	if (ARR_NDIM(a) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("float8[] point in %s has %d array dimensions",
-						kdg_where_text(where), ARR_NDIM(a)),
+				 errmsg("%s point in %s has %d array dimensions",
+						kdg_array_type_name(a), kdg_where_text(where), ARR_NDIM(a)),
 				 errhint("A point is a one-dimensional array of 1 to %d coordinates.",
 						 maxdim)));
 	dim = ARR_DIMS(a)[0];
 	if (dim > maxdim)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("float8[] point in %s has %d coordinates, more than the limit of %d",
-						kdg_where_text(where), dim, maxdim)));
+				 errmsg("%s point in %s has %d coordinates, more than the limit of %d",
+						kdg_array_type_name(a), kdg_where_text(where), dim, maxdim)));
 	if (ARR_HASNULL(a) && array_contains_nulls(a))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("float8[] point in %s has a NULL coordinate",
-						kdg_where_text(where))));
-	kdg_check_finite((const double *) ARR_DATA_PTR(a), dim, where);
+				 errmsg("%s point in %s has a NULL coordinate",
+						kdg_array_type_name(a), kdg_where_text(where))));
+	if (ARR_ELEMTYPE(a) == FLOAT4OID)
+	{
+		*arr = kdg_array_to_float8(a, dim);
+		if ((Pointer) a != DatumGetPointer(value))
+			pfree(a);
+	}
+	kdg_check_finite((const double *) ARR_DATA_PTR(*arr), dim, where);
 	return dim;
 }
 
@@ -220,7 +280,7 @@ kdg_datum_classify(KdPointType type, Datum value, double *coords,
 	else
 	{
 		*dim = ARR_DIMS(arr)[0];
-		memcpy(coords, ARR_DATA_PTR(arr), sizeof(double) * *dim);
+		kdg_array_coords(arr, coords, *dim);
 		for (int i = 0; i < *dim; i++)
 			if (!isfinite(coords[i]))
 				kind = KD_VALUE_NONFINITE;
@@ -326,8 +386,8 @@ kdg_query_check(int got, const KdPointInfo *info, int dim, const char *arg,
 
 /*
  * Read an array of query points: point[], geometry[] or geography[] (one
- * point per element) or a two-dimensional float8[] (one point, or vector
- * of up to KD_FLAT_MAX_DIM coordinates, per row).
+ * point per element) or a two-dimensional float8[] or real[] (one point,
+ * or vector of up to KD_FLAT_MAX_DIM coordinates, per row).
  * Every point must have the first one's dimension.  Returns the number of
  * points, sets *coords to a palloc'd array of their full coordinates (dim
  * + extra per point), *dim to their dimension and, for PostGIS types,
@@ -417,7 +477,7 @@ kdg_array_points(KdPointType type, Datum array, double **coords, int *dim,
 				 errmsg("argument \"%s\" has a NULL coordinate", arg)));
 	*dim = ARR_DIMS(arr)[1];
 	*coords = palloc_extended(sizeof(double) * *dim * nq, MCXT_ALLOC_HUGE);
-	memcpy(*coords, ARR_DATA_PTR(arr), sizeof(double) * *dim * nq);
+	kdg_array_coords(arr, *coords, (int64) *dim * nq);
 	for (int64 i = 0; i < nq; i++)
 	{
 		where.ord = i + 1;

@@ -8,7 +8,10 @@
  * metric => 'l1') agree bit for bit.  A vector is a one-dimensional
  * float8[] of 1 to KD_FLAT_MAX_DIM finite coordinates; an empty one gives
  * a NULL distance, as <-> does, and cosine distance refuses a vector
- * whose squared norm is zero or overflows (it has no direction).
+ * whose squared norm is zero or overflows (it has no direction).  real[]
+ * operands need no functions of their own: PostgreSQL's implicit cast to
+ * float8[] converts each element exactly, so v <-> q on real[] is the
+ * float8[] distance of the same values.
  */
 #include "postgres.h"
 
