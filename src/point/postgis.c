@@ -219,7 +219,8 @@ kdg_not_point(int geotype, KdPointType type, const KdWhere *where)
 
 /*
  * Read a geometry or geography value into coords (room for KD_MAX_DIM)
- * without raising an error for one that is not a point: returns
+ * without raising an error for one that is not a point (a short varlena,
+ * as a point is stored, is read in place): returns
  * KD_GS_OK with *dim engine coordinates, KD_GS_EMPTY, KD_GS_NOT_POINT or
  * KD_GS_BAD; *info gets its SRID, Z/M flags and type (but for KD_GS_BAD).
  */
@@ -227,7 +228,7 @@ static KdGsStatus
 kdg_postgis_read(KdPointType type, Datum value, double *coords,
 				 KdPointInfo *info, int *dim)
 {
-	struct varlena *v = PG_DETOAST_DATUM(value);
+	struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
 	KdGeoPoint	g;
 	KdGsStatus	st = kd_gserialized_point((const uint8 *) VARDATA_ANY(v),
 										  VARSIZE_ANY_EXHDR(v), &g);
