@@ -29,8 +29,14 @@
  * as an array, sorted by cell, each walk visiting its cell and the
  * neighbouring ones.  Building the grid costs a radix sort where a tree
  * costs a build, and the walks find the same points, so the labels are
- * the same.
+ * the same.  On a grid, the count pass and the join pass's walks (a
+ * core point's join needs only the later slots) count or gather the
+ * points surely within reach, well inside the reach's rounding, without
+ * a branch, and test only the few near its edge one by one: whether a
+ * candidate lies within reach is near a coin toss, which a branch per
+ * candidate mispredicts.
  */
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +54,8 @@ typedef struct DbscanRun
 	const KdTree *tree;			/* the points and refs, by node or slot */
 	const KdGrid *grid;			/* the grid whose slots they are, or NULL */
 	const KdDbscan *args;
-	const int64_t *order;		/* the nodes in in-order */
+	const int64_t *order;		/* the nodes in in-order; NULL: the grid's
+								 * slots in order */
 	uint8_t    *core;			/* by node */
 	int32_t    *nbr;			/* by node: KD_DBSCAN_LIST neighbours */
 	int32_t    *nnbr;			/* by node: its neighbours within reach */
@@ -96,7 +103,7 @@ typedef struct CountHits
 {
 	int64_t		self;
 	double		within;
-	int32_t    *list;			/* its KD_DBSCAN_LIST places */
+	int32_t    *list;			/* KD_DBSCAN_LIST places, and one spare */
 	int32_t		n;				/* within reach, but itself */
 	int64_t		undecided;
 } CountHits;
@@ -119,19 +126,71 @@ count_hit(void *ctx, int64_t node, double d2)
 		c->undecided++;
 }
 
+/*
+ * The squared radius within which sqrt(d2) <= r surely holds: r^2
+ * narrowed by far more than its rounding, or -1 (none) where r^2 is not in
+ * the normal range.
+ */
+static double
+radius_sure2(double r)
+{
+	double		r2 = r * r * (1.0 - 1e-12);
+
+	return r > 0 && r2 > 4.0 * DBL_MIN ? r2 : -1.0;
+}
+
+/*
+ * The count pass's walk of a grid's slot, with grid_walk's test and
+ * count_hit's rule: a point within sure2 (radius_sure2 of the reach) is
+ * counted without a branch, written to the list's spare place once it is
+ * full, and only the rare one between sure2 and the walk's bound goes
+ * through count_hit.
+ */
+KD_INLINE void
+grid_count(const KdGrid *g, int64_t slot, double r, double sure2,
+		   CountHits *c, const int dim)
+{
+	const int32_t *rows = g->row_slots + g->slot_cell[slot] * 2 * g->nrows;
+	const double *a = g->coords + slot * dim;
+	const double r2max = kde_radius_bound(r);
+
+	for (int w = 0; w < g->nrows; w++)
+		for (int64_t s = rows[2 * w]; s < rows[2 * w + 1]; s++)
+		{
+			double		d2 = kde_dist2(a, g->coords + s * dim, dim);
+			int			sure = d2 <= sure2;
+			int			near = d2 <= r2max;
+
+			c->list[c->n < KD_DBSCAN_LIST ? c->n : KD_DBSCAN_LIST] = (int32_t) s;
+			c->n += sure & (s != slot);
+			/* sure2 < r2max: near without sure is the band between */
+			if (near != sure && sqrt(d2) <= r)
+				count_hit(c, s, d2);
+		}
+}
+
 /* Parallel body: core flags of in-order positions [begin, end). */
 static void
 count_range(void *arg, int64_t begin, int64_t end)
 {
 	DbscanRun  *run = arg;
+	const double beyond = run->args->beyond;
+	const double sure2 = radius_sure2(run->args->within);
 	int64_t		undecided = 0;
 
 	for (int64_t u = begin; u < end; u++)
 	{
-		int64_t		i = run->order[u];
-		CountHits	c = {i, run->args->within, run->nbr + i * KD_DBSCAN_LIST, 0, 0};
+		int64_t		i = run->order ? run->order[u] : u;
+		int32_t		list[KD_DBSCAN_LIST + 1];
+		CountHits	c = {i, run->args->within, list, 0, 0};
 
-		dbscan_walk(run, i, run->args->beyond, count_hit, &c);
+		if (run->grid == NULL)
+			dbscan_walk(run, i, beyond, count_hit, &c);
+		else if (run->grid->dim == 2)
+			grid_count(run->grid, i, beyond, sure2, &c, 2);
+		else
+			grid_count(run->grid, i, beyond, sure2, &c, run->grid->dim);
+		memcpy(run->nbr + i * KD_DBSCAN_LIST, list, sizeof(int32_t) * KD_DBSCAN_LIST);
 		run->nnbr[i] = c.n;
 		run->core[i] = c.n + 1 >= run->args->minpoints;
 		undecided += c.undecided;
@@ -185,19 +244,73 @@ join_hit(void *ctx, int64_t node, double d2)
 		kde_set_union(j->parent, j->self, (int32_t) node);
 }
 
+/* Join node i's set with those of the k nodes in hit. */
+KD_INLINE void
+join_all(const DbscanRun *run, int64_t i, const int32_t *hit, int k)
+{
+	for (int h = 0; h < k; h++)
+		kde_set_union(run->parent, (int32_t) i, hit[h]);
+}
+
+/*
+ * The join pass's walk of a grid's slot where the count pass's list does
+ * not hold its reach, with grid_walk's test and join_hit's rule: the
+ * later slots only (the cells' rows are runs of slots), the core points
+ * among them surely within reach (radius_sure2) gathered without a branch
+ * a list's length at a time, the rare one between sure2 and the walk's
+ * bound tested exactly.
+ */
+KD_INLINE void
+grid_join(const DbscanRun *run, int64_t slot, double sure2, const int dim)
+{
+	const KdGrid *g = run->grid;
+	const int32_t *rows = g->row_slots + g->slot_cell[slot] * 2 * g->nrows;
+	const double *a = g->coords + slot * dim;
+	const double r = run->args->within;
+	const double r2max = kde_radius_bound(r);
+	int32_t		hit[KD_DBSCAN_LIST];
+	int			k = 0;
+
+	for (int w = 0; w < g->nrows; w++)
+		for (int64_t s = rows[2 * w] > slot ? rows[2 * w] : slot + 1;
+			 s < rows[2 * w + 1]; s++)
+		{
+			double		d2 = kde_dist2(a, g->coords + s * dim, dim);
+			int			sure = d2 <= sure2;
+
+			if ((d2 <= r2max) != sure)
+				sure = sqrt(d2) <= r;
+			hit[k] = (int32_t) s;
+			k += sure & run->core[s];
+			if (k == KD_DBSCAN_LIST)
+			{
+				join_all(run, slot, hit, k);
+				k = 0;
+			}
+		}
+	join_all(run, slot, hit, k);
+}
+
 /* Parallel body: join the sets of in-order positions [begin, end). */
 static void
 join_range(void *arg, int64_t begin, int64_t end)
 {
 	DbscanRun  *run = arg;
+	const double sure2 = radius_sure2(run->args->within);
 
 	for (int64_t u = begin; u < end; u++)
 	{
-		int64_t		i = run->order[u];
+		int64_t		i = run->order ? run->order[u] : u;
 		JoinHits	j = {(int32_t) i, run->core, run->parent};
 
-		if (run->core[i])
+		if (!run->core[i])
+			continue;
+		if (run->grid == NULL || run->nnbr[i] <= KD_DBSCAN_LIST)
 			each_within(run, i, join_hit, &j);
+		else if (run->grid->dim == 2)
+			grid_join(run, i, sure2, 2);
+		else
+			grid_join(run, i, sure2, run->grid->dim);
 	}
 }
 
@@ -251,7 +364,7 @@ attach_range(void *arg, int64_t begin, int64_t end)
 
 	for (int64_t u = begin; u < end; u++)
 	{
-		int64_t		i = run->order[u];
+		int64_t		i = run->order ? run->order[u] : u;
 		AttachHits	a = {run->tree, run->core, run->parent, -1, 0.0, -1, INFINITY};
 
 		if (run->core[i])
@@ -321,7 +434,7 @@ dbscan_number(DbscanRun *run, KdExec *exec, KdError *err)
 
 /*
  * The passes over run's points (run->tree's n, in run->order), into
- * labels; run->tree, grid and order are set.
+ * labels; run->tree, grid and order (NULL with a grid) are set.
  */
 static KdStatus
 dbscan_passes(DbscanRun *run, int32_t *labels, int64_t *undecided,
@@ -404,7 +517,6 @@ kde_dbscan_grid(const double *coords, int64_t n, int dim, const KdDbscan *args,
 	KdGrid		grid;
 	KdTree		slots;
 	DbscanRun	run = {&slots, &grid, args};
-	int64_t    *order;
 	KdStatus	st;
 
 	*undecided = 0;
@@ -421,19 +533,7 @@ kde_dbscan_grid(const double *coords, int64_t n, int dim, const KdDbscan *args,
 	slots.dim = dim;
 	slots.coords = grid.coords;
 	slots.refs = grid.refs;
-	order = malloc(sizeof(int64_t) * n);
-	if (order == NULL)
-	{
-		kde_grid_free(&grid);
-		return kde_set_error(err, KD_ERR_NOMEM, -1,
-							 "out of memory for DBSCAN of %lld points",
-							 (long long) n);
-	}
-	for (int64_t s = 0; s < n; s++)
-		order[s] = s;
-	run.order = order;
 	st = dbscan_passes(&run, labels, undecided, exec, err);
-	free(order);
 	kde_grid_free(&grid);
 	return st;
 }

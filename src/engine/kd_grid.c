@@ -1,7 +1,8 @@
 /*
  * kd_grid.c
  *	  Building the uniform grid of kd_grid.h: the points' cells, and the
- *	  points sorted by cell with a radix sort of the keys.
+ *	  points sorted by cell with a radix sort of the keys, on the caller's
+ *	  threads.
  *
  * A grid fits when every cell coordinate, offset by one, and its
  * neighbour's stay below 2^KD_GRID_BITS: for points spread over more than
@@ -11,7 +12,9 @@
  * the same or a neighbouring cell despite the division's rounding, so the
  * caller passes a side a little above its radius.  Each row of a cell's
  * neighbours is found with one cursor per row offset, moving forward as
- * the cells' keys do.
+ * the cells' keys do; a chunk of cells starts its cursors with a binary
+ * search.  The sort is least significant digit first, each pass counting
+ * and then placing fixed blocks of the keys in parallel.
  */
 #include <math.h>
 #include <stdint.h>
@@ -20,8 +23,14 @@
 
 #include "kd_grid.h"
 
-/* radix digits of the keys' sort: few buckets, so that writes stay cached */
-#define KD_GRID_DIGIT 8
+/*
+ * the widest radix digit of the keys' sort: few enough buckets that the
+ * writes stay cached, few enough passes for a plane's keys (two)
+ */
+#define KD_GRID_DIGIT 11
+
+/* blocks of pairs a radix pass counts and places, each in its own order */
+#define KD_GRID_BLOCKS 16
 
 /* What the build's threads share. */
 typedef struct GridFill
@@ -32,8 +41,23 @@ typedef struct GridFill
 	double		side;
 	const int  *shift;
 	uint64_t   *key;			/* by point, then by slot */
+	const uint64_t *cell_key;	/* by cell */
+	const int64_t *cell_start;	/* by cell, and n after the last */
 	KdGrid	   *grid;
 } GridFill;
+
+/* What the threads of one radix pass share. */
+typedef struct RadixPass
+{
+	const uint64_t *key;
+	const uint64_t *idx;
+	uint64_t   *key2;
+	uint64_t   *idx2;
+	int64_t    *count;			/* by block, a digit's buckets each */
+	int64_t		n;
+	int			shift;
+	uint64_t	mask;			/* the digit's bits */
+} RadixPass;
 
 /* Parallel body: the keys of points [begin, end), and their indexes. */
 static void
@@ -80,39 +104,83 @@ kde_grid_free(KdGrid *grid)
 	memset(grid, 0, sizeof(KdGrid));
 }
 
+/* Parallel body: the digit's counts of blocks [begin, end). */
+static void
+radix_count(void *arg, int64_t begin, int64_t end)
+{
+	const RadixPass *p = arg;
+
+	for (int64_t b = begin; b < end; b++)
+	{
+		int64_t    *count = p->count + b * (int64_t) (p->mask + 1);
+
+		memset(count, 0, sizeof(int64_t) * (p->mask + 1));
+		for (int64_t i = p->n * b / KD_GRID_BLOCKS;
+			 i < p->n * (b + 1) / KD_GRID_BLOCKS; i++)
+			count[(p->key[i] >> p->shift) & p->mask]++;
+	}
+}
+
 /*
- * Sort n (key, index) pairs by key, keys of bits bits, least significant
- * digit first, between the arrays given; the sorted pairs end in key and
- * idx.
+ * Parallel body: the pairs of blocks [begin, end) placed from their
+ * offsets on.
  */
 static void
-radix_sort(uint64_t *key, uint64_t *idx, uint64_t *key2, uint64_t *idx2,
-		   int64_t *count, int64_t n, int bits)
+radix_place(void *arg, int64_t begin, int64_t end)
 {
-	const int64_t nbuckets = (int64_t) 1 << KD_GRID_DIGIT;
+	const RadixPass *p = arg;
 
-	for (int shift = 0; shift < bits; shift += KD_GRID_DIGIT)
+	for (int64_t b = begin; b < end; b++)
 	{
+		int64_t    *count = p->count + b * (int64_t) (p->mask + 1);
+
+		for (int64_t i = p->n * b / KD_GRID_BLOCKS;
+			 i < p->n * (b + 1) / KD_GRID_BLOCKS; i++)
+		{
+			int64_t		to = count[(p->key[i] >> p->shift) & p->mask]++;
+
+			p->key2[to] = p->key[i];
+			p->idx2[to] = p->idx[i];
+		}
+	}
+}
+
+/*
+ * Sort n (key, index) pairs by key, keys of bits bits, least significant
+ * digit first, in as few passes of digits of equal width as
+ * KD_GRID_DIGIT allows, between the arrays given (count: KD_GRID_BLOCKS
+ * times 2^KD_GRID_DIGIT); the sorted pairs end in key and idx.  A pass
+ * counts the blocks' digits and places their pairs on exec's threads; the
+ * blocks' offsets follow one another in each bucket, so the sort is
+ * stable.
+ */
+static KdStatus
+radix_sort(uint64_t *key, uint64_t *idx, uint64_t *key2, uint64_t *idx2,
+		   int64_t *count, int64_t n, int bits, KdExec *exec, KdError *err)
+{
+	const int	passes = (bits + KD_GRID_DIGIT - 1) / KD_GRID_DIGIT;
+	const int	digit = (bits + passes - 1) / passes;
+	const int64_t nbuckets = (int64_t) 1 << digit;
+	KdStatus	st;
+
+	for (int shift = 0; shift < bits; shift += digit)
+	{
+		RadixPass	p = {key, idx, key2, idx2, count, n, shift, nbuckets - 1};
 		int64_t		at = 0;
 		uint64_t   *t;
 
-		memset(count, 0, sizeof(int64_t) * nbuckets);
-		for (int64_t i = 0; i < n; i++)
-			count[(key[i] >> shift) & (nbuckets - 1)]++;
-		for (int64_t b = 0; b < nbuckets; b++)
-		{
-			int64_t		c = count[b];
+		if ((st = kde_parallel_for(exec, KD_GRID_BLOCKS, 1, radix_count, &p, err)) != KD_OK)
+			return st;
+		for (int64_t d = 0; d < nbuckets; d++)
+			for (int64_t b = 0; b < KD_GRID_BLOCKS; b++)
+			{
+				int64_t		c = count[b * nbuckets + d];
 
-			count[b] = at;
-			at += c;
-		}
-		for (int64_t i = 0; i < n; i++)
-		{
-			int64_t		to = count[(key[i] >> shift) & (nbuckets - 1)]++;
-
-			key2[to] = key[i];
-			idx2[to] = idx[i];
-		}
+				count[b * nbuckets + d] = at;
+				at += c;
+			}
+		if ((st = kde_parallel_for(exec, KD_GRID_BLOCKS, 1, radix_place, &p, err)) != KD_OK)
+			return st;
 		t = key;
 		key = key2;
 		key2 = t;
@@ -121,10 +189,59 @@ radix_sort(uint64_t *key, uint64_t *idx, uint64_t *key2, uint64_t *idx2,
 		idx2 = t;
 	}
 	/* an odd number of passes left the pairs in the other arrays */
-	if (((bits + KD_GRID_DIGIT - 1) / KD_GRID_DIGIT) % 2 == 1)
+	if (passes % 2 == 1)
 	{
 		memcpy(key2, key, sizeof(uint64_t) * n);
 		memcpy(idx2, idx, sizeof(uint64_t) * n);
+	}
+	return KD_OK;
+}
+
+/*
+ * Parallel body: the rows of neighbours of cells [begin, end), each row's
+ * cursors starting where a scan of the earlier cells would leave them.
+ */
+static void
+rows_range(void *arg, int64_t begin, int64_t end)
+{
+	const GridFill *f = arg;
+	KdGrid	   *g = f->grid;
+	const uint64_t *cell_key = f->cell_key;
+	const int64_t ncells = g->ncells;
+
+	for (int w = 0; w < g->nrows; w++)
+	{
+		int64_t		dy = f->dim >= 2 ? w % 3 - 1 : 0;
+		int64_t		dz = f->dim >= 3 ? w / 3 - 1 : 0;
+		int64_t		step = dy * ((int64_t) 1 << f->shift[1]) +
+			dz * ((int64_t) 1 << f->shift[2]);
+		uint64_t	first = cell_key[begin] + (uint64_t) step - 1;
+		int64_t		from = 0;
+		int64_t		to = ncells;
+
+		/* the first cell whose key is first or more */
+		while (from < to)
+		{
+			int64_t		m = from + (to - from) / 2;
+
+			if (cell_key[m] < first)
+				from = m + 1;
+			else
+				to = m;
+		}
+		for (int64_t c = begin; c < end; c++)
+		{
+			uint64_t	mid = cell_key[c] + (uint64_t) step;
+
+			while (from < ncells && cell_key[from] < mid - 1)
+				from++;
+			if (to < from)
+				to = from;
+			while (to < ncells && cell_key[to] <= mid + 1)
+				to++;
+			g->row_slots[(c * g->nrows + w) * 2] = (int32_t) f->cell_start[from];
+			g->row_slots[(c * g->nrows + w) * 2 + 1] = (int32_t) f->cell_start[to];
+		}
 	}
 }
 
@@ -194,7 +311,7 @@ kde_grid_build(const double *coords, int64_t n, int dim, double side,
 	cell_start = malloc(sizeof(int64_t) * (n + 1));
 	key2 = malloc(sizeof(uint64_t) * n);
 	idx2 = malloc(sizeof(uint64_t) * n);
-	count = malloc(sizeof(int64_t) << KD_GRID_DIGIT);
+	count = malloc(sizeof(int64_t) * KD_GRID_BLOCKS << KD_GRID_DIGIT);
 	if (!grid->coords || !grid->refs || !grid->slot_cell || !key ||
 		!cell_key || !cell_start || !key2 || !idx2 || !count)
 		goto nomem;
@@ -209,8 +326,9 @@ kde_grid_build(const double *coords, int64_t n, int dim, double side,
 	fill.grid = grid;
 	if ((st = kde_parallel_for(exec, n, 65536, keys_range, &fill, err)) != KD_OK)
 		goto fail;
-	radix_sort(key, grid->refs, key2, idx2, count, n,
-			   shift[dim - 1] + width[dim - 1]);
+	if ((st = radix_sort(key, grid->refs, key2, idx2, count, n,
+						 shift[dim - 1] + width[dim - 1], exec, err)) != KD_OK)
+		goto fail;
 
 	/* the points by slot, and the cells */
 	if ((st = kde_parallel_for(exec, n, 65536, gather_range, &fill, err)) != KD_OK)
@@ -231,28 +349,10 @@ kde_grid_build(const double *coords, int64_t n, int dim, double side,
 	grid->row_slots = malloc(sizeof(int32_t) * 2 * grid->nrows * ncells);
 	if (grid->row_slots == NULL)
 		goto nomem;
-	for (int w = 0; w < grid->nrows; w++)
-	{
-		int64_t		dy = dim >= 2 ? w % 3 - 1 : 0;
-		int64_t		dz = dim >= 3 ? w / 3 - 1 : 0;
-		int64_t		step = dy * ((int64_t) 1 << shift[1]) + dz * ((int64_t) 1 << shift[2]);
-		int64_t		from = 0;
-		int64_t		to = 0;
-
-		for (int64_t c = 0; c < ncells; c++)
-		{
-			uint64_t	mid = cell_key[c] + (uint64_t) step;
-
-			while (from < ncells && cell_key[from] < mid - 1)
-				from++;
-			if (to < from)
-				to = from;
-			while (to < ncells && cell_key[to] <= mid + 1)
-				to++;
-			grid->row_slots[(c * grid->nrows + w) * 2] = (int32_t) cell_start[from];
-			grid->row_slots[(c * grid->nrows + w) * 2 + 1] = (int32_t) cell_start[to];
-		}
-	}
+	fill.cell_key = cell_key;
+	fill.cell_start = cell_start;
+	if ((st = kde_parallel_for(exec, ncells, 16384, rows_range, &fill, err)) != KD_OK)
+		goto fail;
 	*fits = true;
 	goto done;
 nomem:
