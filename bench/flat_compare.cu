@@ -294,11 +294,20 @@ main(int argc, char **argv)
 	const char *kinds = argc > 5 ? argv[5] : "uniform,clustered";
 	bool		cosine = argc > 6 && strcmp(argv[6], "cosine") == 0;
 	bool		faiss = argc > 7 && strcmp(argv[7], "faiss") == 0 && !cosine;
-	static const int dims[] = {16, 64, 256};
+	std::vector<int> dims = {16, 64, 256};
 	KdGpuInfo	info;
 	char		why[256];
 	cublasHandle_t h;
 
+	if (getenv("FLAT_DIMS"))
+	{
+		dims.clear();
+		for (const char *p = getenv("FLAT_DIMS"); *p; p += strspn(p, ","))
+		{
+			dims.push_back(atoi(p));
+			p += strcspn(p, ",");
+		}
+	}
 	if (!kde_gpu_available(&info, why, sizeof(why)))
 	{
 		printf("skipped: %s\n", why);

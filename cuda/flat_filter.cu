@@ -8,10 +8,12 @@
  * The filter's distance is never an answer.  Vectors and queries are first
  * shifted by a centre (the mean of a sample of the vectors, so that the
  * matrix form does not cancel away the digits of data far from the origin),
- * and each tile's dot products run through WMMA's 8x8x4 float8 products.
- * For every query a bounded heap keeps the KK smallest filter values
- * (ties by vector index).  Rounding bounds tie a filter value a to the exact
- * distance D of the same pair, for any pair of the query:
+ * and a block of 128 queries takes the vectors in tiles of 128, its 16
+ * warps each multiplying 32 x 32 of the tile through PTX's float8 mma
+ * (filter_mma).  For every query a bounded heap keeps the 2k + 16
+ * smallest filter values (ties by vector index).  Rounding bounds tie a
+ * filter value a to the exact distance D of the same pair, for any pair of
+ * the query:
  *
  *   lo(a) <= D <= hi(a),  lo and hi non-decreasing in a,
  *
@@ -27,19 +29,21 @@
  * or whose norms come near overflow, is flagged for the exact tiles
  * (flat.cu), which search it again from scratch.
  */
-#include <mma.h>
-
 #include "flat.cuh"
 
-using namespace nvcuda;
-
-#define FILTER_BQ 64			/* queries of a block */
-#define FILTER_BP 64			/* vectors of a tile */
-#define FILTER_DK 32			/* coordinates of a tile slice */
+#define FILTER_BQ 128			/* queries of a block */
+#define FILTER_BP 128			/* vectors of a tile */
+#define FILTER_WQ 4				/* warps across the queries */
+#define FILTER_WP 4				/* warps across the vectors */
+#define FILTER_DK 16			/* coordinates of a tile slice */
 #define FILTER_LD (FILTER_DK + 2)	/* a slice's row pitch: 2-way banks */
 #define FILTER_LDD (FILTER_BP + 4)	/* the distance tile's row pitch */
-#define FILTER_THREADS 256		/* 8 warps, each 16 queries x 32 vectors */
-#define FILTER_FETCH (FILTER_BQ * FILTER_DK / FILTER_THREADS)	/* a thread's loads */
+#define FILTER_THREADS (32 * FILTER_WQ * FILTER_WP)
+#define FILTER_TQ (FILTER_BQ / 16 / FILTER_WQ)	/* a warp's 16 x 8 products */
+#define FILTER_TP (FILTER_BP / 8 / FILTER_WP)
+#define FILTER_FETCH_Q (FILTER_BQ * FILTER_DK / FILTER_THREADS)	/* a thread's */
+#define FILTER_FETCH_P (FILTER_BP * FILTER_DK / FILTER_THREADS)	/* loads */
+#define FILTER_SCAN (FILTER_THREADS / FILTER_BQ)	/* threads scanning a query */
 #define FILTER_SAMPLE 4096		/* vectors averaged for the centre */
 #define FILTER_TAU 1e-150		/* bounds' margin for underflow */
 #define FILTER_EPS_ABS 1e-290	/* the dot product's margin for underflow */
@@ -127,41 +131,74 @@ filter_value(double qn, double pn, double dot)
 }
 
 /*
+ * d += a b for a warp's 16 x 8 product over 16 coordinates, in the
+ * fragments of PTX's mma.m16n8k16 (lane l: g = l / 4, t = l % 4; a[i] is
+ * row g + 8 (i % 2), column t + 4 (i / 2); b[i] is row t + 4 i, column g;
+ * d[i] row g + 8 (i / 2), column 2 t + i % 2).  Hopper runs it as one
+ * float8 tensor-core product; older chips as eight 8 x 8 x 4 ones, whose
+ * fragments are the same elements.
+ */
+__device__ __forceinline__ void
+filter_mma(double d[4], const double a[8], const double b[4])
+{
+#if __CUDA_ARCH__ >= 900
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 "
+				 "{%0, %1, %2, %3}, {%4, %5, %6, %7, %8, %9, %10, %11}, "
+				 "{%12, %13, %14, %15}, {%0, %1, %2, %3};\n"
+				 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+				 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]),
+				   "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+				   "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#else
+#pragma unroll
+	for (int j = 0; j < 4; j++)
+#pragma unroll
+		for (int h = 0; h < 2; h++)
+			asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 "
+						 "{%0, %1}, {%2}, {%3}, {%0, %1};\n"
+						 : "+d"(d[2 * h]), "+d"(d[2 * h + 1])
+						 : "d"(a[h + 2 * j]), "d"(b[j]));
+#endif
+}
+
+/*
  * Read a thread's share of the shifted slice [c0, c0 + FILTER_DK) of the
- * block's queries and of vectors [p0, p0 + FILTER_BP) into next (query
- * value, vector value), zero past the dimension, the queries or v1; read
- * into registers one slice ahead, so the loads overlap the products.
+ * block's queries and of vectors [p0, p0 + FILTER_BP) into nq and np,
+ * zero past the dimension, the queries or v1; read into registers one
+ * slice ahead, so the loads overlap the products.
  */
 __device__ __forceinline__ void
 filter_fetch(const FilterDev &f, int64_t qb, int64_t p0, int64_t v1, int c0,
-			 double next[FILTER_FETCH][2])
+			 double nq[FILTER_FETCH_Q], double np[FILTER_FETCH_P])
 {
 	const FlatDev &d = f.d;
 
 #pragma unroll
-	for (int e = 0; e < FILTER_FETCH; e++)
+	for (int e = 0; e < FILTER_FETCH_Q; e++)
 	{
 		int			l = threadIdx.x + e * FILTER_THREADS;
 		int			r = l / FILTER_DK;
 		int			c = c0 + l % FILTER_DK;
-		bool		inside = c < d.dim;
-		double		cc = inside ? f.center[c] : 0.0;
 
-		next[e][0] = inside && qb + r < d.nq ? d.qs[(qb + r) * d.dim + c] - cc : 0.0;
-		next[e][1] = inside && p0 + r < v1 ? d.pts[(p0 + r) * d.dim + c] - cc : 0.0;
+		nq[e] = c < d.dim && qb + r < d.nq ?
+			d.qs[(qb + r) * d.dim + c] - f.center[c] : 0.0;
+	}
+#pragma unroll
+	for (int e = 0; e < FILTER_FETCH_P; e++)
+	{
+		int			l = threadIdx.x + e * FILTER_THREADS;
+		int			r = l / FILTER_DK;
+		int			c = c0 + l % FILTER_DK;
+
+		np[e] = c < d.dim && p0 + r < v1 ?
+			d.pts[(p0 + r) * d.dim + c] - f.center[c] : 0.0;
 	}
 }
 
-/*
- * Every query of f against vectors [v0, v1): each 64 x 64 tile's dot
- * products on the tensor cores, then the values below a query's heap top
- * offered to its heap (found by four threads a query, pushed by one).
- */
-__global__ void
-__launch_bounds__(FILTER_THREADS)
-filter_kernel(FilterDev f, int64_t v0, int64_t v1)
+/* The shared memory of filter_kernel. */
+typedef struct FilterShared
 {
-	union FilterTiles
+	union
 	{
 		struct
 		{
@@ -169,23 +206,37 @@ filter_kernel(FilterDev f, int64_t v0, int64_t v1)
 			double		p[FILTER_BP][FILTER_LD];
 		}			in;
 		double		dot[FILTER_BQ][FILTER_LDD];
-	};
-	__shared__ __align__(32) FilterTiles sm;
-	__shared__ double top[FILTER_BQ];
-	__shared__ double qn[FILTER_BQ];
-	__shared__ double pn[FILTER_BP];
-	__shared__ int ncand[FILTER_BQ];
-	__shared__ uint8_t cand[FILTER_BQ][FILTER_BP];
-	double		next[FILTER_FETCH][2];
+	}			t;
+	double		top[FILTER_BQ];
+	double		qn[FILTER_BQ];
+	double		pn[FILTER_BP];
+	int			ncand[FILTER_BQ];
+	uint8_t		cand[FILTER_BQ][FILTER_BP];
+} FilterShared;
+
+/*
+ * Every query of f against vectors [v0, v1): each tile's dot products on
+ * the tensor cores, then the values below a query's heap top offered to
+ * its heap (found by FILTER_SCAN threads a query, pushed by one).
+ */
+__global__ void
+__launch_bounds__(FILTER_THREADS, 1)
+filter_kernel(FilterDev f, int64_t v0, int64_t v1)
+{
+	extern __shared__ __align__(32) unsigned char filter_smem[];
+	FilterShared &sm = *(FilterShared *) filter_smem;
+	double		nq[FILTER_FETCH_Q];
+	double		np[FILTER_FETCH_P];
 	const FlatDev &d = f.d;
 	const int	t = threadIdx.x;
-	const int	warp = t / 32;
-	const int	wq = warp / 2;
-	const int	wv = warp % 2;
+	const int	wq = t / 32 / FILTER_WP;
+	const int	wp = t / 32 % FILTER_WP;
+	const int	g = t % 32 / 4;	/* the lane's row in a product */
+	const int	lt = t % 4;		/* and its column */
 	const int64_t qb = (int64_t) blockIdx.x * FILTER_BQ;
 	const bool	keeper = t < FILTER_BQ && qb + t < d.nq;
-	const int	row = t / 4;	/* the query this thread scans for */
-	const int	part = t % 4;
+	const int	row = t / FILTER_SCAN;	/* the query this thread scans for */
+	const int	part = t % FILTER_SCAN;
 	const bool	scans = qb + row < d.nq;
 	const uint64_t skip = scans && d.skip ? d.skip[qb + row] : 0;
 	KdcHeap		heap;
@@ -197,82 +248,107 @@ filter_kernel(FilterDev f, int64_t v0, int64_t v1)
 		heap.h = f.heap + (qb + t) * f.kk;
 		heap.k = f.kk;
 		heap.size = v0 == 0 ? 0 : f.hsize[qb + t];
-		top[t] = heap.worst();
+		sm.top[t] = heap.worst();
 	}
 	else if (t < FILTER_BQ)
-		top[t] = -__longlong_as_double(0x7ff0000000000000LL);
+		sm.top[t] = -__longlong_as_double(0x7ff0000000000000LL);
 	if (t < FILTER_BQ)
 	{
-		ncand[t] = 0;
-		qn[t] = qb + t < d.nq ? f.qnorm[qb + t] : 0.0;
+		sm.ncand[t] = 0;
+		sm.qn[t] = qb + t < d.nq ? f.qnorm[qb + t] : 0.0;
 	}
 	for (int64_t p0 = v0; p0 < v1; p0 += FILTER_BP)
 	{
-		wmma::fragment<wmma::accumulator, 8, 8, 4, double> acc[2][4];
+		double		acc[FILTER_TQ][FILTER_TP][4];
 
-		for (int i = 0; i < 2; i++)
-			for (int j = 0; j < 4; j++)
-				wmma::fill_fragment(acc[i][j], 0.0);
-		filter_fetch(f, qb, p0, v1, 0, next);
+#pragma unroll
+		for (int i = 0; i < FILTER_TQ; i++)
+#pragma unroll
+			for (int j = 0; j < FILTER_TP; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					acc[i][j][e] = 0.0;
+		filter_fetch(f, qb, p0, v1, 0, nq, np);
 		for (int c0 = 0; c0 < d.dim; c0 += FILTER_DK)
 		{
 #pragma unroll
-			for (int e = 0; e < FILTER_FETCH; e++)
+			for (int e = 0; e < FILTER_FETCH_Q; e++)
 			{
 				int			l = t + e * FILTER_THREADS;
 
-				sm.in.q[l / FILTER_DK][l % FILTER_DK] = next[e][0];
-				sm.in.p[l / FILTER_DK][l % FILTER_DK] = next[e][1];
+				sm.t.in.q[l / FILTER_DK][l % FILTER_DK] = nq[e];
+			}
+#pragma unroll
+			for (int e = 0; e < FILTER_FETCH_P; e++)
+			{
+				int			l = t + e * FILTER_THREADS;
+
+				sm.t.in.p[l / FILTER_DK][l % FILTER_DK] = np[e];
 			}
 			__syncthreads();
 			if (c0 + FILTER_DK < d.dim)
-				filter_fetch(f, qb, p0, v1, c0 + FILTER_DK, next);
-			for (int kk = 0; kk < FILTER_DK && c0 + kk < d.dim; kk += 4)
+				filter_fetch(f, qb, p0, v1, c0 + FILTER_DK, nq, np);
+#pragma unroll
+			for (int kk = 0; kk < FILTER_DK; kk += 16)
 			{
-				wmma::fragment<wmma::matrix_a, 8, 8, 4, double, wmma::row_major> a[2];
-				wmma::fragment<wmma::matrix_b, 8, 8, 4, double, wmma::col_major> b[4];
+				double		a[FILTER_TQ][8];
+				double		b[FILTER_TP][4];
 
-				for (int i = 0; i < 2; i++)
-					wmma::load_matrix_sync(a[i], &sm.in.q[16 * wq + 8 * i][kk], FILTER_LD);
-				for (int j = 0; j < 4; j++)
-					wmma::load_matrix_sync(b[j], &sm.in.p[32 * wv + 8 * j][kk], FILTER_LD);
-				for (int i = 0; i < 2; i++)
-					for (int j = 0; j < 4; j++)
-						wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+				if (c0 + kk >= d.dim)
+					break;
+#pragma unroll
+				for (int i = 0; i < FILTER_TQ; i++)
+#pragma unroll
+					for (int e = 0; e < 8; e++)
+						a[i][e] = sm.t.in.q[16 * (FILTER_TQ * wq + i) + g + 8 * (e % 2)][kk + lt + 4 * (e / 2)];
+#pragma unroll
+				for (int j = 0; j < FILTER_TP; j++)
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						b[j][e] = sm.t.in.p[8 * (FILTER_TP * wp + j) + g][kk + lt + 4 * e];
+#pragma unroll
+				for (int i = 0; i < FILTER_TQ; i++)
+#pragma unroll
+					for (int j = 0; j < FILTER_TP; j++)
+						filter_mma(acc[i][j], a[i], b[j]);
 			}
 			__syncthreads();
 		}
-		for (int i = 0; i < 2; i++)
-			for (int j = 0; j < 4; j++)
-				wmma::store_matrix_sync(&sm.dot[16 * wq + 8 * i][32 * wv + 8 * j],
-										acc[i][j], FILTER_LDD, wmma::mem_row_major);
+#pragma unroll
+		for (int i = 0; i < FILTER_TQ; i++)
+#pragma unroll
+			for (int j = 0; j < FILTER_TP; j++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					sm.t.dot[16 * (FILTER_TQ * wq + i) + g + 8 * (e / 2)]
+						[8 * (FILTER_TP * wp + j) + 2 * lt + e % 2] = acc[i][j][e];
 		if (t < FILTER_BP)
-			pn[t] = p0 + t < v1 ? f.pnorm[p0 + t] : 0.0;
+			sm.pn[t] = p0 + t < v1 ? f.pnorm[p0 + t] : 0.0;
 		__syncthreads();
 		if (scans)
 		{
-			double		limit = top[row];
+			double		limit = sm.top[row];
 
-			for (int j = part; j < FILTER_BP && p0 + j < v1; j += 4)
+			for (int j = part; j < FILTER_BP && p0 + j < v1; j += FILTER_SCAN)
 			{
-				double		a = filter_value(qn[row], pn[j], sm.dot[row][j]);
+				double		a = filter_value(sm.qn[row], sm.pn[j], sm.t.dot[row][j]);
 
 				if (a <= limit && (d.skip == NULL || d.refs[p0 + j] != skip))
-					cand[row][atomicAdd(&ncand[row], 1)] = (uint8_t) j;
+					sm.cand[row][atomicAdd(&sm.ncand[row], 1)] = (uint8_t) j;
 			}
 		}
 		__syncthreads();
 		if (keeper)
 		{
-			for (int s = 0; s < ncand[t]; s++)
+			for (int s = 0; s < sm.ncand[t]; s++)
 			{
-				int			j = cand[t][s];
+				int			j = sm.cand[t][s];
 
-				heap.push(filter_value(qn[t], pn[j], sm.dot[t][j]),
+				heap.push(filter_value(sm.qn[t], sm.pn[j], sm.t.dot[t][j]),
 						  (uint64_t) (p0 + j));
 			}
-			ncand[t] = 0;
-			top[t] = heap.worst();
+			sm.ncand[t] = 0;
+			sm.top[t] = heap.worst();
 		}
 		__syncthreads();
 	}
@@ -416,10 +492,14 @@ kdc_flat_filter_knn(const FlatDev *d, uint8_t *recheck, int64_t *nrecheck,
 	filter_norms <<< kdc_blocks(d->nq), KDC_BLOCK >>> (d->qs, d->nq, d->dim, f.center, f.qnorm, NULL);
 	if ((e = cudaGetLastError()) != cudaSuccess)
 		return kdc_cuda_error(err, e, "summing the filter's norms");
+	if ((e = cudaFuncSetAttribute(filter_kernel,
+								  cudaFuncAttributeMaxDynamicSharedMemorySize,
+								  sizeof(FilterShared))) != cudaSuccess)
+		return kdc_cuda_error(err, e, "sizing the filter's shared memory");
 	st = kdc_run_paced(exec, d->n, &slice, "flat kNN filter", err,
 					   [&](int64_t start, int64_t n) {
 						   filter_kernel <<< (unsigned) ((d->nq + FILTER_BQ - 1) / FILTER_BQ),
-						   FILTER_THREADS >>> (f, start, start + n);
+						   FILTER_THREADS, sizeof(FilterShared) >>> (f, start, start + n);
 					   });
 	if (st != KD_OK)
 		return st;
