@@ -7,14 +7,22 @@
  *	  by a matrix-form filter with proven error bounds and ranks them by
  *	  the exact distances (cuda/flat_filter.cu), which last_run names.
  *
- * No tree prunes anything, so the answers are exact by construction: a
- * kNN query keeps the k least (distance, ref) pairs, ties by ref as
- * kde_knn's; a radius query every vector within its radius, bounds
- * included, sorted the same way.  The CPU loop takes the queries in
- * blocks and the vectors in tiles small enough to stay in cache while a
- * block's queries pass over them; a radius search passes twice, counting
- * the hits and then filling them in.  The work of a call is n * nq * dim
- * terms, which the GPU's choice counts.
+ * The flat loop compares every query with every vector, so its answers
+ * are exact by construction: a kNN query keeps the k least (distance, ref)
+ * pairs, ties by ref as kde_knn's; a radius query every vector within its
+ * radius, bounds included, sorted the same way.  The CPU loop takes the
+ * queries in blocks and the vectors in tiles small enough to stay in cache
+ * while a block's queries pass over them; a radius search passes twice,
+ * counting the hits and then filling them in.  The work of a call is n *
+ * nq * dim terms, which the GPU's choice counts.
+ *
+ * On the CPU, a kNN batch of FLAT_TREE_MIN_QUERIES queries or more over
+ * FLAT_TREE_MIN_ROWS vectors or more (not cosine) first builds a
+ * vantage-point tree (kd_vptree.c), whose walk leaves a node only when its
+ * bound, lowered past rounding, exceeds the k-th distance: the same
+ * answers.  Its first FLAT_TREE_SAMPLE queries go through it, and the rest
+ * too where those compared at most FLAT_TREE_SHARE of the rows (data with
+ * structure); else the rest go through the flat loop.  The note says which.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +35,15 @@
 #define FLAT_QUERY_BLOCK 8
 /* bytes of vectors in one tile */
 #define FLAT_TILE_BYTES (32 * 1024)
+/* a CPU kNN batch tries a vantage-point tree from these sizes */
+#define FLAT_TREE_MIN_ROWS 4096
+#define FLAT_TREE_MIN_QUERIES 256
+/* queries the tree answers before the rest are given to it */
+#define FLAT_TREE_SAMPLE 32
+/* the largest share of the rows those may compare for the rest to go on */
+#define FLAT_TREE_SHARE 0.25
+/* rows of the tree's leaves */
+#define FLAT_TREE_LEAF_ROWS 32
 
 /* What a pass over the vectors does with each distance. */
 typedef enum FlatMode
@@ -112,27 +129,6 @@ kde_vector_distance(KdMetric metric, const double *a, const double *b,
 }
 
 /*
- * Offer (d, ref) to the list of count neighbours sorted by (d, ref), of
- * at most k.
- */
-KD_INLINE void
-flat_offer(KdNeighbor *list, int32_t *count, int k, double d, uint64_t ref)
-{
-	int			i;
-
-	if (*count == k && !kde_neighbor_less(d, ref, list[k - 1].d2, list[k - 1].ref))
-		return;
-	i = *count < k ? (*count)++ : k - 1;
-	while (i > 0 && kde_neighbor_less(d, ref, list[i - 1].d2, list[i - 1].ref))
-	{
-		list[i] = list[i - 1];
-		i--;
-	}
-	list[i].d2 = d;
-	list[i].ref = ref;
-}
-
-/*
  * Queries [q0, q1) against every vector, under a metric and in a mode
  * fixed inline.
  */
@@ -177,7 +173,7 @@ flat_block(const FlatBatch *b, int64_t q0, int64_t q1, const int metric,
 				d = flat_distance(metric, query, qnorm, set->coords + p * set->stride,
 								  metric == KD_METRIC_COSINE ? b->norms[p] : 0.0, dim);
 				if (mode == FLAT_KNN)
-					flat_offer(b->out + q * b->k, &b->count[q], b->k, d, set->refs[p]);
+					kde_list_offer(b->out + q * b->k, &b->count[q], b->k, d, set->refs[p]);
 				else if (!(d <= r))
 					continue;
 				else if (mode == FLAT_COUNT)
@@ -306,18 +302,95 @@ flat_work(const KdVectors *set, int64_t nq)
 	return work > 1e18 ? INT64_MAX : (int64_t) work;
 }
 
-/* Flat kNN on the CPU threads of exec; see kdtree.h. */
+/*
+ * Add a line to exec's note (after the reason the work stayed on the CPU,
+ * where there is one).
+ */
+static void
+flat_note(KdExec *exec, const char *line)
+{
+	size_t		used = strlen(exec->note);
+
+	snprintf(exec->note + used, sizeof(exec->note) - used, "%s%s",
+			 used ? "; " : "", line);
+}
+
+/*
+ * The CPU kNN of queries [0, nq) through a vantage-point tree of the
+ * vectors, when the batch is large enough to pay for its build and the
+ * tree prunes: the tree answers the first FLAT_TREE_SAMPLE queries, and
+ * the rest too if those compared at most FLAT_TREE_SHARE of the rows.
+ * Sets *done to the queries answered, which the flat loop leaves out.
+ */
+static KdStatus
+flat_tree_knn(const KdVectors *set, KdMetric metric, const double *queries,
+			  int64_t nq, int k, const uint64_t *skip, KdNeighbor *out,
+			  int32_t *count, int64_t *done, KdExec *exec, KdError *err)
+{
+	KdVpTree	tree;
+	int64_t		compared[FLAT_TREE_SAMPLE];
+	int64_t		total = 0;
+	double		share;
+	char		line[128];
+	KdStatus	st;
+
+	*done = 0;
+	if (metric == KD_METRIC_COSINE || set->n < FLAT_TREE_MIN_ROWS ||
+		nq < FLAT_TREE_MIN_QUERIES)
+		return KD_OK;
+	if ((st = kde_vp_build(set, metric, FLAT_TREE_LEAF_ROWS, &tree, exec, err)) != KD_OK)
+		return st;
+	st = kde_vp_knn(set, metric, &tree, queries, FLAT_TREE_SAMPLE, k, skip,
+					out, count, compared, exec, err);
+	for (int i = 0; i < FLAT_TREE_SAMPLE; i++)
+		total += compared[i];
+	share = (double) total / FLAT_TREE_SAMPLE / (double) set->n;
+	if (st == KD_OK)
+		*done = FLAT_TREE_SAMPLE;
+	if (st == KD_OK && share <= FLAT_TREE_SHARE)
+	{
+		st = kde_vp_knn(set, metric, &tree, queries + FLAT_TREE_SAMPLE * set->dim,
+						nq - FLAT_TREE_SAMPLE, k,
+						skip ? skip + FLAT_TREE_SAMPLE : NULL,
+						out + FLAT_TREE_SAMPLE * k, count + FLAT_TREE_SAMPLE,
+						NULL, exec, err);
+		*done = nq;
+	}
+	kde_vp_free(&tree);
+	snprintf(line, sizeof(line), "%s (the tree's searches compared %.1f%% of the rows)",
+			 *done == nq ? "through a vantage-point tree" : "every vector",
+			 100.0 * share);
+	if (st == KD_OK)
+		flat_note(exec, line);
+	return st;
+}
+
+/*
+ * kNN of vectors on the CPU threads of exec: through a vantage-point
+ * tree where it pays (flat_tree_knn), else every query against every
+ * vector; see kdtree.h.
+ */
 KdStatus
 kde_flat_knn_cpu(const KdVectors *set, KdMetric metric, const double *queries,
 				 int64_t nq, int k, const uint64_t *skip, KdNeighbor *out,
 				 int32_t *count, KdExec *exec, KdError *err)
 {
 	FlatBatch	b = {set, metric, FLAT_KNN, queries, nq, k, skip, out, count};
+	int64_t		done;
 	KdStatus	st;
 
 	if ((st = kde_check_k(k, err)) != KD_OK ||
-		(st = flat_check_vectors(set, metric, queries, nq, err)) != KD_OK)
+		(st = flat_check_vectors(set, metric, queries, nq, err)) != KD_OK ||
+		(st = flat_tree_knn(set, metric, queries, nq, k, skip, out, count,
+							&done, exec, err)) != KD_OK)
 		return st;
+	if (done == nq)
+		return KD_OK;
+	b.queries = queries + done * set->dim;
+	b.nq = nq - done;
+	b.skip = skip ? skip + done : NULL;
+	b.out = out + done * k;
+	b.count = count + done;
 	st = flat_run(&b, FLAT_KNN, exec, err);
 	free(b.norms);
 	return st;

@@ -28,6 +28,28 @@ kde_neighbor_less(double d2a, uint64_t refa, double d2b, uint64_t refb)
 	return d2a < d2b || (d2a == d2b && refa < refb);
 }
 
+/*
+ * Offer (d, ref) to a list of *count neighbours sorted by (d, ref), of at
+ * most k.
+ */
+KD_INLINE void
+kde_list_offer(KdNeighbor *list, int32_t *count, int k, double d,
+			   uint64_t ref)
+{
+	int			i;
+
+	if (*count == k && !kde_neighbor_less(d, ref, list[k - 1].d2, list[k - 1].ref))
+		return;
+	i = *count < k ? (*count)++ : k - 1;
+	while (i > 0 && kde_neighbor_less(d, ref, list[i - 1].d2, list[i - 1].ref))
+	{
+		list[i] = list[i - 1];
+		i--;
+	}
+	list[i].d2 = d;
+	list[i].ref = ref;
+}
+
 /* Widen box (lo[dim] then hi[dim]) to take in point p. */
 KD_INLINE void
 kde_box_take(double *box, const double *p, int dim)

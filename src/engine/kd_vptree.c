@@ -20,7 +20,8 @@
  * kde_vp_probe measures how well the tree prunes: the share of rows a
  * best-first kNN search of some of its own rows compares, near 1 where
  * the vectors have no structure a vantage point can use (uniform in many
- * dimensions), which a planner needs to know.  The
+ * dimensions), which a planner needs to know.  kde_vp_knn answers a batch
+ * of kNN queries through the tree, exactly as the flat search does.  The
  * build is deterministic: its ties go by row number.  Cosine distance
  * breaks the triangle inequality, so the tree refuses it.
  */
@@ -385,6 +386,28 @@ vp_heap_pop(VpProbeItem *heap, int64_t *n)
 	return top;
 }
 
+/*
+ * Push inner node nd's children onto the heap of *nheap items for query x,
+ * each with the bound of its side (at least bound, its parent's), from
+ * x's distance to the vantage point.
+ */
+static void
+vp_push_children(const KdVectors *set, KdMetric metric, const KdVpNode *nd,
+				 const double *x, double bound, VpProbeItem *heap,
+				 int64_t *nheap)
+{
+	double		dq = kde_vector_distance(metric, x,
+										 set->coords + nd->vp * set->stride,
+										 set->dim);
+
+	vp_heap_push(heap, nheap,
+				 (VpProbeItem) {fmax(bound, kde_vp_bound(dq, nd->mu_in, 0)),
+								nd->inside});
+	vp_heap_push(heap, nheap,
+				 (VpProbeItem) {fmax(bound, kde_vp_bound(dq, nd->mu_out, 1)),
+								nd->outside});
+}
+
 /* What the probe's threads share: a share per probe, -1 out of memory. */
 typedef struct VpProbe
 {
@@ -442,17 +465,8 @@ vp_probe_one(const VpProbe *p, const double *q, VpProbeItem *heap, double *best)
 		}
 		else
 		{
-			double		dq = kde_vector_distance(p->metric, q,
-												 set->coords + nd->vp * set->stride,
-												 set->dim);
-
 			compared++;
-			vp_heap_push(heap, &nheap,
-						 (VpProbeItem) {fmax(it.bound, kde_vp_bound(dq, nd->mu_in, 0)),
-										nd->inside});
-			vp_heap_push(heap, &nheap,
-						 (VpProbeItem) {fmax(it.bound, kde_vp_bound(dq, nd->mu_out, 1)),
-										nd->outside});
+			vp_push_children(set, p->metric, nd, q, it.bound, heap, &nheap);
 		}
 	}
 	return (double) compared / (double) set->n;
@@ -502,4 +516,128 @@ kde_vp_probe(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
 		total = p.share[i] < 0.0 ? -1.0 : total + p.share[i];
 	free(p.share);
 	return total < 0.0 ? -1.0 : total / nprobe;
+}
+
+/* What the threads of a kNN batch through the tree share. */
+typedef struct VpKnn
+{
+	const KdVectors *set;
+	KdMetric	metric;
+	const KdVpTree *tree;
+	const double *queries;
+	int			k;
+	const uint64_t *skip;
+	KdNeighbor *out;
+	int32_t    *count;
+	int64_t    *compared;		/* per query, or NULL */
+	bool		nomem;
+} VpKnn;
+
+/*
+ * Query q's k nearest rows by (distance, ref), all but the row of its
+ * skip ref, into its out and count slots, by a best-first walk with heap
+ * room for every node; returns the distances it computed.  A node is left
+ * only when its bound exceeds the k-th distance, so a row that ties the
+ * k-th with a lesser ref is still found.
+ */
+static int64_t
+vp_knn_one(const VpKnn *p, int64_t q, VpProbeItem *heap)
+{
+	const KdVectors *set = p->set;
+	const KdVpTree *tree = p->tree;
+	const double *x = p->queries + q * set->dim;
+	KdNeighbor *best = p->out + q * p->k;
+	int32_t    *count = &p->count[q];
+	int64_t		nheap = 0;
+	int64_t		compared = 0;
+
+	*count = 0;
+	vp_heap_push(heap, &nheap, (VpProbeItem) {0.0, 0});
+	while (nheap > 0)
+	{
+		VpProbeItem it = vp_heap_pop(heap, &nheap);
+		const KdVpNode *nd = &tree->nodes[it.node];
+
+		if (*count == p->k && it.bound > best[p->k - 1].d2)
+			break;
+		if (nd->vp < 0)
+		{
+			for (int64_t r = nd->start; r < nd->start + nd->count; r++)
+			{
+				int64_t		row = tree->order[r];
+
+				if (p->skip && set->refs[row] == p->skip[q])
+					continue;
+				compared++;
+				kde_list_offer(best, count, p->k,
+							   kde_vector_distance(p->metric, x,
+												   set->coords + row * set->stride,
+												   set->dim),
+							   set->refs[row]);
+			}
+		}
+		else
+		{
+			compared++;
+			vp_push_children(set, p->metric, nd, x, it.bound, heap, &nheap);
+		}
+	}
+	return compared;
+}
+
+/* kde_parallel_for's body: the queries [lo, hi). */
+static void
+vp_knn_range(void *arg, int64_t lo, int64_t hi)
+{
+	VpKnn	   *p = arg;
+	VpProbeItem *heap = malloc(sizeof(VpProbeItem) * (p->tree->nnodes + 1));
+
+	if (heap == NULL)
+	{
+		p->nomem = true;
+		return;
+	}
+	for (int64_t q = lo; q < hi; q++)
+	{
+		int64_t		c = vp_knn_one(p, q, heap);
+
+		if (p->compared)
+			p->compared[q] = c;
+	}
+	free(heap);
+}
+
+/*
+ * The k nearest rows of set by (distance, ref) under metric for each of
+ * nq queries, through set's tree (kde_vp_build), all but the row of each
+ * query's skip ref when skip is given; kde_flat_knn's answers, bit for
+ * bit.  compared, if not NULL, gets each query's count of distances
+ * computed (vantage points counted).
+ */
+KdStatus
+kde_vp_knn(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
+		   const double *queries, int64_t nq, int k, const uint64_t *skip,
+		   KdNeighbor *out, int32_t *count, int64_t *compared, KdExec *exec,
+		   KdError *err)
+{
+	VpKnn		p = {set, metric, tree, queries, k, skip, out, count, compared, false};
+	KdStatus	st;
+
+	if (set->n == 0 || tree->nnodes == 0)
+	{
+		for (int64_t q = 0; q < nq; q++)
+		{
+			count[q] = 0;
+			if (compared)
+				compared[q] = 0;
+		}
+		return KD_OK;
+	}
+	if ((st = kde_parallel_for(exec, nq, 16, vp_knn_range, &p, err)) != KD_OK)
+		return st;
+	if (p.nomem)
+		return kde_set_error(err, KD_ERR_NOMEM, -1,
+							 "out of memory for a vantage-point tree search of %lld nodes",
+							 (long long) tree->nnodes);
+	return KD_OK;
 }

@@ -437,7 +437,8 @@ extern KdStatus kde_gpu_flat_radius(const KdVectors *set, KdMetric metric,
  * leaf (vp -1) holds the rows order[start .. start + count).
  * kde_vp_bound lowers dq - mu_in (side 0) or mu_out - dq (side 1) past
  * rounding: no row of that child is nearer the query.  kde_vp_probe is
- * the share of the rows a kNN search of k compares, over nprobe of them.
+ * the share of the rows a kNN search of k compares, over nprobe of them;
+ * kde_vp_knn searches a batch of queries through the tree.
  */
 typedef struct KdVpNode
 {
@@ -465,6 +466,11 @@ extern double kde_vp_bound(double dq, double mu, int side);
 extern double kde_vp_probe(const KdVectors *set, KdMetric metric,
 						   const KdVpTree *tree, int k, int nprobe,
 						   KdExec *exec);
+extern KdStatus kde_vp_knn(const KdVectors *set, KdMetric metric,
+						   const KdVpTree *tree, const double *queries,
+						   int64_t nq, int k, const uint64_t *skip,
+						   KdNeighbor *out, int32_t *count, int64_t *compared,
+						   KdExec *exec, KdError *err);
 
 /* kd_replicas.c: one kNN batch over copies of one tree on several GPUs */
 extern KdStatus kde_replicas_knn(KdGpuTree *const *copies, int ncopies,

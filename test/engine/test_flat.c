@@ -4,7 +4,8 @@
  *	  kde_flat_radius) against a brute-force oracle written here, for
  *	  every metric, on the CPU's threads and the GPU; bad arguments; and,
  *	  with a GPU, large sets and the L2 matrix-form filter's hard sets
- *	  against the CPU.
+ *	  against the CPU; and CPU batches large enough for the vantage-point
+ *	  tree, with data it prunes and data it does not.
  *
  * The oracle computes each distance with its own loop (the metric's
  * definition, term by term in dimension order, as kd_metric.h documents),
@@ -429,6 +430,75 @@ flat_large(int64_t n, int64_t nq, int dim, int k)
 }
 
 /*
+ * A CPU kNN batch large enough to try the vantage-point tree
+ * (kd_flat.c's flat_tree_knn): every query's answer equals the oracle's
+ * under L2, L1 and L-infinity, on one thread and two, with and without
+ * skips; the note names the tree where tree is 1, the flat loop where it
+ * is 0 (either where -1: small integers tie too much for some metrics).
+ */
+static void
+flat_tree_case(FlatKind kind, int dim, int tree)
+{
+	int64_t		n = 5000,
+				nq = 300;
+	int			k = 10;
+	double	   *pts = malloc(sizeof(double) * (size_t) ((n + nq) * dim));
+	uint64_t   *refs = malloc(sizeof(uint64_t) * (size_t) n);
+	uint64_t   *skip = malloc(sizeof(uint64_t) * (size_t) nq);
+	KdNeighbor *got = malloc(sizeof(KdNeighbor) * (size_t) (nq * k));
+	KdNeighbor	want[10];
+	int32_t    *count = malloc(sizeof(int32_t) * (size_t) nq);
+	KdVectors	set = {n, dim, dim, pts, refs};
+
+	flat_generate(kind, n + nq, dim, 90 + (uint64_t) dim, pts);
+	for (int64_t i = 0; i < n; i++)
+		refs[i] = (uint64_t) ((i * 7919) % n) ^ 0x3cULL;
+	/* every third query is one of the vectors, which it skips */
+	for (int64_t q = 0; q < nq; q++)
+	{
+		skip[q] = UINT64_MAX;
+		if (q % 3 == 0)
+		{
+			memcpy(pts + (n + q) * dim, pts + ((q * 13) % n) * dim, sizeof(double) * (size_t) dim);
+			skip[q] = refs[(q * 13) % n];
+		}
+	}
+	for (int metric = 0; metric < KD_METRIC_COSINE; metric++)
+		for (int way = 0; way < 2; way++)
+		{
+			KdExec		exec;
+			KdError		err;
+			bool		skipping = (metric + way) % 2 == 0;
+			bool		ok;
+
+			test_way_exec(&exec, way);
+			ok = kde_flat_knn_cpu(&set, (KdMetric) metric, pts + n * dim, nq, k,
+								  skipping ? skip : NULL, got, count, &exec,
+								  &err) == KD_OK;
+			for (int64_t q = 0; q < nq && ok; q++)
+			{
+				int			cnt = oracle_flat(pts, dim, refs, n, dim, (KdMetric) metric,
+											  pts + (n + q) * dim, k,
+											  skipping ? skip[q] : UINT64_MAX, want);
+
+				ok = count[q] == cnt &&
+					memcmp(got + q * k, want, sizeof(KdNeighbor) * (size_t) cnt) == 0;
+			}
+			check(ok, "flat tree batch %s d=%d %s %s%s equals the oracle",
+				  flat_kinds[kind], dim, kde_metric_name((KdMetric) metric),
+				  test_ways[way], skipping ? " skipping" : "");
+			check(tree < 0 || (strstr(exec.note, "vantage-point tree") != NULL) == (tree == 1),
+				  "flat tree batch %s d=%d %s %s: %s", flat_kinds[kind], dim,
+				  kde_metric_name((KdMetric) metric), test_ways[way], exec.note);
+		}
+	free(pts);
+	free(refs);
+	free(skip);
+	free(got);
+	free(count);
+}
+
+/*
  * One set through the GPU's matrix-form filter (cuda/flat_filter.cu): the
  * answers equal the CPU's bit for bit, and the filter decided every query
  * (decides_all) or left at least one to the exact tiles.
@@ -528,6 +598,10 @@ test_flat(bool have_gpu, bool large)
 						  ks[(kind + di + si) % 3], have_gpu);
 	flat_case(FLAT_INTEGERS, 1000, 64, 1024, have_gpu);
 	flat_errors(have_gpu);
+	flat_tree_case(FLAT_LINES, 24, 1);
+	flat_tree_case(FLAT_LINES, 3, 1);
+	flat_tree_case(FLAT_INTEGERS, 6, -1);
+	flat_tree_case(FLAT_UNIFORM, 64, 0);
 	if (have_gpu)
 		flat_filter_cases();
 	if (have_gpu && large)
