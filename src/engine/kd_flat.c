@@ -20,9 +20,12 @@
  * FLAT_TREE_MIN_ROWS vectors or more (not cosine) first builds a
  * vantage-point tree (kd_vptree.c), whose walk leaves a node only when its
  * bound, lowered past rounding, exceeds the k-th distance: the same
- * answers.  Its first FLAT_TREE_SAMPLE queries go through it, and the rest
- * too where those compared at most FLAT_TREE_SHARE of the rows (data with
- * structure); else the rest go through the flat loop.  The note says which.
+ * answers.  A tree of FLAT_TREE_PILOT of the rows is tried first, cheaply:
+ * unless its searches of the first FLAT_TREE_SAMPLE queries compare at most
+ * FLAT_TREE_SHARE of its rows, no tree is built.  Else the whole tree
+ * answers those queries, and the rest too where they compared at most that
+ * share of all the rows (data with structure); else the rest go through
+ * the flat loop.  The note says which.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +43,8 @@
 #define FLAT_TREE_MIN_QUERIES 256
 /* queries the tree answers before the rest are given to it */
 #define FLAT_TREE_SAMPLE 32
+/* rows of the small tree that must prune before the whole one is built */
+#define FLAT_TREE_PILOT 4096
 /* the largest share of the rows those may compare for the rest to go on */
 #define FLAT_TREE_SHARE 0.25
 /* rows of the tree's leaves */
@@ -316,11 +321,69 @@ flat_note(KdExec *exec, const char *line)
 }
 
 /*
+ * The share of the rows a vantage-point tree's kNN searches of the first
+ * FLAT_TREE_SAMPLE queries compare, over the tree of set (sample NULL) or
+ * of FLAT_TREE_PILOT rows taken evenly from it (sample not NULL, which
+ * costs little and foretells the whole tree's share); the tree is left in
+ * *tree when sample is NULL, with the queries' answers in out and count.
+ */
+static KdStatus
+flat_tree_share(const KdVectors *set, KdMetric metric, const double *queries,
+				int k, const uint64_t *skip, KdNeighbor *out, int32_t *count,
+				bool sample, KdVpTree *tree, double *share, KdExec *exec,
+				KdError *err)
+{
+	KdVectors	pilot = *set;
+	double	   *coords = NULL;
+	uint64_t   *refs = NULL;
+	int64_t		compared[FLAT_TREE_SAMPLE];
+	int64_t		total = 0;
+	KdStatus	st;
+
+	if (sample)
+	{
+		pilot.n = FLAT_TREE_PILOT;
+		pilot.stride = set->dim;
+		coords = malloc(sizeof(double) * FLAT_TREE_PILOT * set->dim);
+		refs = malloc(sizeof(uint64_t) * FLAT_TREE_PILOT);
+		if (coords == NULL || refs == NULL)
+		{
+			free(coords);
+			free(refs);
+			return kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+		}
+		for (int64_t i = 0; i < FLAT_TREE_PILOT; i++)
+		{
+			memcpy(coords + i * set->dim,
+				   set->coords + (i * set->n / FLAT_TREE_PILOT) * set->stride,
+				   sizeof(double) * set->dim);
+			refs[i] = set->refs[i * set->n / FLAT_TREE_PILOT];
+		}
+		pilot.coords = coords;
+		pilot.refs = refs;
+	}
+	if ((st = kde_vp_build(&pilot, metric, FLAT_TREE_LEAF_ROWS, tree, exec, err)) == KD_OK)
+	{
+		st = kde_vp_knn(&pilot, metric, tree, queries, FLAT_TREE_SAMPLE, k,
+						skip, out, count, compared, exec, err);
+		if (sample)
+			kde_vp_free(tree);
+	}
+	for (int i = 0; i < FLAT_TREE_SAMPLE; i++)
+		total += compared[i];
+	*share = (double) total / FLAT_TREE_SAMPLE / (double) pilot.n;
+	free(coords);
+	free(refs);
+	return st;
+}
+
+/*
  * The CPU kNN of queries [0, nq) through a vantage-point tree of the
  * vectors, when the batch is large enough to pay for its build and the
- * tree prunes: the tree answers the first FLAT_TREE_SAMPLE queries, and
- * the rest too if those compared at most FLAT_TREE_SHARE of the rows.
- * Sets *done to the queries answered, which the flat loop leaves out.
+ * tree prunes: a tree of FLAT_TREE_PILOT of the rows must prune first;
+ * then the whole tree answers the first FLAT_TREE_SAMPLE queries, and the
+ * rest too if those compared at most FLAT_TREE_SHARE of the rows.  Sets
+ * *done to the queries answered, which the flat loop leaves out.
  */
 static KdStatus
 flat_tree_knn(const KdVectors *set, KdMetric metric, const double *queries,
@@ -328,8 +391,6 @@ flat_tree_knn(const KdVectors *set, KdMetric metric, const double *queries,
 			  int32_t *count, int64_t *done, KdExec *exec, KdError *err)
 {
 	KdVpTree	tree;
-	int64_t		compared[FLAT_TREE_SAMPLE];
-	int64_t		total = 0;
 	double		share;
 	char		line[128];
 	KdStatus	st;
@@ -338,16 +399,22 @@ flat_tree_knn(const KdVectors *set, KdMetric metric, const double *queries,
 	if (metric == KD_METRIC_COSINE || set->n < FLAT_TREE_MIN_ROWS ||
 		nq < FLAT_TREE_MIN_QUERIES)
 		return KD_OK;
-	if ((st = kde_vp_build(set, metric, FLAT_TREE_LEAF_ROWS, &tree, exec, err)) != KD_OK)
+	if ((st = flat_tree_share(set, metric, queries, k, skip, out, count, true,
+							  &tree, &share, exec, err)) != KD_OK)
 		return st;
-	st = kde_vp_knn(set, metric, &tree, queries, FLAT_TREE_SAMPLE, k, skip,
-					out, count, compared, exec, err);
-	for (int i = 0; i < FLAT_TREE_SAMPLE; i++)
-		total += compared[i];
-	share = (double) total / FLAT_TREE_SAMPLE / (double) set->n;
-	if (st == KD_OK)
-		*done = FLAT_TREE_SAMPLE;
-	if (st == KD_OK && share <= FLAT_TREE_SHARE)
+	if (share > FLAT_TREE_SHARE)
+	{
+		snprintf(line, sizeof(line),
+				 "every vector (a tree of %d of the rows compared %.1f%% of them)",
+				 FLAT_TREE_PILOT, 100.0 * share);
+		flat_note(exec, line);
+		return KD_OK;
+	}
+	if ((st = flat_tree_share(set, metric, queries, k, skip, out, count, false,
+							  &tree, &share, exec, err)) != KD_OK)
+		return st;
+	*done = FLAT_TREE_SAMPLE;
+	if (share <= FLAT_TREE_SHARE)
 	{
 		st = kde_vp_knn(set, metric, &tree, queries + FLAT_TREE_SAMPLE * set->dim,
 						nq - FLAT_TREE_SAMPLE, k,
