@@ -27,7 +27,8 @@
  * with lo(a) <= T and keeps the k best by (distance, ref).  A query whose
  * heap does not reach past T (many vectors at nearly its k-th distance),
  * or whose norms come near overflow, is flagged for the exact tiles
- * (flat.cu), which search it again from scratch.
+ * (flat.cu), which search it again from scratch; so is every query on a
+ * chip whose blocks cannot have the filter's shared memory.
  */
 #include "flat.cuh"
 
@@ -470,6 +471,7 @@ kdc_flat_filter_knn(const FlatDev *d, uint8_t *recheck, int64_t *nrecheck,
 {
 	FilterDev	f;
 	int64_t		slice = 256;
+	int			smem = 0;
 	KdStatus	st;
 	cudaError_t e;
 
@@ -477,6 +479,16 @@ kdc_flat_filter_knn(const FlatDev *d, uint8_t *recheck, int64_t *nrecheck,
 	f.d = *d;
 	f.kk = filter_heap_size(d->k);
 	*nrecheck = 0;
+	/* a chip without the shared memory of a block leaves all to the tiles */
+	if ((e = cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+									kdc_device)) != cudaSuccess)
+		return kdc_cuda_error(err, e, "reading the device's shared memory");
+	if ((size_t) smem < sizeof(FilterShared))
+	{
+		memset(recheck, 1, d->nq);
+		*nrecheck = d->nq;
+		return KD_OK;
+	}
 	if ((st = kdc_alloc(a, (void **) &f.center, sizeof(double) * d->dim, "centre", err)) != KD_OK ||
 		(st = kdc_alloc(a, (void **) &f.pnorm, sizeof(double) * d->n, "norms", err)) != KD_OK ||
 		(st = kdc_alloc(a, (void **) &f.qnorm, sizeof(double) * d->nq, "norms", err)) != KD_OK ||
