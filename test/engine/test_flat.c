@@ -364,6 +364,22 @@ flat_errors(bool have_gpu)
 	}
 }
 
+/*
+ * Whether the flat kNN of nq queries ran on the GPU (exec gpu) and gave
+ * the CPU path's answers (exec cpu) bit for bit, into a and ca, b and cb.
+ */
+static bool
+flat_gpu_is_cpu(const KdVectors *set, KdMetric metric, const double *qs,
+				int64_t nq, int k, KdExec *gpu, KdExec *cpu, KdNeighbor *a,
+				KdNeighbor *b, int32_t *ca, int32_t *cb, KdError *err)
+{
+	return kde_flat_knn(set, metric, qs, nq, k, NULL, a, ca, gpu, err) == KD_OK &&
+		gpu->used_gpu &&
+		kde_flat_knn_cpu(set, metric, qs, nq, k, NULL, b, cb, cpu, err) == KD_OK &&
+		memcmp(a, b, sizeof(KdNeighbor) * (size_t) (nq * k)) == 0 &&
+		memcmp(ca, cb, sizeof(int32_t) * (size_t) nq) == 0;
+}
+
 /* Large sets on the GPU: every answer equal to the CPU's, bit for bit. */
 static void
 flat_large(int64_t n, int64_t nq, int dim, int k)
@@ -386,11 +402,8 @@ flat_large(int64_t n, int64_t nq, int dim, int k)
 	test_way_exec(&cpu, 1);
 	cpu.threads = 8;
 	for (int metric = 0; metric <= KD_METRIC_COSINE; metric++)
-		check(kde_flat_knn(&set, (KdMetric) metric, pts + n * dim, nq, k, NULL, a, ca, &gpu, &err) == KD_OK &&
-			  gpu.used_gpu &&
-			  kde_flat_knn_cpu(&set, (KdMetric) metric, pts + n * dim, nq, k, NULL, b, cb, &cpu, &err) == KD_OK &&
-			  memcmp(a, b, sizeof(KdNeighbor) * (size_t) (nq * k)) == 0 &&
-			  memcmp(ca, cb, sizeof(int32_t) * (size_t) nq) == 0,
+		check(flat_gpu_is_cpu(&set, (KdMetric) metric, pts + n * dim, nq, k,
+							  &gpu, &cpu, a, b, ca, cb, &err),
 			  "large flat gpu == cpu n=%lld nq=%lld d=%d k=%d %s %s",
 			  (long long) n, (long long) nq, dim, k,
 			  kde_metric_name((KdMetric) metric), err.message);
@@ -524,11 +537,8 @@ flat_filter_set(const char *what, const double *pts, int64_t n,
 	test_way_exec(&gpu, 2);
 	test_way_exec(&cpu, 1);
 	gpu.times = &times;
-	check(kde_flat_knn(&set, KD_METRIC_L2, qs, nq, k, NULL, a, ca, &gpu, &err) == KD_OK &&
-		  gpu.used_gpu &&
-		  kde_flat_knn_cpu(&set, KD_METRIC_L2, qs, nq, k, NULL, b, cb, &cpu, &err) == KD_OK &&
-		  memcmp(a, b, sizeof(KdNeighbor) * (size_t) (nq * k)) == 0 &&
-		  memcmp(ca, cb, sizeof(int32_t) * (size_t) nq) == 0,
+	check(flat_gpu_is_cpu(&set, KD_METRIC_L2, qs, nq, k, &gpu, &cpu, a, b,
+						  ca, cb, &err),
 		  "flat filter %s d=%d: gpu == cpu %s", what, dim, err.message);
 	check(times.flat_filtered == nq &&
 		  (decides_all ? times.flat_rechecked == 0 : times.flat_rechecked > 0),
