@@ -31,7 +31,12 @@
  * float32 answer gets wrong (a different set of k refs than the exact
  * one), which form of kdgpu's search ran (its last_run note) with the
  * queries its filter left to the exact tiles, and how many of the first
- * CPU_CHECKED queries' answers differ from the engine's CPU path's.  Without a CUDA device it prints "skipped: ..." and exits 0.  Each
+ * CPU_CHECKED queries' answers differ from the engine's CPU path's.  The
+ * environment's FLAT_DIMS (e.g. "16,64") picks the dimensions, and
+ * FLAT_FORMS ("tiles,tree") times kdgpu again in each named form alone:
+ * the tiles (or the filter) without a vantage-point tree, and the tree
+ * for every query, which shows whether the per-call choice chose well.
+ * Without a CUDA device it prints "skipped: ..." and exits 0.  Each
  * result is a table line and a RESULT {...} line.
  */
 #include <algorithm>
@@ -284,6 +289,59 @@ make_vectors(bool clustered, int64_t n, int dim, std::vector<double> &d,
 	}
 }
 
+/*
+ * With FLAT_FORMS naming "tiles" and/or "tree", time kdgpu's kNN again in
+ * each form alone (exec.vector_tree NEVER, ALWAYS), beside the cuBLAS
+ * median peer_s, and check that its answers equal want (the AUTO run's).
+ */
+static bool
+time_forms(const KdVectors *set, bool cosine, const double *qs, int64_t nq,
+		   int k, int reps, double peer_s, bool clustered,
+		   const KdNeighbor *want, const char *gpu)
+{
+	static const char *const names[] = {"tiles", "tree"};
+	const char *forms = getenv("FLAT_FORMS");
+
+	for (int f = 0; f < 2 && forms; f++)
+	{
+		std::vector<KdNeighbor> a((size_t) nq * k);
+		std::vector<int32_t> cnt(nq);
+		std::vector<double> t;
+		KdExec		exec;
+		KdError		err;
+		double		m;
+
+		if (strstr(forms, names[f]) == NULL || (cosine && f == 1))
+			continue;
+		kde_exec_init(&exec);
+		exec.device = KD_DEVICE_GPU;
+		exec.vector_tree = f == 0 ? KD_TREE_NEVER : KD_TREE_ALWAYS;
+		for (int r = 0; r <= reps; r++)
+		{
+			double		t0 = bench_now();
+
+			if (kde_flat_knn(set, cosine ? KD_METRIC_COSINE : KD_METRIC_L2, qs,
+							 nq, k, NULL, a.data(), cnt.data(), &exec, &err) != KD_OK)
+			{
+				printf("kdgpu (%s) failed: %s\n", names[f], err.message);
+				return false;
+			}
+			if (r > 0)
+				t.push_back(bench_now() - t0);
+		}
+		m = bench_median(t.data(), (int) t.size());
+		printf("          kdgpu %-5s only %9.1f ms  ratio to cuBLAS %.2f  answers %s; %s\n",
+			   names[f], m * 1e3, m / peer_s,
+			   memcmp(a.data(), want, sizeof(KdNeighbor) * (size_t) nq * k) == 0 ?
+			   "equal" : "DIFFER", exec.note[0] ? exec.note : "exact tiles");
+		printf("RESULT {\"op\":\"flat_knn_form\",\"form\":\"%s\",\"data\":\"%s\",\"n\":%lld,\"queries\":%lld,\"dim\":%d,\"k\":%d,\"kdgpu_ms\":%.3f,\"cublas_ms\":%.3f,\"gpu\":\"%s\"}\n",
+			   names[f], clustered ? "clustered" : "uniform", (long long) set->n,
+			   (long long) nq, set->dim, k, m * 1e3, peer_s * 1e3, gpu);
+		fflush(stdout);
+	}
+	return true;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -384,6 +442,10 @@ main(int argc, char **argv)
 			}
 			wrong = wrong_answers(a.data(), b.data(), nq, k);
 			mismatched = cpu_mismatches(&set, cosine, d.data() + n * dim, nq, k, a.data());
+			if (!time_forms(&set, cosine, d.data() + n * dim, nq, k, reps,
+							bench_median(tb.data(), (int) tb.size()),
+							clustered, a.data(), info.name))
+				return 1;
 #ifdef KD_WITH_FAISS
 			if (faiss)
 			{

@@ -680,7 +680,8 @@ static const KdCudaApi kdc_api = {
 	kdc_box,
 	kdc_dbscan,
 	kdc_flat_knn,
-	kdc_flat_radius
+	kdc_flat_radius,
+	kdc_vp_build
 };
 
 /* The one exported symbol: the entry table. */

@@ -174,6 +174,9 @@ extern KdStatus kdc_flat_radius(const KdVectors *set, KdMetric metric,
 								const double *radii, int64_t nradii,
 								KdRangeResult *res, const KdExec *exec,
 								KdError *err);
+extern KdStatus kdc_vp_build(const KdVectors *set, KdMetric metric,
+							 int leaf_rows, KdVpTree *tree,
+							 const KdExec *exec, KdError *err);
 
 /* device bytes that a spatial ordering of n points needs */
 #define KDC_ORDER_BYTES(n) ((size_t) (n) * 40 + ((size_t) 1 << 20))

@@ -25,7 +25,7 @@
  */
 #include <string.h>
 
-#include "flat.cuh"
+#include "vptree.cuh"
 
 #define FLAT_BQ 64				/* queries of a block */
 #define FLAT_BP 64				/* vectors of a tile */
@@ -197,15 +197,15 @@ flat_launch(int metric, const FlatDev &d, int64_t v0, int64_t count)
 }
 
 /*
- * Check a call's vectors and queries, size its device memory (need, with
- * extra bytes beside the vectors, queries and skips) against the budget,
- * and copy them to the device into d (packed when the vectors' rows carry
- * more than their coordinates).
+ * See flat.cuh: check a call's vectors and queries, size its device
+ * memory (need, with extra bytes beside the vectors, queries and skips)
+ * against the budget, and copy them to the device into d (packed when the
+ * vectors' rows carry more than their coordinates).
  */
-static KdStatus
-flat_upload(const KdVectors *set, KdMetric metric, const double *queries,
-			int64_t nq, const uint64_t *skip, size_t extra, FlatDev *d,
-			KdcAllocs *a, const KdExec *exec, KdError *err)
+KdStatus
+kdc_flat_upload(const KdVectors *set, KdMetric metric, const double *queries,
+				int64_t nq, const uint64_t *skip, size_t extra, FlatDev *d,
+				KdcAllocs *a, const KdExec *exec, KdError *err)
 {
 	size_t		budget;
 	size_t		need;
@@ -252,7 +252,7 @@ flat_upload(const KdVectors *set, KdMetric metric, const double *queries,
 	}
 	if ((e = kdc_to_device((void *) d->pts, pts, sizeof(double) * set->dim * set->n, exec)) != cudaSuccess ||
 		(e = kdc_to_device((void *) d->refs, set->refs, sizeof(uint64_t) * set->n, exec)) != cudaSuccess ||
-		(e = kdc_to_device((void *) d->qs, queries, sizeof(double) * set->dim * nq, exec)) != cudaSuccess ||
+		(nq > 0 && (e = kdc_to_device((void *) d->qs, queries, sizeof(double) * set->dim * nq, exec)) != cudaSuccess) ||
 		(skip && (e = kdc_to_device((void *) d->skip, skip, sizeof(uint64_t) * nq, exec)) != cudaSuccess))
 		st = kdc_cuda_error(err, e, "copying vectors to the device");
 	free(packed);
@@ -379,6 +379,80 @@ flat_filtered_knn(const FlatDev *d, KdcAllocs *a, const KdExec *exec,
 	return st;
 }
 
+/* d's queries from the first-th on. */
+static FlatDev
+flat_tail(const FlatDev *d, int64_t first)
+{
+	FlatDev		rest = *d;
+
+	rest.qs += first * d->dim;
+	rest.nq -= first;
+	if (d->skip)
+		rest.skip += first;
+	rest.res += first * d->k;
+	rest.count += first;
+	return rest;
+}
+
+/*
+ * Whether a kNN call of nq queries against n vectors under metric tries a
+ * vantage-point tree (kd_metric.h's rule, or exec's choice).
+ */
+static bool
+flat_tree_tried(KdMetric metric, int64_t n, int64_t nq, const KdExec *exec)
+{
+	KdTreeUse	use = exec ? exec->vector_tree : KD_TREE_AUTO;
+
+	if (metric == KD_METRIC_COSINE || use == KD_TREE_NEVER || n == 0)
+		return false;
+	return use == KD_TREE_ALWAYS ||
+		(n >= KD_VP_GPU_MIN_ROWS && nq >= KD_VP_GPU_MIN_QUERIES);
+}
+
+/*
+ * The kNN of d's queries through a vantage-point tree of its vectors built
+ * on the device: the first KD_VP_GPU_SAMPLE, and the rest too when those
+ * compared few enough of the rows (kde_vp_gpu_pays) or exec asks for the
+ * tree; *done gets the queries answered, which the tiles leave out.
+ */
+static KdStatus
+flat_tree_knn(KdMetric metric, const FlatDev *d, int64_t *done, KdcAllocs *a,
+			  const KdExec *exec, KdError *err)
+{
+	bool		always = exec && exec->vector_tree == KD_TREE_ALWAYS;
+	FlatDev		head = *d;
+	VpDev		t;
+	int64_t		compared = 0;
+	double		share;
+	KdStatus	st;
+
+	*done = 0;
+	if ((st = kdc_vp_build_dev(d->pts, d->n, d->dim, metric, KD_VP_GPU_LEAF_ROWS,
+							   &t, NULL, a, exec, err)) != KD_OK)
+		return st;
+	if (!always && head.nq > KD_VP_GPU_SAMPLE)
+		head.nq = KD_VP_GPU_SAMPLE;
+	if ((st = kdc_vp_knn_dev(&head, &t, metric, &compared, a, exec, err)) != KD_OK)
+		return st;
+	*done = head.nq;
+	share = (double) compared / ((double) head.nq * (double) d->n);
+	if (head.nq < d->nq && kde_vp_gpu_pays(share, metric, d->dim))
+	{
+		FlatDev		rest = flat_tail(d, head.nq);
+
+		if ((st = kdc_vp_knn_dev(&rest, &t, metric, NULL, a, exec, err)) != KD_OK)
+			return st;
+		*done = d->nq;
+	}
+	if (exec && exec->times)
+	{
+		exec->times->flat_tree += *done;
+		exec->times->flat_sampled += head.nq;
+		exec->times->flat_sampled_share += share * head.nq;
+	}
+	return KD_OK;
+}
+
 /* See kd_gpu_abi.h: kde_flat_knn on the selected device. */
 KdStatus
 kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
@@ -389,6 +463,8 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 	FlatDev		d;
 	int			cnt = set->n < k ? (int) set->n : k;
 	bool		filtered = kde_flat_filtered(metric, set->dim);
+	bool		tree = flat_tree_tried(metric, set->n, nq, exec);
+	int64_t		answered = 0;
 	size_t		extra = (sizeof(KdNeighbor) * k + sizeof(int32_t)) * (size_t) nq;
 	KdStatus	st;
 	cudaError_t e;
@@ -404,14 +480,23 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 	}
 	if (filtered)
 		extra += kdc_flat_filter_bytes(set->n, nq, set->dim, k);
-	if ((st = flat_upload(set, metric, queries, nq, skip, extra,
+	if (tree)
+		extra += kdc_vp_bytes(set->n, KD_VP_GPU_LEAF_ROWS);
+	if ((st = kdc_flat_upload(set, metric, queries, nq, skip, extra,
 						  &d, &a, exec, err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.res, sizeof(KdNeighbor) * k * nq, "results", err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.count, sizeof(int32_t) * nq, "counts", err)) != KD_OK)
 		goto done;
 	d.k = k;
-	st = filtered ? flat_filtered_knn(&d, &a, exec, err) :
-		flat_exact_knn(metric, &d, NULL, 0, &a, exec, err);
+	if (tree && (st = flat_tree_knn(metric, &d, &answered, &a, exec, err)) != KD_OK)
+		goto done;
+	if (answered < nq)
+	{
+		FlatDev		rest = flat_tail(&d, answered);
+
+		st = filtered ? flat_filtered_knn(&rest, &a, exec, err) :
+			flat_exact_knn(metric, &rest, NULL, 0, &a, exec, err);
+	}
 	if (st == KD_OK)
 		st = kdc_results_to_host(d.res, nq, k, cnt, out, exec, err);
 	if (st == KD_OK &&
@@ -470,7 +555,7 @@ kdc_flat_radius(const KdVectors *set, KdMetric metric, const double *centers,
 			flat_result_free(res);
 		return st;
 	}
-	if ((st = flat_upload(set, metric, centers, nq, NULL,
+	if ((st = kdc_flat_upload(set, metric, centers, nq, NULL,
 						  sizeof(double) * nradii + sizeof(int64_t) * (2 * nq + 1),
 						  &d, &a, exec, err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.radii, sizeof(double) * nradii, "radii", err)) != KD_OK ||

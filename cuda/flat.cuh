@@ -39,6 +39,17 @@ typedef struct FlatDev
 } FlatDev;
 
 /*
+ * flat.cu: check a call's vectors and nq (>= 0) queries, size its device
+ * memory (with extra bytes beside the vectors, queries and skips) against
+ * the budget, and copy them to the device into d.
+ */
+extern KdStatus kdc_flat_upload(const KdVectors *set, KdMetric metric,
+								const double *queries, int64_t nq,
+								const uint64_t *skip, size_t extra,
+								FlatDev *d, KdcAllocs *a,
+								const KdExec *exec, KdError *err);
+
+/*
  * flat_filter.cu: the device memory its filter needs beside the call's
  * vectors, queries and answers; and the k nearest by L2 of every query of d through the
  * float8 matrix-form filter and an exact re-rank, into d->res and

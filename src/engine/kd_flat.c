@@ -362,7 +362,7 @@ flat_tree_share(const KdVectors *set, KdMetric metric, const double *queries,
 		pilot.coords = coords;
 		pilot.refs = refs;
 	}
-	if ((st = kde_vp_build(&pilot, metric, FLAT_TREE_LEAF_ROWS, tree, exec, err)) == KD_OK)
+	if ((st = kde_vp_build_cpu(&pilot, metric, FLAT_TREE_LEAF_ROWS, tree, exec, err)) == KD_OK)
 	{
 		st = kde_vp_knn(&pilot, metric, tree, queries, FLAT_TREE_SAMPLE, k,
 						skip, out, count, compared, exec, err);
@@ -379,8 +379,9 @@ flat_tree_share(const KdVectors *set, KdMetric metric, const double *queries,
 
 /*
  * The CPU kNN of queries [0, nq) through a vantage-point tree of the
- * vectors, when the batch is large enough to pay for its build and the
- * tree prunes: a tree of FLAT_TREE_PILOT of the rows must prune first;
+ * vectors, when exec asks for it (KD_TREE_ALWAYS), or when the batch is
+ * large enough to pay for its build and the tree prunes (AUTO): a tree of
+ * FLAT_TREE_PILOT of the rows must prune first;
  * then the whole tree answers the first FLAT_TREE_SAMPLE queries, and the
  * rest too if those compared at most FLAT_TREE_SHARE of the rows.  Sets
  * *done to the queries answered, which the flat loop leaves out.
@@ -396,8 +397,23 @@ flat_tree_knn(const KdVectors *set, KdMetric metric, const double *queries,
 	KdStatus	st;
 
 	*done = 0;
-	if (metric == KD_METRIC_COSINE || set->n < FLAT_TREE_MIN_ROWS ||
-		nq < FLAT_TREE_MIN_QUERIES)
+	if (metric == KD_METRIC_COSINE || exec->vector_tree == KD_TREE_NEVER ||
+		set->n == 0 || nq == 0)
+		return KD_OK;
+	if (exec->vector_tree == KD_TREE_ALWAYS)
+	{
+		if ((st = kde_vp_build_cpu(set, metric, FLAT_TREE_LEAF_ROWS, &tree,
+								   exec, err)) != KD_OK)
+			return st;
+		st = kde_vp_knn(set, metric, &tree, queries, nq, k, skip, out, count,
+						NULL, exec, err);
+		kde_vp_free(&tree);
+		*done = nq;
+		if (st == KD_OK)
+			flat_note(exec, "through a vantage-point tree");
+		return st;
+	}
+	if (set->n < FLAT_TREE_MIN_ROWS || nq < FLAT_TREE_MIN_QUERIES)
 		return KD_OK;
 	if ((st = flat_tree_share(set, metric, queries, k, skip, out, count, true,
 							  &tree, &share, exec, err)) != KD_OK)
@@ -463,6 +479,36 @@ kde_flat_knn_cpu(const KdVectors *set, KdMetric metric, const double *queries,
 	return st;
 }
 
+/*
+ * Say in exec's note how the GPU answered nq queries of dim coordinates
+ * under metric: through its vantage-point tree, or the tiles (the
+ * filter's where it ran), with the share of the rows a tree's sample
+ * compared where one was tried.
+ */
+static void
+flat_gpu_note(KdExec *exec, KdMetric metric, int dim, int64_t nq,
+			  const KdGpuTimes *times)
+{
+	char		line[160];
+
+	exec->note[0] = '\0';
+	if (times->flat_tree == nq)
+		snprintf(line, sizeof(line),
+				 "through a GPU vantage-point tree (its searches compared %.1f%% of the rows)",
+				 100.0 * times->flat_sampled_share / times->flat_sampled);
+	else if (times->flat_sampled > 0)
+		snprintf(line, sizeof(line),
+				 "%s (a GPU vantage-point tree's searches compared %.1f%% of the rows)",
+				 kde_flat_filtered(metric, dim) ?
+				 "float8 tensor-core filter, exact re-rank" : "every vector",
+				 100.0 * times->flat_sampled_share / times->flat_sampled);
+	else if (kde_flat_filtered(metric, dim))
+		snprintf(line, sizeof(line), "float8 tensor-core filter, exact re-rank");
+	else
+		return;
+	flat_note(exec, line);
+}
+
 /* Flat kNN on the device exec chooses; see kdtree.h. */
 KdStatus
 kde_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
@@ -476,11 +522,17 @@ kde_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 		return st;
 	if (kde_gpu_chosen(exec, flat_work(set, nq), err, &st))
 	{
+		KdGpuTimes	times = {0};
+		KdGpuTimes *caller = exec->times;
+
+		exec->times = &times;
 		st = kde_gpu_flat_knn(set, metric, queries, nq, k, skip, out, count,
 							  exec, err);
-		if (st == KD_OK && kde_flat_filtered(metric, set->dim))
-			snprintf(exec->note, sizeof(exec->note),
-					 "float8 tensor-core filter, exact re-rank");
+		exec->times = caller;
+		if (caller)
+			kde_gpu_times_add(caller, &times);
+		if (st == KD_OK)
+			flat_gpu_note(exec, metric, set->dim, nq, &times);
 		if (st == KD_OK || !kde_gpu_fallback(exec, st, err))
 			return st;
 	}

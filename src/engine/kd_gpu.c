@@ -397,3 +397,31 @@ kde_gpu_flat_radius(const KdVectors *set, KdMetric metric,
 	return api->flat_radius(set, metric, centers, nq, radii, nradii, res, exec,
 							err);
 }
+
+/*
+ * The GPU object's vantage-point tree build (kd_gpu_abi.h);
+ * KD_ERR_GPU_UNAVAILABLE from a table without one.
+ */
+KdStatus
+kde_gpu_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
+				 KdVpTree *tree, const KdExec *exec, KdError *err)
+{
+	const KdCudaApi *api = kde_gpu_api();
+
+	if (api == NULL || api->vp_build == NULL)
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+							 "this GPU provider does not build vantage-point trees");
+	return api->vp_build(set, metric, leaf_rows, tree, exec, err);
+}
+
+/* Add src's times and counts to dst's. */
+void
+kde_gpu_times_add(KdGpuTimes *dst, const KdGpuTimes *src)
+{
+	dst->kernel_ms += src->kernel_ms;
+	dst->flat_filtered += src->flat_filtered;
+	dst->flat_rechecked += src->flat_rechecked;
+	dst->flat_tree += src->flat_tree;
+	dst->flat_sampled += src->flat_sampled;
+	dst->flat_sampled_share += src->flat_sampled_share;
+}

@@ -26,7 +26,7 @@ extern "C"
 {
 #endif
 
-#define KDGPU_CUDA_ABI_VERSION 7
+#define KDGPU_CUDA_ABI_VERSION 8
 
 typedef struct KdCudaApi
 {
@@ -104,6 +104,15 @@ typedef struct KdCudaApi
 								const double *radii, int64_t nradii,
 								KdRangeResult *res, const KdExec *exec,
 								KdError *err);
+
+	/*
+	 * kde_vp_build_cpu's tree of set under metric, built on the device
+	 * into host arrays (kde_vp_free frees them); a NULL entry as for
+	 * flat_knn
+	 */
+	KdStatus	(*vp_build) (const KdVectors *set, KdMetric metric,
+							 int leaf_rows, KdVpTree *tree,
+							 const KdExec *exec, KdError *err);
 } KdCudaApi;
 
 /* the one exported symbol */

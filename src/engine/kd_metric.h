@@ -125,6 +125,56 @@ kde_flat_filtered(int metric, int dim)
 }
 
 /*
+ * When the GPU's flat kNN goes through a vantage-point tree
+ * (cuda/flat.cu): under L2, L1 or L-infinity, with KD_VP_GPU_MIN_ROWS
+ * vectors and KD_VP_GPU_MIN_QUERIES queries or more, it builds one on the
+ * device (leaves of KD_VP_GPU_LEAF_ROWS, a warp's width), searches the
+ * first KD_VP_GPU_SAMPLE queries through it, and the rest too when those
+ * compared at most the share of the rows kde_vp_gpu_pays allows.  A
+ * tree's walk reads rows a leaf at a time, a row costing several times
+ * what the tiles' sweep spends on it (more where the tensor-core filter
+ * sweeps), so the tree must skip most rows to pay; smaller batches
+ * cannot pay for its build.
+ */
+#define KD_VP_GPU_MIN_ROWS 65536
+#define KD_VP_GPU_MIN_QUERIES 4096
+#define KD_VP_GPU_SAMPLE 1024
+#define KD_VP_GPU_LEAF_ROWS 32
+#define KD_VP_GPU_SHARE_TILES 0.10
+#define KD_VP_GPU_SHARE_FILTER 0.04
+
+KD_SHARED int
+kde_vp_gpu_pays(double share, int metric, int dim)
+{
+	return share <= (kde_flat_filtered(metric, dim) ? KD_VP_GPU_SHARE_FILTER :
+					 KD_VP_GPU_SHARE_TILES);
+}
+
+/*
+ * A lower bound of the distance from a query to every row of a
+ * vantage-point tree node's child (kd_vptree.c), the query dq from the
+ * node's vantage point: side 0 the inside child (rows within mu = mu_in),
+ * 1 the outside (rows from mu = mu_out on).  Lowered by a margin past the
+ * rounding (and underflow) of the three distances, and 0 where they
+ * overflow, so that no row is ever nearer than its bound.  Each distance
+ * is a sum of at most KD_FLAT_MAX_DIM terms of one sign, off by far less
+ * than KD_VP_BOUND_REL of it whatever the order of its terms (the GPU's
+ * warps add theirs in another), or, where squares underflow, by far less
+ * than KD_VP_BOUND_ABS.
+ */
+#define KD_VP_BOUND_REL 1e-10
+#define KD_VP_BOUND_ABS 1e-150
+
+KD_SHARED double
+kde_vp_bound(double dq, double mu, int side)
+{
+	double		b = side == 0 ? dq - mu : mu - dq;
+
+	b -= (dq + mu) * KD_VP_BOUND_REL + KD_VP_BOUND_ABS;
+	return b > 0.0 ? b : 0.0;
+}
+
+/*
  * KD_OK, or the error for a dimension out of range, a NaN or infinite
  * coordinate, or (cosine) a vector with no usable norm, among n vectors
  * of dim coordinates stride apart; what names them ("vector", "query") in

@@ -166,7 +166,7 @@ kde_parallel_devices(KdExec *exec, int n, KdDeviceFn fn, void *arg,
 	for (int i = 0; i < n; i++)
 	{
 		if (exec->times)
-			exec->times->kernel_ms += d.times[i].kernel_ms;
+			kde_gpu_times_add(exec->times, &d.times[i]);
 		if (st == KD_OK && d.st[i] != KD_OK)
 		{
 			*err = d.err[i];

@@ -15,8 +15,12 @@
  * inside child just before its outside child, and each node's rows are a
  * run of the order array, its inside child's first.
  *
- * The vantage point is the row farthest from the node's first row, a
- * corner of its rows, which splits them by a spread of distances.
+ * The vantage point is the row farthest from the node's least row (by
+ * row number), a corner of its rows, which splits them by a spread of
+ * distances; a leaf keeps its rows in row order.  These rules make the
+ * tree a function of the vectors alone, whatever order a build visits
+ * them in, so that the GPU's level-by-level build (cuda/vp_build.cu,
+ * through kde_vp_build) makes the same tree as the CPU's threads.
  * kde_vp_probe measures how well the tree prunes: the share of rows a
  * best-first kNN search of some of its own rows compares, near 1 where
  * the vectors have no structure a vantage point can use (uniform in many
@@ -25,19 +29,12 @@
  * build is deterministic: its ties go by row number.  Cosine distance
  * breaks the triangle inequality, so the tree refuses it.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kd_internal.h"
 #include "kd_metric.h"
-
-/*
- * Margins of the bounds: each distance is a rounded sum of at most
- * KD_FLAT_MAX_DIM terms, off by far less than VP_BOUND_REL of it, or, where
- * squares underflow, by far less than VP_BOUND_ABS.
- */
-#define VP_BOUND_REL 1e-10
-#define VP_BOUND_ABS 1e-150
 
 /* What the threads of a build share. */
 typedef struct VpBuild
@@ -144,10 +141,20 @@ vp_pass(const VpBuild *b, int64_t from, int64_t lo, int64_t hi, KdError *err)
 	return kde_parallel_for(b->exec, hi - lo, 4096, vp_distances, &pass, err);
 }
 
+/* qsort's order of row numbers. */
+static int
+vp_row_cmp(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a;
+	int64_t		y = *(const int64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
 /*
  * Split node id of a level, if it has more than leaf_rows rows: choose its
  * vantage point, order its rows by distance to it, set vp, mu_in and
- * mu_out, and its inside count in b->half.
+ * mu_out, and its inside count in b->half; else put its rows in row order.
  */
 static KdStatus
 vp_split(VpBuild *b, int64_t id, KdError *err)
@@ -158,16 +165,23 @@ vp_split(VpBuild *b, int64_t id, KdError *err)
 	int64_t		hi = nd->start + nd->count;
 	int64_t		half = (nd->count / 2 + b->leaf_rows - 1) / b->leaf_rows * b->leaf_rows;
 	int64_t		far = lo;
+	int64_t		first = lo;
 	KdStatus	st;
 
 	b->half[id - b->level] = 0;
 	if (nd->count <= b->leaf_rows)
+	{
+		qsort(order + lo, nd->count, sizeof(int64_t), vp_row_cmp);
 		return KD_OK;
+	}
 	if (half >= nd->count)
 		half = nd->count / 2;
 
-	/* the vantage point: the row farthest from the first row */
-	if ((st = vp_pass(b, order[lo], lo, hi, err)) != KD_OK)
+	/* the vantage point: the row farthest from the least row */
+	for (int64_t i = lo + 1; i < hi; i++)
+		if (order[i] < order[first])
+			first = i;
+	if ((st = vp_pass(b, order[first], lo, hi, err)) != KD_OK)
 		return st;
 	for (int64_t i = lo + 1; i < hi; i++)
 		if (vp_less(b->d, order, far, i))
@@ -220,14 +234,29 @@ vp_new_node(KdVpTree *tree, int64_t *cap, int64_t start, int64_t count)
 	return true;
 }
 
+/* KD_OK, or the error for a build's metric, leaf size or vectors. */
+static KdStatus
+vp_check(const KdVectors *set, KdMetric metric, int leaf_rows, KdError *err)
+{
+	if (metric != KD_METRIC_L2 && metric != KD_METRIC_L1 && metric != KD_METRIC_LINF)
+		return kde_set_error(err, KD_ERR_ARG, -1,
+							 "a vantage-point tree needs a metric: L2, L1 or L-infinity, not %s",
+							 kde_metric_name(metric));
+	if (leaf_rows < 2 || set->n < 0)
+		return kde_set_error(err, KD_ERR_ARG, -1,
+							 "a vantage-point tree needs leaves of 2 rows or more");
+	return kde_flat_check(set->coords, set->n, set->dim, set->stride, metric,
+						  "vector", err);
+}
+
 /*
  * Build the vantage-point tree of set's vectors under metric, leaves of at
  * most leaf_rows (>= 2) rows, into *tree (kde_vp_free frees it), a level
- * at a time on exec's threads: the nodes of a level at once where they
- * are many, else each node's distances.  The vectors must be finite.
+ * at a time on exec's CPU threads: the nodes of a level at once where
+ * they are many, else each node's distances.  The vectors must be finite.
  */
 KdStatus
-kde_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
+kde_vp_build_cpu(const KdVectors *set, KdMetric metric, int leaf_rows,
 			 KdVpTree *tree, KdExec *exec, KdError *err)
 {
 	VpBuild		b;
@@ -236,16 +265,7 @@ kde_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
 	KdStatus	st = KD_OK;
 
 	memset(tree, 0, sizeof(*tree));
-	if (metric != KD_METRIC_L2 && metric != KD_METRIC_L1 && metric != KD_METRIC_LINF)
-		return kde_set_error(err, KD_ERR_ARG, -1,
-							 "a vantage-point tree needs a metric: L2, L1 or L-infinity, not %s",
-							 kde_metric_name(metric));
-	if (leaf_rows < 2 || set->n < 0)
-		return kde_set_error(err, KD_ERR_ARG, -1,
-							 "a vantage-point tree needs leaves of 2 rows or more");
-	st = kde_flat_check(set->coords, set->n, set->dim, set->stride, metric,
-						"vector", err);
-	if (st != KD_OK || set->n == 0)
+	if ((st = vp_check(set, metric, leaf_rows, err)) != KD_OK || set->n == 0)
 		return st;
 
 	memset(&b, 0, sizeof(b));
@@ -313,6 +333,45 @@ nomem:
 						 (long long) set->n);
 }
 
+/*
+ * The GPU's work of a build: a tree level's two distance passes count a
+ * row against 64k coordinates as one item, as the flat search does.
+ */
+static int64_t
+vp_build_work(const KdVectors *set, int leaf_rows)
+{
+	double		levels = ceil(log2((double) set->n / leaf_rows + 1.0)) + 1.0;
+	double		work = 2.0 * levels * ceil((double) set->n * set->dim / 65536.0);
+
+	return work > 1e18 ? INT64_MAX : (int64_t) work;
+}
+
+/*
+ * kde_vp_build_cpu's tree, built on the device exec chooses (the CPU's
+ * threads when exec is NULL): the GPU's (kd_gpu_abi.h's vp_build) is the
+ * same tree, node for node and row for row.
+ */
+KdStatus
+kde_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
+			 KdVpTree *tree, KdExec *exec, KdError *err)
+{
+	KdStatus	st;
+
+	memset(tree, 0, sizeof(*tree));
+	if ((st = vp_check(set, metric, leaf_rows, err)) != KD_OK || set->n == 0)
+		return st;
+	if (exec != NULL &&
+		kde_gpu_chosen(exec, vp_build_work(set, leaf_rows), err, &st))
+	{
+		st = kde_gpu_vp_build(set, metric, leaf_rows, tree, exec, err);
+		if (st == KD_OK || !kde_gpu_fallback(exec, st, err))
+			return st;
+	}
+	else if (st != KD_OK)
+		return st;
+	return kde_vp_build_cpu(set, metric, leaf_rows, tree, exec, err);
+}
+
 /* Free what kde_vp_build allocated in tree. */
 void
 kde_vp_free(KdVpTree *tree)
@@ -320,23 +379,6 @@ kde_vp_free(KdVpTree *tree)
 	free(tree->nodes);
 	free(tree->order);
 	memset(tree, 0, sizeof(*tree));
-}
-
-/*
- * A lower bound of the distance from a query to every row of a node's
- * child, the query dq from the node's vantage point: side 0 the inside
- * child (rows within mu = mu_in), 1 the outside (rows from mu = mu_out
- * on).  Lowered by a margin past the rounding (and underflow) of the
- * three distances, and 0 where they overflow, so that no row is ever
- * nearer than its bound.
- */
-double
-kde_vp_bound(double dq, double mu, int side)
-{
-	double		b = side == 0 ? dq - mu : mu - dq;
-
-	b -= (dq + mu) * VP_BOUND_REL + VP_BOUND_ABS;
-	return b > 0.0 ? b : 0.0;
 }
 
 /* A node in the probe's queue, by bound. */

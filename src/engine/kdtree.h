@@ -122,15 +122,32 @@ typedef int (*KdInterruptFn) (void *arg);
 
 /*
  * Where a GPU call's time went and how its flat kNN ran, added up when
- * KdExec.times is set (in the calling process: the GPU service returns
- * kernel_ms only).
+ * KdExec.times is set (kde_gpu_times_add; the GPU service returns its
+ * call's to the caller).
  */
 typedef struct KdGpuTimes
 {
 	double		kernel_ms;		/* the query kernels, by CUDA events */
 	int64_t		flat_filtered;	/* flat kNN queries through the matrix filter */
 	int64_t		flat_rechecked; /* of those, searched again by exact tiles */
+	int64_t		flat_tree;		/* flat kNN queries through a GPU
+								 * vantage-point tree */
+	int64_t		flat_sampled;	/* queries whose tree search was counted */
+	double		flat_sampled_share; /* the shares of the rows they compared,
+									 * summed */
 } KdGpuTimes;
+
+/*
+ * Whether a flat kNN batch may go through a vantage-point tree: AUTO
+ * where a sample of its queries shows that the tree prunes (kd_flat.c,
+ * cuda/flat.cu); ALWAYS and NEVER are for tests and benchmarks.
+ */
+typedef enum KdTreeUse
+{
+	KD_TREE_AUTO = 0,
+	KD_TREE_NEVER,
+	KD_TREE_ALWAYS
+} KdTreeUse;
 
 /* How to run a piece of work, and (on return) how it was run. */
 typedef struct KdExec
@@ -142,6 +159,7 @@ typedef struct KdExec
 	KdInterruptFn interrupt;	/* polled by the calling thread, may be NULL */
 	void	   *interrupt_arg;
 	KdGpuTimes *times;			/* if not NULL, GPU times are added to it */
+	KdTreeUse	vector_tree;	/* flat kNN through a vantage-point tree */
 	/* set by the engine */
 	bool		used_gpu;		/* the work ran on the GPU */
 	char		note[256];		/* why AUTO stayed on or fell back to the CPU */
@@ -408,6 +426,7 @@ extern KdStatus kde_flat_knn_cpu(const KdVectors *set, KdMetric metric,
 								 const double *queries, int64_t nq, int k,
 								 const uint64_t *skip, KdNeighbor *out,
 								 int32_t *count, KdExec *exec, KdError *err);
+extern void kde_gpu_times_add(KdGpuTimes *dst, const KdGpuTimes *src);
 extern KdStatus kde_gpu_flat_knn(const KdVectors *set, KdMetric metric,
 								 const double *queries, int64_t nq, int k,
 								 const uint64_t *skip, KdNeighbor *out,
@@ -431,12 +450,13 @@ extern KdStatus kde_gpu_flat_radius(const KdVectors *set, KdMetric metric,
 
 /*
  * kd_vptree.c: the vantage-point tree of vectors under a metric (L2, L1,
- * L-infinity; cosine is refused), built on exec's CPU threads.  Node 0 is
+ * L-infinity; cosine is refused), built on the GPU or on exec's CPU
+ * threads (kde_vp_build_cpu), the same tree either way.  Node 0 is
  * the root, nodes are numbered level by level; an inner node's rows within mu_in of its vantage point row vp
  * are its inside child's, those from mu_out on its outside child's; a
  * leaf (vp -1) holds the rows order[start .. start + count).
- * kde_vp_bound lowers dq - mu_in (side 0) or mu_out - dq (side 1) past
- * rounding: no row of that child is nearer the query.  kde_vp_probe is
+ * kde_vp_bound (kd_metric.h) lowers dq - mu_in (side 0) or mu_out - dq
+ * (side 1) past rounding: no row of that child is nearer the query.  kde_vp_probe is
  * the share of the rows a kNN search of k compares, over nprobe of them;
  * kde_vp_knn searches a batch of queries through the tree.
  */
@@ -461,8 +481,13 @@ typedef struct KdVpTree
 extern KdStatus kde_vp_build(const KdVectors *set, KdMetric metric,
 							 int leaf_rows, KdVpTree *tree, KdExec *exec,
 							 KdError *err);
+extern KdStatus kde_vp_build_cpu(const KdVectors *set, KdMetric metric,
+								 int leaf_rows, KdVpTree *tree, KdExec *exec,
+								 KdError *err);
+extern KdStatus kde_gpu_vp_build(const KdVectors *set, KdMetric metric,
+								 int leaf_rows, KdVpTree *tree,
+								 const KdExec *exec, KdError *err);
 extern void kde_vp_free(KdVpTree *tree);
-extern double kde_vp_bound(double dq, double mu, int side);
 extern double kde_vp_probe(const KdVectors *set, KdMetric metric,
 						   const KdVpTree *tree, int k, int nprobe,
 						   KdExec *exec);

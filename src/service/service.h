@@ -212,7 +212,7 @@ typedef struct KdgCall
 	uint64		version_out;
 	bool		ref_order_out;	/* BUILD */
 	int64		undecided;		/* DBSCAN */
-	double		kernel_ms;
+	KdGpuTimes	times;			/* what the GPU work took, how it ran */
 	dsm_handle	range;			/* RADIUS, BOX: a pinned segment holding
 								 * offsets[nq + 1] then the hits, which the
 								 * caller unpins */

@@ -216,7 +216,7 @@ kdg_call_run(dsm_segment *seg, KdgCall *call, const KdExec *exec, KdError *err)
 	SpinLockRelease(&kdg_service->mutex);
 	(void) kdg_kept_segment_done(&kept, seg);
 	if (exec && exec->times)
-		exec->times->kernel_ms += call->kernel_ms;
+		kde_gpu_times_add(exec->times, &call->times);
 	if (call->status != KD_OK)
 		*err = call->err;
 	return call->status;

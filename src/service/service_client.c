@@ -470,7 +470,8 @@ static const KdCudaApi client_api = {
 	client_box,
 	client_dbscan,
 	kdg_client_flat_knn,
-	kdg_client_flat_radius
+	kdg_client_flat_radius,
+	NULL						/* vp_build: the backend's CPU builds */
 };
 
 /*

@@ -415,7 +415,7 @@ kdg_serve(KdgCall *call, int i, KdRangeResult *range)
 			st = serve_knn(call, e, &exec, &more);
 			if (more)
 			{
-				call->kernel_ms += times.kernel_ms;
+				kde_gpu_times_add(&call->times, &times);
 				return false;
 			}
 			break;
@@ -435,7 +435,7 @@ kdg_serve(KdgCall *call, int i, KdRangeResult *range)
 	}
 	if (call->op >= KDG_OP_KNN && e < 0)
 		call->missing = true;
-	call->kernel_ms += times.kernel_ms;
+	kde_gpu_times_add(&call->times, &times);
 	call->status = st;
 	return true;
 }

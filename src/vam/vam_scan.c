@@ -24,6 +24,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "engine/kd_metric.h"
 #include "vam.h"
 
 /* A node or a row in the queue. */

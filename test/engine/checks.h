@@ -38,6 +38,6 @@ extern double oracle_distance(KdMetric metric, const double *a,
 extern void test_flat(bool have_gpu, bool large);
 
 /* test_vptree.c */
-extern void test_vptree(void);
+extern void test_vptree(bool have_gpu);
 
 #endif							/* CHECKS_H */

@@ -854,7 +854,7 @@ main(int argc, char **argv)
 	test_cancel();
 	test_dbscan(have_gpu, !skip_large);
 	test_flat(have_gpu, !skip_large);
-	test_vptree();
+	test_vptree(have_gpu);
 	if (have_gpu && !skip_large)
 	{
 		test_gpu_large(DATA_UNIFORM, 1000000, 3, 10);

@@ -25,6 +25,7 @@
 
 #include "checks.h"
 #include "datagen.h"
+#include "kd_metric.h"
 
 const char *const flat_kinds[] = {"uniform", "lines", "integers",
 "offset", "same"};
@@ -262,24 +263,38 @@ flat_case(FlatKind kind, int64_t n, int dim, int k, bool have_gpu)
 			skip[q] = refs[(q * 7) % n];
 		}
 	}
+	/* way 3: the CPU through a vantage-point tree, 4: the GPU's */
 	for (int metric = 0; metric <= KD_METRIC_COSINE; metric++)
-		for (int way = 0; way < (have_gpu ? 3 : 2); way++)
+		for (int way = 0; way < (have_gpu ? 5 : 4); way++)
 		{
 			KdExec		exec;
 			KdError		err;
+			KdGpuTimes	times = {0};
 			KdStatus	st;
 			bool		ok = true;
 			bool		skipping = (metric + way) % 2 == 1;
+			bool		tree = way >= 3;
 
-			test_way_exec(&exec, way);
+			if ((way == 2 && !have_gpu) || (tree && metric == KD_METRIC_COSINE))
+				continue;
+			test_way_exec(&exec, tree ? (way == 3 ? 0 : 2) : way);
+			exec.vector_tree = tree ? KD_TREE_ALWAYS : KD_TREE_AUTO;
+			exec.times = &times;
 			memset(err.message, 0, sizeof(err.message));
 			st = kde_flat_knn(&set, (KdMetric) metric, qs, nq, k,
 							  skipping ? skip : NULL, got, count, &exec, &err);
-			if (!check(st == KD_OK, "flat %s n=%lld d=%d k=%d %s %s: %s",
+			if (!check(st == KD_OK, "flat %s n=%lld d=%d k=%d %s %s%s: %s",
 					   flat_kinds[kind], (long long) n, dim, k,
-					   kde_metric_name((KdMetric) metric), test_ways[way],
-					   err.message))
+					   kde_metric_name((KdMetric) metric),
+					   test_ways[tree ? (way == 3 ? 0 : 2) : way],
+					   tree ? " tree" : "", err.message))
 				continue;
+			if (way == 4)
+				check(n == 0 || times.flat_tree == nq,
+					  "flat %s n=%lld d=%d %s: the GPU's tree answered %lld of %lld",
+					  flat_kinds[kind], (long long) n, dim,
+					  kde_metric_name((KdMetric) metric),
+					  (long long) times.flat_tree, (long long) nq);
 			for (int64_t q = 0; q < nq && ok; q++)
 			{
 				int			cnt = oracle_flat(pts, stride, refs, n, dim,
@@ -290,14 +305,16 @@ flat_case(FlatKind kind, int64_t n, int dim, int k, bool have_gpu)
 				ok = count[q] == cnt &&
 					memcmp(got + q * k, want, sizeof(KdNeighbor) * (size_t) cnt) == 0;
 			}
-			check(ok, "flat %s n=%lld d=%d k=%d %s %s%s equals the oracle",
+			check(ok, "flat %s n=%lld d=%d k=%d %s %s%s%s equals the oracle",
 				  flat_kinds[kind], (long long) n, dim, k,
-				  kde_metric_name((KdMetric) metric), test_ways[way],
-				  skipping ? " skipping" : "");
-			check(flat_radius_case(&set, (KdMetric) metric, qs, nq, way),
-				  "flat radius %s n=%lld d=%d %s %s equals the oracle",
-				  flat_kinds[kind], (long long) n, dim,
-				  kde_metric_name((KdMetric) metric), test_ways[way]);
+				  kde_metric_name((KdMetric) metric),
+				  test_ways[tree ? (way == 3 ? 0 : 2) : way],
+				  tree ? " tree" : "", skipping ? " skipping" : "");
+			if (!tree)
+				check(flat_radius_case(&set, (KdMetric) metric, qs, nq, way),
+					  "flat radius %s n=%lld d=%d %s %s equals the oracle",
+					  flat_kinds[kind], (long long) n, dim,
+					  kde_metric_name((KdMetric) metric), test_ways[way]);
 		}
 	free(flat);
 	free(pts);
@@ -593,6 +610,61 @@ flat_filter_cases(void)
 	free(pts);
 }
 
+/*
+ * A GPU batch large enough to try its vantage-point tree (cuda/flat.cu),
+ * on vectors near a few lines, where the tree prunes: AUTO goes through
+ * the tree and says so, and every answer equals the CPU's bit for bit,
+ * under L2, L1 and L-infinity; on uniform vectors in 64 dimensions, where
+ * it cannot prune, the sample sends the rest to the tiles.
+ */
+static void
+flat_tree_gpu(FlatKind kind, int dim, bool through_tree)
+{
+	int64_t		n = KD_VP_GPU_MIN_ROWS + 1000,
+				nq = KD_VP_GPU_MIN_QUERIES + 100;
+	int			k = 10;
+	double	   *pts = malloc(sizeof(double) * (size_t) ((n + nq) * dim));
+	uint64_t   *refs = malloc(sizeof(uint64_t) * (size_t) n);
+	KdNeighbor *a = malloc(sizeof(KdNeighbor) * (size_t) (nq * k));
+	KdNeighbor *b = malloc(sizeof(KdNeighbor) * (size_t) (nq * k));
+	int32_t    *ca = malloc(sizeof(int32_t) * (size_t) nq);
+	int32_t    *cb = malloc(sizeof(int32_t) * (size_t) nq);
+	KdVectors	set = {n, dim, dim, pts, refs};
+	KdExec		gpu,
+				cpu;
+	KdError		err;
+
+	flat_generate(kind, n + nq, dim, 41 + (uint64_t) dim, pts);
+	for (int64_t i = 0; i < n; i++)
+		refs[i] = (uint64_t) ((i * 104729) % n);
+	for (int metric = 0; metric < KD_METRIC_COSINE; metric++)
+	{
+		KdGpuTimes	times = {0};
+
+		test_way_exec(&gpu, 2);
+		gpu.device = KD_DEVICE_AUTO;
+		gpu.times = &times;
+		test_way_exec(&cpu, 1);
+		cpu.threads = 8;
+		check(flat_gpu_is_cpu(&set, (KdMetric) metric, pts + n * dim, nq, k,
+							  &gpu, &cpu, a, b, ca, cb, &err),
+			  "flat tree gpu %s d=%d %s: gpu == cpu %s", flat_kinds[kind], dim,
+			  kde_metric_name((KdMetric) metric), err.message);
+		check(times.flat_sampled == KD_VP_GPU_SAMPLE &&
+			  (times.flat_tree == nq) == through_tree &&
+			  (strstr(gpu.note, "through a GPU vantage-point tree") != NULL) == through_tree,
+			  "flat tree gpu %s d=%d %s: %lld of %lld through the tree: %s",
+			  flat_kinds[kind], dim, kde_metric_name((KdMetric) metric),
+			  (long long) times.flat_tree, (long long) nq, gpu.note);
+	}
+	free(pts);
+	free(refs);
+	free(a);
+	free(b);
+	free(ca);
+	free(cb);
+}
+
 /* Every flat kNN test; large sets only with a GPU and large. */
 void
 test_flat(bool have_gpu, bool large)
@@ -616,6 +688,8 @@ test_flat(bool have_gpu, bool large)
 		flat_filter_cases();
 	if (have_gpu && large)
 	{
+		flat_tree_gpu(FLAT_LINES, 24, true);
+		flat_tree_gpu(FLAT_UNIFORM, 64, false);
 		flat_large(20000, 3000, 64, 10);
 		flat_large(5000, 500, 1000, 16);
 	}

@@ -9,8 +9,11 @@
  * of the vantage point and every row outside at mu_out or farther; and for
  * random queries (some far away, some on the rows themselves) no row of a
  * child is nearer than the bound kde_vp_bound gives it.  A search that
- * expands nodes in the order of their bounds is then exact.  Bad arguments
- * are refused.
+ * expands nodes in the order of their bounds is then exact.  The tree
+ * follows its rules (a leaf's rows in row order, each vantage point the
+ * row farthest from its node's least row), which make it the same on one
+ * thread, on three, and on the GPU (node for node and row for row, where
+ * there is one).  Bad arguments are refused.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -18,10 +21,12 @@
 
 #include "checks.h"
 #include "datagen.h"
+#include "kd_metric.h"
 
 /* Check one tree of n vectors of dim under metric, leaves of leaf_rows. */
 static void
-vp_case(FlatKind kind, int64_t n, int dim, KdMetric metric, int leaf_rows)
+vp_case(FlatKind kind, int64_t n, int dim, KdMetric metric, int leaf_rows,
+		bool have_gpu)
 {
 	double	   *pts = malloc(sizeof(double) * (n + 8) * dim);
 	double	   *qs = pts + n * dim;
@@ -37,6 +42,7 @@ vp_case(FlatKind kind, int64_t n, int dim, KdMetric metric, int leaf_rows)
 
 	kde_exec_init(&exec);
 	exec.threads = 3;
+	exec.device = KD_DEVICE_CPU;
 	flat_generate(kind, n + 8, dim, 31 + (uint64_t) n * 7 + dim, pts);
 	/* half the queries are rows of the set */
 	for (int q = 0; q < 4 && n > 0; q++)
@@ -65,6 +71,9 @@ vp_case(FlatKind kind, int64_t n, int dim, KdMetric metric, int leaf_rows)
 		if (nd->vp < 0)
 		{
 			shape_ok &= nd->count <= leaf_rows && nd->inside < 0 && nd->outside < 0;
+			/* a leaf's rows in row order */
+			for (int64_t i = nd->start + 1; i < nd->start + nd->count; i++)
+				shape_ok &= tree.order[i - 1] < tree.order[i];
 			continue;
 		}
 		half = tree.nodes[nd->inside].count;
@@ -75,6 +84,22 @@ vp_case(FlatKind kind, int64_t n, int dim, KdMetric metric, int leaf_rows)
 			tree.nodes[nd->outside].start == nd->start + half &&
 			tree.nodes[nd->outside].count == nd->count - half;
 		vp = pts + nd->vp * dim;
+		/* the vantage point: the farthest from the least row, ties the greater */
+		{
+			int64_t		least = n;
+			double		dv;
+
+			for (int64_t i = nd->start; i < nd->start + nd->count; i++)
+				least = tree.order[i] < least ? tree.order[i] : least;
+			dv = oracle_distance(metric, pts + least * dim, vp, dim);
+			for (int64_t i = nd->start; i < nd->start + nd->count; i++)
+			{
+				double		di = oracle_distance(metric, pts + least * dim,
+												 pts + tree.order[i] * dim, dim);
+
+				shape_ok &= di < dv || (di == dv && tree.order[i] <= nd->vp);
+			}
+		}
 		for (int64_t i = nd->start; i < nd->start + nd->count; i++)
 		{
 			const double *row = pts + tree.order[i] * dim;
@@ -108,6 +133,22 @@ vp_case(FlatKind kind, int64_t n, int dim, KdMetric metric, int leaf_rows)
 	}
 	check(bound_ok, "vp tree %s n=%lld dim=%d metric %d leaf %d: bounds",
 		  flat_kinds[kind], (long long) n, dim, metric, leaf_rows);
+	/* the GPU's level-by-level build makes the same tree */
+	exec.device = KD_DEVICE_GPU;
+	exec.gpu_min_work = 0;
+	if (have_gpu &&
+		check(kde_vp_build(&set, metric, leaf_rows, &again, &exec, &err) == KD_OK &&
+			  exec.used_gpu,
+			  "vp build on the GPU %s n=%lld dim=%d: %s", flat_kinds[kind],
+			  (long long) n, dim, err.message))
+	{
+		check(again.nnodes == tree.nnodes &&
+			  (n == 0 || (memcmp(again.order, tree.order, sizeof(int64_t) * n) == 0 &&
+						  memcmp(again.nodes, tree.nodes, sizeof(KdVpNode) * tree.nnodes) == 0)),
+			  "vp tree %s n=%lld dim=%d metric %d leaf %d: the same on the GPU",
+			  flat_kinds[kind], (long long) n, dim, metric, leaf_rows);
+		kde_vp_free(&again);
+	}
 	kde_vp_free(&tree);
 done:
 	free(pts);
@@ -171,7 +212,7 @@ vp_probe_case(FlatKind kind, int dim, double lo, double hi)
 
 /* Every vantage-point tree test. */
 void
-test_vptree(void)
+test_vptree(bool have_gpu)
 {
 	static const int64_t sizes[] = {0, 1, 2, 5, 70, 1000};
 	static const int dims[] = {1, 3, 16, 65};
@@ -182,7 +223,15 @@ test_vptree(void)
 		for (size_t di = 0; di < sizeof(dims) / sizeof(dims[0]); di++)
 			for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
 				vp_case((FlatKind) kind, sizes[si], dims[di],
-						metrics[(kind + di + si) % 3], leaves[(kind + si) % 3]);
+						metrics[(kind + di + si) % 3], leaves[(kind + si) % 3],
+						have_gpu);
+	if (have_gpu)
+	{
+		/* deeper trees, and leaves of more than a warp's rows */
+		vp_case(FLAT_LINES, 100000, 24, KD_METRIC_L2, 32, true);
+		vp_case(FLAT_INTEGERS, 30000, 5, KD_METRIC_L1, 48, true);
+		vp_case(FLAT_SAME, 5000, 3, KD_METRIC_LINF, 3, true);
+	}
 	vp_errors();
 	vp_probe_case(FLAT_LINES, 16, 0.0, 0.2);
 	vp_probe_case(FLAT_UNIFORM, 65, 0.5, 1.1);

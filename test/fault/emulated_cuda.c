@@ -298,6 +298,16 @@ emu_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 							err);
 }
 
+/* vp_build(): the CPU's build. */
+static KdStatus
+emu_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
+			 KdVpTree *tree, const KdExec *exec, KdError *err)
+{
+	KdExec		e = plan(exec);
+
+	return kde_vp_build_cpu(set, metric, leaf_rows, tree, &e, err);
+}
+
 /* flat_radius(): the CPU loop. */
 static KdStatus
 emu_flat_radius(const KdVectors *set, KdMetric metric, const double *centers,
@@ -323,7 +333,8 @@ static const KdCudaApi emulated_api = {
 	emu_box,
 	emu_dbscan,
 	emu_flat_knn,
-	emu_flat_radius
+	emu_flat_radius,
+	emu_vp_build
 };
 
 __attribute__((visibility("default"))) const KdCudaApi *

@@ -12,7 +12,8 @@
  *	   fault-test real		the real kdgpu_cuda.so on a GPU, with a fault
  *							injected by KDGPU_FAULT=nomem:N, kernel:N or
  *							trap:N (cuda/api.cu); test/gpu/faults.sh sweeps N
- *							under compute-sanitizer
+ *							under compute-sanitizer; the kd-tree's work, and
+ *							the vantage-point tree's build and kNN
  *
  * Prints one line per failed check and ends with "N passed, N failed".
  * Runs without a GPU; make fault-check runs both modes.
@@ -297,10 +298,97 @@ gpu_failure(KdStatus st)
 	return st == KD_ERR_GPU || st == KD_ERR_GPU_NOMEM || st == KD_ERR_GPU_UNAVAILABLE;
 }
 
+#define VN 3000				/* vectors of the tree checks */
+#define VDIM 20
+#define VNQ 40
+
+/*
+ * The vantage-point tree on a real GPU with the injected fault: its build
+ * (kde_vp_build) and a kNN batch through it (kde_flat_knn, the tree for
+ * every query) under AUTO give the CPU's tree and answers; under GPU they
+ * give them too or fail cleanly, the tree's arrays left empty; afterwards
+ * AUTO is right again.  Returns whether some of it failed or fell back.
+ */
+static bool
+check_real_vectors(void)
+{
+	double	   *v = malloc(sizeof(double) * (VN + VNQ) * VDIM);
+	uint64_t   *vrefs = malloc(sizeof(uint64_t) * VN);
+	KdVectors	set = {VN, VDIM, VDIM, v, vrefs};
+	KdNeighbor	want[VNQ * K],
+				got[VNQ * K];
+	int32_t		want_n[VNQ],
+				got_n[VNQ];
+	KdVpTree	cpu_tree,
+				tree;
+	KdExec		exec;
+	KdError		err;
+	KdStatus	st;
+	bool		reached = false;
+	uint64_t	s = 777;
+
+	/* points near three lines, where the tree prunes */
+	for (int i = 0; i < VN + VNQ; i++)
+		for (int j = 0; j < VDIM; j++)
+		{
+			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+			v[i * VDIM + j] = (double) (i % 3 + 1) * (j + 1) * (i / 3) / VN +
+				(double) ((s >> 40) % 1000) * 1e-6;
+		}
+	for (int i = 0; i < VN; i++)
+		vrefs[i] = (uint64_t) (VN - i);
+	exec_for(&exec, KD_DEVICE_CPU);
+	exec.vector_tree = KD_TREE_ALWAYS;
+	if (kde_vp_build(&set, KD_METRIC_L2, 32, &cpu_tree, &exec, &err) != KD_OK ||
+		kde_flat_knn(&set, KD_METRIC_L2, v + VN * VDIM, VNQ, K, NULL, want,
+					 want_n, &exec, &err) != KD_OK)
+	{
+		check(false, "the CPU builds and searches a vantage-point tree", err.message);
+		free(v);
+		free(vrefs);
+		return false;
+	}
+	for (int pass = 0; pass < 3; pass++)
+	{
+		KdDevice	device = pass == 1 ? KD_DEVICE_GPU : KD_DEVICE_AUTO;
+		const char *ctx = pass == 0 ? "vectors, auto" : pass == 1 ? "vectors, gpu" : "vectors, auto after";
+
+		exec_for(&exec, device);
+		st = kde_vp_build(&set, KD_METRIC_L2, 32, &tree, &exec, &err);
+		reached |= st != KD_OK || !exec.used_gpu;
+		if (st == KD_OK)
+		{
+			check(tree.nnodes == cpu_tree.nnodes &&
+				  memcmp(tree.nodes, cpu_tree.nodes, sizeof(KdVpNode) * tree.nnodes) == 0 &&
+				  memcmp(tree.order, cpu_tree.order, sizeof(int64_t) * VN) == 0,
+				  "the vantage-point tree equals the CPU's", ctx);
+			kde_vp_free(&tree);
+		}
+		else
+			check(device == KD_DEVICE_GPU && gpu_failure(st) && err.message[0] &&
+				  tree.nodes == NULL && tree.order == NULL,
+				  "the vantage-point tree build fails cleanly", ctx);
+		exec_for(&exec, device);
+		exec.vector_tree = KD_TREE_ALWAYS;
+		st = kde_flat_knn(&set, KD_METRIC_L2, v + VN * VDIM, VNQ, K, NULL, got,
+						  got_n, &exec, &err);
+		reached |= st != KD_OK || !exec.used_gpu;
+		check((st == KD_OK && memcmp(got, want, sizeof(got)) == 0 &&
+			   memcmp(got_n, want_n, sizeof(got_n)) == 0) ||
+			  (device == KD_DEVICE_GPU && gpu_failure(st) && err.message[0]),
+			  "kNN through the tree gives the CPU's answer or fails cleanly", ctx);
+	}
+	kde_vp_free(&cpu_tree);
+	free(v);
+	free(vrefs);
+	return reached;
+}
+
 /*
  * A real GPU with one injected fault: AUTO always gives the CPU's exact
  * answer; GPU gives it too or fails with a GPU status and a message; a
- * resident tree is released; afterwards AUTO still answers exactly.
+ * resident tree is released; afterwards AUTO still answers exactly; and
+ * the same of the vantage-point tree (check_real_vectors).
  * Prints "fault reached" when some work failed or fell back, so that the
  * sweep in test/gpu/faults.sh knows when N has passed the last site.
  */
@@ -362,6 +450,7 @@ check_real(const KdTree *cputree, const Answers *cpu)
 	free_answers(&aut);
 	free_answers(&gpu);
 	free_answers(&after);
+	reached |= check_real_vectors();
 	printf("fault %s\n", reached ? "reached" : "not reached");
 }
 
