@@ -61,6 +61,7 @@ extern "C"
 #include "bench_time.h"
 #include "datagen.h"
 #include "kdtree.h"
+#include "kd_metric.h"
 }
 
 #define PEER_K_MAX 16
@@ -290,6 +291,39 @@ make_vectors(bool clustered, int64_t n, int dim, std::vector<double> &d,
 }
 
 /*
+ * Time the GPU's vantage-point tree build alone (kde_vp_build: the
+ * vectors copied in, the tree built, copied out), as the tree form's
+ * kNN builds it (leaves of KD_VP_GPU_LEAF_ROWS).
+ */
+static bool
+time_tree_build(const KdVectors *set, int reps)
+{
+	std::vector<double> t;
+	KdExec		exec;
+	KdError		err;
+
+	kde_exec_init(&exec);
+	exec.device = KD_DEVICE_GPU;
+	for (int r = 0; r <= reps; r++)
+	{
+		KdVpTree	tree;
+		double		t0 = bench_now();
+
+		if (kde_vp_build(set, KD_METRIC_L2, KD_VP_GPU_LEAF_ROWS, &tree, &exec, &err) != KD_OK)
+		{
+			printf("kdgpu tree build failed: %s\n", err.message);
+			return false;
+		}
+		if (r > 0)
+			t.push_back(bench_now() - t0);
+		kde_vp_free(&tree);
+	}
+	printf("          kdgpu tree build on the GPU, to host memory %9.1f ms\n",
+		   bench_median(t.data(), (int) t.size()) * 1e3);
+	return true;
+}
+
+/*
  * With FLAT_FORMS naming "tiles" and/or "tree", time kdgpu's kNN again in
  * each form alone (exec.vector_tree NEVER, ALWAYS), beside the cuBLAS
  * median peer_s, and check that its answers equal want (the AUTO run's).
@@ -330,6 +364,8 @@ time_forms(const KdVectors *set, bool cosine, const double *qs, int64_t nq,
 				t.push_back(bench_now() - t0);
 		}
 		m = bench_median(t.data(), (int) t.size());
+		if (f == 1 && !time_tree_build(set, reps))
+			return false;
 		printf("          kdgpu %-5s only %9.1f ms  ratio to cuBLAS %.2f  answers %s; %s\n",
 			   names[f], m * 1e3, m / peer_s,
 			   memcmp(a.data(), want, sizeof(KdNeighbor) * (size_t) nq * k) == 0 ?

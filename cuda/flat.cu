@@ -200,7 +200,8 @@ flat_launch(int metric, const FlatDev &d, int64_t v0, int64_t count)
  * See flat.cuh: check a call's vectors and queries, size its device
  * memory (need, with extra bytes beside the vectors, queries and skips)
  * against the budget, and copy them to the device into d (packed when the
- * vectors' rows carry more than their coordinates).
+ * vectors' rows carry more than their coordinates; refs left unset when
+ * the set has none).
  */
 KdStatus
 kdc_flat_upload(const KdVectors *set, KdMetric metric, const double *queries,
@@ -251,7 +252,7 @@ kdc_flat_upload(const KdVectors *set, KdMetric metric, const double *queries,
 		pts = packed;
 	}
 	if ((e = kdc_to_device((void *) d->pts, pts, sizeof(double) * set->dim * set->n, exec)) != cudaSuccess ||
-		(e = kdc_to_device((void *) d->refs, set->refs, sizeof(uint64_t) * set->n, exec)) != cudaSuccess ||
+		(set->refs && (e = kdc_to_device((void *) d->refs, set->refs, sizeof(uint64_t) * set->n, exec)) != cudaSuccess) ||
 		(nq > 0 && (e = kdc_to_device((void *) d->qs, queries, sizeof(double) * set->dim * nq, exec)) != cudaSuccess) ||
 		(skip && (e = kdc_to_device((void *) d->skip, skip, sizeof(uint64_t) * nq, exec)) != cudaSuccess))
 		st = kdc_cuda_error(err, e, "copying vectors to the device");
@@ -409,39 +410,131 @@ flat_tree_tried(KdMetric metric, int64_t n, int64_t nq, const KdExec *exec)
 		(n >= KD_VP_GPU_MIN_ROWS && nq >= KD_VP_GPU_MIN_QUERIES);
 }
 
+/* Rows i * n / m of d's vectors, i < m, into pts and refs. */
+__global__ void
+flat_pilot_rows(FlatDev d, int64_t m, double *pts, uint64_t *refs)
+{
+	int64_t		e = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+	int64_t		i = e / d.dim;
+	int64_t		src = i * d.n / m;
+
+	if (i >= m)
+		return;
+	pts[e] = d.pts[src * d.dim + e % d.dim];
+	if (e % d.dim == 0)
+		refs[i] = d.refs[src];
+}
+
 /*
- * The kNN of d's queries through a vantage-point tree of its vectors built
- * on the device: the first KD_VP_GPU_SAMPLE, and the rest too when those
- * compared few enough of the rows (kde_vp_gpu_pays) or exec asks for the
- * tree; *done gets the queries answered, which the tiles leave out.
+ * The share of the rows that a pilot tree's searches of d's first
+ * KD_VP_GPU_PILOT_QUERIES queries compare: a tree of
+ * KD_VP_GPU_PILOT_ROWS rows taken evenly from d's, which foretells the
+ * whole tree's pruning at a small cost.  Their answers in d are left for
+ * the real search to overwrite.
  */
 static KdStatus
-flat_tree_knn(KdMetric metric, const FlatDev *d, int64_t *done, KdcAllocs *a,
+flat_pilot_share(KdMetric metric, const FlatDev *d, double *share,
+				 const KdExec *exec, KdError *err)
+{
+	FlatDev		pilot = *d;
+	KdcAllocs	a = {0};
+	VpDev		t;
+	int64_t		m = KD_VP_GPU_PILOT_ROWS;
+	int64_t		compared = 0;
+	KdStatus	st;
+	cudaError_t e;
+
+	pilot.n = m;
+	pilot.nq = d->nq < KD_VP_GPU_PILOT_QUERIES ? d->nq : KD_VP_GPU_PILOT_QUERIES;
+	if ((st = kdc_alloc(&a, (void **) &pilot.pts, sizeof(double) * d->dim * m, "a pilot", err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &pilot.refs, sizeof(uint64_t) * m, "a pilot", err)) != KD_OK)
+		goto done;
+	flat_pilot_rows <<< kdc_blocks(m * d->dim), KDC_BLOCK >>> (*d, m, (double *) pilot.pts,
+															   (uint64_t *) pilot.refs);
+	if ((e = cudaGetLastError()) != cudaSuccess)
+	{
+		st = kdc_cuda_error(err, e, "taking a pilot's rows");
+		goto done;
+	}
+	if ((st = kdc_vp_build_dev(pilot.pts, m, d->dim, metric, KD_VP_GPU_LEAF_ROWS,
+							   &t, NULL, &a, exec, err)) == KD_OK &&
+		(st = kdc_vp_knn_dev(&pilot, &t, metric, &compared, &a, exec, err)) == KD_OK)
+		*share = (double) compared / ((double) pilot.nq * (double) m);
+done:
+	kdc_free_all(&a);
+	return st;
+}
+
+/*
+ * The kNN of d's queries through a vantage-point tree of its vectors built
+ * on the device, where a pilot tree prunes (flat_pilot_share): the first
+ * KD_VP_GPU_SAMPLE, and the rest too when those compared few enough of
+ * the rows (kde_vp_gpu_pays); every query when exec asks for the tree; *done gets the queries answered, which the tiles leave out.  The
+ * tree lives in device memory of its own, beside the call's: where there
+ * is no room for it, the tiles answer every query (unless exec asks for
+ * the tree).
+ */
+static KdStatus
+flat_tree_knn(KdMetric metric, const FlatDev *d, int64_t *done,
 			  const KdExec *exec, KdError *err)
 {
 	bool		always = exec && exec->vector_tree == KD_TREE_ALWAYS;
 	FlatDev		head = *d;
+	KdcAllocs	a = {0};
 	VpDev		t;
 	int64_t		compared = 0;
+	size_t		held;
+	size_t		budget;
 	double		share;
 	KdStatus	st;
 
 	*done = 0;
-	if ((st = kdc_vp_build_dev(d->pts, d->n, d->dim, metric, KD_VP_GPU_LEAF_ROWS,
-							   &t, NULL, a, exec, err)) != KD_OK)
+	held = sizeof(double) * d->dim * (size_t) (d->n + d->nq) +
+		sizeof(uint64_t) * (size_t) d->n +
+		(sizeof(KdNeighbor) * d->k + sizeof(int32_t)) * (size_t) d->nq;
+	if ((st = kdc_budget(exec, held, &budget, err)) != KD_OK)
 		return st;
+	if (!always && kdc_vp_bytes(d->n, KD_VP_GPU_LEAF_ROWS) > budget)
+		return KD_OK;
+	if (!always && d->n >= 2 * KD_VP_GPU_PILOT_ROWS)
+	{
+		double		pilot;
+
+		st = flat_pilot_share(metric, d, &pilot, exec, err);
+		if (st == KD_ERR_GPU_NOMEM)
+			return KD_OK;
+		if (st != KD_OK)
+			return st;
+		if (exec && exec->times)
+		{
+			exec->times->flat_piloted++;
+			exec->times->flat_piloted_share += pilot;
+		}
+		if (pilot > KD_VP_GPU_PILOT_SHARE)
+			return KD_OK;
+	}
+	st = kdc_vp_build_dev(d->pts, d->n, d->dim, metric, KD_VP_GPU_LEAF_ROWS,
+						  &t, NULL, &a, exec, err);
+	if (st == KD_ERR_GPU_NOMEM && !always)
+	{
+		/* no room for the tree: the tiles answer, in the call's memory */
+		kdc_free_all(&a);
+		return KD_OK;
+	}
+	if (st != KD_OK)
+		goto done;
 	if (!always && head.nq > KD_VP_GPU_SAMPLE)
 		head.nq = KD_VP_GPU_SAMPLE;
-	if ((st = kdc_vp_knn_dev(&head, &t, metric, &compared, a, exec, err)) != KD_OK)
-		return st;
+	if ((st = kdc_vp_knn_dev(&head, &t, metric, &compared, &a, exec, err)) != KD_OK)
+		goto done;
 	*done = head.nq;
 	share = (double) compared / ((double) head.nq * (double) d->n);
 	if (head.nq < d->nq && kde_vp_gpu_pays(share, metric, d->dim))
 	{
 		FlatDev		rest = flat_tail(d, head.nq);
 
-		if ((st = kdc_vp_knn_dev(&rest, &t, metric, NULL, a, exec, err)) != KD_OK)
-			return st;
+		if ((st = kdc_vp_knn_dev(&rest, &t, metric, NULL, &a, exec, err)) != KD_OK)
+			goto done;
 		*done = d->nq;
 	}
 	if (exec && exec->times)
@@ -450,7 +543,9 @@ flat_tree_knn(KdMetric metric, const FlatDev *d, int64_t *done, KdcAllocs *a,
 		exec->times->flat_sampled += head.nq;
 		exec->times->flat_sampled_share += share * head.nq;
 	}
-	return KD_OK;
+done:
+	kdc_free_all(&a);
+	return st;
 }
 
 /* See kd_gpu_abi.h: kde_flat_knn on the selected device. */
@@ -480,15 +575,13 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 	}
 	if (filtered)
 		extra += kdc_flat_filter_bytes(set->n, nq, set->dim, k);
-	if (tree)
-		extra += kdc_vp_bytes(set->n, KD_VP_GPU_LEAF_ROWS);
 	if ((st = kdc_flat_upload(set, metric, queries, nq, skip, extra,
 						  &d, &a, exec, err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.res, sizeof(KdNeighbor) * k * nq, "results", err)) != KD_OK ||
 		(st = kdc_alloc(&a, (void **) &d.count, sizeof(int32_t) * nq, "counts", err)) != KD_OK)
 		goto done;
 	d.k = k;
-	if (tree && (st = flat_tree_knn(metric, &d, &answered, &a, exec, err)) != KD_OK)
+	if (tree && (st = flat_tree_knn(metric, &d, &answered, exec, err)) != KD_OK)
 		goto done;
 	if (answered < nq)
 	{

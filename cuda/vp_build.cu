@@ -529,6 +529,12 @@ kdc_vp_build_dev(const double *d_pts, int64_t n, int dim, KdMetric metric,
 	if ((st = kdc_alloc(&scratch, &b.temp, b.temp_bytes, "tree build", err)) != KD_OK)
 		goto done;
 	vp_iota <<< kdc_blocks(n), KDC_BLOCK >>> (b.order, n);
+	{
+		cudaError_t e = cudaGetLastError();
+
+		if (e != cudaSuccess)
+			st = kdc_cuda_error(err, e, "numbering a tree's rows");
+	}
 	for (int l = 0; l < lay.nlevels && st == KD_OK; l++)
 		st = vp_level(&b, &lay, l, exec, err);
 	if (st == KD_OK && host)

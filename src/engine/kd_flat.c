@@ -482,8 +482,8 @@ kde_flat_knn_cpu(const KdVectors *set, KdMetric metric, const double *queries,
 /*
  * Say in exec's note how the GPU answered nq queries of dim coordinates
  * under metric: through its vantage-point tree, or the tiles (the
- * filter's where it ran), with the share of the rows a tree's sample
- * compared where one was tried.
+ * filter's where it ran), with the share of the rows a tree's sample (or
+ * failing that, a pilot tree's) compared where one was tried.
  */
 static void
 flat_gpu_note(KdExec *exec, KdMetric metric, int dim, int64_t nq,
@@ -492,7 +492,7 @@ flat_gpu_note(KdExec *exec, KdMetric metric, int dim, int64_t nq,
 	char		line[160];
 
 	exec->note[0] = '\0';
-	if (times->flat_tree == nq)
+	if (nq > 0 && times->flat_tree == nq)
 		snprintf(line, sizeof(line),
 				 "through a GPU vantage-point tree (its searches compared %.1f%% of the rows)",
 				 100.0 * times->flat_sampled_share / times->flat_sampled);
@@ -502,6 +502,12 @@ flat_gpu_note(KdExec *exec, KdMetric metric, int dim, int64_t nq,
 				 kde_flat_filtered(metric, dim) ?
 				 "float8 tensor-core filter, exact re-rank" : "every vector",
 				 100.0 * times->flat_sampled_share / times->flat_sampled);
+	else if (times->flat_piloted > 0)
+		snprintf(line, sizeof(line),
+				 "%s (a pilot GPU vantage-point tree's searches compared %.1f%% of its rows)",
+				 kde_flat_filtered(metric, dim) ?
+				 "float8 tensor-core filter, exact re-rank" : "every vector",
+				 100.0 * times->flat_piloted_share / times->flat_piloted);
 	else if (kde_flat_filtered(metric, dim))
 		snprintf(line, sizeof(line), "float8 tensor-core filter, exact re-rank");
 	else

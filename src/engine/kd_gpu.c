@@ -398,6 +398,15 @@ kde_gpu_flat_radius(const KdVectors *set, KdMetric metric,
 							err);
 }
 
+/* Whether the GPU provider builds vantage-point trees. */
+bool
+kde_gpu_builds_vp_trees(void)
+{
+	const KdCudaApi *api = kde_gpu_api();
+
+	return api != NULL && api->vp_build != NULL;
+}
+
 /*
  * The GPU object's vantage-point tree build (kd_gpu_abi.h);
  * KD_ERR_GPU_UNAVAILABLE from a table without one.
@@ -424,4 +433,6 @@ kde_gpu_times_add(KdGpuTimes *dst, const KdGpuTimes *src)
 	dst->flat_tree += src->flat_tree;
 	dst->flat_sampled += src->flat_sampled;
 	dst->flat_sampled_share += src->flat_sampled_share;
+	dst->flat_piloted += src->flat_piloted;
+	dst->flat_piloted_share += src->flat_piloted_share;
 }

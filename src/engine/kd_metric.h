@@ -127,17 +127,25 @@ kde_flat_filtered(int metric, int dim)
 /*
  * When the GPU's flat kNN goes through a vantage-point tree
  * (cuda/flat.cu): under L2, L1 or L-infinity, with KD_VP_GPU_MIN_ROWS
- * vectors and KD_VP_GPU_MIN_QUERIES queries or more, it builds one on the
- * device (leaves of KD_VP_GPU_LEAF_ROWS, a warp's width), searches the
+ * vectors and KD_VP_GPU_MIN_QUERIES queries or more, it first builds a
+ * pilot tree of KD_VP_GPU_PILOT_ROWS of the rows and searches the first
+ * KD_VP_GPU_PILOT_QUERIES queries through it, which costs little and
+ * foretells the whole tree; where those compared at most
+ * KD_VP_GPU_PILOT_SHARE of the pilot's rows, it builds the tree of all
+ * the rows (leaves of KD_VP_GPU_LEAF_ROWS, a warp's width), searches the
  * first KD_VP_GPU_SAMPLE queries through it, and the rest too when those
  * compared at most the share of the rows kde_vp_gpu_pays allows.  A
  * tree's walk reads rows a leaf at a time, a row costing several times
  * what the tiles' sweep spends on it (more where the tensor-core filter
  * sweeps), so the tree must skip most rows to pay; smaller batches
- * cannot pay for its build.
+ * cannot pay for its build, and a sample through the whole tree of rows
+ * without structure would cost as much as a tenth of the batch.
  */
 #define KD_VP_GPU_MIN_ROWS 65536
 #define KD_VP_GPU_MIN_QUERIES 4096
+#define KD_VP_GPU_PILOT_ROWS 32768
+#define KD_VP_GPU_PILOT_QUERIES 256
+#define KD_VP_GPU_PILOT_SHARE 0.25
 #define KD_VP_GPU_SAMPLE 1024
 #define KD_VP_GPU_LEAF_ROWS 32
 #define KD_VP_GPU_SHARE_TILES 0.10

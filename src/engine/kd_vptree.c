@@ -347,9 +347,11 @@ vp_build_work(const KdVectors *set, int leaf_rows)
 }
 
 /*
- * kde_vp_build_cpu's tree, built on the device exec chooses (the CPU's
- * threads when exec is NULL): the GPU's (kd_gpu_abi.h's vp_build) is the
- * same tree, node for node and row for row.
+ * kde_vp_build_cpu's tree, built on the device exec chooses: the GPU's
+ * (kd_gpu_abi.h's vp_build) is the same tree, node for node and row for
+ * row.  Where the GPU provider builds no such trees (none is loaded, or
+ * the GPU service's table stands in for it) or exec is NULL, the CPU's
+ * threads build it, whatever the device asked for, as they always did.
  */
 KdStatus
 kde_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
@@ -360,7 +362,7 @@ kde_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
 	memset(tree, 0, sizeof(*tree));
 	if ((st = vp_check(set, metric, leaf_rows, err)) != KD_OK || set->n == 0)
 		return st;
-	if (exec != NULL &&
+	if (exec != NULL && kde_gpu_builds_vp_trees() &&
 		kde_gpu_chosen(exec, vp_build_work(set, leaf_rows), err, &st))
 	{
 		st = kde_gpu_vp_build(set, metric, leaf_rows, tree, exec, err);

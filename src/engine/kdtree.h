@@ -135,6 +135,9 @@ typedef struct KdGpuTimes
 	int64_t		flat_sampled;	/* queries whose tree search was counted */
 	double		flat_sampled_share; /* the shares of the rows they compared,
 									 * summed */
+	int64_t		flat_piloted;	/* calls that tried a pilot tree first */
+	double		flat_piloted_share; /* the shares of its rows their pilot
+									 * trees' searches compared, summed */
 } KdGpuTimes;
 
 /*
@@ -484,6 +487,7 @@ extern KdStatus kde_vp_build(const KdVectors *set, KdMetric metric,
 extern KdStatus kde_vp_build_cpu(const KdVectors *set, KdMetric metric,
 								 int leaf_rows, KdVpTree *tree, KdExec *exec,
 								 KdError *err);
+extern bool kde_gpu_builds_vp_trees(void);
 extern KdStatus kde_gpu_vp_build(const KdVectors *set, KdMetric metric,
 								 int leaf_rows, KdVpTree *tree,
 								 const KdExec *exec, KdError *err);

@@ -615,7 +615,7 @@ flat_filter_cases(void)
  * on vectors near a few lines, where the tree prunes: AUTO goes through
  * the tree and says so, and every answer equals the CPU's bit for bit,
  * under L2, L1 and L-infinity; on uniform vectors in 64 dimensions, where
- * it cannot prune, the sample sends the rest to the tiles.
+ * it cannot prune, the pilot tree (or the sample) sends them to the tiles.
  */
 static void
 flat_tree_gpu(FlatKind kind, int dim, bool through_tree)
@@ -650,7 +650,8 @@ flat_tree_gpu(FlatKind kind, int dim, bool through_tree)
 							  &gpu, &cpu, a, b, ca, cb, &err),
 			  "flat tree gpu %s d=%d %s: gpu == cpu %s", flat_kinds[kind], dim,
 			  kde_metric_name((KdMetric) metric), err.message);
-		check(times.flat_sampled == KD_VP_GPU_SAMPLE &&
+		check(times.flat_piloted == 1 &&
+			  (!through_tree || times.flat_sampled == KD_VP_GPU_SAMPLE) &&
 			  (times.flat_tree == nq) == through_tree &&
 			  (strstr(gpu.note, "through a GPU vantage-point tree") != NULL) == through_tree,
 			  "flat tree gpu %s d=%d %s: %lld of %lld through the tree: %s",

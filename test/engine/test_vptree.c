@@ -138,7 +138,7 @@ vp_case(FlatKind kind, int64_t n, int dim, KdMetric metric, int leaf_rows,
 	exec.gpu_min_work = 0;
 	if (have_gpu &&
 		check(kde_vp_build(&set, metric, leaf_rows, &again, &exec, &err) == KD_OK &&
-			  exec.used_gpu,
+			  (exec.used_gpu || n == 0),
 			  "vp build on the GPU %s n=%lld dim=%d: %s", flat_kinds[kind],
 			  (long long) n, dim, err.message))
 	{
