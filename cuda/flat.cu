@@ -22,6 +22,15 @@
  * than their coordinates) and queries are copied to the device for the
  * call, and all of them must fit in its memory budget (else
  * KD_ERR_GPU_NOMEM, which AUTO answers on the CPU).
+ *
+ * A kNN batch large enough (kd_metric.h's KD_VP_GPU_* rule) may go
+ * instead through a vantage-point tree of the vectors built on the device
+ * (vp_build.cu, vp_knn.cu): a pilot tree of some of the rows first, then
+ * the whole tree for a sample of the queries, and the rest of them where
+ * the sample compared few enough rows; the queries the tree does not take
+ * go through the tiles, from the first one it left.  The tree's memory
+ * is its own, beside the call's budget: where it does not fit, the tiles
+ * take every query.
  */
 #include <string.h>
 
