@@ -13,7 +13,9 @@
 #             kernel) and trap:N (a kernel really traps: a sticky error),
 #             N = 1, 2, ... until the fault is no longer reached (or
 #             FAULT_MAX); FAULT_KINDS (default "nomem kernel trap") picks
-#             the kinds, to split the sweep into shorter runs.  Each run checks that AUTO gives the CPU's exact
+#             the kinds, to split the sweep into shorter runs.  Each run
+#             checks, for the kd-tree's work and for the vantage-point
+#             tree's build and kNN, that AUTO gives the CPU's exact
 #             answers, GPU mode answers exactly or fails cleanly, nothing
 #             leaks on the device, and the next query works.
 #   sql       on a throwaway cluster (port FAULT_PORT, default 54329):
