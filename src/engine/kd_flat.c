@@ -489,6 +489,8 @@ static void
 flat_gpu_note(KdExec *exec, KdMetric metric, int dim, int64_t nq,
 			  const KdGpuTimes *times)
 {
+	const char *tiles = kde_flat_filtered(metric, dim) ?
+		"float8 tensor-core filter, exact re-rank" : "every vector";
 	char		line[160];
 
 	exec->note[0] = '\0';
@@ -499,17 +501,13 @@ flat_gpu_note(KdExec *exec, KdMetric metric, int dim, int64_t nq,
 	else if (times->flat_sampled > 0)
 		snprintf(line, sizeof(line),
 				 "%s (a GPU vantage-point tree's searches compared %.1f%% of the rows)",
-				 kde_flat_filtered(metric, dim) ?
-				 "float8 tensor-core filter, exact re-rank" : "every vector",
-				 100.0 * times->flat_sampled_share / times->flat_sampled);
+				 tiles, 100.0 * times->flat_sampled_share / times->flat_sampled);
 	else if (times->flat_piloted > 0)
 		snprintf(line, sizeof(line),
 				 "%s (a pilot GPU vantage-point tree's searches compared %.1f%% of its rows)",
-				 kde_flat_filtered(metric, dim) ?
-				 "float8 tensor-core filter, exact re-rank" : "every vector",
-				 100.0 * times->flat_piloted_share / times->flat_piloted);
+				 tiles, 100.0 * times->flat_piloted_share / times->flat_piloted);
 	else if (kde_flat_filtered(metric, dim))
-		snprintf(line, sizeof(line), "float8 tensor-core filter, exact re-rank");
+		snprintf(line, sizeof(line), "%s", tiles);
 	else
 		return;
 	flat_note(exec, line);

@@ -250,23 +250,19 @@ vp_check(const KdVectors *set, KdMetric metric, int leaf_rows, KdError *err)
 }
 
 /*
- * Build the vantage-point tree of set's vectors under metric, leaves of at
- * most leaf_rows (>= 2) rows, into *tree (kde_vp_free frees it), a level
- * at a time on exec's CPU threads: the nodes of a level at once where
- * they are many, else each node's distances.  The vectors must be finite.
+ * Build the vantage-point tree of set's n > 0 vectors, checked
+ * (vp_check), under metric, leaves of at most leaf_rows rows, into *tree,
+ * a level at a time on exec's CPU threads: the nodes of a level at once
+ * where they are many, else each node's distances.
  */
-KdStatus
-kde_vp_build_cpu(const KdVectors *set, KdMetric metric, int leaf_rows,
-			 KdVpTree *tree, KdExec *exec, KdError *err)
+static KdStatus
+vp_build_checked(const KdVectors *set, KdMetric metric, int leaf_rows,
+				 KdVpTree *tree, KdExec *exec, KdError *err)
 {
 	VpBuild		b;
 	int64_t		cap = 0;
 	int			threads = exec && exec->threads > 1 ? exec->threads : 1;
 	KdStatus	st = KD_OK;
-
-	memset(tree, 0, sizeof(*tree));
-	if ((st = vp_check(set, metric, leaf_rows, err)) != KD_OK || set->n == 0)
-		return st;
 
 	memset(&b, 0, sizeof(b));
 	b.set = set;
@@ -334,6 +330,23 @@ nomem:
 }
 
 /*
+ * Build the vantage-point tree of set's vectors under metric, leaves of at
+ * most leaf_rows (>= 2) rows, into *tree (kde_vp_free frees it), on
+ * exec's CPU threads.  The vectors must be finite.
+ */
+KdStatus
+kde_vp_build_cpu(const KdVectors *set, KdMetric metric, int leaf_rows,
+				 KdVpTree *tree, KdExec *exec, KdError *err)
+{
+	KdStatus	st;
+
+	memset(tree, 0, sizeof(*tree));
+	if ((st = vp_check(set, metric, leaf_rows, err)) != KD_OK || set->n == 0)
+		return st;
+	return vp_build_checked(set, metric, leaf_rows, tree, exec, err);
+}
+
+/*
  * The GPU's work of a build: a tree level's two distance passes count a
  * row against 64k coordinates as one item, as the flat search does.
  */
@@ -371,7 +384,7 @@ kde_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
 	}
 	else if (st != KD_OK)
 		return st;
-	return kde_vp_build_cpu(set, metric, leaf_rows, tree, exec, err);
+	return vp_build_checked(set, metric, leaf_rows, tree, exec, err);
 }
 
 /* Free what kde_vp_build allocated in tree. */
