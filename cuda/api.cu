@@ -681,7 +681,8 @@ static const KdCudaApi kdc_api = {
 	kdc_dbscan,
 	kdc_flat_knn,
 	kdc_flat_radius,
-	kdc_vp_build
+	kdc_vp_build,
+	kdc_vp_knn
 };
 
 /* The one exported symbol: the entry table. */

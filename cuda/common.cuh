@@ -177,6 +177,11 @@ extern KdStatus kdc_flat_radius(const KdVectors *set, KdMetric metric,
 extern KdStatus kdc_vp_build(const KdVectors *set, KdMetric metric,
 							 int leaf_rows, KdVpTree *tree,
 							 const KdExec *exec, KdError *err);
+extern KdStatus kdc_vp_knn(const KdVectors *set, KdMetric metric,
+						   const KdVpTree *tree, const double *queries,
+						   int64_t nq, int k, const uint64_t *skip,
+						   KdNeighbor *out, int32_t *count,
+						   const KdExec *exec, KdError *err);
 
 /* device bytes that a spatial ordering of n points needs */
 #define KDC_ORDER_BYTES(n) ((size_t) (n) * 40 + ((size_t) 1 << 20))

@@ -543,6 +543,7 @@ kdc_vp_build_dev(const double *d_pts, int64_t n, int dim, KdMetric metric,
 	{
 		t->nodes = b.nodes;
 		t->nnodes = lay.nnodes;
+		t->vps = NULL;
 		/* the rows' order outlives the build's scratch */
 		if ((st = kdc_alloc(a, (void **) &t->order, sizeof(int64_t) * n,
 							"tree rows", err)) == KD_OK)

@@ -94,7 +94,7 @@ vp_knn_kernel(FlatDev d, VpDev t, int64_t q0, int64_t nq,
 		}
 		else
 		{
-			const double *v = d.pts + nd.vp * d.dim;
+			const double *v = t.vps ? t.vps + node * d.dim : d.pts + nd.vp * d.dim;
 			KdMetricSum s = kde_metric_zero();
 			double		dq,
 						b_in,
@@ -183,5 +183,109 @@ kdc_vp_knn_dev(const FlatDev *d, const VpDev *t, KdMetric metric,
 			return kdc_cuda_error(err, e, "copying a count");
 		*compared = (int64_t) ncmp;
 	}
+	return st;
+}
+
+/* The levels of tree below its root, counted on the host. */
+static int64_t
+vp_depth(const KdVpTree *tree)
+{
+	int64_t    *depth = (int64_t *) malloc(sizeof(int64_t) * tree->nnodes);
+	int64_t    *stack = (int64_t *) malloc(sizeof(int64_t) * tree->nnodes);
+	int64_t		sp = 0;
+	int64_t		deepest = 0;
+
+	if (depth == NULL || stack == NULL)
+	{
+		free(depth);
+		free(stack);
+		return -1;
+	}
+	depth[0] = 0;
+	stack[sp++] = 0;
+	while (sp > 0)
+	{
+		int64_t		i = stack[--sp];
+		const KdVpNode *nd = &tree->nodes[i];
+
+		if (depth[i] > deepest)
+			deepest = depth[i];
+		if (nd->vp < 0)
+			continue;
+		depth[nd->inside] = depth[nd->outside] = depth[i] + 1;
+		stack[sp++] = nd->inside;
+		stack[sp++] = nd->outside;
+	}
+	free(depth);
+	free(stack);
+	return deepest;
+}
+
+/* See kd_gpu_abi.h: kde_vp_knn's answers, through a tree given on the host. */
+KdStatus
+kdc_vp_knn(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
+		   const double *queries, int64_t nq, int k, const uint64_t *skip,
+		   KdNeighbor *out, int32_t *count, const KdExec *exec, KdError *err)
+{
+	KdcAllocs	a = {0};
+	FlatDev		d;
+	VpDev		t;
+	int			cnt = set->n < k ? (int) set->n : k;
+	int64_t		nrows = 0;
+	size_t		vpbytes = tree->vps ? sizeof(double) * set->dim * tree->nnodes : 0;
+	size_t		extra;
+	int64_t		depth;
+	KdStatus	st;
+	cudaError_t e = cudaSuccess;
+
+	if ((st = kdc_check_k(k, err)) != KD_OK)
+		return st;
+	if (nq == 0 || cnt == 0 || tree->nnodes == 0)
+	{
+		for (int64_t q = 0; q < nq; q++)
+			count[q] = 0;
+		return KD_OK;
+	}
+	if (metric == KD_METRIC_COSINE)
+		return kde_set_error(err, KD_ERR_ARG, -1,
+							 "a vantage-point tree does not search cosine distance");
+	if ((depth = vp_depth(tree)) < 0)
+		return kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	if (depth + 1 > VP_STACK)
+		return kde_set_error(err, KD_ERR_ARG, -1,
+							 "a vantage-point tree of %lld levels is too deep to search",
+							 (long long) depth + 1);
+	for (int64_t i = 0; i < tree->nnodes; i++)
+		if (tree->nodes[i].vp < 0)
+			nrows += tree->nodes[i].count;
+	extra = sizeof(KdVpNode) * tree->nnodes + sizeof(int64_t) * nrows + vpbytes +
+		(sizeof(KdNeighbor) * k + sizeof(int32_t)) * (size_t) nq;
+	if ((st = kdc_flat_upload(set, metric, queries, nq, skip, extra, &d, &a,
+							  exec, err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &d.res, sizeof(KdNeighbor) * k * nq, "results", err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &d.count, sizeof(int32_t) * nq, "counts", err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &t.nodes, sizeof(KdVpNode) * tree->nnodes, "tree nodes", err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &t.order, sizeof(int64_t) * (nrows > 0 ? nrows : 1), "tree rows", err)) != KD_OK)
+		goto done;
+	t.nnodes = tree->nnodes;
+	t.vps = NULL;
+	if (vpbytes && (st = kdc_alloc(&a, (void **) &t.vps, vpbytes, "vantage points", err)) != KD_OK)
+		goto done;
+	if ((e = kdc_to_device((void *) t.nodes, tree->nodes, sizeof(KdVpNode) * tree->nnodes, exec)) != cudaSuccess ||
+		(nrows > 0 && (e = kdc_to_device((void *) t.order, tree->order, sizeof(int64_t) * nrows, exec)) != cudaSuccess) ||
+		(vpbytes && (e = kdc_to_device((void *) t.vps, tree->vps, vpbytes, exec)) != cudaSuccess))
+	{
+		st = kdc_cuda_error(err, e, "copying a vantage-point tree to the device");
+		goto done;
+	}
+	d.k = k;
+	if ((st = kdc_vp_knn_dev(&d, &t, metric, NULL, &a, exec, err)) == KD_OK)
+		st = kdc_results_to_host(d.res, nq, k, cnt, out, exec, err);
+	if (st == KD_OK &&
+		(e = cudaMemcpy(count, d.count, sizeof(int32_t) * nq,
+						cudaMemcpyDeviceToHost)) != cudaSuccess)
+		st = kdc_cuda_error(err, e, "copying counts to the host");
+done:
+	kdc_free_all(&a);
 	return st;
 }

@@ -22,6 +22,7 @@ typedef struct VpDev
 	const KdVpNode *nodes;		/* nnodes, as kdtree.h's */
 	int64_t		nnodes;
 	const int64_t *order;		/* n rows, leaf by leaf */
+	const double *vps;			/* nnodes * dim, or NULL: KdVpTree's */
 } VpDev;
 
 #define VP_DK 16				/* coordinates of a tile's rows */

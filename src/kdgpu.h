@@ -177,7 +177,7 @@ typedef struct KdSource
 	MemoryContext mcxt;			/* where the rows live */
 	KdgIndexRows *index_rows;	/* rows taken from this copy of an index's
 								 * rows, or NULL: read from the table */
-	KdgHotMap  *hot;			/* with index_rows: TIDs are HOT chains'
+	KdgHotMap  *hot;			/* rows from an index: TIDs are HOT chains'
 								 * roots, which this maps to the rows' own */
 	const uint64 *keys;			/* the rows' keys by ordinal, when rows are
 								 * index_rows' own: not in the rows then */
@@ -185,6 +185,9 @@ typedef struct KdSource
 								 * they differ from its rows */
 	struct KdgChanged *index_changed;	/* with index_rows: the kept rows
 										 * of changed pages it uses, or NULL */
+	const struct KdVpTree *vp_tree; /* a kdvec index's tree over the rows
+									 * (vector_source.c), or NULL */
+	double		vp_share;		/* the share of the rows its searches compare */
 } KdSource;
 
 extern uint64 kdg_hot_tid(KdgHotMap *hot, uint64 root);

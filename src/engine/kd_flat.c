@@ -546,6 +546,63 @@ kde_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 							exec, err);
 }
 
+/*
+ * kde_flat_knn's answers through a tree of set's rows given with the share
+ * of them its searches compare (an index's, kdtree.h): the GPU searches it
+ * when exec chooses the GPU, the tree's work pays there
+ * (kde_vp_gpu_pays) and the provider searches given trees; the CPU
+ * threads search it where the share is at most FLAT_TREE_SHARE; exec's
+ * vector_tree ALWAYS takes it, NEVER leaves it.  Else kde_flat_knn.
+ */
+KdStatus
+kde_flat_knn_tree(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
+				  double share, const double *queries, int64_t nq, int k,
+				  const uint64_t *skip, KdNeighbor *out, int32_t *count,
+				  KdExec *exec, KdError *err)
+{
+	KdVectors	part = *set;
+	bool		always = exec->vector_tree == KD_TREE_ALWAYS;
+	char		line[128];
+	KdStatus	st = KD_OK;
+
+	if (metric == KD_METRIC_COSINE || exec->vector_tree == KD_TREE_NEVER ||
+		tree->nnodes == 0)
+		return kde_flat_knn(set, metric, queries, nq, k, skip, out, count,
+							exec, err);
+	if ((st = kde_check_k(k, err)) != KD_OK ||
+		(st = flat_check_vectors(set, metric, queries, nq, err)) != KD_OK)
+		return st;
+	/* the GPU's choice counts the rows the tree's searches compare */
+	part.n = (int64_t) ceil(share * set->n);
+	if (kde_gpu_searches_vp_trees() &&
+		(always || kde_vp_gpu_pays(share, metric, set->dim)) &&
+		kde_gpu_chosen(exec, flat_work(&part, nq), err, &st))
+	{
+		st = kde_gpu_vp_knn(set, metric, tree, queries, nq, k, skip, out,
+							count, exec, err);
+		snprintf(line, sizeof(line),
+				 "through the index's vantage-point tree on the GPU (its searches compare %.1f%% of the rows)",
+				 100.0 * share);
+		if (st == KD_OK)
+			flat_note(exec, line);
+		if (st == KD_OK || !kde_gpu_fallback(exec, st, err))
+			return st;
+	}
+	else if (st != KD_OK)
+		return st;
+	if (!always && share > FLAT_TREE_SHARE)
+		return kde_flat_knn(set, metric, queries, nq, k, skip, out, count,
+							exec, err);
+	st = kde_vp_knn(set, metric, tree, queries, nq, k, skip, out, count, NULL,
+					exec, err);
+	snprintf(line, sizeof(line),
+			 "through the index's vantage-point tree (its searches compare %.1f%% of the rows)",
+			 100.0 * share);
+	if (st == KD_OK)
+		flat_note(exec, line);
+	return st;
+}
+
 /* KD_OK, or the error for a radius that is not a number >= 0. */
 static KdStatus
 flat_check_radii(const double *radii, int64_t nradii, int64_t nq, KdError *err)

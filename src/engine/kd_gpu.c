@@ -423,6 +423,34 @@ kde_gpu_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
 	return api->vp_build(set, metric, leaf_rows, tree, exec, err);
 }
 
+/* Whether the GPU provider searches vantage-point trees given to it. */
+bool
+kde_gpu_searches_vp_trees(void)
+{
+	const KdCudaApi *api = kde_gpu_api();
+
+	return api != NULL && api->vp_knn != NULL;
+}
+
+/*
+ * The GPU object's kNN through a given vantage-point tree (kd_gpu_abi.h);
+ * KD_ERR_GPU_UNAVAILABLE from a table without one.
+ */
+KdStatus
+kde_gpu_vp_knn(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
+			   const double *queries, int64_t nq, int k, const uint64_t *skip,
+			   KdNeighbor *out, int32_t *count, const KdExec *exec,
+			   KdError *err)
+{
+	const KdCudaApi *api = kde_gpu_api();
+
+	if (api == NULL || api->vp_knn == NULL)
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+							 "this GPU provider does not search vantage-point trees");
+	return api->vp_knn(set, metric, tree, queries, nq, k, skip, out, count,
+					   exec, err);
+}
+
 /* Add src's times and counts to dst's. */
 void
 kde_gpu_times_add(KdGpuTimes *dst, const KdGpuTimes *src)

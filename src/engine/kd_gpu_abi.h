@@ -26,7 +26,7 @@ extern "C"
 {
 #endif
 
-#define KDGPU_CUDA_ABI_VERSION 8
+#define KDGPU_CUDA_ABI_VERSION 9
 
 typedef struct KdCudaApi
 {
@@ -113,6 +113,17 @@ typedef struct KdCudaApi
 	KdStatus	(*vp_build) (const KdVectors *set, KdMetric metric,
 							 int leaf_rows, KdVpTree *tree,
 							 const KdExec *exec, KdError *err);
+
+	/*
+	 * kde_vp_knn's answers through a tree given on the host (its nodes,
+	 * order and vantage points copied to the device for the call); a NULL
+	 * entry as for flat_knn
+	 */
+	KdStatus	(*vp_knn) (const KdVectors *set, KdMetric metric,
+						   const KdVpTree *tree, const double *queries,
+						   int64_t nq, int k, const uint64_t *skip,
+						   KdNeighbor *out, int32_t *count,
+						   const KdExec *exec, KdError *err);
 } KdCudaApi;
 
 /* the one exported symbol */

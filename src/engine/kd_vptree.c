@@ -444,18 +444,19 @@ vp_heap_pop(VpProbeItem *heap, int64_t *n)
 }
 
 /*
- * Push inner node nd's children onto the heap of *nheap items for query x,
- * each with the bound of its side (at least bound, its parent's), from
- * x's distance to the vantage point.
+ * Push inner node number node's children onto the heap of *nheap items
+ * for query x, each with the bound of its side (at least bound, its
+ * parent's), from x's distance to the vantage point.
  */
 static void
-vp_push_children(const KdVectors *set, KdMetric metric, const KdVpNode *nd,
-				 const double *x, double bound, VpProbeItem *heap,
-				 int64_t *nheap)
+vp_push_children(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
+				 int64_t node, const double *x, double bound,
+				 VpProbeItem *heap, int64_t *nheap)
 {
-	double		dq = kde_vector_distance(metric, x,
-										 set->coords + nd->vp * set->stride,
-										 set->dim);
+	const KdVpNode *nd = &tree->nodes[node];
+	const double *vp = tree->vps ? tree->vps + node * set->dim :
+		set->coords + nd->vp * set->stride;
+	double		dq = kde_vector_distance(metric, x, vp, set->dim);
 
 	vp_heap_push(heap, nheap,
 				 (VpProbeItem) {fmax(bound, kde_vp_bound(dq, nd->mu_in, 0)),
@@ -523,7 +524,7 @@ vp_probe_one(const VpProbe *p, const double *q, VpProbeItem *heap, double *best)
 		else
 		{
 			compared++;
-			vp_push_children(set, p->metric, nd, q, it.bound, heap, &nheap);
+			vp_push_children(set, p->metric, tree, it.node, q, it.bound, heap, &nheap);
 		}
 	}
 	return (double) compared / (double) set->n;
@@ -636,7 +637,7 @@ vp_knn_one(const VpKnn *p, int64_t q, VpProbeItem *heap)
 		else
 		{
 			compared++;
-			vp_push_children(set, p->metric, nd, x, it.bound, heap, &nheap);
+			vp_push_children(set, p->metric, tree, it.node, x, it.bound, heap, &nheap);
 		}
 	}
 	return compared;

@@ -461,7 +461,12 @@ extern KdStatus kde_gpu_flat_radius(const KdVectors *set, KdMetric metric,
  * kde_vp_bound (kd_metric.h) lowers dq - mu_in (side 0) or mu_out - dq
  * (side 1) past rounding: no row of that child is nearer the query.  kde_vp_probe is
  * the share of the rows a kNN search of k compares, over nprobe of them;
- * kde_vp_knn searches a batch of queries through the tree.
+ * kde_vp_knn searches a batch of queries through the tree on the CPU,
+ * kde_gpu_vp_knn on the GPU (where kde_gpu_searches_vp_trees), with the
+ * same answers; kde_flat_knn_tree is kde_flat_knn's answer through a tree
+ * given with the share of the rows its searches compare (an index's),
+ * when that share pays on the device exec chooses, else flat.  A tree
+ * need not hold every row of set: the rows it lacks are never answers.
  */
 typedef struct KdVpNode
 {
@@ -479,6 +484,10 @@ typedef struct KdVpTree
 	int64_t		nnodes;
 	KdVpNode   *nodes;
 	int64_t    *order;			/* the rows, leaf by leaf */
+	const double *vps;			/* NULL: each vantage point is its row's
+								 * coordinates; else node i's are vps + i *
+								 * dim (a tree read from an index, whose
+								 * vantage rows may be gone) */
 } KdVpTree;
 
 extern KdStatus kde_vp_build(const KdVectors *set, KdMetric metric,
@@ -500,6 +509,17 @@ extern KdStatus kde_vp_knn(const KdVectors *set, KdMetric metric,
 						   int64_t nq, int k, const uint64_t *skip,
 						   KdNeighbor *out, int32_t *count, int64_t *compared,
 						   KdExec *exec, KdError *err);
+extern bool kde_gpu_searches_vp_trees(void);
+extern KdStatus kde_gpu_vp_knn(const KdVectors *set, KdMetric metric,
+							   const KdVpTree *tree, const double *queries,
+							   int64_t nq, int k, const uint64_t *skip,
+							   KdNeighbor *out, int32_t *count,
+							   const KdExec *exec, KdError *err);
+extern KdStatus kde_flat_knn_tree(const KdVectors *set, KdMetric metric,
+								  const KdVpTree *tree, double share,
+								  const double *queries, int64_t nq, int k,
+								  const uint64_t *skip, KdNeighbor *out,
+								  int32_t *count, KdExec *exec, KdError *err);
 
 /* kd_replicas.c: one kNN batch over copies of one tree on several GPUs */
 extern KdStatus kde_replicas_knn(KdGpuTree *const *copies, int ncopies,

@@ -154,7 +154,10 @@ kdg_hot_keep_vm_range(KdgIndexRows *r, BlockNumber vmpage, XLogRecPtr lsn)
 	r->vm_lsn[vmpage] = lsn;
 }
 
-/* A new map of a table's pages, every page unknown, beside the copy r's. */
+/*
+ * A new map of a table's pages, every page unknown, beside the copy r's
+ * (NULL: the call's map alone).
+ */
 KdgHotMap *
 kdg_hot_map_new(Relation heap, BlockNumber nblocks, KdgIndexRows *r)
 {
@@ -164,7 +167,7 @@ kdg_hot_map_new(Relation heap, BlockNumber nblocks, KdgIndexRows *r)
 	hot->nblocks = nblocks;
 	hot->call.mcxt = CurrentMemoryContext;
 	page_maps_grow(&hot->call, nblocks);
-	if (RelationNeedsWAL(heap))
+	if (r != NULL && RelationNeedsWAL(heap))
 	{
 		if (r->pages == NULL)
 		{

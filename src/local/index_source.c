@@ -67,12 +67,13 @@
 #include "local/local.h"
 
 /*
- * A kdgpu index whose rows the source may be taken from, opened, or NULL:
- * one on exactly the source's column holding the coordinates it reads (a
- * 2-D geometry index holds those of a column of XY points only).
+ * An index of heap that fits the source, opened, or NULL: for kdgpu's
+ * (kdg_index_fits), one on exactly the source's column holding the
+ * coordinates it reads (a 2-D geometry index holds those of a column of XY
+ * points only).
  */
-static Relation
-source_index(const KdSource *src, Relation heap)
+Relation
+kdg_source_index(const KdSource *src, Relation heap, KdgIndexFits fits)
 {
 	List	   *indexes = RelationGetIndexList(heap);
 	ListCell   *lc;
@@ -82,7 +83,7 @@ source_index(const KdSource *src, Relation heap)
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
 
-		if (kdg_index_fits(index, src))
+		if (fits(index, src))
 		{
 			found = index;
 			break;
@@ -94,8 +95,8 @@ source_index(const KdSource *src, Relation heap)
 }
 
 /* Why the table is read instead of an index, or NULL when it need not be. */
-static const char *
-table_read_reason(const KdSource *src, Relation heap)
+const char *
+kdg_table_read_reason(const KdSource *src, Relation heap)
 {
 	char		relkind = heap->rd_rel->relkind;
 
@@ -123,8 +124,8 @@ table_read_reason(const KdSource *src, Relation heap)
  * ring: later calls look at the pages written since the last VACUUM again,
  * and a ring would send each back to the kernel.
  */
-static void
-read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
+void
+kdg_read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
 			   KdSource *nv, KdgHotMap *hot, KdgChanged *changed)
 {
 	Buffer		buf = ReadBuffer(heap, block);
@@ -425,7 +426,7 @@ read_changed(KdSource *src, Relation heap, KdgIndexRows *r,
 	for (BlockNumber k = 0; k < nread; k++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		read_heap_page(heap, notall_list[k], snapshot, &nv, src->hot, changed);
+		kdg_read_heap_page(heap, notall_list[k], snapshot, &nv, src->hot, changed);
 	}
 	ReleaseBuffer(metabuf);
 	keep = kdg_changed_usable(changed);
@@ -479,7 +480,7 @@ static bool
 index_source_read(KdSource *src, char *note, size_t notelen)
 {
 	Relation	heap = table_open(src->relid, AccessShareLock);
-	const char *why = table_read_reason(src, heap);
+	const char *why = kdg_table_read_reason(src, heap);
 	Relation	index = NULL;
 	Buffer		metabuf;
 	KdamMetaPageData meta;
@@ -494,7 +495,7 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 	Buffer		vmbuf = InvalidBuffer;
 	KdgChanged *changed;
 
-	if (why == NULL && (index = source_index(src, heap)) == NULL)
+	if (why == NULL && (index = kdg_source_index(src, heap, kdg_index_fits)) == NULL)
 		why = "it has no kdgpu index on the column";
 	if (why)
 	{
@@ -607,7 +608,8 @@ kdg_source_read(KdSource *src)
 		snprintf(note, sizeof(note), "the table was read: row-level security applies");
 		kdg_sources_spi(src, &src->relid, 1, src->relid);
 	}
-	else if (!index_source_read(src, note, sizeof(note)))
+	else if (!index_source_read(src, note, sizeof(note)) &&
+			 !kdg_vector_source_read(src, note, sizeof(note)))
 		kdg_source_scan(src);
 	snprintf(kdg_last_source + used, sizeof(kdg_last_source) - used, "%s%s: %s",
 			 used > 0 ? "; " : "", get_rel_name(src->relid), note);

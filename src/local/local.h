@@ -3,11 +3,12 @@
  *	  The local search path: sources, index trees and the searches.
  *
  * A source's rows are taken from a kdgpu index and the visibility map
- * (index_source.c, index_rows.c, hot_chains.c) or read from the table
- * (source.c), a tree found among the indexes or built (index_tree.c,
- * tree_delta.c, source_tree.c), and searched (search.c, its kNN answers
- * made exact by knn_refine.c); calls am/, service/, point/ and core/,
- * never the shard layer or the functions.
+ * (index_source.c, index_rows.c, hot_chains.c), or a kdvec index's rows
+ * and tree (vector_source.c), or read from the table (source.c), a tree
+ * found among the indexes or built (index_tree.c, tree_delta.c,
+ * source_tree.c), and searched (search.c and flat_search.c, kd-tree kNN
+ * answers made exact by knn_refine.c); calls am/, vam/, service/, point/
+ * and core/, never the shard layer or the functions.
  */
 #ifndef KDGPU_LOCAL_H
 #define KDGPU_LOCAL_H
@@ -264,6 +265,16 @@ typedef struct KdgChanged
 
 /* index_source.c */
 extern void kdg_source_read(KdSource *src);
+typedef bool (*KdgIndexFits) (Relation index, const KdSource *src);
+extern Relation kdg_source_index(const KdSource *src, Relation heap,
+								 KdgIndexFits fits);
+extern const char *kdg_table_read_reason(const KdSource *src, Relation heap);
+extern void kdg_read_heap_page(Relation heap, BlockNumber block,
+							   Snapshot snapshot, KdSource *nv, KdgHotMap *hot,
+							   KdgChanged *changed);
+
+/* vector_source.c */
+extern bool kdg_vector_source_read(KdSource *src, char *note, size_t notelen);
 
 /* changed_pages.c */
 extern KdgChanged *kdg_changed_begin(Relation heap, const KdSource *src,

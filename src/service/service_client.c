@@ -471,7 +471,8 @@ static const KdCudaApi client_api = {
 	client_dbscan,
 	kdg_client_flat_knn,
 	kdg_client_flat_radius,
-	NULL						/* vp_build: the backend's CPU builds */
+	NULL,						/* vp_build: the backend's CPU builds */
+	NULL						/* vp_knn: the service builds its own tree */
 };
 
 /*

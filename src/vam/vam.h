@@ -137,6 +137,9 @@ extern bool kdvam_page_add(Page page, const void *rec, Size recsize);
 extern Buffer kdvam_extend(Relation index);
 extern void kdvam_chain_append(Relation index, const void *rec, Size recsize,
 							   uint16 flags, int dim);
+typedef void (*KdvamRecordFn) (void *arg, uint64 ref, const char *rec);
+extern void kdvam_chain_visit(Relation index, BlockNumber blkno, Size recsize,
+							  KdvamRecordFn fn, void *arg);
 
 /* vam_handler.c */
 extern KdMetric kdvam_index_metric(Relation index);

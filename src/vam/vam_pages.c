@@ -1,8 +1,8 @@
 /*
  * vam_pages.c
  *	  The kdvec index's pages: their initialization, the metapage, the
- *	  records packed on a page, and appending a row to the pending or the
- *	  null chain.
+ *	  records packed on a page, visiting a chain's live records, and
+ *	  appending a row to the pending or the null chain.
  *
  * Records of one size fill a page from its contents onward, pd_lower just
  * past the last one, so that a page's count is read from pd_lower and
@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "miscadmin.h"
 #include "storage/bufpage.h"
 #include "storage/lmgr.h"
 
@@ -83,6 +84,39 @@ char *
 kdvam_page_record(Page page, Size recsize, int i)
 {
 	return (char *) PageGetContents(page) + (Size) i * recsize;
+}
+
+/*
+ * Call fn(arg, ref, rec) for each live record (of recsize bytes, a ref
+ * first) of the pages chained from blkno, each page share-locked while
+ * its records are visited.
+ */
+void
+kdvam_chain_visit(Relation index, BlockNumber blkno, Size recsize,
+				  KdvamRecordFn fn, void *arg)
+{
+	while (BlockNumberIsValid(blkno))
+	{
+		Buffer		buf = ReadBuffer(index, blkno);
+		Page		page;
+		int			n;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		n = kdvam_page_count(page, recsize);
+		for (int i = 0; i < n; i++)
+		{
+			const char *rec = kdvam_page_record(page, recsize, i);
+			uint64		ref;
+
+			memcpy(&ref, rec, sizeof(uint64));
+			if (ref != KDVAM_DEAD_REF)
+				fn(arg, ref, rec);
+		}
+		blkno = KdvamPageGetOpaque(page)->next;
+		UnlockReleaseBuffer(buf);
+	}
 }
 
 /* Append rec (recsize bytes) to page; false when it is full. */

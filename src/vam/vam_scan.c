@@ -84,6 +84,35 @@ kdvam_push(KdvamScanOpaque so, bool is_row, double key, bool null_key,
 	pairingheap_add(so->queue, &item->ph);
 }
 
+/* What kdvam_push_row queues rows for. */
+typedef struct KdvamPushRows
+{
+	KdvamScanOpaque so;
+	bool		vectors;
+} KdvamPushRows;
+
+/*
+ * kdvam_chain_visit's callback: queue a row with its distance (a vector
+ * of a leaf or pending page) or none (a null page's ref).
+ */
+static void
+kdvam_push_row(void *arg, uint64 ref, const char *rec)
+{
+	KdvamPushRows *p = arg;
+	KdvamScanOpaque so = p->so;
+
+	if (p->vectors && so->query != NULL)
+	{
+		const double *v = (const double *) (rec + sizeof(uint64));
+
+		kdvam_push(so, true, kde_vector_distance((KdMetric) so->meta.metric,
+												 v, so->query, so->meta.dim),
+				   false, 0, ref);
+	}
+	else
+		kdvam_push(so, true, 0.0, true, 0, ref);
+}
+
 /*
  * Queue the live rows of the pages chained from blkno: vectors (leaf or
  * pending pages) with their distance, or refs (null pages) with none.
@@ -91,41 +120,11 @@ kdvam_push(KdvamScanOpaque so, bool is_row, double key, bool null_key,
 static void
 kdvam_push_rows(IndexScanDesc scan, BlockNumber blkno, bool vectors)
 {
-	KdvamScanOpaque so = (KdvamScanOpaque) scan->opaque;
-	int			dim = so->meta.dim;
-	Size		size = vectors ? KDVAM_ROW_SIZE(dim) : sizeof(uint64);
+	KdvamPushRows p = {(KdvamScanOpaque) scan->opaque, vectors};
 
-	while (BlockNumberIsValid(blkno))
-	{
-		Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
-		Page		page;
-		int			n;
-
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		n = kdvam_page_count(page, size);
-		for (int i = 0; i < n; i++)
-		{
-			const char *rec = kdvam_page_record(page, size, i);
-			uint64		ref;
-
-			memcpy(&ref, rec, sizeof(uint64));
-			if (ref == KDVAM_DEAD_REF)
-				continue;
-			if (vectors && so->query != NULL)
-			{
-				const double *v = (const double *) (rec + sizeof(uint64));
-
-				kdvam_push(so, true, kde_vector_distance((KdMetric) so->meta.metric,
-														 v, so->query, dim),
-						   false, 0, ref);
-			}
-			else
-				kdvam_push(so, true, 0.0, true, 0, ref);
-		}
-		blkno = KdvamPageGetOpaque(page)->next;
-		UnlockReleaseBuffer(buf);
-	}
+	kdvam_chain_visit(scan->indexRelation, blkno,
+					  vectors ? KDVAM_ROW_SIZE(p.so->meta.dim) : sizeof(uint64),
+					  kdvam_push_row, &p);
 }
 
 /* Expand inner node number n, reached with bound key: queue its children. */

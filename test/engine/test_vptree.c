@@ -13,7 +13,9 @@
  * follows its rules (a leaf's rows in row order, each vantage point the
  * row farthest from its node's least row), which make it the same on one
  * thread, on three, and on the GPU (node for node and row for row, where
- * there is one).  Bad arguments are refused.
+ * there is one).  A tree that names its vantage points by coordinates and
+ * holds some of the rows, as one read from an index does, answers as the
+ * flat loop over those rows.  Bad arguments are refused.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -210,6 +212,124 @@ vp_probe_case(FlatKind kind, int dim, double lo, double hi)
 	free(pts);
 }
 
+/*
+ * A tree given with vantage points of its own (KdVpTree.vps) and a subset
+ * of its rows, as one read from an index is: kde_flat_knn_tree through it
+ * gives the flat loop's answers over those rows alone, on the CPU and the
+ * GPU, with skips or without.
+ */
+static void
+vp_given_case(FlatKind kind, int64_t n, int dim, KdMetric metric,
+			  int leaf_rows, bool with_skip, bool have_gpu)
+{
+	int			nq = 40;
+	int			k = 7;
+	double	   *pts = malloc(sizeof(double) * (n + nq) * dim);
+	double	   *qs = pts + n * dim;
+	uint64_t   *refs = malloc(sizeof(uint64_t) * n);
+	double	   *kept = malloc(sizeof(double) * n * dim);
+	uint64_t   *kept_refs = malloc(sizeof(uint64_t) * n);
+	uint64_t   *skip = with_skip ? malloc(sizeof(uint64_t) * nq) : NULL;
+	KdNeighbor *want = malloc(sizeof(KdNeighbor) * nq * k);
+	KdNeighbor *got = malloc(sizeof(KdNeighbor) * nq * k);
+	int32_t    *want_count = malloc(sizeof(int32_t) * nq);
+	int32_t    *got_count = malloc(sizeof(int32_t) * nq);
+	KdVectors	set = {n, dim, dim, pts, refs};
+	KdVectors	sub = {0, dim, dim, kept, kept_refs};
+	KdVpTree	tree;
+	KdVpTree	given;
+	double	   *vps;
+	int64_t		pos = 0;
+	KdExec		exec;
+	KdError		err;
+
+	flat_generate(kind, n + nq, dim, 77 + (uint64_t) n + dim, pts);
+	for (int64_t i = 0; i < n; i++)
+	{
+		refs[i] = 1000 + 3 * (uint64_t) i;
+		if (i % 5 == 0)
+			continue;
+		memcpy(kept + sub.n * dim, pts + i * dim, sizeof(double) * dim);
+		kept_refs[sub.n++] = refs[i];
+	}
+	/* some queries on rows, kept or not */
+	for (int q = 0; q < nq; q += 3)
+		memcpy(qs + q * dim, pts + ((q * 41) % n) * dim, sizeof(double) * dim);
+	for (int q = 0; skip && q < nq; q++)
+		skip[q] = refs[(q * 41) % n];
+	kde_exec_init(&exec);
+	exec.threads = 3;
+	exec.device = KD_DEVICE_CPU;
+	if (!check(kde_vp_build(&set, metric, leaf_rows, &tree, &exec, &err) == KD_OK,
+			   "vp build: %s", err.message) ||
+		!check(kde_flat_knn_cpu(&sub, metric, qs, nq, k, skip, want, want_count,
+								&exec, &err) == KD_OK, "flat kNN: %s", err.message))
+		goto done;
+
+	/* the vantage points by coordinates, the leaves without rows i % 5 == 0 */
+	given = tree;
+	given.nodes = malloc(sizeof(KdVpNode) * tree.nnodes);
+	given.order = malloc(sizeof(int64_t) * n);
+	vps = malloc(sizeof(double) * dim * tree.nnodes);
+	for (int64_t id = 0; id < tree.nnodes; id++)
+	{
+		KdVpNode	nd = tree.nodes[id];
+
+		if (nd.vp >= 0)
+		{
+			memcpy(vps + id * dim, pts + nd.vp * dim, sizeof(double) * dim);
+			nd.vp = 0;
+		}
+		else
+		{
+			int64_t		first = pos;
+
+			for (int64_t r = nd.start; r < nd.start + nd.count; r++)
+				if (tree.order[r] % 5 != 0)
+					given.order[pos++] = tree.order[r];
+			nd.start = first;
+			nd.count = pos - first;
+		}
+		given.nodes[id] = nd;
+	}
+	given.vps = vps;
+	exec.vector_tree = KD_TREE_ALWAYS;
+	check(kde_flat_knn_tree(&set, metric, &given, 0.0, qs, nq, k, skip, got,
+							got_count, &exec, &err) == KD_OK &&
+		  memcmp(got_count, want_count, sizeof(int32_t) * nq) == 0 &&
+		  memcmp(got, want, sizeof(KdNeighbor) * nq * k) == 0,
+		  "given vp tree %s n=%lld dim=%d metric %d%s: the flat answers over its rows (%s)",
+		  flat_kinds[kind], (long long) n, dim, metric, skip ? " with skips" : "",
+		  err.message);
+	if (have_gpu)
+	{
+		exec.device = KD_DEVICE_GPU;
+		exec.gpu_min_work = 0;
+		memset(got, 0, sizeof(KdNeighbor) * nq * k);
+		check(kde_flat_knn_tree(&set, metric, &given, 0.0, qs, nq, k, skip, got,
+								got_count, &exec, &err) == KD_OK && exec.used_gpu &&
+			  memcmp(got_count, want_count, sizeof(int32_t) * nq) == 0 &&
+			  memcmp(got, want, sizeof(KdNeighbor) * nq * k) == 0,
+			  "given vp tree on the GPU %s n=%lld dim=%d metric %d%s: the flat answers (%s)",
+			  flat_kinds[kind], (long long) n, dim, metric, skip ? " with skips" : "",
+			  err.message);
+	}
+	free(given.nodes);
+	free(given.order);
+	free(vps);
+	kde_vp_free(&tree);
+done:
+	free(pts);
+	free(refs);
+	free(kept);
+	free(kept_refs);
+	free(skip);
+	free(want);
+	free(got);
+	free(want_count);
+	free(got_count);
+}
+
 /* Every vantage-point tree test. */
 void
 test_vptree(bool have_gpu)
@@ -232,6 +352,9 @@ test_vptree(bool have_gpu)
 		vp_case(FLAT_INTEGERS, 30000, 5, KD_METRIC_L1, 48, true);
 		vp_case(FLAT_SAME, 5000, 3, KD_METRIC_LINF, 3, true);
 	}
+	for (int kind = 0; kind < FLAT_NKINDS; kind++)
+		vp_given_case((FlatKind) kind, 3000, 5 + 11 * kind, metrics[kind % 3],
+					  kind % 2 ? 9 : 32, kind % 2 == 0, have_gpu);
 	vp_errors();
 	vp_probe_case(FLAT_LINES, 16, 0.0, 0.2);
 	vp_probe_case(FLAT_UNIFORM, 65, 0.5, 1.1);

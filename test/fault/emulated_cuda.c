@@ -308,6 +308,18 @@ emu_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
 	return kde_vp_build_cpu(set, metric, leaf_rows, tree, &e, err);
 }
 
+/* vp_knn(): the CPU's search of the same tree. */
+static KdStatus
+emu_vp_knn(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
+		   const double *queries, int64_t nq, int k, const uint64_t *skip,
+		   KdNeighbor *out, int32_t *count, const KdExec *exec, KdError *err)
+{
+	KdExec		e = plan(exec);
+
+	return kde_vp_knn(set, metric, tree, queries, nq, k, skip, out, count,
+					  NULL, &e, err);
+}
+
 /* flat_radius(): the CPU loop. */
 static KdStatus
 emu_flat_radius(const KdVectors *set, KdMetric metric, const double *centers,
@@ -334,7 +346,8 @@ static const KdCudaApi emulated_api = {
 	emu_dbscan,
 	emu_flat_knn,
 	emu_flat_radius,
-	emu_vp_build
+	emu_vp_build,
+	emu_vp_knn
 };
 
 __attribute__((visibility("default"))) const KdCudaApi *
