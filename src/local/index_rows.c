@@ -2,7 +2,8 @@
  * index_rows.c
  *	  A backend's copies of the live rows of kdgpu indexes' trees, and the
  *	  tree over each, for the kd_* functions that take their rows from an
- *	  index (index_source.c).
+ *	  index (index_source.c); kdvec indexes' copies, with their own tree,
+ *	  are kept among them (vector_source.c).
  *
  * A copy holds the live rows of every tree of an index at one version (the
  * metapage's generation, bumped by every merge and every VACUUM that marks
@@ -67,13 +68,12 @@ rows_release_gpu(void *arg)
 }
 
 /*
- * The kept copy of index's rows at meta's generation, or NULL; copies of
- * older versions are dropped (or, while a call uses them, dropped at the
- * end of the transaction).
+ * The kept copy of index's rows at its metapage's generation, or NULL;
+ * copies of older versions are dropped (or, while a call uses them,
+ * dropped at the end of the transaction).
  */
 KdgIndexRows *
-kdg_index_rows_find(Relation index, const KdamMetaPageData *meta,
-					const KdSource *src)
+kdg_index_rows_find(Relation index, uint64 generation, const KdSource *src)
 {
 	KdgIndexRows *found = NULL;
 
@@ -84,7 +84,7 @@ kdg_index_rows_find(Relation index, const KdamMetaPageData *meta,
 		if (r == NULL || r->indexrelid != RelationGetRelid(index) || r->stale)
 			continue;
 		if (RelFileNodeEquals(r->node, index->rd_node) &&
-			r->generation == meta->generation)
+			r->generation == generation)
 		{
 			if (r->keyattnum == src->keyattnum)
 				found = r;

@@ -195,6 +195,40 @@ kdg_read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
 	ReleaseBuffer(buf);
 }
 
+/*
+ * Mark in notall (by block) and list in notall_list the heap's pages of
+ * nblocks that its visibility map does not mark all-visible, and return
+ * how many; where hot keeps what all-visible pages say across calls (in
+ * the copy r), note each map page's LSN, read after its bits.
+ */
+BlockNumber
+kdg_visibility_scan(Relation heap, BlockNumber nblocks, KdgIndexRows *r,
+					KdgHotMap *hot, bool *notall, BlockNumber *notall_list)
+{
+	Buffer		vmbuf = InvalidBuffer;
+	BlockNumber nread = 0;
+
+	for (BlockNumber b = 0; b < nblocks; b++)
+	{
+		if (!VM_ALL_VISIBLE(heap, b, &vmbuf))
+		{
+			notall[b] = true;
+			notall_list[nread++] = b;
+		}
+		if (kdg_hot_keeps(hot) && (b + 1 == nblocks || (b + 1) % KDG_VM_HEAP_PAGES == 0))
+		{
+			BlockNumber vmpage = b / KDG_VM_HEAP_PAGES;
+
+			kdg_hot_keep_vm_range(r, vmpage,
+								  BufferIsValid(vmbuf) && BufferGetBlockNumber(vmbuf) == vmpage ?
+								  BufferGetLSNAtomic(vmbuf) : InvalidXLogRecPtr);
+		}
+	}
+	if (BufferIsValid(vmbuf))
+		ReleaseBuffer(vmbuf);
+	return nread;
+}
+
 /* The first of the copy's rows whose TID is at least tid. */
 static int64
 rows_lower_bound(const KdgIndexRows *r, uint64 tid)
@@ -492,7 +526,6 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 	BlockNumber nread = 0;
 	bool	   *notall;
 	BlockNumber *notall_list;
-	Buffer		vmbuf = InvalidBuffer;
 	KdgChanged *changed;
 
 	if (why == NULL && (index = kdg_source_index(src, heap, kdg_index_fits)) == NULL)
@@ -529,7 +562,7 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 			table_close(heap, NoLock);
 			return false;
 		}
-		if ((r = kdg_index_rows_find(index, &meta, src)) != NULL)
+		if ((r = kdg_index_rows_find(index, meta.generation, src)) != NULL)
 			break;
 		/* the list under the lock: a merge frees the list it replaces */
 		kdam_forest_read(index, &meta, &forest);
@@ -549,25 +582,7 @@ index_source_read(KdSource *src, char *note, size_t notelen)
 	notall = palloc0(sizeof(bool) * Max(nblocks, 1));
 	notall_list = palloc(sizeof(BlockNumber) * Max(nblocks, 1));
 	src->hot = kdg_hot_map_new(heap, nblocks, r);
-	for (BlockNumber b = 0; b < nblocks; b++)
-	{
-		if (!VM_ALL_VISIBLE(heap, b, &vmbuf))
-		{
-			notall[b] = true;
-			notall_list[nread++] = b;
-		}
-		/* a map page's LSN, read after its bits */
-		if (kdg_hot_keeps(src->hot) && (b + 1 == nblocks || (b + 1) % KDG_VM_HEAP_PAGES == 0))
-		{
-			BlockNumber vmpage = b / KDG_VM_HEAP_PAGES;
-
-			kdg_hot_keep_vm_range(r, vmpage,
-						  BufferIsValid(vmbuf) && BufferGetBlockNumber(vmbuf) == vmpage ?
-						  BufferGetLSNAtomic(vmbuf) : InvalidXLogRecPtr);
-		}
-	}
-	if (BufferIsValid(vmbuf))
-		ReleaseBuffer(vmbuf);
+	nread = kdg_visibility_scan(heap, nblocks, r, src->hot, notall, notall_list);
 	src->index_rows = r;
 	changed = nread > 0 ?
 		kdg_changed_find(r, heap, src, snapshot, notall_list, nread, nblocks, &pending) :

@@ -211,6 +211,9 @@ struct KdgIndexRows
 	bool	   *nokey;			/* rows whose key was not read: dead when the
 								 * copy was made; NULL if none */
 	KdTree	   *tree;			/* references are ordinals; NULL until used */
+	const struct KdVpTree *vp_tree; /* a kdvec index's tree, its order naming
+									 * ordinals; NULL for a kdgpu index */
+	double		vp_share;		/* the share of rows its searches compare */
 	KdgPageMaps *pages;			/* what all-visible heap pages' line
 								 * pointers said, or NULL */
 	XLogRecPtr *vm_lsn;			/* per visibility map page: its LSN when
@@ -269,6 +272,9 @@ typedef bool (*KdgIndexFits) (Relation index, const KdSource *src);
 extern Relation kdg_source_index(const KdSource *src, Relation heap,
 								 KdgIndexFits fits);
 extern const char *kdg_table_read_reason(const KdSource *src, Relation heap);
+extern BlockNumber kdg_visibility_scan(Relation heap, BlockNumber nblocks,
+									   KdgIndexRows *r, KdgHotMap *hot,
+									   bool *notall, BlockNumber *notall_list);
 extern void kdg_read_heap_page(Relation heap, BlockNumber block,
 							   Snapshot snapshot, KdSource *nv, KdgHotMap *hot,
 							   KdgChanged *changed);
@@ -296,8 +302,7 @@ extern void kdg_changed_use(KdgChanged *c, KdSource *src);
 extern void kdg_changed_use_delta(KdgChanged *c);
 
 /* index_rows.c */
-extern KdgIndexRows *kdg_index_rows_find(Relation index,
-										 const struct KdamMetaPageData *meta,
+extern KdgIndexRows *kdg_index_rows_find(Relation index, uint64 generation,
 										 const KdSource *src);
 extern KdgIndexRows *kdg_index_rows_read(Relation index,
 										 const struct KdamMetaPageData *meta,

@@ -16,21 +16,29 @@
  *	the rows visible to the snapshot on every other page, read from the
  *	heap (index_source.c's kdg_read_heap_page).
  *
- * The rows are in TID order, each named by the TID the index holds (its
- * HOT chain's root, which the answers map to the row's own: hot_chains.c,
- * flat_search.c).  The tree is the index's, node for node: its vantage
- * points are the nodes' own coordinates (KdVpTree.vps), its leaves hold
- * the rows of theirs that are the call's (a tree keeps its bounds for any
- * subset of its rows), and the call's rows it lacks (pending rows, rows
- * read from pages that changed since the build) hang beside it under a
- * new root whose outside bound is 0 and whose inside bound covers them
- * all: so every row is reached and no bound is above a row's distance.
- * Where more rows differ from the tree's than kdg_delta_max allows, no
- * tree is given and the engine chooses as for a table's rows.
+ * The tree's live rows are copied once per generation of the index (vam.h)
+ * into a copy kept by the backend (index_rows.c), in TID order, with the
+ * index's tree node for node: its vantage points are the nodes' own
+ * coordinates (KdVpTree.vps) and its order names the copy's rows.  When no
+ * page needs reading and nothing is pending, a call's rows and tree are the
+ * copy's, used in place.  Else the call's rows are assembled in TID order,
+ * and the tree's leaves keep the rows of theirs that are the call's (a
+ * tree keeps its bounds for any subset of its rows), while the call's rows
+ * it lacks (pending rows, rows read from pages that changed) hang beside
+ * it under a new root whose outside bound is 0 and whose inside bound
+ * covers them all: every row is reached and no bound is above a row's
+ * distance.  Where more rows differ than kdg_delta_max allows, no tree is
+ * given and the engine chooses as for a table's rows.
+ *
+ * Rows are named by the TID the index holds (their HOT chain's root),
+ * which the answers map to the rows' own (hot_chains.c, whose maps of
+ * all-visible pages the copy keeps; flat_search.c).
  *
  * The VACUUM interlock is kdvec's (vam.h): the metapage stays pinned from
- * the first index page read until every heap page is read, so no row the
- * index shows live has its TID freed, let alone reused, meanwhile.  A page
+ * reading its generation until every heap page is read, so no row the
+ * index shows live has its TID freed, let alone reused, meanwhile, and
+ * VACUUM's new generation, set under the cleanup lock that waits for the
+ * pin, retires the copy before the heap frees what it marked.  A page
  * marked all-visible stays so, as far as the snapshot's rows go, for the
  * snapshot's life (index_source.c says why).
  *
@@ -53,127 +61,97 @@
 #include "local/local.h"
 #include "vam/vam.h"
 
-/* A row found in the index: its TID and where its record was copied. */
+/* A row and its TID, to sort by TID. */
 typedef struct VsRow
 {
 	uint64		tid;
-	int64		at;				/* the tree's: leaf position; pending: index */
+	int64		at;				/* where its record was copied */
 } VsRow;
 
-/* What reading the index gathers. */
-typedef struct VsIndex
+/* Rows read from index pages: each one's coordinates and TID. */
+typedef struct VsRows
+{
+	int			dim;
+	int64		n;
+	int64		cap;
+	double	   *coords;			/* n * dim */
+	uint64	   *tids;
+} VsRows;
+
+/* What reading the index's tree gathers. */
+typedef struct VsTree
 {
 	Relation	index;
-	KdvamMetaPageData meta;
+	BlockNumber node_first;
 	int			dim;
-	/* the tree, as read: nodes by DFS preorder, the root first */
-	int64		nnodes;
+	int64		nnodes;			/* by depth-first preorder, the root first */
 	int64		capnodes;
-	KdVpNode   *nodes;
+	KdVpNode   *nodes;			/* start and count: leaf positions */
 	double	   *vps;			/* nnodes * dim */
-	/* the live leaf rows, by leaf position */
-	int64		nleaf;
-	int64		capleaf;
-	double	   *leaf_coords;	/* nleaf * dim */
-	uint64	   *leaf_tids;
-	/* the live pending rows */
-	int64		npend;
-	int64		cappend;
-	double	   *pend_coords;
-	uint64	   *pend_tids;
-} VsIndex;
-
-/* Room in coords (dim each) and tids for one more than *n rows of *cap. */
-static void
-vs_room(double **coords, uint64 **tids, int64 *cap, int64 n, int dim)
-{
-	int64		c;
-
-	if (n < *cap)
-		return;
-	c = Max(*cap * 2, 1024);
-	*coords = *coords ? repalloc_huge(*coords, sizeof(double) * dim * c) :
-		palloc_extended(sizeof(double) * dim * c, MCXT_ALLOC_HUGE);
-	*tids = *tids ? repalloc_huge(*tids, sizeof(uint64) * c) :
-		palloc_extended(sizeof(uint64) * c, MCXT_ALLOC_HUGE);
-	*cap = c;
-}
-
-/* What vs_add_row adds rows to: the leaves' or the pending rows. */
-typedef struct VsAdd
-{
-	VsIndex    *vs;
-	bool		leaf;
-} VsAdd;
+	VsRows		leaves;			/* by leaf position */
+} VsTree;
 
 /* kdvam_chain_visit's callback: add a live row of a leaf or pending page. */
 static void
 vs_add_row(void *arg, uint64 ref, const char *rec)
 {
-	VsAdd	   *a = arg;
-	VsIndex    *vs = a->vs;
-	double	  **coords = a->leaf ? &vs->leaf_coords : &vs->pend_coords;
-	uint64	  **tids = a->leaf ? &vs->leaf_tids : &vs->pend_tids;
-	int64	   *count = a->leaf ? &vs->nleaf : &vs->npend;
+	VsRows	   *rows = arg;
 
-	vs_room(coords, tids, a->leaf ? &vs->capleaf : &vs->cappend, *count, vs->dim);
-	(*tids)[*count] = ref;
-	memcpy(*coords + *count * vs->dim, rec + sizeof(uint64),
-		   sizeof(double) * vs->dim);
-	(*count)++;
-}
+	if (rows->n == rows->cap)
+	{
+		int64		c = Max(rows->cap * 2, 1024);
 
-/* Add the live rows of the pages chained from blkno: leaf rows or pending. */
-static void
-vs_read_rows(VsIndex *vs, BlockNumber blkno, bool leaf)
-{
-	VsAdd		a = {vs, leaf};
-
-	kdvam_chain_visit(vs->index, blkno, KDVAM_ROW_SIZE(vs->dim), vs_add_row, &a);
+		rows->coords = rows->coords ?
+			repalloc_huge(rows->coords, sizeof(double) * rows->dim * c) :
+			palloc_extended(sizeof(double) * rows->dim * c, MCXT_ALLOC_HUGE);
+		rows->tids = rows->tids ? repalloc_huge(rows->tids, sizeof(uint64) * c) :
+			palloc_extended(sizeof(uint64) * c, MCXT_ALLOC_HUGE);
+		rows->cap = c;
+	}
+	rows->tids[rows->n] = ref;
+	memcpy(rows->coords + rows->n * rows->dim, rec + sizeof(uint64),
+		   sizeof(double) * rows->dim);
+	rows->n++;
 }
 
 /*
- * Copy the tree below child into vs's nodes, depth first (inside before
+ * Copy the tree below child into t's nodes, depth first (inside before
  * outside), the leaves' live rows given consecutive positions; returns the
- * node's number.  A node's start and count are its rows' positions.
+ * node's number.
  */
 static int64
-vs_read_tree(VsIndex *vs, KdvamChild child, KdvamNode *rec)
+vs_read_tree(VsTree *t, KdvamChild child, KdvamNode *rec)
 {
-	int64		id = vs->nnodes;
+	int64		id = t->nnodes;
+	int64		start = t->leaves.n;
 	KdVpNode   *nd;
-	int64		start = vs->nleaf;
 
 	check_stack_depth();
-	if (vs->nnodes == vs->capnodes)
+	if (t->nnodes == t->capnodes)
 	{
-		int64		c = Max(vs->capnodes * 2, 64);
+		int64		c = Max(t->capnodes * 2, 64);
 
-		vs->nodes = vs->nodes ? repalloc_huge(vs->nodes, sizeof(KdVpNode) * c) :
+		t->nodes = t->nodes ? repalloc_huge(t->nodes, sizeof(KdVpNode) * c) :
 			palloc_extended(sizeof(KdVpNode) * c, MCXT_ALLOC_HUGE);
-		vs->vps = vs->vps ? repalloc_huge(vs->vps, sizeof(double) * vs->dim * c) :
-			palloc_extended(sizeof(double) * vs->dim * c, MCXT_ALLOC_HUGE);
-		vs->capnodes = c;
+		t->vps = t->vps ? repalloc_huge(t->vps, sizeof(double) * t->dim * c) :
+			palloc_extended(sizeof(double) * t->dim * c, MCXT_ALLOC_HUGE);
+		t->capnodes = c;
 	}
-	vs->nnodes++;
+	t->nnodes++;
 	if (KDVAM_IS_LEAF(child))
 	{
-		vs_read_rows(vs, KDVAM_LEAF_BLOCK(child), true);
-		nd = &vs->nodes[id];
-		nd->vp = -1;
-		nd->mu_in = nd->mu_out = 0.0;
-		nd->inside = nd->outside = -1;
+		kdvam_chain_visit(t->index, KDVAM_LEAF_BLOCK(child),
+						  KDVAM_ROW_SIZE(t->dim), vs_add_row, &t->leaves);
+		nd = &t->nodes[id];
+		*nd = (KdVpNode) {-1, 0.0, 0.0, 0, 0, -1, -1};
 	}
 	else
 	{
-		int			per_page = KDVAM_NODES_PER_PAGE(vs->dim);
-		Size		size = KDVAM_NODE_SIZE(vs->dim);
-		Buffer		buf = ReadBuffer(vs->index, vs->meta.node_first +
+		int			per_page = KDVAM_NODES_PER_PAGE(t->dim);
+		Size		size = KDVAM_NODE_SIZE(t->dim);
+		Buffer		buf = ReadBuffer(t->index, t->node_first +
 									 (BlockNumber) (child / per_page));
-		KdvamChild	inside,
-					outside;
-		double		mu_in,
-					mu_out;
+		KdvamNode	head;
 		int64		in_id,
 					out_id;
 
@@ -181,23 +159,16 @@ vs_read_tree(VsIndex *vs, KdvamChild child, KdvamNode *rec)
 		memcpy(rec, kdvam_page_record(BufferGetPage(buf), size,
 									  (int) (child % per_page)), size);
 		UnlockReleaseBuffer(buf);
-		memcpy(vs->vps + id * vs->dim, rec->vp, sizeof(double) * vs->dim);
-		inside = rec->inside;
-		outside = rec->outside;
-		mu_in = rec->mu_in;
-		mu_out = rec->mu_out;
-		in_id = vs_read_tree(vs, inside, rec);
-		out_id = vs_read_tree(vs, outside, rec);
-		nd = &vs->nodes[id];
+		memcpy(t->vps + id * t->dim, rec->vp, sizeof(double) * t->dim);
+		head = *rec;
+		in_id = vs_read_tree(t, head.inside, rec);
+		out_id = vs_read_tree(t, head.outside, rec);
+		nd = &t->nodes[id];
 		/* any row number marks an inner node: vps names its point */
-		nd->vp = 0;
-		nd->mu_in = mu_in;
-		nd->mu_out = mu_out;
-		nd->inside = in_id;
-		nd->outside = out_id;
+		*nd = (KdVpNode) {0, head.mu_in, head.mu_out, 0, 0, in_id, out_id};
 	}
 	nd->start = start;
-	nd->count = vs->nleaf - start;
+	nd->count = t->leaves.n - start;
 	return id;
 }
 
@@ -230,16 +201,99 @@ vs_sort_rows(VsRow *rows, int64 n)
 	pfree(count);
 }
 
-/* Free what reading the index gathered. */
-static void
-vs_free(VsIndex *vs)
+/* rows' (TID, index) pairs sorted by TID, palloc'd. */
+static VsRow *
+vs_sorted(const VsRows *rows)
 {
-	void	   *arrays[] = {vs->nodes, vs->vps, vs->leaf_coords, vs->leaf_tids,
-	vs->pend_coords, vs->pend_tids};
+	VsRow	   *sorted = palloc_extended(sizeof(VsRow) * Max(rows->n, 1),
+										 MCXT_ALLOC_HUGE);
 
-	for (int i = 0; i < lengthof(arrays); i++)
-		if (arrays[i])
-			pfree(arrays[i]);
+	for (int64 i = 0; i < rows->n; i++)
+		sorted[i] = (VsRow) {rows->tids[i], i};
+	vs_sort_rows(sorted, rows->n);
+	return sorted;
+}
+
+/*
+ * Fill a new copy r (in its context) with the live rows of index's tree
+ * (meta's), in TID order, and the tree over them.
+ */
+static void
+vs_copy_fill(KdgIndexRows *r, Relation index, const KdvamMetaPageData *meta)
+{
+	VsTree		t;
+	KdvamNode  *rec = palloc(KDVAM_NODE_SIZE(meta->dim));
+	KdVpTree   *tree = palloc0(sizeof(KdVpTree));
+	VsRow	   *sorted;
+	int64	   *rank;
+	int			stride = meta->dim + 1;
+
+	memset(&t, 0, sizeof(t));
+	t.index = index;
+	t.node_first = meta->node_first;
+	t.dim = t.leaves.dim = meta->dim;
+	vs_read_tree(&t, meta->root, rec);
+	sorted = vs_sorted(&t.leaves);
+	rank = palloc_extended(sizeof(int64) * Max(t.leaves.n, 1), MCXT_ALLOC_HUGE);
+	r->rows = palloc_extended(sizeof(KdSlot) * stride * Max(t.leaves.n, 1),
+							  MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < t.leaves.n; i++)
+	{
+		KdSlot	   *row = r->rows + i * stride;
+
+		memcpy(row, t.leaves.coords + sorted[i].at * meta->dim,
+			   sizeof(double) * meta->dim);
+		row[meta->dim].tid = sorted[i].tid;
+		rank[sorted[i].at] = i;
+	}
+	/* the leaves' positions are the order's: they name the copy's rows */
+	tree->nnodes = t.nnodes;
+	tree->nodes = t.nodes;
+	tree->vps = t.vps;
+	tree->order = rank;
+	r->n = t.leaves.n;
+	r->vp_tree = tree;
+	pfree(sorted);
+	pfree(t.leaves.coords);
+	pfree(t.leaves.tids);
+	pfree(rec);
+}
+
+/*
+ * A new copy of the live rows of index's tree at meta's generation, and
+ * the tree (the caller holds the metapage's pin).
+ */
+static KdgIndexRows *
+vs_copy_read(Relation index, const KdvamMetaPageData *meta, const KdSource *src)
+{
+	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext,
+											  "kdgpu kdvec rows",
+											  ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	KdgIndexRows *r = palloc0(sizeof(KdgIndexRows));
+
+	PG_TRY();
+	{
+		if (meta->root != KDVAM_NO_CHILD && meta->dim > 0)
+			vs_copy_fill(r, index, meta);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(old);
+	r->indexrelid = RelationGetRelid(index);
+	r->node = index->rd_node;
+	r->generation = meta->generation;
+	r->keyattnum = src->keyattnum;
+	r->dim = meta->dim;
+	r->vp_share = meta->probe_share;
+	r->cxt = cxt;
+	strlcpy(r->indexname, RelationGetRelationName(index), NAMEDATALEN);
+	return r;
 }
 
 /* Append a row of src->dim coordinates and a TID to src's rows. */
@@ -265,48 +319,44 @@ vs_same(const KdSource *nv, int64 v, uint64 tid, const double *coords, int dim)
 }
 
 /*
- * The tree given with the source: vs's tree over the leaf rows kept
- * (where[pos]: the ordinal of leaf position pos, -1 for a row not the
- * call's), and the call's rows it lacks (added, nadded of them) under a
- * new root when there are any.
+ * The tree given with the call's rows: the copy's tree (base) over the
+ * rows of it that are the call's (where[i]: the call's ordinal of the
+ * copy's row i, -1 for a row not the call's), and the call's rows it
+ * lacks (added, nadded of them) under a new root when there are any.
  */
 static KdVpTree *
-vs_tree(KdSource *src, VsIndex *vs, const int64 *where, const int64 *added,
-		int64 nadded)
+vs_tree(KdSource *src, const KdVpTree *base, const int64 *where,
+		const int64 *added, int64 nadded)
 {
 	KdVpTree   *tree = palloc0(sizeof(KdVpTree));
 	int64		shift = nadded > 0 ? 2 : 0;
-	int64		nnodes = vs->nnodes + shift;
+	int64		nnodes = base->nnodes + shift;
 	KdVpNode   *nodes = palloc_extended(sizeof(KdVpNode) * nnodes, MCXT_ALLOC_HUGE);
-	double	   *vps = palloc_extended(sizeof(double) * vs->dim * nnodes, MCXT_ALLOC_HUGE);
+	double	   *vps = palloc_extended(sizeof(double) * src->dim * nnodes, MCXT_ALLOC_HUGE);
 	int64	   *order = palloc_extended(sizeof(int64) * Max(src->n, 1), MCXT_ALLOC_HUGE);
 	int64		pos = 0;
 
-	/* the added rows first, then each leaf's kept rows in turn */
+	/* the added rows first, then each leaf's rows that are the call's */
 	for (int64 i = 0; i < nadded; i++)
 		order[pos++] = added[i];
-	for (int64 id = 0; id < vs->nnodes; id++)
+	memcpy(vps + shift * src->dim, base->vps, sizeof(double) * src->dim * base->nnodes);
+	for (int64 id = 0; id < base->nnodes; id++)
 	{
 		KdVpNode   *nd = &nodes[id + shift];
+		int64		first = pos;
 
-		*nd = vs->nodes[id];
-		memcpy(vps + (id + shift) * vs->dim, vs->vps + id * vs->dim,
-			   sizeof(double) * vs->dim);
+		*nd = base->nodes[id];
 		if (nd->vp >= 0)
 		{
 			nd->inside += shift;
 			nd->outside += shift;
 			continue;
 		}
-		{
-			int64		first = pos;
-
-			for (int64 p = nd->start; p < nd->start + nd->count; p++)
-				if (where[p] >= 0)
-					order[pos++] = where[p];
-			nd->start = first;
-			nd->count = pos - first;
-		}
+		for (int64 p = nd->start; p < nd->start + nd->count; p++)
+			if (where[base->order[p]] >= 0)
+				order[pos++] = where[base->order[p]];
+		nd->start = first;
+		nd->count = pos - first;
 	}
 	/* inner nodes span their children: preorder puts children after */
 	for (int64 id = nnodes - 1; id >= shift; id--)
@@ -337,97 +387,93 @@ vs_tree(KdSource *src, VsIndex *vs, const int64 *where, const int64 *added,
 }
 
 /*
- * Make the source's rows in TID order from the index's rows (vs) and the
- * rows read from the pages the visibility map does not mark all-visible
- * (nv; notall by block, nblocks of them), and the tree over them when few
- * enough differ from the tree's.
+ * Assemble the call's rows in TID order from the copy r's rows, the
+ * pending rows (pend) and the rows read from the pages the visibility map
+ * does not mark all-visible (nv; notall by block, nblocks of them), and
+ * the tree over them when few enough differ from the copy's.
  */
 static void
-vs_assemble(KdSource *src, VsIndex *vs, const KdSource *nv, const bool *notall,
-			BlockNumber nblocks)
+vs_assemble(KdSource *src, const KdgIndexRows *r, const VsRows *pend,
+			const KdSource *nv, const bool *notall, BlockNumber nblocks)
 {
-	VsRow	   *rows = palloc_extended(sizeof(VsRow) * Max(vs->nleaf + vs->npend, 1),
-									   MCXT_ALLOC_HUGE);
-	int64	   *where = palloc_extended(sizeof(int64) * Max(vs->nleaf, 1), MCXT_ALLOC_HUGE);
-	int64	   *added = palloc_extended(sizeof(int64) * Max(vs->npend + nv->n, 1),
+	VsRow	   *psort = vs_sorted(pend);
+	int64	   *where = palloc_extended(sizeof(int64) * Max(r->n, 1), MCXT_ALLOC_HUGE);
+	int64	   *added = palloc_extended(sizeof(int64) * Max(pend->n + nv->n, 1),
 										MCXT_ALLOC_HUGE);
-	int64		nrows = 0;
+	int			rstride = r->dim + 1;
 	int64		nadded = 0;
 	int64		ngone = 0;
-	int64		v = 0;
+	int64		i = 0,
+				p = 0,
+				v = 0;
 
-	/* the leaf rows, then the pending ones (at >= nleaf), by TID */
-	for (int64 i = 0; i < vs->nleaf; i++)
-		rows[nrows++] = (VsRow) {vs->leaf_tids[i], i};
-	for (int64 i = 0; i < vs->npend; i++)
-		rows[nrows++] = (VsRow) {vs->pend_tids[i], vs->nleaf + i};
-	vs_sort_rows(rows, nrows);
-
-	src->dim = vs->dim;
+	src->dim = r->dim;
 	src->stride = kdg_source_stride(src, src->dim);
-	src->cap = Max(nrows + nv->n, 1);
+	src->cap = Max(r->n + pend->n + nv->n, 1);
 	src->rows = MemoryContextAllocExtended(src->mcxt,
 										   sizeof(KdSlot) * src->stride * src->cap,
 										   MCXT_ALLOC_HUGE);
 	src->n = 0;
-	for (int64 i = 0; i < vs->nleaf; i++)
-		where[i] = -1;
-	for (int64 i = 0;; )
+	for (;;)
 	{
-		uint64		ti = i < nrows ? rows[i].tid : UINT64_MAX;
+		uint64		tr = i < r->n ? r->rows[i * rstride + r->dim].tid : UINT64_MAX;
+		uint64		tp = p < pend->n ? psort[p].tid : UINT64_MAX;
 		uint64		tv = v < nv->n ? kdg_row_tid(nv, v) : UINT64_MAX;
-		bool		leaf;
+		uint64		t = Min(tr, tp);
+		bool		copy_row = tr <= tp;
 		const double *coords;
 		BlockNumber block;
 
-		if (ti == UINT64_MAX && tv == UINT64_MAX)
+		if (t == UINT64_MAX && tv == UINT64_MAX)
 			break;
-		if (tv < ti)
+		if (tv < t)
 		{
 			/* a row read that the index does not hold */
 			added[nadded++] = vs_append(src, kdg_row_coords(nv, v), tv);
 			v++;
 			continue;
 		}
-		leaf = rows[i].at < vs->nleaf;
-		coords = leaf ? vs->leaf_coords + rows[i].at * vs->dim :
-			vs->pend_coords + (rows[i].at - vs->nleaf) * vs->dim;
-		block = (BlockNumber) (ti >> 16);
-		i++;
-		if (block < nblocks && notall[block])
+		coords = copy_row ? &r->rows[i * rstride].coord :
+			pend->coords + psort[p].at * pend->dim;
+		block = (BlockNumber) (t >> 16);
+		if (copy_row)
+			where[i] = -1;
+		if (block >= nblocks ||
+			(notall[block] && !vs_same(nv, v, t, coords, r->dim)))
 		{
-			/* the page was read: its visible row of this TID, if any */
-			if (!vs_same(nv, v, ti, coords, vs->dim))
-			{
-				ngone += leaf;
-				continue;
-			}
-			v++;
+			/* not the call's: gone from its page, or from the table */
+			ngone += copy_row;
 		}
-		else if (block >= nblocks)
-		{
-			/* a row of a page the table no longer has: not the call's */
-			ngone += leaf;
-			continue;
-		}
-		if (leaf)
-			where[rows[i - 1].at] = vs_append(src, coords, ti);
 		else
-			added[nadded++] = vs_append(src, coords, ti);
+		{
+			int64		ord;
+
+			/* a page read: its visible row of this TID, the index's */
+			if (notall[block])
+				v++;
+			ord = vs_append(src, coords, t);
+			if (copy_row)
+				where[i] = ord;
+			else
+				added[nadded++] = ord;
+		}
+		if (copy_row)
+			i++;
+		else
+			p++;
 	}
-	if (nadded <= kdg_delta_max(src->n) && ngone <= kdg_delta_max(src->n) &&
-		vs->nnodes > 0)
+	if (r->vp_tree && nadded <= kdg_delta_max(src->n) &&
+		ngone <= kdg_delta_max(src->n))
 	{
 		MemoryContext old = MemoryContextSwitchTo(src->mcxt);
 
-		src->vp_tree = vs_tree(src, vs, where, added, nadded);
+		src->vp_tree = vs_tree(src, r->vp_tree, where, added, nadded);
 		MemoryContextSwitchTo(old);
 		/* the build's probe share of the tree's rows, and every added row */
-		src->vp_share = src->n > 0 ?
-			Min(1.0, (vs->meta.probe_share * (vs->nleaf - ngone) + nadded) /
-				(double) src->n) : 1.0;
+		src->vp_share = Min(1.0, (r->vp_share * (r->n - ngone) + nadded) /
+							(double) Max(src->n, 1));
 	}
-	pfree(rows);
+	pfree(psort);
 	pfree(where);
 	pfree(added);
 }
@@ -445,13 +491,14 @@ kdg_vector_source_read(KdSource *src, char *note, size_t notelen)
 	const char *why = kdg_table_read_reason(src, heap);
 	Relation	index;
 	Buffer		metabuf;
-	VsIndex		vs;
-	KdvamNode  *rec;
+	KdvamMetaPageData meta;
+	KdgIndexRows *r;
+	VsRows		pend;
 	Snapshot	snapshot = GetActiveSnapshot();
 	BlockNumber nblocks;
-	BlockNumber nread = 0;
+	BlockNumber nread;
 	bool	   *notall;
-	Buffer		vmbuf = InvalidBuffer;
+	BlockNumber *notall_list;
 	KdSource	nv;
 
 	if (src->type != KD_TYPE_ARRAY ||
@@ -462,15 +509,14 @@ kdg_vector_source_read(KdSource *src, char *note, size_t notelen)
 	}
 	if (why == NULL && src->keyattnum != InvalidAttrNumber)
 		why = "its kdvec index keeps no key column";
-	memset(&vs, 0, sizeof(vs));
-	vs.index = index;
+
+	/* the metapage's pin, held to the end, is the VACUUM interlock */
 	metabuf = ReadBuffer(index, KDVAM_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	vs.meta = *KdvamPageGetMeta(BufferGetPage(metabuf));
-	kdvam_check_meta(index, &vs.meta);
-	vs.dim = vs.meta.dim;
+	meta = *KdvamPageGetMeta(BufferGetPage(metabuf));
+	kdvam_check_meta(index, &meta);
 	/* rows the kd-tree searches are not the flat path's */
-	if (why == NULL && vs.dim > 0 && vs.dim <= KD_MAX_DIM &&
+	if (why == NULL && meta.dim > 0 && meta.dim <= KD_MAX_DIM &&
 		src->metric == KD_METRIC_L2)
 		why = "its vectors have few enough coordinates for a kd-tree";
 	if (why)
@@ -482,52 +528,69 @@ kdg_vector_source_read(KdSource *src, char *note, size_t notelen)
 		return false;
 	}
 
-	/* pending rows under the share lock that inserts wait for */
-	if (vs.dim > 0)
-		vs_read_rows(&vs, vs.meta.pending_head, false);
-	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-	if (vs.dim > 0 && vs.meta.root != KDVAM_NO_CHILD)
+	/* the copy of the tree's rows, and the pending rows under the lock */
+	if ((r = kdg_index_rows_find(index, meta.generation, src)) == NULL)
 	{
-		rec = palloc(KDVAM_NODE_SIZE(vs.dim));
-		vs_read_tree(&vs, vs.meta.root, rec);
-		pfree(rec);
+		r = vs_copy_read(index, &meta, src);
+		kdg_index_rows_keep(r);
 	}
+	kdg_index_rows_pin(r);
+	memset(&pend, 0, sizeof(pend));
+	pend.dim = meta.dim;
+	if (meta.dim > 0)
+		kdvam_chain_visit(index, meta.pending_head, KDVAM_ROW_SIZE(meta.dim),
+						  vs_add_row, &pend);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	/* the pages the visibility map does not mark all-visible, read */
 	PredicateLockRelation(heap, snapshot);
 	nblocks = RelationGetNumberOfBlocks(heap);
 	notall = palloc0(sizeof(bool) * Max(nblocks, 1));
-	src->hot = kdg_hot_map_new(heap, nblocks, NULL);
+	notall_list = palloc(sizeof(BlockNumber) * Max(nblocks, 1));
+	src->hot = kdg_hot_map_new(heap, nblocks, r);
+	nread = kdg_visibility_scan(heap, nblocks, r, src->hot, notall, notall_list);
 	memcpy(&nv, src, sizeof(nv));
 	nv.n = nv.cap = 0;
 	nv.rows = NULL;
 	nv.hot = NULL;
-	for (BlockNumber b = 0; b < nblocks; b++)
+	for (BlockNumber k = 0; k < nread; k++)
 	{
-		if (VM_ALL_VISIBLE(heap, b, &vmbuf))
-			continue;
 		CHECK_FOR_INTERRUPTS();
-		notall[b] = true;
-		nread++;
-		kdg_read_heap_page(heap, b, snapshot, &nv, src->hot, NULL);
+		kdg_read_heap_page(heap, notall_list[k], snapshot, &nv, src->hot, NULL);
 	}
-	if (BufferIsValid(vmbuf))
-		ReleaseBuffer(vmbuf);
 	ReleaseBuffer(metabuf);
-	if (nv.n > 0 && vs.dim > 0 && nv.dim != vs.dim)
+	if (nv.n > 0 && meta.dim > 0 && nv.dim != meta.dim)
 		elog(ERROR, "kdgpu: rows of dimension %d read beside an index of dimension %d",
-			 nv.dim, vs.dim);
-	if (vs.dim == 0)
-		vs.dim = nv.dim;
+			 nv.dim, meta.dim);
 	if (nv.n > 0)
 		src->info = nv.info;
-	vs_assemble(src, &vs, &nv, notall, nblocks);
-	vs_free(&vs);
+	if (meta.dim == 0)
+	{
+		/* an index of no vectors yet: the rows read are all */
+		src->dim = nv.dim;
+		src->stride = nv.stride;
+		src->rows = nv.rows;
+		src->n = nv.n;
+		src->cap = nv.cap;
+	}
+	else if (nread == 0 && pend.n == 0)
+	{
+		/* the copy's rows and tree are the call's: used in place */
+		src->dim = r->dim;
+		src->stride = r->dim + 1;
+		src->rows = r->rows;
+		src->n = src->cap = r->n;
+		src->vp_tree = r->vp_tree;
+		src->vp_share = r->vp_share;
+	}
+	else
+		vs_assemble(src, r, &pend, &nv, notall, nblocks);
 	snprintf(note, notelen,
 			 "rows %sfrom index \"%s\" and the visibility map, %u of %u table pages read",
 			 src->vp_tree ? "and vantage-point tree " : "",
 			 RelationGetRelationName(index), nread, nblocks);
 	pfree(notall);
+	pfree(notall_list);
 	index_close(index, AccessShareLock);
 	table_close(heap, NoLock);
 	return true;

@@ -21,6 +21,10 @@
  * and pending pages, the vector.  VACUUM marks a dead row's ref
  * KDVAM_DEAD_REF in place.  Every page carries a KdvamPageOpaque.
  *
+ * The metapage's generation names the tree's live rows: a backend's copy
+ * of them (src/local/vector_source.c) is of one generation.  Indexes
+ * written before it was kept read it as 0 (the space was zero).
+ *
  * The VACUUM interlock.  A scan reads the pending and null chains when it
  * starts and the tree's pages as its search reaches them, and returns a
  * row later, by which time VACUUM may have removed it and the heap reused
@@ -102,6 +106,8 @@ typedef struct KdvamMetaPageData
 	int64		nnull;
 	double		probe_share;	/* the share of the tree's rows a kNN search
 								 * compared at the build (kde_vp_probe) */
+	uint64		generation;		/* bumped by every VACUUM that marks rows
+								 * dead: copies of the rows are of one */
 } KdvamMetaPageData;
 
 /* An inner node: its children, their bounds, and the vantage point. */

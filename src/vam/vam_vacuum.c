@@ -2,7 +2,8 @@
  * vam_vacuum.c
  *	  VACUUM of a kdvec index: dead rows' refs marked KDVAM_DEAD_REF in
  *	  place on the leaf, pending and null pages, then the interlock with
- *	  scans that are not under MVCC (vam.h).
+ *	  scans that are not under MVCC and the functions' reads (vam.h), and
+ *	  the metapage's generation bumped when any row was marked.
  *
  * A page at a time under its exclusive lock, in block order; pages added
  * while VACUUM runs hold rows it cannot have been asked to remove.  The
@@ -27,6 +28,7 @@ kdvam_vacuum_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
 	Buffer		metabuf = ReadBuffer(index, KDVAM_METAPAGE_BLKNO);
 	int			dim;
+	bool		marked = false;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	kdvam_check_meta(index, KdvamPageGetMeta(BufferGetPage(metabuf)));
@@ -84,14 +86,30 @@ kdvam_vacuum_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				if (dead[i])
 					memcpy(kdvam_page_record(wpage, size, i), &deadref, sizeof(uint64));
 			GenericXLogFinish(state);
+			marked = true;
 		}
 		pfree(dead);
 		UnlockReleaseBuffer(buf);
 	}
 	stats->num_pages = nblocks;
 
-	/* wait out the scans that return rows without the heap's check */
+	/*
+	 * wait out the scans that return rows without the heap's check, and
+	 * the functions' reads of the rows; then name the rows left anew
+	 */
 	LockBufferForCleanup(metabuf);
+	if (marked)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		Page		page = GenericXLogRegisterBuffer(state, metabuf, 0);
+		KdvamMetaPageData *meta = KdvamPageGetMeta(page);
+
+		meta->generation++;
+		/* a metapage written before the generation was kept ends short */
+		((PageHeader) page)->pd_lower =
+			((char *) meta + sizeof(KdvamMetaPageData)) - (char *) page;
+		GenericXLogFinish(state);
+	}
 	UnlockReleaseBuffer(metabuf);
 }
 
