@@ -548,8 +548,10 @@ kde_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 
 /*
  * kde_flat_knn's answers through a tree of set's rows given with the share
- * of them its searches compare (an index's, kdtree.h): the GPU searches it
- * when exec chooses the GPU, the tree's work pays there
+ * of them its searches compare (an index's, kdtree.h), set's vectors
+ * unchecked: the caller vouches that they are finite, as a tree's and an
+ * index's are, so that a call costs what its search costs.  The GPU
+ * searches the tree when exec chooses the GPU, the tree's work pays there
  * (kde_vp_gpu_pays) and the provider searches given trees; the CPU
  * threads search it where the share is at most FLAT_TREE_SHARE; exec's
  * vector_tree ALWAYS takes it, NEVER leaves it.  Else kde_flat_knn.
@@ -569,8 +571,12 @@ kde_flat_knn_tree(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
 		tree->nnodes == 0)
 		return kde_flat_knn(set, metric, queries, nq, k, skip, out, count,
 							exec, err);
+	/* the shape and the queries: a tree's vectors were checked at its build */
 	if ((st = kde_check_k(k, err)) != KD_OK ||
-		(st = flat_check_vectors(set, metric, queries, nq, err)) != KD_OK)
+		(st = kde_flat_check(set->coords, 0, set->dim, set->stride, metric,
+							 "vector", err)) != KD_OK ||
+		(st = kde_flat_check(queries, nq, set->dim, set->dim, metric, "query",
+							 err)) != KD_OK)
 		return st;
 	/* the GPU's choice counts the rows the tree's searches compare */
 	part.n = (int64_t) ceil(share * set->n);

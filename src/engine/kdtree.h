@@ -465,8 +465,10 @@ extern KdStatus kde_gpu_flat_radius(const KdVectors *set, KdMetric metric,
  * kde_gpu_vp_knn on the GPU (where kde_gpu_searches_vp_trees), with the
  * same answers; kde_flat_knn_tree is kde_flat_knn's answer through a tree
  * given with the share of the rows its searches compare (an index's),
- * when that share pays on the device exec chooses, else flat.  A tree
- * need not hold every row of set: the rows it lacks are never answers.
+ * when that share pays on the device exec chooses, else flat; it checks
+ * the queries but not set's vectors, which the caller vouches are finite.
+ * A tree need not hold every row of set: the rows it lacks are never
+ * answers.
  */
 typedef struct KdVpNode
 {
