@@ -550,11 +550,13 @@ kde_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
  * kde_flat_knn's answers through a tree of set's rows given with the share
  * of them its searches compare (an index's, kdtree.h), set's vectors
  * unchecked: the caller vouches that they are finite, as a tree's and an
- * index's are, so that a call costs what its search costs.  The GPU
- * searches the tree when exec chooses the GPU, the tree's work pays there
- * (kde_vp_gpu_pays) and the provider searches given trees; the CPU
- * threads search it where the share is at most FLAT_TREE_SHARE; exec's
- * vector_tree ALWAYS takes it, NEVER leaves it.  Else kde_flat_knn.
+ * index's are, so that a call costs what its search costs.  Where the
+ * tree's work pays on the GPU (kde_vp_gpu_pays) and exec chooses the GPU
+ * for it, the GPU searches the tree, or, from a provider that takes no
+ * tree (the service), kde_flat_knn's GPU search answers; else the CPU
+ * threads search it where the share is at most FLAT_TREE_SHARE and exec
+ * does not ask for the GPU alone; exec's vector_tree ALWAYS takes it,
+ * NEVER leaves it.  Else kde_flat_knn.
  */
 KdStatus
 kde_flat_knn_tree(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
@@ -580,10 +582,13 @@ kde_flat_knn_tree(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
 		return st;
 	/* the GPU's choice counts the rows the tree's searches compare */
 	part.n = (int64_t) ceil(share * set->n);
-	if (kde_gpu_searches_vp_trees() &&
-		(always || kde_vp_gpu_pays(share, metric, set->dim)) &&
+	if ((always || kde_vp_gpu_pays(share, metric, set->dim)) &&
 		kde_gpu_chosen(exec, flat_work(&part, nq), err, &st))
 	{
+		/* a provider that takes no tree (the service) searches its own way */
+		if (!kde_gpu_searches_vp_trees())
+			return kde_flat_knn(set, metric, queries, nq, k, skip, out, count,
+								exec, err);
 		st = kde_gpu_vp_knn(set, metric, tree, queries, nq, k, skip, out,
 							count, exec, err);
 		snprintf(line, sizeof(line),
@@ -596,7 +601,7 @@ kde_flat_knn_tree(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
 	}
 	else if (st != KD_OK)
 		return st;
-	if (!always && share > FLAT_TREE_SHARE)
+	if (exec->device == KD_DEVICE_GPU || (!always && share > FLAT_TREE_SHARE))
 		return kde_flat_knn(set, metric, queries, nq, k, skip, out, count,
 							exec, err);
 	st = kde_vp_knn(set, metric, tree, queries, nq, k, skip, out, count, NULL,
