@@ -682,7 +682,10 @@ static const KdCudaApi kdc_api = {
 	kdc_flat_knn,
 	kdc_flat_radius,
 	kdc_vp_build,
-	kdc_vp_knn
+	kdc_vp_knn,
+	kdc_vp_upload,
+	kdc_vp_search,
+	kdc_vp_release
 };
 
 /* The one exported symbol: the entry table. */

@@ -182,6 +182,14 @@ extern KdStatus kdc_vp_knn(const KdVectors *set, KdMetric metric,
 						   int64_t nq, int k, const uint64_t *skip,
 						   KdNeighbor *out, int32_t *count,
 						   const KdExec *exec, KdError *err);
+extern KdStatus kdc_vp_upload(const KdVectors *set, KdMetric metric,
+							  const KdVpTree *tree, KdVpGpu **gpu,
+							  const KdExec *exec, KdError *err);
+extern KdStatus kdc_vp_search(const KdVpGpu *gpu, const double *queries,
+							  int64_t nq, int k, const uint64_t *skip,
+							  KdNeighbor *out, int32_t *count,
+							  const KdExec *exec, KdError *err);
+extern void kdc_vp_release(KdVpGpu *gpu);
 
 /* device bytes that a spatial ordering of n points needs */
 #define KDC_ORDER_BYTES(n) ((size_t) (n) * 40 + ((size_t) 1 << 20))

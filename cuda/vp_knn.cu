@@ -221,65 +221,137 @@ vp_depth(const KdVpTree *tree)
 	return deepest;
 }
 
-/* See kd_gpu_abi.h: kde_vp_knn's answers, through a tree given on the host. */
-KdStatus
-kdc_vp_knn(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
-		   const double *queries, int64_t nq, int k, const uint64_t *skip,
-		   KdNeighbor *out, int32_t *count, const KdExec *exec, KdError *err)
+/*
+ * A tree and its vectors kept on a device for the searches that follow
+ * (kd_gpu_abi.h's vp_upload): a does own every array.
+ */
+struct KdVpGpu
 {
-	KdcAllocs	a = {0};
-	FlatDev		d;
+	KdcAllocs	a;
+	FlatDev		d;				/* the vectors and refs; no queries */
 	VpDev		t;
-	int			cnt = set->n < k ? (int) set->n : k;
-	int64_t		nrows = 0;
-	size_t		vpbytes = tree->vps ? sizeof(double) * set->dim * tree->nnodes : 0;
-	size_t		extra;
+	KdMetric	metric;
+	int			device;
+};
+
+/* Device bytes of tree's nodes, rows and vantage points (dim each). */
+static size_t
+vp_tree_bytes(const KdVpTree *tree, int dim, int64_t *nrows)
+{
+	*nrows = 0;
+	for (int64_t i = 0; i < tree->nnodes; i++)
+		if (tree->nodes[i].vp < 0)
+			*nrows += tree->nodes[i].count;
+	return sizeof(KdVpNode) * tree->nnodes + sizeof(int64_t) * (*nrows + 1) +
+		(tree->vps ? sizeof(double) * dim * tree->nnodes : 0);
+}
+
+/* Copy tree (of nrows rows, vectors of dim) to the device into t, in a. */
+static KdStatus
+vp_put_tree(const KdVpTree *tree, int dim, int64_t nrows, VpDev *t,
+			KdcAllocs *a, const KdExec *exec, KdError *err)
+{
+	size_t		vpbytes = tree->vps ? sizeof(double) * dim * tree->nnodes : 0;
 	int64_t		depth;
 	KdStatus	st;
 	cudaError_t e = cudaSuccess;
 
-	if ((st = kdc_check_k(k, err)) != KD_OK)
-		return st;
-	if (nq == 0 || cnt == 0 || tree->nnodes == 0)
-	{
-		for (int64_t q = 0; q < nq; q++)
-			count[q] = 0;
-		return KD_OK;
-	}
-	if (metric == KD_METRIC_COSINE)
-		return kde_set_error(err, KD_ERR_ARG, -1,
-							 "a vantage-point tree does not search cosine distance");
 	if ((depth = vp_depth(tree)) < 0)
 		return kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
 	if (depth + 1 > VP_STACK)
 		return kde_set_error(err, KD_ERR_ARG, -1,
 							 "a vantage-point tree of %lld levels is too deep to search",
 							 (long long) depth + 1);
-	for (int64_t i = 0; i < tree->nnodes; i++)
-		if (tree->nodes[i].vp < 0)
-			nrows += tree->nodes[i].count;
-	extra = sizeof(KdVpNode) * tree->nnodes + sizeof(int64_t) * nrows + vpbytes +
-		(sizeof(KdNeighbor) * k + sizeof(int32_t)) * (size_t) nq;
-	if ((st = kdc_flat_upload(set, metric, queries, nq, skip, extra, &d, &a,
+	t->nnodes = tree->nnodes;
+	t->vps = NULL;
+	if ((st = kdc_alloc(a, (void **) &t->nodes, sizeof(KdVpNode) * tree->nnodes, "tree nodes", err)) != KD_OK ||
+		(st = kdc_alloc(a, (void **) &t->order, sizeof(int64_t) * (nrows + 1), "tree rows", err)) != KD_OK ||
+		(vpbytes && (st = kdc_alloc(a, (void **) &t->vps, vpbytes, "vantage points", err)) != KD_OK))
+		return st;
+	if ((e = kdc_to_device((void *) t->nodes, tree->nodes, sizeof(KdVpNode) * tree->nnodes, exec)) != cudaSuccess ||
+		(nrows > 0 && (e = kdc_to_device((void *) t->order, tree->order, sizeof(int64_t) * nrows, exec)) != cudaSuccess) ||
+		(vpbytes && (e = kdc_to_device((void *) t->vps, tree->vps, vpbytes, exec)) != cudaSuccess))
+		return kdc_cuda_error(err, e, "copying a vantage-point tree to the device");
+	return KD_OK;
+}
+
+/* See kd_gpu_abi.h: set's vectors and tree kept on the selected device. */
+KdStatus
+kdc_vp_upload(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
+			  KdVpGpu **gpu, const KdExec *exec, KdError *err)
+{
+	KdVpGpu    *g;
+	int64_t		nrows;
+	size_t		bytes = vp_tree_bytes(tree, set->dim, &nrows);
+	KdStatus	st;
+
+	*gpu = NULL;
+	if (metric == KD_METRIC_COSINE)
+		return kde_set_error(err, KD_ERR_ARG, -1,
+							 "a vantage-point tree does not search cosine distance");
+	if ((g = (KdVpGpu *) calloc(1, sizeof(KdVpGpu))) == NULL)
+		return kde_set_error(err, KD_ERR_NOMEM, -1, "out of memory");
+	if ((st = kdc_flat_upload(set, metric, NULL, 0, NULL, bytes, &g->d, &g->a,
 							  exec, err)) != KD_OK ||
-		(st = kdc_alloc(&a, (void **) &d.res, sizeof(KdNeighbor) * k * nq, "results", err)) != KD_OK ||
-		(st = kdc_alloc(&a, (void **) &d.count, sizeof(int32_t) * nq, "counts", err)) != KD_OK ||
-		(st = kdc_alloc(&a, (void **) &t.nodes, sizeof(KdVpNode) * tree->nnodes, "tree nodes", err)) != KD_OK ||
-		(st = kdc_alloc(&a, (void **) &t.order, sizeof(int64_t) * (nrows > 0 ? nrows : 1), "tree rows", err)) != KD_OK)
-		goto done;
-	t.nnodes = tree->nnodes;
-	t.vps = NULL;
-	if (vpbytes && (st = kdc_alloc(&a, (void **) &t.vps, vpbytes, "vantage points", err)) != KD_OK)
-		goto done;
-	if ((e = kdc_to_device((void *) t.nodes, tree->nodes, sizeof(KdVpNode) * tree->nnodes, exec)) != cudaSuccess ||
-		(nrows > 0 && (e = kdc_to_device((void *) t.order, tree->order, sizeof(int64_t) * nrows, exec)) != cudaSuccess) ||
-		(vpbytes && (e = kdc_to_device((void *) t.vps, tree->vps, vpbytes, exec)) != cudaSuccess))
+		(st = vp_put_tree(tree, set->dim, nrows, &g->t, &g->a, exec, err)) != KD_OK)
 	{
-		st = kdc_cuda_error(err, e, "copying a vantage-point tree to the device");
+		kdc_free_all(&g->a);
+		free(g);
+		return st;
+	}
+	g->metric = metric;
+	g->device = kdc_device;
+	*gpu = g;
+	return KD_OK;
+}
+
+/* See kd_gpu_abi.h: kde_vp_knn's answers through a kept tree. */
+KdStatus
+kdc_vp_search(const KdVpGpu *g, const double *queries, int64_t nq, int k,
+			  const uint64_t *skip, KdNeighbor *out, int32_t *count,
+			  const KdExec *exec, KdError *err)
+{
+	KdcAllocs	a = {0};
+	FlatDev		d = g->d;
+	int			cnt = d.n < k ? (int) d.n : k;
+	size_t		need;
+	size_t		budget;
+	KdStatus	st;
+	cudaError_t e = cudaSuccess;
+
+	if ((st = kdc_check_k(k, err)) != KD_OK ||
+		(st = kde_flat_check(queries, nq, d.dim, d.dim, g->metric, "query", err)) != KD_OK)
+		return st;
+	if (nq == 0 || cnt == 0 || g->t.nnodes == 0)
+	{
+		for (int64_t q = 0; q < nq; q++)
+			count[q] = 0;
+		return KD_OK;
+	}
+	need = (sizeof(double) * d.dim + (skip ? sizeof(uint64_t) : 0) +
+			sizeof(KdNeighbor) * k + sizeof(int32_t)) * (size_t) nq;
+	if ((st = kdc_begin(g->device, err)) != KD_OK ||
+		(st = kdc_budget(exec, 0, &budget, err)) != KD_OK)
+		return st;
+	if (need > budget)
+		return kde_set_error(err, KD_ERR_GPU_NOMEM, -1,
+							 "a search of %lld queries needs %zu MB of device memory, %zu MB available",
+							 (long long) nq, need >> 20, budget >> 20);
+	d.nq = nq;
+	d.k = k;
+	d.skip = NULL;
+	if ((st = kdc_alloc(&a, (void **) &d.qs, sizeof(double) * d.dim * nq, "queries", err)) != KD_OK ||
+		(skip && (st = kdc_alloc(&a, (void **) &d.skip, sizeof(uint64_t) * nq, "skips", err)) != KD_OK) ||
+		(st = kdc_alloc(&a, (void **) &d.res, sizeof(KdNeighbor) * k * nq, "results", err)) != KD_OK ||
+		(st = kdc_alloc(&a, (void **) &d.count, sizeof(int32_t) * nq, "counts", err)) != KD_OK)
+		goto done;
+	if ((e = kdc_to_device((void *) d.qs, queries, sizeof(double) * d.dim * nq, exec)) != cudaSuccess ||
+		(skip && (e = kdc_to_device((void *) d.skip, skip, sizeof(uint64_t) * nq, exec)) != cudaSuccess))
+	{
+		st = kdc_cuda_error(err, e, "copying queries to the device");
 		goto done;
 	}
-	d.k = k;
-	if ((st = kdc_vp_knn_dev(&d, &t, metric, NULL, &a, exec, err)) == KD_OK)
+	if ((st = kdc_vp_knn_dev(&d, &g->t, g->metric, NULL, &a, exec, err)) == KD_OK)
 		st = kdc_results_to_host(d.res, nq, k, cnt, out, exec, err);
 	if (st == KD_OK &&
 		(e = cudaMemcpy(count, d.count, sizeof(int32_t) * nq,
@@ -287,5 +359,45 @@ kdc_vp_knn(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
 		st = kdc_cuda_error(err, e, "copying counts to the host");
 done:
 	kdc_free_all(&a);
+	return st;
+}
+
+/* See kd_gpu_abi.h: free a kept tree's device memory. */
+void
+kdc_vp_release(KdVpGpu *g)
+{
+	KdError		err;
+
+	if (g == NULL)
+		return;
+	if (kdc_begin(g->device, &err) == KD_OK)
+		kdc_free_all(&g->a);
+	free(g);
+}
+
+/*
+ * See kd_gpu_abi.h: kde_vp_knn's answers, through a tree given on the
+ * host, kept on the device for the call alone.
+ */
+KdStatus
+kdc_vp_knn(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
+		   const double *queries, int64_t nq, int k, const uint64_t *skip,
+		   KdNeighbor *out, int32_t *count, const KdExec *exec, KdError *err)
+{
+	KdVpGpu    *g;
+	KdStatus	st;
+
+	if ((st = kdc_check_k(k, err)) != KD_OK)
+		return st;
+	if (nq == 0 || set->n == 0 || tree->nnodes == 0)
+	{
+		for (int64_t q = 0; q < nq; q++)
+			count[q] = 0;
+		return KD_OK;
+	}
+	if ((st = kdc_vp_upload(set, metric, tree, &g, exec, err)) != KD_OK)
+		return st;
+	st = kdc_vp_search(g, queries, nq, k, skip, out, count, exec, err);
+	kdc_vp_release(g);
 	return st;
 }

@@ -185,9 +185,11 @@ typedef struct KdSource
 								 * they differ from its rows */
 	struct KdgChanged *index_changed;	/* with index_rows: the kept rows
 										 * of changed pages it uses, or NULL */
-	const struct KdVpTree *vp_tree; /* a kdvec index's tree over the rows
-									 * (vector_source.c), or NULL */
+	struct KdVpTree *vp_tree;	/* a kdvec index's tree over the rows
+								 * (vector_source.c), or NULL */
 	double		vp_share;		/* the share of the rows its searches compare */
+	bool		vp_kept;		/* vp_tree and the rows are a kept copy's:
+								 * its device copy may stay */
 } KdSource;
 
 extern uint64 kdg_hot_tid(KdgHotMap *hot, uint64 root);

@@ -556,12 +556,14 @@ kde_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
  * tree (the service), kde_flat_knn's GPU search answers; else the CPU
  * threads search it where the share is at most FLAT_TREE_SHARE and exec
  * does not ask for the GPU alone; exec's vector_tree ALWAYS takes it,
- * NEVER leaves it.  Else kde_flat_knn.
+ * NEVER leaves it.  Else kde_flat_knn.  With keep, the GPU's search
+ * keeps the tree and set on the device (tree->gpu) for the calls that
+ * follow with the same set, which then copy their queries alone.
  */
 KdStatus
-kde_flat_knn_tree(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
-				  double share, const double *queries, int64_t nq, int k,
-				  const uint64_t *skip, KdNeighbor *out, int32_t *count,
+kde_flat_knn_tree(const KdVectors *set, KdMetric metric, KdVpTree *tree,
+				  double share, bool keep, const double *queries, int64_t nq,
+				  int k, const uint64_t *skip, KdNeighbor *out, int32_t *count,
 				  KdExec *exec, KdError *err)
 {
 	KdVectors	part = *set;
@@ -589,8 +591,15 @@ kde_flat_knn_tree(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
 		if (!kde_gpu_searches_vp_trees())
 			return kde_flat_knn(set, metric, queries, nq, k, skip, out, count,
 								exec, err);
-		st = kde_gpu_vp_knn(set, metric, tree, queries, nq, k, skip, out,
-							count, exec, err);
+		if (keep && kde_gpu_keeps_vp_trees())
+		{
+			if ((st = kde_gpu_vp_keep(set, metric, tree, exec, err)) == KD_OK)
+				st = kde_gpu_vp_search(tree, queries, nq, k, skip, out, count,
+									   exec, err);
+		}
+		else
+			st = kde_gpu_vp_knn(set, metric, tree, queries, nq, k, skip, out,
+								count, exec, err);
 		snprintf(line, sizeof(line),
 				 "through the index's vantage-point tree on the GPU (its searches compare %.1f%% of the rows)",
 				 100.0 * share);

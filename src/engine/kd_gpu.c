@@ -113,7 +113,7 @@ gpu_load(void)
 	if (api == NULL || api->abi_version != KDGPU_CUDA_ABI_VERSION)
 	{
 		snprintf(gpu_why, sizeof(gpu_why),
-				 "GPU library %.200s does not match this build (ABI %d expected)",
+				 "GPU library %.190s does not match this build (ABI %d expected)",
 				 path, KDGPU_CUDA_ABI_VERSION);
 		return;
 	}
@@ -449,6 +449,60 @@ kde_gpu_vp_knn(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
 							 "this GPU provider does not search vantage-point trees");
 	return api->vp_knn(set, metric, tree, queries, nq, k, skip, out, count,
 					   exec, err);
+}
+
+/* Whether the GPU provider keeps vantage-point trees on the device. */
+bool
+kde_gpu_keeps_vp_trees(void)
+{
+	const KdCudaApi *api = kde_gpu_api();
+
+	return api != NULL && api->vp_upload != NULL && api->vp_search != NULL &&
+		api->vp_release != NULL;
+}
+
+/*
+ * Keep a device copy of tree and set's vectors in tree->gpu (none made
+ * when it has one); KD_ERR_GPU_UNAVAILABLE from a table without one.
+ */
+KdStatus
+kde_gpu_vp_keep(const KdVectors *set, KdMetric metric, KdVpTree *tree,
+				const KdExec *exec, KdError *err)
+{
+	const KdCudaApi *api = kde_gpu_api();
+
+	if (tree->gpu != NULL)
+		return KD_OK;
+	if (!kde_gpu_keeps_vp_trees())
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+							 "this GPU provider does not keep vantage-point trees");
+	return api->vp_upload(set, metric, tree, &tree->gpu, exec, err);
+}
+
+/* kNN through tree's device copy (kde_gpu_vp_keep). */
+KdStatus
+kde_gpu_vp_search(const KdVpTree *tree, const double *queries, int64_t nq,
+				  int k, const uint64_t *skip, KdNeighbor *out, int32_t *count,
+				  const KdExec *exec, KdError *err)
+{
+	const KdCudaApi *api = kde_gpu_api();
+
+	if (tree->gpu == NULL || !kde_gpu_keeps_vp_trees())
+		return kde_set_error(err, KD_ERR_GPU_UNAVAILABLE, -1,
+							 "no device copy of the vantage-point tree");
+	return api->vp_search(tree->gpu, queries, nq, k, skip, out, count, exec,
+						  err);
+}
+
+/* Free tree's device copy, if it has one. */
+void
+kde_gpu_vp_release(KdVpTree *tree)
+{
+	const KdCudaApi *api = kde_gpu_api();
+
+	if (tree->gpu != NULL && api != NULL && api->vp_release != NULL)
+		api->vp_release(tree->gpu);
+	tree->gpu = NULL;
 }
 
 /* Add src's times and counts to dst's. */

@@ -26,7 +26,7 @@ extern "C"
 {
 #endif
 
-#define KDGPU_CUDA_ABI_VERSION 9
+#define KDGPU_CUDA_ABI_VERSION 10
 
 typedef struct KdCudaApi
 {
@@ -124,6 +124,21 @@ typedef struct KdCudaApi
 						   int64_t nq, int k, const uint64_t *skip,
 						   KdNeighbor *out, int32_t *count,
 						   const KdExec *exec, KdError *err);
+
+	/*
+	 * set's vectors and refs and tree kept on the selected device in *gpu
+	 * for the searches that follow (vp_search: vp_knn's answers, the
+	 * queries alone copied) until vp_release; NULL entries as for
+	 * flat_knn, all three or none
+	 */
+	KdStatus	(*vp_upload) (const KdVectors *set, KdMetric metric,
+							  const KdVpTree *tree, KdVpGpu **gpu,
+							  const KdExec *exec, KdError *err);
+	KdStatus	(*vp_search) (const KdVpGpu *gpu, const double *queries,
+							  int64_t nq, int k, const uint64_t *skip,
+							  KdNeighbor *out, int32_t *count,
+							  const KdExec *exec, KdError *err);
+	void		(*vp_release) (KdVpGpu *gpu);
 } KdCudaApi;
 
 /* the one exported symbol */

@@ -391,6 +391,7 @@ kde_vp_build(const KdVectors *set, KdMetric metric, int leaf_rows,
 void
 kde_vp_free(KdVpTree *tree)
 {
+	kde_gpu_vp_release(tree);
 	free(tree->nodes);
 	free(tree->order);
 	memset(tree, 0, sizeof(*tree));

@@ -466,7 +466,9 @@ extern KdStatus kde_gpu_flat_radius(const KdVectors *set, KdMetric metric,
  * same answers; kde_flat_knn_tree is kde_flat_knn's answer through a tree
  * given with the share of the rows its searches compare (an index's),
  * when that share pays on the device exec chooses, else flat; it checks
- * the queries but not set's vectors, which the caller vouches are finite.
+ * the queries but not set's vectors, which the caller vouches are finite,
+ * and with keep, keeps a device copy of the tree and set in tree->gpu for
+ * the calls that follow with the same set (kde_gpu_vp_release frees it).
  * A tree need not hold every row of set: the rows it lacks are never
  * answers.
  */
@@ -481,6 +483,8 @@ typedef struct KdVpNode
 	int64_t		outside;
 } KdVpNode;
 
+typedef struct KdVpGpu KdVpGpu;	/* a tree kept on a device (cuda/) */
+
 typedef struct KdVpTree
 {
 	int64_t		nnodes;
@@ -490,6 +494,8 @@ typedef struct KdVpTree
 								 * coordinates; else node i's are vps + i *
 								 * dim (a tree read from an index, whose
 								 * vantage rows may be gone) */
+	KdVpGpu    *gpu;			/* a device copy of it and its set, kept by
+								 * kde_flat_knn_tree, or NULL */
 } KdVpTree;
 
 extern KdStatus kde_vp_build(const KdVectors *set, KdMetric metric,
@@ -517,8 +523,17 @@ extern KdStatus kde_gpu_vp_knn(const KdVectors *set, KdMetric metric,
 							   int64_t nq, int k, const uint64_t *skip,
 							   KdNeighbor *out, int32_t *count,
 							   const KdExec *exec, KdError *err);
+extern bool kde_gpu_keeps_vp_trees(void);
+extern KdStatus kde_gpu_vp_keep(const KdVectors *set, KdMetric metric,
+								KdVpTree *tree, const KdExec *exec,
+								KdError *err);
+extern KdStatus kde_gpu_vp_search(const KdVpTree *tree, const double *queries,
+								  int64_t nq, int k, const uint64_t *skip,
+								  KdNeighbor *out, int32_t *count,
+								  const KdExec *exec, KdError *err);
+extern void kde_gpu_vp_release(KdVpTree *tree);
 extern KdStatus kde_flat_knn_tree(const KdVectors *set, KdMetric metric,
-								  const KdVpTree *tree, double share,
+								  KdVpTree *tree, double share, bool keep,
 								  const double *queries, int64_t nq, int k,
 								  const uint64_t *skip, KdNeighbor *out,
 								  int32_t *count, KdExec *exec, KdError *err);

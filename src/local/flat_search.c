@@ -16,10 +16,11 @@
  * again until its k-th distance is below the last one it was given, so
  * that no row tying the k-th is left out.  A source with a kdvec index's
  * tree (vector_source.c) is searched through it where the engine finds it
- * pays.  All-kNN asks each row for its k nearest other rows by skipping
- * the row's own ref.  Under cosine distance a row or query with no
- * direction (a zero vector) is an error that names it, raised before the
- * search.
+ * pays; where the tree and rows are a kept copy's, the GPU keeps them for
+ * the calls that follow.  All-kNN asks each row for its k nearest other
+ * rows by skipping the row's own ref.  Under cosine distance a row or
+ * query with no direction (a zero vector) is an error that names it,
+ * raised before the search.
  */
 #include "postgres.h"
 
@@ -131,7 +132,8 @@ flat_engine_knn(const KdSource *src, const KdVectors *set,
 	kdg_exec_prepare(&exec);
 	if (src->vp_tree)
 		st = kde_flat_knn_tree(set, src->metric, src->vp_tree, src->vp_share,
-							   queries, nq, kk, skip, raw, count, &exec, &err);
+							   src->vp_kept, queries, nq, kk, skip, raw, count,
+							   &exec, &err);
 	else
 		st = kde_flat_knn(set, src->metric, queries, nq, kk, skip, raw, count,
 						  &exec, &err);

@@ -211,8 +211,8 @@ struct KdgIndexRows
 	bool	   *nokey;			/* rows whose key was not read: dead when the
 								 * copy was made; NULL if none */
 	KdTree	   *tree;			/* references are ordinals; NULL until used */
-	const struct KdVpTree *vp_tree; /* a kdvec index's tree, its order naming
-									 * ordinals; NULL for a kdgpu index */
+	struct KdVpTree *vp_tree;	/* a kdvec index's tree, its order naming
+								 * ordinals; NULL for a kdgpu index */
 	double		vp_share;		/* the share of rows its searches compare */
 	KdgPageMaps *pages;			/* what all-visible heap pages' line
 								 * pointers said, or NULL */

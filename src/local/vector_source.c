@@ -20,15 +20,17 @@
  * into a copy kept by the backend (index_rows.c), in TID order, with the
  * index's tree node for node: its vantage points are the nodes' own
  * coordinates (KdVpTree.vps) and its order names the copy's rows.  When no
- * page needs reading and nothing is pending, a call's rows and tree are the
- * copy's, used in place.  Else the call's rows are assembled in TID order,
- * and the tree's leaves keep the rows of theirs that are the call's (a
- * tree keeps its bounds for any subset of its rows), while the call's rows
- * it lacks (pending rows, rows read from pages that changed) hang beside
- * it under a new root whose outside bound is 0 and whose inside bound
- * covers them all: every row is reached and no bound is above a row's
- * distance.  Where more rows differ than kdg_delta_max allows, no tree is
- * given and the engine chooses as for a table's rows.
+ * page needs reading and nothing is pending, a call's rows and tree are
+ * the copy's, used in place, and a GPU search keeps the tree and rows on
+ * the device until the copy is dropped.  Else the call's rows are
+ * assembled in TID order, and the tree's leaves keep the rows of theirs
+ * that are the call's (a tree keeps its bounds for any subset of its
+ * rows), while the call's rows it lacks (pending rows, rows read from
+ * pages that changed) hang beside it under a new root whose outside bound
+ * is 0 and whose inside bound covers them all: every row is reached and no
+ * bound is above a row's distance.  Where more rows differ than
+ * kdg_delta_max allows, no tree is given and the engine chooses as for a
+ * table's rows.
  *
  * Rows are named by the TID the index holds (their HOT chain's root),
  * which the answers map to the rows' own (hot_chains.c, whose maps of
@@ -259,6 +261,13 @@ vs_copy_fill(KdgIndexRows *r, Relation index, const KdvamMetaPageData *meta)
 	pfree(rec);
 }
 
+/* Reset callback of a copy: free its tree's device copy. */
+static void
+vs_release_gpu(void *arg)
+{
+	kde_gpu_vp_release((KdVpTree *) arg);
+}
+
 /*
  * A new copy of the live rows of index's tree at meta's generation, and
  * the tree (the caller holds the metapage's pin).
@@ -293,6 +302,14 @@ vs_copy_read(Relation index, const KdvamMetaPageData *meta, const KdSource *src)
 	r->vp_share = meta->probe_share;
 	r->cxt = cxt;
 	strlcpy(r->indexname, RelationGetRelationName(index), NAMEDATALEN);
+	if (r->vp_tree)
+	{
+		MemoryContextCallback *cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+
+		cb->func = vs_release_gpu;
+		cb->arg = r->vp_tree;
+		MemoryContextRegisterResetCallback(cxt, cb);
+	}
 	return r;
 }
 
@@ -582,6 +599,7 @@ kdg_vector_source_read(KdSource *src, char *note, size_t notelen)
 		src->n = src->cap = r->n;
 		src->vp_tree = r->vp_tree;
 		src->vp_share = r->vp_share;
+		src->vp_kept = true;
 	}
 	else
 		vs_assemble(src, r, &pend, &nv, notall, nblocks);

@@ -268,6 +268,7 @@ vp_given_case(FlatKind kind, int64_t n, int dim, KdMetric metric,
 
 	/* the vantage points by coordinates, the leaves without rows i % 5 == 0 */
 	given = tree;
+	given.gpu = NULL;
 	given.nodes = malloc(sizeof(KdVpNode) * tree.nnodes);
 	given.order = malloc(sizeof(int64_t) * n);
 	vps = malloc(sizeof(double) * dim * tree.nnodes);
@@ -294,8 +295,8 @@ vp_given_case(FlatKind kind, int64_t n, int dim, KdMetric metric,
 	}
 	given.vps = vps;
 	exec.vector_tree = KD_TREE_ALWAYS;
-	check(kde_flat_knn_tree(&set, metric, &given, 0.0, qs, nq, k, skip, got,
-							got_count, &exec, &err) == KD_OK &&
+	check(kde_flat_knn_tree(&set, metric, &given, 0.0, false, qs, nq, k, skip,
+							got, got_count, &exec, &err) == KD_OK &&
 		  memcmp(got_count, want_count, sizeof(int32_t) * nq) == 0 &&
 		  memcmp(got, want, sizeof(KdNeighbor) * nq * k) == 0,
 		  "given vp tree %s n=%lld dim=%d metric %d%s: the flat answers over its rows (%s)",
@@ -305,14 +306,21 @@ vp_given_case(FlatKind kind, int64_t n, int dim, KdMetric metric,
 	{
 		exec.device = KD_DEVICE_GPU;
 		exec.gpu_min_work = 0;
-		memset(got, 0, sizeof(KdNeighbor) * nq * k);
-		check(kde_flat_knn_tree(&set, metric, &given, 0.0, qs, nq, k, skip, got,
-								got_count, &exec, &err) == KD_OK && exec.used_gpu &&
-			  memcmp(got_count, want_count, sizeof(int32_t) * nq) == 0 &&
-			  memcmp(got, want, sizeof(KdNeighbor) * nq * k) == 0,
-			  "given vp tree on the GPU %s n=%lld dim=%d metric %d%s: the flat answers (%s)",
-			  flat_kinds[kind], (long long) n, dim, metric, skip ? " with skips" : "",
-			  err.message);
+		/* for the call alone, then kept on the device for two calls */
+		for (int call = 0; call < 3; call++)
+		{
+			memset(got, 0, sizeof(KdNeighbor) * nq * k);
+			check(kde_flat_knn_tree(&set, metric, &given, 0.0, call > 0, qs, nq,
+									k, skip, got, got_count, &exec, &err) == KD_OK &&
+				  exec.used_gpu && (call == 0) == (given.gpu == NULL) &&
+				  memcmp(got_count, want_count, sizeof(int32_t) * nq) == 0 &&
+				  memcmp(got, want, sizeof(KdNeighbor) * nq * k) == 0,
+				  "given vp tree on the GPU %s n=%lld dim=%d metric %d%s, call %d: the flat answers (%s)",
+				  flat_kinds[kind], (long long) n, dim, metric,
+				  skip ? " with skips" : "", call, err.message);
+		}
+		kde_gpu_vp_release(&given);
+		check(given.gpu == NULL, "a kept vp tree is released");
 	}
 	free(given.nodes);
 	free(given.order);

@@ -320,6 +320,92 @@ emu_vp_knn(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
 					  NULL, &e, err);
 }
 
+/* What vp_upload keeps: copies of the set's vectors and refs, and the tree. */
+struct KdVpGpu
+{
+	KdVectors	set;
+	KdMetric	metric;
+	KdVpTree	tree;
+};
+
+/* vp_upload(): copies in host memory, as the device would hold them. */
+static KdStatus
+emu_vp_upload(const KdVectors *set, KdMetric metric, const KdVpTree *tree,
+			  KdVpGpu **gpu, const KdExec *exec, KdError *err)
+{
+	KdVpGpu    *g = calloc(1, sizeof(KdVpGpu));
+	int64_t		nrows = 0;
+	double	   *coords;
+	uint64_t   *refs;
+	KdVpNode   *nodes;
+	int64_t    *order;
+	double	   *vps = NULL;
+
+	(void) exec;
+	for (int64_t i = 0; i < tree->nnodes; i++)
+		if (tree->nodes[i].vp < 0)
+			nrows += tree->nodes[i].count;
+	coords = malloc(sizeof(double) * set->dim * (set->n + 1));
+	refs = malloc(sizeof(uint64_t) * (set->n + 1));
+	nodes = malloc(sizeof(KdVpNode) * (tree->nnodes + 1));
+	order = malloc(sizeof(int64_t) * (nrows + 1));
+	if (tree->vps)
+		vps = malloc(sizeof(double) * set->dim * tree->nnodes);
+	if (g == NULL || coords == NULL || refs == NULL || nodes == NULL ||
+		order == NULL || (tree->vps && vps == NULL))
+	{
+		free(g);
+		free(coords);
+		free(refs);
+		free(nodes);
+		free(order);
+		free(vps);
+		return kde_set_error(err, KD_ERR_GPU_NOMEM, -1, "out of memory");
+	}
+	for (int64_t i = 0; i < set->n; i++)
+		memcpy(coords + i * set->dim, set->coords + i * set->stride,
+			   sizeof(double) * set->dim);
+	memcpy(refs, set->refs, sizeof(uint64_t) * set->n);
+	memcpy(nodes, tree->nodes, sizeof(KdVpNode) * tree->nnodes);
+	memcpy(order, tree->order, sizeof(int64_t) * nrows);
+	if (vps)
+		memcpy(vps, tree->vps, sizeof(double) * set->dim * tree->nnodes);
+	g->set = (KdVectors) {set->n, set->dim, set->dim, coords, refs};
+	g->metric = metric;
+	g->tree.nnodes = tree->nnodes;
+	g->tree.nodes = nodes;
+	g->tree.order = order;
+	g->tree.vps = vps;
+	*gpu = g;
+	return KD_OK;
+}
+
+/* vp_search(): the CPU's search of the kept copies. */
+static KdStatus
+emu_vp_search(const KdVpGpu *g, const double *queries, int64_t nq, int k,
+			  const uint64_t *skip, KdNeighbor *out, int32_t *count,
+			  const KdExec *exec, KdError *err)
+{
+	KdExec		e = plan(exec);
+
+	return kde_vp_knn(&g->set, g->metric, &g->tree, queries, nq, k, skip, out,
+					  count, NULL, &e, err);
+}
+
+/* vp_release(): free the copies. */
+static void
+emu_vp_release(KdVpGpu *g)
+{
+	if (g == NULL)
+		return;
+	free((void *) g->set.coords);
+	free((void *) g->set.refs);
+	free(g->tree.nodes);
+	free(g->tree.order);
+	free((void *) g->tree.vps);
+	free(g);
+}
+
 /* flat_radius(): the CPU loop. */
 static KdStatus
 emu_flat_radius(const KdVectors *set, KdMetric metric, const double *centers,
@@ -347,7 +433,10 @@ static const KdCudaApi emulated_api = {
 	emu_flat_knn,
 	emu_flat_radius,
 	emu_vp_build,
-	emu_vp_knn
+	emu_vp_knn,
+	emu_vp_upload,
+	emu_vp_search,
+	emu_vp_release
 };
 
 __attribute__((visibility("default"))) const KdCudaApi *

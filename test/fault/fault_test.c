@@ -380,13 +380,27 @@ check_real_vectors(void)
 		/* the same through the CPU's tree given to the GPU, as an index's */
 		exec_for(&exec, device);
 		exec.vector_tree = KD_TREE_ALWAYS;
-		st = kde_flat_knn_tree(&set, KD_METRIC_L2, &cpu_tree, 0.0, v + VN * VDIM,
-							   VNQ, K, NULL, got, got_n, &exec, &err);
+		st = kde_flat_knn_tree(&set, KD_METRIC_L2, &cpu_tree, 0.0, false,
+							   v + VN * VDIM, VNQ, K, NULL, got, got_n, &exec, &err);
 		reached |= st != KD_OK || !exec.used_gpu;
 		check((st == KD_OK && memcmp(got, want, sizeof(got)) == 0 &&
 			   memcmp(got_n, want_n, sizeof(got_n)) == 0) ||
 			  (device == KD_DEVICE_GPU && gpu_failure(st) && err.message[0]),
 			  "kNN through a given tree gives the CPU's answer or fails cleanly", ctx);
+		/* and kept on the device for a second call, then freed */
+		for (int call = 0; call < 2; call++)
+		{
+			exec_for(&exec, device);
+			exec.vector_tree = KD_TREE_ALWAYS;
+			st = kde_flat_knn_tree(&set, KD_METRIC_L2, &cpu_tree, 0.0, true,
+								   v + VN * VDIM, VNQ, K, NULL, got, got_n, &exec, &err);
+			reached |= st != KD_OK || !exec.used_gpu;
+			check((st == KD_OK && memcmp(got, want, sizeof(got)) == 0 &&
+				   memcmp(got_n, want_n, sizeof(got_n)) == 0) ||
+				  (device == KD_DEVICE_GPU && gpu_failure(st) && err.message[0]),
+				  "kNN through a kept tree gives the CPU's answer or fails cleanly", ctx);
+		}
+		kde_gpu_vp_release(&cpu_tree);
 	}
 	kde_vp_free(&cpu_tree);
 	free(v);
