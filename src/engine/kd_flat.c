@@ -558,7 +558,8 @@ kde_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
  * does not ask for the GPU alone; exec's vector_tree ALWAYS takes it,
  * NEVER leaves it.  Else kde_flat_knn.  With keep, the GPU's search
  * keeps the tree and set on the device (tree->gpu) for the calls that
- * follow with the same set, which then copy their queries alone.
+ * follow with the same set, which then copy their queries alone, and so
+ * go to the GPU however small they are.
  */
 KdStatus
 kde_flat_knn_tree(const KdVectors *set, KdMetric metric, KdVpTree *tree,
@@ -567,6 +568,7 @@ kde_flat_knn_tree(const KdVectors *set, KdMetric metric, KdVpTree *tree,
 				  KdExec *exec, KdError *err)
 {
 	KdVectors	part = *set;
+	int64_t		work;
 	bool		always = exec->vector_tree == KD_TREE_ALWAYS;
 	char		line[128];
 	KdStatus	st = KD_OK;
@@ -584,8 +586,12 @@ kde_flat_knn_tree(const KdVectors *set, KdMetric metric, KdVpTree *tree,
 		return st;
 	/* the GPU's choice counts the rows the tree's searches compare */
 	part.n = (int64_t) ceil(share * set->n);
+	work = flat_work(&part, nq);
+	/* a tree already on the device costs a call its queries alone */
+	if (keep && tree->gpu != NULL && work < exec->gpu_min_work)
+		work = exec->gpu_min_work;
 	if ((always || kde_vp_gpu_pays(share, metric, set->dim)) &&
-		kde_gpu_chosen(exec, flat_work(&part, nq), err, &st))
+		kde_gpu_chosen(exec, work, err, &st))
 	{
 		/* a provider that takes no tree (the service) searches its own way */
 		if (!kde_gpu_searches_vp_trees())
