@@ -96,7 +96,8 @@ END $f$;
 
 -- How the last call searched: through the index's tree or not.
 CREATE FUNCTION vr_searched() RETURNS text LANGUAGE sql AS $$
-  SELECT substring(last_run FROM 'ran on the (?:CPU|GPU): ([^(;]*)') FROM kd_status() $$;
+  SELECT coalesce(substring(last_run FROM 'through the index''s vantage-point tree'),
+                  'not through the index''s tree') FROM kd_status() $$;
 
 -- not yet vacuumed: no page is all-visible, every page is read
 SELECT metric, join_differing, table_join_differing, range_differing, all_knn_differing,
