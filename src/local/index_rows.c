@@ -57,7 +57,7 @@ rows_xact_callback(XactEvent event, void *arg)
 	}
 }
 
-/* Reset callback: free a copy's tree's device copy. */
+/* Reset callback: free a copy's trees' device copies. */
 static void
 rows_release_gpu(void *arg)
 {
@@ -65,6 +65,34 @@ rows_release_gpu(void *arg)
 
 	if (r->tree)
 		kde_gpu_release(r->tree);
+	if (r->vp_tree)
+		kde_gpu_vp_release(r->vp_tree);
+}
+
+/*
+ * A new copy of index's rows at generation for src, empty, in a memory
+ * context of its own (r->cxt) whose reset frees its trees' device copies;
+ * the caller fills it there, and deletes r->cxt if that fails.
+ */
+KdgIndexRows *
+kdg_index_rows_new(Relation index, uint64 generation, const KdSource *src)
+{
+	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext,
+											  "kdgpu index rows",
+											  ALLOCSET_SMALL_SIZES);
+	KdgIndexRows *r = MemoryContextAllocZero(cxt, sizeof(KdgIndexRows));
+	MemoryContextCallback *cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+
+	r->indexrelid = RelationGetRelid(index);
+	r->node = index->rd_node;
+	r->generation = generation;
+	r->keyattnum = src->keyattnum;
+	r->cxt = cxt;
+	strlcpy(r->indexname, RelationGetRelationName(index), NAMEDATALEN);
+	cb->func = rows_release_gpu;
+	cb->arg = r;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	return r;
 }
 
 /*
@@ -186,13 +214,9 @@ KdgIndexRows *
 kdg_index_rows_read(Relation index, const KdamMetaPageData *meta,
 					const KdamForest *forest, const KdSource *src)
 {
-	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext,
-											  "kdgpu index rows",
-											  ALLOCSET_SMALL_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	KdgIndexRows *r = palloc0(sizeof(KdgIndexRows));
+	KdgIndexRows *r = kdg_index_rows_new(index, meta->generation, src);
+	MemoryContext old = MemoryContextSwitchTo(r->cxt);
 	KdamLiveRows live;
-	MemoryContextCallback *cb;
 	int			stride = meta->dim + 1;
 
 	PG_TRY();
@@ -218,21 +242,11 @@ kdg_index_rows_read(Relation index, const KdamMetaPageData *meta,
 	PG_CATCH();
 	{
 		MemoryContextSwitchTo(old);
-		MemoryContextDelete(cxt);
+		MemoryContextDelete(r->cxt);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
-	r->indexrelid = RelationGetRelid(index);
-	r->node = index->rd_node;
-	r->generation = meta->generation;
-	r->keyattnum = src->keyattnum;
-	r->cxt = cxt;
-	strlcpy(r->indexname, RelationGetRelationName(index), NAMEDATALEN);
-	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
-	cb->func = rows_release_gpu;
-	cb->arg = r;
-	MemoryContextRegisterResetCallback(cxt, cb);
 	return r;
 }
 

@@ -124,8 +124,8 @@ kdg_table_read_reason(const KdSource *src, Relation heap)
  * ring: later calls look at the pages written since the last VACUUM again,
  * and a ring would send each back to the kernel.
  */
-void
-kdg_read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
+static void
+read_heap_page(Relation heap, BlockNumber block, Snapshot snapshot,
 			   KdSource *nv, KdgHotMap *hot, KdgChanged *changed)
 {
 	Buffer		buf = ReadBuffer(heap, block);
@@ -227,6 +227,28 @@ kdg_visibility_scan(Relation heap, BlockNumber nblocks, KdgIndexRows *r,
 	if (BufferIsValid(vmbuf))
 		ReleaseBuffer(vmbuf);
 	return nread;
+}
+
+/*
+ * Read the rows the snapshot sees on the nblocks pages of blocks
+ * (ascending) into nv, a new source like src, each named by its chain's
+ * root, mapping the roots in src->hot and noting the tuples in changed
+ * (or NULL): read_heap_page's, page by page.
+ */
+void
+kdg_read_heap_pages(Relation heap, const KdSource *src, Snapshot snapshot,
+					const BlockNumber *blocks, BlockNumber nblocks,
+					KdgChanged *changed, KdSource *nv)
+{
+	memcpy(nv, src, sizeof(*nv));
+	nv->n = nv->cap = 0;
+	nv->rows = NULL;
+	nv->hot = NULL;
+	for (BlockNumber k = 0; k < nblocks; k++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		read_heap_page(heap, blocks[k], snapshot, nv, src->hot, changed);
+	}
 }
 
 /* The first of the copy's rows whose TID is at least tid. */
@@ -453,15 +475,7 @@ read_changed(KdSource *src, Relation heap, KdgIndexRows *r,
 	bool		keep;
 
 	changed = kdg_changed_begin(heap, src, snapshot, nread, nblocks);
-	memcpy(&nv, src, sizeof(nv));
-	nv.n = nv.cap = 0;
-	nv.rows = NULL;
-	nv.hot = NULL;
-	for (BlockNumber k = 0; k < nread; k++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		kdg_read_heap_page(heap, notall_list[k], snapshot, &nv, src->hot, changed);
-	}
+	kdg_read_heap_pages(heap, src, snapshot, notall_list, nread, changed, &nv);
 	ReleaseBuffer(metabuf);
 	keep = kdg_changed_usable(changed);
 

@@ -275,9 +275,10 @@ extern const char *kdg_table_read_reason(const KdSource *src, Relation heap);
 extern BlockNumber kdg_visibility_scan(Relation heap, BlockNumber nblocks,
 									   KdgIndexRows *r, KdgHotMap *hot,
 									   bool *notall, BlockNumber *notall_list);
-extern void kdg_read_heap_page(Relation heap, BlockNumber block,
-							   Snapshot snapshot, KdSource *nv, KdgHotMap *hot,
-							   KdgChanged *changed);
+extern void kdg_read_heap_pages(Relation heap, const KdSource *src,
+								Snapshot snapshot, const BlockNumber *blocks,
+								BlockNumber nblocks, KdgChanged *changed,
+								KdSource *nv);
 
 /* vector_source.c */
 extern bool kdg_vector_source_read(KdSource *src, char *note, size_t notelen);
@@ -304,6 +305,8 @@ extern void kdg_changed_use_delta(KdgChanged *c);
 /* index_rows.c */
 extern KdgIndexRows *kdg_index_rows_find(Relation index, uint64 generation,
 										 const KdSource *src);
+extern KdgIndexRows *kdg_index_rows_new(Relation index, uint64 generation,
+										const KdSource *src);
 extern KdgIndexRows *kdg_index_rows_read(Relation index,
 										 const struct KdamMetaPageData *meta,
 										 const struct KdamForest *forest,

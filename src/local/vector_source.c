@@ -14,7 +14,7 @@
  *	them, as an index-only scan relies on; and
  *
  *	the rows visible to the snapshot on every other page, read from the
- *	heap (index_source.c's kdg_read_heap_page).
+ *	heap (index_source.c's kdg_read_heap_pages).
  *
  * The tree's live rows are copied once per generation of the index (vam.h)
  * into a copy kept by the backend (index_rows.c), in TID order, with the
@@ -261,13 +261,6 @@ vs_copy_fill(KdgIndexRows *r, Relation index, const KdvamMetaPageData *meta)
 	pfree(rec);
 }
 
-/* Reset callback of a copy: free its tree's device copy. */
-static void
-vs_release_gpu(void *arg)
-{
-	kde_gpu_vp_release((KdVpTree *) arg);
-}
-
 /*
  * A new copy of the live rows of index's tree at meta's generation, and
  * the tree (the caller holds the metapage's pin).
@@ -275,11 +268,8 @@ vs_release_gpu(void *arg)
 static KdgIndexRows *
 vs_copy_read(Relation index, const KdvamMetaPageData *meta, const KdSource *src)
 {
-	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext,
-											  "kdgpu kdvec rows",
-											  ALLOCSET_SMALL_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	KdgIndexRows *r = palloc0(sizeof(KdgIndexRows));
+	KdgIndexRows *r = kdg_index_rows_new(index, meta->generation, src);
+	MemoryContext old = MemoryContextSwitchTo(r->cxt);
 
 	PG_TRY();
 	{
@@ -289,27 +279,13 @@ vs_copy_read(Relation index, const KdvamMetaPageData *meta, const KdSource *src)
 	PG_CATCH();
 	{
 		MemoryContextSwitchTo(old);
-		MemoryContextDelete(cxt);
+		MemoryContextDelete(r->cxt);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(old);
-	r->indexrelid = RelationGetRelid(index);
-	r->node = index->rd_node;
-	r->generation = meta->generation;
-	r->keyattnum = src->keyattnum;
 	r->dim = meta->dim;
 	r->vp_share = meta->probe_share;
-	r->cxt = cxt;
-	strlcpy(r->indexname, RelationGetRelationName(index), NAMEDATALEN);
-	if (r->vp_tree)
-	{
-		MemoryContextCallback *cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
-
-		cb->func = vs_release_gpu;
-		cb->arg = r->vp_tree;
-		MemoryContextRegisterResetCallback(cxt, cb);
-	}
 	return r;
 }
 
@@ -566,15 +542,7 @@ kdg_vector_source_read(KdSource *src, char *note, size_t notelen)
 	notall_list = palloc(sizeof(BlockNumber) * Max(nblocks, 1));
 	src->hot = kdg_hot_map_new(heap, nblocks, r);
 	nread = kdg_visibility_scan(heap, nblocks, r, src->hot, notall, notall_list);
-	memcpy(&nv, src, sizeof(nv));
-	nv.n = nv.cap = 0;
-	nv.rows = NULL;
-	nv.hot = NULL;
-	for (BlockNumber k = 0; k < nread; k++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		kdg_read_heap_page(heap, notall_list[k], snapshot, &nv, src->hot, NULL);
-	}
+	kdg_read_heap_pages(heap, src, snapshot, notall_list, nread, NULL, &nv);
 	ReleaseBuffer(metabuf);
 	if (nv.n > 0 && meta.dim > 0 && nv.dim != meta.dim)
 		elog(ERROR, "kdgpu: rows of dimension %d read beside an index of dimension %d",
