@@ -18,49 +18,9 @@
 SELECT version();
 CREATE EXTENSION IF NOT EXISTS kdgpu;
 SELECT gpu, service FROM kd_status();
-DROP TABLE IF EXISTS vb_u, vb_c, vb_qu, vb_qc, vb_dirs;
-SELECT setseed(0.31);
-CREATE TABLE vb_dirs AS
-  SELECT c, ARRAY(SELECT random() * 2 - 1 FROM generate_series(1, :dim) j WHERE c >= 0) AS d
-  FROM generate_series(0, 7) c;
-CREATE TABLE vb_u AS
-  SELECT i AS id, ARRAY(SELECT random() - 0.5 FROM generate_series(1, :dim) j WHERE i > 0) AS v
-  FROM generate_series(1, :n) i;
-CREATE TABLE vb_qu AS
-  SELECT i AS id, ARRAY(SELECT random() - 0.5 FROM generate_series(1, :dim) j WHERE i > 0) AS v
-  FROM generate_series(1, :nq) i;
-CREATE TABLE vb_c AS
-  SELECT i AS id, ARRAY(SELECT t * x + 0.01 * (random() - 0.5) FROM unnest(d.d) x) AS v
-  FROM (SELECT i, random() * 2 - 1 AS t, (i % 8) AS c FROM generate_series(1, :n) i) s
-  JOIN vb_dirs d USING (c);
-CREATE TABLE vb_qc AS
-  SELECT i AS id, ARRAY(SELECT t * x + 0.01 * (random() - 0.5) FROM unnest(d.d) x) AS v
-  FROM (SELECT i, random() * 2 - 1 AS t, (i % 8) AS c FROM generate_series(1, :nq) i) s
-  JOIN vb_dirs d USING (c);
-VACUUM ANALYZE vb_u, vb_c, vb_qu, vb_qc;
+\ir vectors-data.sql
 
--- the median of runs timings of stmt, in ms, after one untimed run
-CREATE FUNCTION pg_temp.median_ms(stmt text, runs int) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE
-  t float8[] := '{}';
-  t0 timestamptz;
-BEGIN
-  EXECUTE stmt;
-  FOR i IN 1 .. runs LOOP
-    t0 := clock_timestamp();
-    EXECUTE stmt;
-    t := t || extract(epoch FROM clock_timestamp() - t0) * 1000;
-  END LOOP;
-  RETURN (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY x)::numeric, 1) FROM unnest(t) x);
-END $$;
--- the time of stmt once, in ms
-CREATE FUNCTION pg_temp.once_ms(stmt text) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE
-  t0 timestamptz := clock_timestamp();
-BEGIN
-  EXECUTE stmt;
-  RETURN round((extract(epoch FROM clock_timestamp() - t0) * 1000)::numeric, 1);
-END $$;
+\ir timing.sql
 
 -- one table's figures, in this order
 CREATE FUNCTION pg_temp.vb_row(tbl text, qtbl text, metric text, op text, n int, nq int,
