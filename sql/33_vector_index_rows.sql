@@ -176,6 +176,48 @@ SELECT ARRAY(SELECT (nn_ctid, distance)::text
 SELECT substring(last_run FROM 'vr_dup: ([^;]*)') FROM kd_status();
 DROP TABLE vr_dup;
 
+-- wide vectors, three rows to a page: the copy joins the index's leaves
+-- of a page each into leaves of up to 32 rows, whose searches must still
+-- find every row, with the tree given whole and with rows gone from it
+CREATE TABLE vr_wide (id int PRIMARY KEY, v float8[]) WITH (autovacuum_enabled = false);
+CREATE TEMP TABLE vr_wide_dirs AS
+  SELECT c, ARRAY(SELECT floor(random() * 7) - 3 FROM generate_series(1, 256) j WHERE c >= 0) AS d
+  FROM generate_series(0, 5) c;
+INSERT INTO vr_wide SELECT i, ARRAY(SELECT (i / 6 % 40) * x + floor(random() * 2) FROM unnest(d.d) x)
+  FROM generate_series(1, 1200) i JOIN vr_wide_dirs d ON d.c = i % 6;
+CREATE INDEX vr_wide_l2 ON vr_wide USING kdvec (v kd_vector_ops);
+CREATE INDEX vr_wide_l1 ON vr_wide USING kdvec (v kd_vector_l1_ops);
+VACUUM vr_wide;
+CREATE FUNCTION vr_wide_check(k int)
+RETURNS TABLE (metric kd_metric, differing bigint, searched text)
+LANGUAGE plpgsql AS $f$
+DECLARE m kd_metric;
+BEGIN
+  FOREACH m IN ARRAY ARRAY['l2', 'l1']::kd_metric[] LOOP
+    RETURN QUERY EXECUTE format($q$
+      WITH q AS MATERIALIZED (
+        SELECT row_number() OVER (ORDER BY id) AS qo, ARRAY(SELECT x + 0.5 FROM unnest(v) x) AS qv
+        FROM vr_wide WHERE id %% 97 = 1),
+      want AS MATERIALIZED (
+        SELECT q.qo, array_agg((o.ctid, o.d)::text ORDER BY o.d, o.ctid) AS nn
+        FROM q, LATERAL (SELECT t.ctid, vr_dist(t.v, q.qv, %1$L) d FROM vr_wide t
+                         ORDER BY 2, 1 LIMIT %2$s) o
+        GROUP BY q.qo),
+      got AS MATERIALIZED (
+        SELECT j.query_ord AS qo, array_agg((j.nn_ctid, j.distance)::text ORDER BY j.rank) AS nn
+        FROM kd_knn_join('vr_wide', 'v', (SELECT array_agg(qv ORDER BY qo) FROM q), %2$s,
+                         metric => %1$L) j
+        GROUP BY 1)
+      SELECT %1$L::kd_metric, count(*) FILTER (WHERE w.nn IS DISTINCT FROM g.nn), vr_searched()
+      FROM want w LEFT JOIN got g USING (qo) $q$, m, k);
+  END LOOP;
+END $f$;
+SELECT * FROM vr_wide_check(7);
+DELETE FROM vr_wide WHERE id % 5 = 2;
+SELECT * FROM vr_wide_check(7);
+DROP TABLE vr_wide;
+DROP FUNCTION vr_wide_check(int);
+
 -- where the index cannot serve, the table is read and the status says
 -- why: keys, metrics without a kdvec index, kdgpu.index_rows off
 SELECT count(*) FROM kd_knn_join('vr', 'v', (SELECT array_agg(v) FROM vr_q), 3, key_col => 'id');

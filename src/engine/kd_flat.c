@@ -47,8 +47,6 @@
 #define FLAT_TREE_PILOT 4096
 /* the largest share of the rows those may compare for the rest to go on */
 #define FLAT_TREE_SHARE 0.25
-/* rows of the tree's leaves */
-#define FLAT_TREE_LEAF_ROWS 32
 
 /* What a pass over the vectors does with each distance. */
 typedef enum FlatMode
@@ -362,7 +360,7 @@ flat_tree_share(const KdVectors *set, KdMetric metric, const double *queries,
 		pilot.coords = coords;
 		pilot.refs = refs;
 	}
-	if ((st = kde_vp_build_cpu(&pilot, metric, FLAT_TREE_LEAF_ROWS, tree, exec, err)) == KD_OK)
+	if ((st = kde_vp_build_cpu(&pilot, metric, KD_VP_LEAF_ROWS, tree, exec, err)) == KD_OK)
 	{
 		st = kde_vp_knn(&pilot, metric, tree, queries, FLAT_TREE_SAMPLE, k,
 						skip, out, count, compared, exec, err);
@@ -402,7 +400,7 @@ flat_tree_knn(const KdVectors *set, KdMetric metric, const double *queries,
 		return KD_OK;
 	if (exec->vector_tree == KD_TREE_ALWAYS)
 	{
-		if ((st = kde_vp_build_cpu(set, metric, FLAT_TREE_LEAF_ROWS, &tree,
+		if ((st = kde_vp_build_cpu(set, metric, KD_VP_LEAF_ROWS, &tree,
 								   exec, err)) != KD_OK)
 			return st;
 		st = kde_vp_knn(set, metric, &tree, queries, nq, k, skip, out, count,

@@ -483,6 +483,12 @@ typedef struct KdVpNode
 	int64_t		outside;
 } KdVpNode;
 
+/*
+ * The rows a searched tree's leaves should reach: the GPU's search compares
+ * a leaf's rows a warp (32 lanes) at a time.
+ */
+#define KD_VP_LEAF_ROWS 32
+
 typedef struct KdVpGpu KdVpGpu;	/* a tree kept on a device (cuda/) */
 
 typedef struct KdVpTree

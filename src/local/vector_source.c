@@ -18,8 +18,12 @@
  *
  * The tree's live rows are copied once per generation of the index (vam.h)
  * into a copy kept by the backend (index_rows.c), in TID order, with the
- * index's tree node for node: its vantage points are the nodes' own
- * coordinates (KdVpTree.vps) and its order names the copy's rows.  When no
+ * index's tree: its vantage points are the nodes' own coordinates
+ * (KdVpTree.vps) and its order names the copy's rows.  A subtree of at most
+ * KD_VP_LEAF_ROWS live rows becomes one leaf of the copy: the index's
+ * leaves are a page each, a few rows of wide vectors, and a search walks a
+ * leaf's rows a warp's width at a time (the bounds above it still hold, as
+ * the leaf has exactly the subtree's rows).  When no
  * page needs reading and nothing is pending, a call's rows and tree are
  * the copy's, used in place, and a GPU search keeps the tree and rows on
  * the device until the copy is dropped.  Else the call's rows are
@@ -118,8 +122,8 @@ vs_add_row(void *arg, uint64 ref, const char *rec)
 
 /*
  * Copy the tree below child into t's nodes, depth first (inside before
- * outside), the leaves' live rows given consecutive positions; returns the
- * node's number.
+ * outside), the leaves' live rows given consecutive positions, a subtree
+ * of at most KD_VP_LEAF_ROWS rows made one leaf; returns the node's number.
  */
 static int64
 vs_read_tree(VsTree *t, KdvamChild child, KdvamNode *rec)
@@ -171,6 +175,12 @@ vs_read_tree(VsTree *t, KdvamChild child, KdvamNode *rec)
 	}
 	nd->start = start;
 	nd->count = t->leaves.n - start;
+	if (nd->vp >= 0 && nd->count <= KD_VP_LEAF_ROWS)
+	{
+		/* its descendants are the last nodes read: drop them */
+		*nd = (KdVpNode) {-1, 0.0, 0.0, start, nd->count, -1, -1};
+		t->nnodes = id + 1;
+	}
 	return id;
 }
 
