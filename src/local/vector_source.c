@@ -23,10 +23,10 @@
  * KD_VP_LEAF_ROWS live rows becomes one leaf of the copy: the index's
  * leaves are a page each, a few rows of wide vectors, and a search walks a
  * leaf's rows a warp's width at a time (the bounds above it still hold, as
- * the leaf has exactly the subtree's rows).  When no
- * page needs reading and nothing is pending, a call's rows and tree are
- * the copy's, used in place, and a GPU search keeps the tree and rows on
- * the device until the copy is dropped.  Else the call's rows are
+ * the leaf has exactly the subtree's rows).  When no page needs reading and
+ * nothing is pending, a call's rows and tree are the copy's, used in place,
+ * and a GPU search keeps the tree and rows on the device until the copy is
+ * dropped.  Else the call's rows are
  * assembled in TID order, and the tree's leaves keep the rows of theirs
  * that are the call's (a tree keeps its bounds for any subset of its
  * rows), while the call's rows it lacks (pending rows, rows read from
