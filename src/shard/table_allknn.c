@@ -165,7 +165,11 @@ kdg_gather_merge(KdGather *g, const KdAnswer *part, const int64 *idx, int64 nq)
 	}
 }
 
-/* The gathered answers as one answer, the gaps closed in place. */
+/*
+ * The gathered answers as one answer, the gaps closed in place.  Points
+ * before the first gap are where they stay and are not moved: when every
+ * point has k hits (a table of more than k rows), that is all of them.
+ */
 static KdAnswer *
 kdg_gather_answer(KdGather *g)
 {
@@ -177,7 +181,8 @@ kdg_gather_answer(KdGather *g)
 	for (int64 p = 0; p < g->n; p++)
 	{
 		out->offsets[p] = at;
-		memmove(g->hits + at, g->hits + p * g->k, sizeof(KdHit) * g->count[p]);
+		if (at != p * g->k)
+			memmove(g->hits + at, g->hits + p * g->k, sizeof(KdHit) * g->count[p]);
 		at += g->count[p];
 	}
 	out->offsets[g->n] = at;

@@ -14,7 +14,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS kdgpu;
 RESET client_min_messages;
 
-SELECT plan(63);
+SELECT plan(64);
 SELECT setseed(0.3);
 -- the oracles are sequential scans, not the kdgpu indexes
 SET enable_indexscan = off;
@@ -145,6 +145,13 @@ SELECT pg_temp.knn_key('flat', point(5.5, 5.5), 1024);
 SELECT pg_temp.range_key('flat', point(6, 6), 2);
 SELECT pg_temp.box_key('flat', point(0, 0), point(3, 11));
 SELECT pg_temp.all_knn_key('flat', 4);
+-- a partitioned table of fewer rows than k: every answer is short, and
+-- the gathered answers close up behind each
+CREATE TABLE few (id int, p point) PARTITION BY RANGE (id);
+CREATE TABLE few_a PARTITION OF few FOR VALUES FROM (0) TO (4);
+CREATE TABLE few_b PARTITION OF few FOR VALUES FROM (4) TO (10);
+INSERT INTO few SELECT (i * 7) % 9, point(i % 3, i / 3) FROM generate_series(0, 8) i;
+SELECT pg_temp.all_knn_key('few', 10);
 SELECT isnt(
   ARRAY(SELECT nn_key FROM kd_knn('flat', point(3, 4), 40, 'id') ORDER BY rank),
   ARRAY(SELECT f.id::bigint FROM kd_knn('flat', point(3, 4), 40) k JOIN flat f ON f.ctid = k.nn_ctid ORDER BY k.rank),
