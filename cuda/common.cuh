@@ -113,6 +113,10 @@ extern cudaError_t kdc_to_device(void *d_dst, const void *src, size_t bytes,
 extern KdStatus kdc_results_to_host(const KdNeighbor *d_res, int64_t nq,
 									int k, int cnt, KdNeighbor *out,
 									const KdExec *exec, KdError *err);
+extern KdStatus kdc_answers_to_host(const KdNeighbor *d_res,
+									const int32_t *d_count, int64_t nq, int k,
+									int cnt, KdNeighbor *out, int32_t *count,
+									const KdExec *exec, KdError *err);
 extern KdStatus kdc_tree_create(int64_t n, int dim, int64_t nbounds,
 								const KdExec *exec, KdGpuTree **out,
 								KdError *err);

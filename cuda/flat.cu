@@ -571,7 +571,6 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 	int64_t		answered = 0;
 	size_t		extra = (sizeof(KdNeighbor) * k + sizeof(int32_t)) * (size_t) nq;
 	KdStatus	st;
-	cudaError_t e;
 
 	if ((st = kdc_check_k(k, err)) != KD_OK)
 		return st;
@@ -600,11 +599,7 @@ kdc_flat_knn(const KdVectors *set, KdMetric metric, const double *queries,
 			flat_exact_knn(metric, &rest, NULL, 0, &a, exec, err);
 	}
 	if (st == KD_OK)
-		st = kdc_results_to_host(d.res, nq, k, cnt, out, exec, err);
-	if (st == KD_OK &&
-		(e = cudaMemcpy(count, d.count, sizeof(int32_t) * nq,
-						cudaMemcpyDeviceToHost)) != cudaSuccess)
-		st = kdc_cuda_error(err, e, "copying counts to the host");
+		st = kdc_answers_to_host(d.res, d.count, nq, k, cnt, out, count, exec, err);
 done:
 	kdc_free_all(&a);
 	return st;

@@ -335,3 +335,24 @@ kdc_results_to_host(const KdNeighbor *d_res, int64_t nq, int k, int cnt,
 		return kdc_cuda_error(err, e, "copying results to the host");
 	return KD_OK;
 }
+
+/*
+ * Copy the answers of nq queries with their neighbour counts to the host:
+ * the results as kdc_results_to_host does, then d_count's nq counts into
+ * count.  The flat and vantage-point searches end with it.
+ */
+KdStatus
+kdc_answers_to_host(const KdNeighbor *d_res, const int32_t *d_count,
+					int64_t nq, int k, int cnt, KdNeighbor *out,
+					int32_t *count, const KdExec *exec, KdError *err)
+{
+	KdStatus	st = kdc_results_to_host(d_res, nq, k, cnt, out, exec, err);
+	cudaError_t e;
+
+	if (st != KD_OK || nq <= 0)
+		return st;
+	if ((e = cudaMemcpy(count, d_count, sizeof(int32_t) * nq,
+						cudaMemcpyDeviceToHost)) != cudaSuccess)
+		return kdc_cuda_error(err, e, "copying counts to the host");
+	return KD_OK;
+}

@@ -352,11 +352,7 @@ kdc_vp_search(const KdVpGpu *g, const double *queries, int64_t nq, int k,
 		goto done;
 	}
 	if ((st = kdc_vp_knn_dev(&d, &g->t, g->metric, NULL, &a, exec, err)) == KD_OK)
-		st = kdc_results_to_host(d.res, nq, k, cnt, out, exec, err);
-	if (st == KD_OK &&
-		(e = cudaMemcpy(count, d.count, sizeof(int32_t) * nq,
-						cudaMemcpyDeviceToHost)) != cudaSuccess)
-		st = kdc_cuda_error(err, e, "copying counts to the host");
+		st = kdc_answers_to_host(d.res, d.count, nq, k, cnt, out, count, exec, err);
 done:
 	kdc_free_all(&a);
 	return st;

@@ -9,18 +9,17 @@
 use strict;
 use warnings;
 use Cwd qw(abs_path);
+use FindBin;
+use lib $FindBin::RealBin;
 use Time::HiRes qw(time);
-use PostgreSQL::Test::Cluster;
-use PostgreSQL::Test::Utils;
-use IPC::Run;
 use Test::More;
+use KdWriters;
 
 my $seconds = 20;
 my $emulated = abs_path('build/test-bin/emulated_cuda.so');
 ok(-f $emulated, 'the emulated GPU object is built');
 
-my $scripts = PostgreSQL::Test::Utils::tempdir();
-my %script = (
+my $scripts = KdWriters::write_scripts({
 	move => q{
 \set id random(1, 8000)
 UPDATE t SET p = point(random() * 100, random() * 100) WHERE id = :id;
@@ -36,13 +35,7 @@ UPDATE t SET note = md5(random()::text) WHERE id = :id;
 },
 	vacuum => q{
 VACUUM t;
-});
-for my $name (keys %script)
-{
-	open my $fh, '>', "$scripts/$name.sql" or die;
-	print $fh $script{$name};
-	close $fh;
-}
+}});
 
 # the oracles: differences between each function and a scan of the same
 # snapshot, counted (0 is right); after the functions ran, a pause
@@ -136,21 +129,8 @@ my $setup = q{
 sub run_mode
 {
 	my ($name, $conf, $via, $how) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf('postgresql.conf', "autovacuum = off\nmax_connections = 30\n$conf");
-	$node->start;
-	$node->safe_psql('postgres', $setup);
-	$node->safe_psql('postgres', 'VACUUM ANALYZE t');
-
-	my @load;
-	for my $s ([ 'move', 2 ], [ 'swap', 1 ], [ 'hot', 1 ], [ 'vacuum', 1 ])
-	{
-		my ($out, $err) = ('', '');
-		push @load, IPC::Run::start(
-			[ 'pgbench', '-n', '-c', $s->[1], '-T', $seconds, '-f', "$scripts/$s->[0].sql",
-			  '-d', $node->connstr('postgres') ], '>', \$out, '2>', \$err);
-	}
+	my $node = KdWriters::start_node($name, $conf, $setup);
+	my $load = KdWriters::start_load($node, $scripts, $seconds);
 	my $end = time() + $seconds - 2;
 	# rounds go on until the load ends, and at least three are run
 	my ($checks, $bad, $allknn, $allbad) = (0, 0, 0, 0);
@@ -178,9 +158,8 @@ sub run_mode
 			$allbad++ if $n ne '0';
 		}
 	}
-	$_->finish for @load;
-	my ($moved) = $node->safe_psql('postgres',
-		"SELECT n_tup_upd + n_tup_del FROM pg_stat_user_tables WHERE relname = 't'");
+	KdWriters::finish_load($load);
+	my $moved = KdWriters::rows_changed($node);
 	cmp_ok($moved, '>', 1000, "$name: writers changed rows meanwhile ($moved)");
 	is($bad, 0, "$name: $checks rounds of kNN, range, box and join answers equal a sequential scan in their snapshot")
 	  or diag($last);

@@ -10,18 +10,17 @@
 use strict;
 use warnings;
 use Cwd qw(abs_path);
+use FindBin;
+use lib $FindBin::RealBin;
 use Time::HiRes qw(time);
-use PostgreSQL::Test::Cluster;
-use PostgreSQL::Test::Utils;
-use IPC::Run;
 use Test::More;
+use KdWriters;
 
 my $seconds = 20;
 my $emulated = abs_path('build/test-bin/emulated_cuda.so');
 ok(-f $emulated, 'the emulated GPU object is built');
 
-my $scripts = PostgreSQL::Test::Utils::tempdir();
-my %script = (
+my $scripts = KdWriters::write_scripts({
 	move => q{
 \set id random(1, 4000)
 UPDATE t SET v = ARRAY(SELECT floor(random() * 4) + (:id % 20) * 10 FROM generate_series(1, 12)) WHERE id = :id;
@@ -37,13 +36,7 @@ UPDATE t SET note = md5(random()::text) WHERE id = :id;
 },
 	vacuum => q{
 VACUUM t;
-});
-for my $name (keys %script)
-{
-	open my $fh, '>', "$scripts/$name.sql" or die;
-	print $fh $script{$name};
-	close $fh;
-}
+}});
 
 # 12 coordinates in 20 clusters of small integers (ties, broken by ctid);
 # the oracle: differences between the join and a scan of the same
@@ -88,21 +81,8 @@ my $setup = q{
 sub run_mode
 {
 	my ($name, $conf, $via, $how) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
-	$node->append_conf('postgresql.conf', "autovacuum = off\nmax_connections = 30\n$conf");
-	$node->start;
-	$node->safe_psql('postgres', $setup);
-	$node->safe_psql('postgres', 'VACUUM ANALYZE t');
-
-	my @load;
-	for my $s ([ 'move', 2 ], [ 'swap', 1 ], [ 'hot', 1 ], [ 'vacuum', 1 ])
-	{
-		my ($out, $err) = ('', '');
-		push @load, IPC::Run::start(
-			[ 'pgbench', '-n', '-c', $s->[1], '-T', $seconds, '-f', "$scripts/$s->[0].sql",
-			  '-d', $node->connstr('postgres') ], '>', \$out, '2>', \$err);
-	}
+	my $node = KdWriters::start_node($name, $conf, $setup);
+	my $load = KdWriters::start_load($node, $scripts, $seconds);
 	my $end = time() + $seconds - 2;
 	my ($checks, $bad, $last) = (0, 0, '');
 	# one session, so that its copy of the index's rows is kept between rounds
@@ -121,7 +101,7 @@ sub run_mode
 			$last = $got;
 		}
 	}
-	$_->finish for @load;
+	KdWriters::finish_load($load);
 	# the writes folded into a new tree: two calls through it, the second
 	# on the copy the first made (on the device, where there is one)
 	$node->safe_psql('postgres', 'REINDEX INDEX t_v; VACUUM t;');
@@ -138,8 +118,7 @@ sub run_mode
 	my $ran = $reader->query_safe("SELECT last_run FROM kd_status()");
 	$reader->quit;
 	is($after, '00', "$name: after REINDEX, two calls through the new tree equal a sequential scan");
-	my ($moved) = $node->safe_psql('postgres',
-		"SELECT n_tup_upd + n_tup_del FROM pg_stat_user_tables WHERE relname = 't'");
+	my $moved = KdWriters::rows_changed($node);
 	cmp_ok($moved, '>', 500, "$name: writers changed rows meanwhile ($moved)");
 	is($bad, 0, "$name: $checks rounds of kd_knn_join answers equal a sequential scan in their snapshot")
 	  or diag("differences: $last");
