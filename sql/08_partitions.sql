@@ -36,6 +36,21 @@ EXPLAIN (COSTS OFF) SELECT id FROM grid ORDER BY p <-> point(1, 1) LIMIT 3;
 SELECT id, p <-> point(1, 1) AS d FROM grid ORDER BY p <-> point(1, 1), id LIMIT 3;
 RESET enable_seqscan;
 
+-- the planner's row count of a function over a partitioned table never
+-- analyzed itself: its partitions' rows (their CREATE INDEX counted them),
+-- k per row for the pairs
+CREATE FUNCTION plan_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+	j			json;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+	RETURN (j -> 0 -> 'Plan' ->> 'Plan Rows')::float8;
+END $$;
+SELECT c.reltuples AS parent_reltuples,
+       plan_rows($q$SELECT * FROM kd_all_knn_arrays('grid', 2, 'id')$q$) = n AS arrays_rows_right,
+       plan_rows($q$SELECT * FROM kd_all_knn('grid', 2, 'id')$q$) = 2 * n AS pairs_rows_right
+FROM pg_class c, (SELECT count(*) AS n FROM grid) g WHERE c.oid = 'grid'::regclass;
+
 -- kd_all_knn_chunks and kd_knn_join_chunks, what a shard answers a
 -- coordinator (answer_chunks.c), read here byte by byte: a 40-byte header,
 -- then for each entry (a point of the table, or a query) its row's slots

@@ -15,6 +15,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_proc.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -107,21 +108,60 @@ kdg_call_arg(FuncExpr *call, const char *name)
 	return arg;
 }
 
-/* The planner's row count of the table named by a constant regclass, or -1. */
+/* pg_class's row count of relid and its kind; -1 when unknown or gone. */
 static double
-kdg_const_rel_rows(Node *arg)
+kdg_rel_reltuples(Oid relid, char *relkind)
 {
-	HeapTuple	tup;
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	double		rows;
 
-	if (arg == NULL || !IsA(arg, Const) || ((Const *) arg)->constisnull)
-		return -1;
-	tup = SearchSysCache1(RELOID, ((Const *) arg)->constvalue);
+	*relkind = '\0';
 	if (!HeapTupleIsValid(tup))
 		return -1;
 	rows = ((Form_pg_class) GETSTRUCT(tup))->reltuples;
+	*relkind = ((Form_pg_class) GETSTRUCT(tup))->relkind;
 	ReleaseSysCache(tup);
 	return rows;
+}
+
+/*
+ * The planner's row count of the table named by a constant regclass, or
+ * -1.  A partitioned table that was never analyzed itself (autovacuum
+ * analyzes only its partitions) counts the rows of its partitions that
+ * were, so that a large answer over it is planned as one over a plain
+ * table.  The partitions are listed without locks: one dropped meanwhile
+ * is skipped.
+ */
+static double
+kdg_const_rel_rows(Node *arg)
+{
+	Oid			relid;
+	char		relkind;
+	double		rows;
+	double		sum = 0;
+	bool		known = false;
+	List	   *all;
+	ListCell   *lc;
+
+	if (arg == NULL || !IsA(arg, Const) || ((Const *) arg)->constisnull)
+		return -1;
+	relid = DatumGetObjectId(((Const *) arg)->constvalue);
+	rows = kdg_rel_reltuples(relid, &relkind);
+	if (rows >= 0 || relkind != RELKIND_PARTITIONED_TABLE)
+		return rows;
+	all = find_all_inheritors(relid, NoLock, NULL);
+	foreach(lc, all)
+	{
+		double		part = kdg_rel_reltuples(lfirst_oid(lc), &relkind);
+
+		if (part >= 0 && relkind != RELKIND_PARTITIONED_TABLE)
+		{
+			sum += part;
+			known = true;
+		}
+	}
+	list_free(all);
+	return known ? sum : -1;
 }
 
 /* The value of a constant integer argument, or -1. */
