@@ -1,37 +1,24 @@
 -- ORDER BY v <-> q LIMIT 10 with a kdvec index: the planner's choice, the
 -- index forced, and the sequential scan PostgreSQL runs without it (a
 -- parallel scan and a top-N sort, with 2 and 8 workers per gather), on n
--- rows of float8[]
--- vectors of dim coordinates: a clustered set (8 random directions with
--- 1% noise: low intrinsic dimension, the generator of
--- vectors-knn-join.sql) and a uniform one.  For each of nq query vectors
--- drawn like the set (not rows of it), every plan's answer is compared
--- with the others' (ids in order) and timed; the medians are reported,
--- with the index's build time and size.
+-- rows of float8[] of dim coordinates: the sets of vectors-data.sql, a clustered one
+-- (8 random directions with 1% noise: low intrinsic dimension) and a
+-- uniform one.  For each of its nq query rows, drawn like the set (not
+-- rows of it), every plan's answer is compared with the others' (ids in
+-- order) and timed; the medians are reported, with the index's build time
+-- and size.
 -- psql -v n=1000000 -v nq=50 -v dim=64 -f bench/sql/vectors-index.sql
 \set ON_ERROR_STOP on
 SELECT version();
 CREATE EXTENSION IF NOT EXISTS kdgpu;
-DROP TABLE IF EXISTS vx_c, vx_u, vx_dirs;
-SELECT setseed(0.41);
-CREATE TABLE vx_dirs AS
-  SELECT c, ARRAY(SELECT random() * 2 - 1 FROM generate_series(1, :dim) j WHERE c >= 0) AS d
-  FROM generate_series(0, 7) c;
-CREATE TABLE vx_c AS
-  SELECT i AS id, ARRAY(SELECT t * x + 0.01 * (random() - 0.5) FROM unnest(d.d) x) AS v
-  FROM (SELECT i, random() * 2 - 1 AS t, (i % 8) AS c FROM generate_series(1, :n) i) s
-  JOIN vx_dirs d USING (c);
-CREATE TABLE vx_u AS
-  SELECT i AS id, ARRAY(SELECT random() - 0.5 FROM generate_series(1, :dim) j WHERE i > 0) AS v
-  FROM generate_series(1, :n) i;
-VACUUM ANALYZE vx_c, vx_u;
+\ir vectors-data.sql
 
 \timing on
-CREATE INDEX vx_c_v ON vx_c USING kdvec (v);
-CREATE INDEX vx_u_v ON vx_u USING kdvec (v);
+CREATE INDEX vb_c_v ON vb_c USING kdvec (v);
+CREATE INDEX vb_u_v ON vb_u USING kdvec (v);
 \timing off
 SELECT relname, pg_size_pretty(pg_relation_size(oid)) FROM pg_class
-WHERE relname IN ('vx_c', 'vx_u', 'vx_c_v', 'vx_u_v') ORDER BY 1;
+WHERE relname IN ('vb_c', 'vb_u', 'vb_c_v', 'vb_u_v') ORDER BY 1;
 
 -- The ids of the first 10 rows of tbl by v <-> q under the current
 -- settings, and the time taken in ms.
@@ -45,10 +32,10 @@ BEGIN
   ms := extract(epoch FROM clock_timestamp() - t0) * 1000;
 END $$;
 
--- For nq queries drawn like tbl's rows: the medians of the planner's own
+-- For the query rows of qtbl: the medians of the planner's own
 -- plan, the index forced, and the sequential scan forced with 2 and 8
 -- workers, and whether every answer agreed.
-CREATE FUNCTION pg_temp.vx_row(tbl text, clustered boolean, nq int, dim int,
+CREATE FUNCTION pg_temp.vx_row(tbl text, qtbl text,
   OUT tbl_ text, OUT queries int, OUT planner_ms float8, OUT index_ms float8,
   OUT seq_ms float8, OUT seq8_ms float8, OUT seq_over_index float8,
   OUT same_answers boolean, OUT planner_plan text)
@@ -66,15 +53,10 @@ DECLARE
   line text;
   workers text := current_setting('max_parallel_workers_per_gather');
 BEGIN
-  tbl_ := tbl; queries := nq; same_answers := true;
-  FOR i IN 1 .. nq LOOP
-    IF clustered THEN
-      SELECT ARRAY(SELECT t * x + 0.01 * (random() - 0.5) FROM unnest(d.d) x) INTO q
-      FROM (SELECT random() * 2 - 1 AS t, i % 8 AS c) s JOIN vx_dirs d USING (c);
-    ELSE
-      q := ARRAY(SELECT random() - 0.5 FROM generate_series(1, dim) j WHERE i > 0);
-    END IF;
-    IF i = 1 THEN
+  tbl_ := tbl; queries := 0; same_answers := true;
+  FOR q IN EXECUTE format('SELECT v FROM %I ORDER BY id', qtbl) LOOP
+    queries := queries + 1;
+    IF queries = 1 THEN
       FOR line IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT id FROM %I ORDER BY v <-> $1 LIMIT 10', tbl)
         USING q LOOP
         CONTINUE WHEN trim(line) LIKE 'Order By%' OR trim(line) LIKE 'Sort Key%';
@@ -104,7 +86,7 @@ BEGIN
   seq_over_index := round((seq_ms / index_ms)::numeric, 1);
 END $$;
 
-SELECT r.* FROM (VALUES ('vx_c', true), ('vx_u', false)) s(tbl, clustered),
-  LATERAL pg_temp.vx_row(s.tbl, s.clustered, :nq, :dim) r
+SELECT r.* FROM (VALUES ('vb_c', 'vb_qc'), ('vb_u', 'vb_qu')) s(tbl, qtbl),
+  LATERAL pg_temp.vx_row(s.tbl, s.qtbl) r
 \gx
-DROP TABLE vx_c, vx_u, vx_dirs;
+DROP TABLE vb_u, vb_c, vb_qu, vb_qc, vb_dirs;

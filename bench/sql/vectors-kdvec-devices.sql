@@ -1,24 +1,15 @@
 -- kd_knn_join through a kdvec index's rows and tree on each device:
--- 1M clustered 64-D vectors (the generator of vectors-knn-join.sql), a
+-- 1M clustered 64-D vectors (vb_c of vectors-data.sql), a
 -- kdvec index, then joins of 1k, 10k and 100k query rows (table form,
 -- k = 10) under kdgpu.device = auto, cpu and gpu, each run twice after
 -- the copy of the index's rows is made, with \timing and last_run.
 -- psql -f bench/sql/vectors-kdvec-devices.sql
 \set ON_ERROR_STOP on
 CREATE EXTENSION IF NOT EXISTS kdgpu;
-SELECT setseed(0.31);
-CREATE TABLE vb_dirs AS
-  SELECT c, ARRAY(SELECT random() * 2 - 1 FROM generate_series(1, 64) j WHERE c >= 0) AS d
-  FROM generate_series(0, 7) c;
-CREATE TABLE vb_c AS
-  SELECT i AS id, ARRAY(SELECT t * x + 0.01 * (random() - 0.5) FROM unnest(d.d) x) AS v
-  FROM (SELECT i, random() * 2 - 1 AS t, (i % 8) AS c FROM generate_series(1, 1000000) i) s
-  JOIN vb_dirs d USING (c);
-CREATE TABLE vb_qc AS
-  SELECT i AS id, ARRAY(SELECT t * x + 0.01 * (random() - 0.5) FROM unnest(d.d) x) AS v
-  FROM (SELECT i, random() * 2 - 1 AS t, (i % 8) AS c FROM generate_series(1, 100000) i) s
-  JOIN vb_dirs d USING (c);
-VACUUM ANALYZE vb_c, vb_qc;
+\set n 1000000
+\set nq 100000
+\set dim 64
+\ir vectors-data.sql
 CREATE INDEX ON vb_c USING kdvec (v);
 CREATE TEMP TABLE q1k AS SELECT * FROM vb_qc WHERE id <= 1000;
 CREATE TEMP TABLE q10k AS SELECT * FROM vb_qc WHERE id <= 10000;
