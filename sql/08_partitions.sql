@@ -52,7 +52,7 @@ SELECT c.reltuples AS parent_reltuples,
 FROM pg_class c, (SELECT count(*) AS n FROM grid) g WHERE c.oid = 'grid'::regclass;
 
 -- kd_all_knn_chunks and kd_knn_join_chunks, what a shard answers a
--- coordinator (answer_chunks.c), read here byte by byte: a 40-byte header,
+-- coordinator (answer_chunks.c), read here byte by byte: a 44-byte header,
 -- then for each entry (a point of the table, or a query) its row's slots
 -- (coordinates' bits, packed ctid, key ref; none for a query), its number
 -- of neighbours and each one's ref and distance bits, big-endian.  Every
@@ -71,7 +71,7 @@ CREATE FUNCTION chunk_entries(c bytea)
 DECLARE
   keyed bool := chunk_i32(c, 16) <> 0;
   slots int := chunk_i32(c, 32);
-  o int := 40;
+  o int := 44;
   cnt int;
 BEGIN
   FOR i IN 1 .. chunk_i32(c, 36) LOOP
@@ -90,7 +90,7 @@ BEGIN
     RETURN NEXT;
   END LOOP;
 END $$;
-SELECT length(c) AS bytes, encode(substring(c FROM 1 FOR 40), 'hex') AS header
+SELECT length(c) AS bytes, encode(substring(c FROM 1 FOR 44), 'hex') AS header
 FROM (SELECT kd_all_knn_chunks('grid', 'p', 2, 'id', false) c) s;
 SELECT count(*) AS points,
        count(*) FILTER (WHERE (ident, nn, dist_bits) NOT IN
@@ -105,7 +105,7 @@ SELECT count(*) AS points,
                  ARRAY(SELECT encode(float8send(d), 'hex') FROM unnest(distances) d)
           FROM kd_all_knn_arrays('grid_plain', 3, true))) AS differing
 FROM (SELECT (chunk_entries(c)).* FROM (SELECT kd_all_knn_chunks('grid_plain', 'p', 3, NULL, true) c) s) x;
-SELECT encode(substring(c FROM 1 FOR 40), 'hex') AS header
+SELECT encode(substring(c FROM 1 FOR 44), 'hex') AS header
 FROM (SELECT kd_knn_join_chunks('grid', 'p', ARRAY[point(1, 1), point(9, 9), point(3, 0)], 3, 'id') c) s;
 SELECT count(*) AS queries,
        count(*) FILTER (WHERE (ident, nn, dist_bits) NOT IN

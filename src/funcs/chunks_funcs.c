@@ -19,7 +19,9 @@
  * (All-kNN) or a query (the join), in order.  A chunk is a header (see
  * KdChunkField: KD_CHUNK_MAGIC, k, the rows' dimension, extra coordinates
  * and whether they carry a key, the PostGIS metadata of the points, the
- * slots of an entry's row, 0 for a query, and the number of entries), then
+ * slots of an entry's row, 0 for a query, the number of its entries and
+ * that of every chunk of the answer, so that a coordinator knows the room
+ * the answer needs from its first chunk), then
  * for each entry the slots of its source row as the coordinator keeps them
  * (coordinates, extra coordinates, packed TID, key ref: source.c), the
  * number of its neighbours and each neighbour's ref and distance.  Every
@@ -227,6 +229,7 @@ kdg_chunk_write(const KdChunkState *st, KdChunkPlan *c)
 	kdg_put32(&p, head->info.geotype);
 	kdg_put32(&p, kdg_chunks_slots(st));
 	kdg_put32(&p, (uint32) c->nentries);
+	kdg_put32(&p, (uint32) st->ans->nq);
 	for (int64 i = 0; i < c->nentries; i++)
 	{
 		const KdHit *hits;

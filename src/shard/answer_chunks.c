@@ -55,6 +55,62 @@ kdg_chunk_field(const char *chunk, KdChunkField f)
 }
 
 /*
+ * Check the header of chunk h, of len bytes, from src's server for k; with
+ * rows (All-kNN) its entries carry src's rows, and the first chunk with
+ * entries gives src their dimension, PostGIS metadata and stride.  *n
+ * gets its entries.  False when the header is out of shape or claims more
+ * entries than its bytes can hold.
+ */
+static bool
+kdg_chunk_head(KdSource *src, int k, bool rows, const char *h, int64 len,
+			   int64 *n)
+{
+	int			dim;
+	int			slots;
+
+	if (len < KD_CHUNK_HEAD ||
+		(uint32) kdg_chunk_field(h, KD_CH_MAGIC) != KD_CHUNK_MAGIC ||
+		kdg_chunk_field(h, KD_CH_K) != k ||
+		kdg_chunk_field(h, KD_CH_EXTRA) != src->extra ||
+		(kdg_chunk_field(h, KD_CH_KEYED) != 0) != (src->keyattnum != InvalidAttrNumber))
+		return false;
+	dim = kdg_chunk_field(h, KD_CH_DIM);
+	*n = kdg_chunk_field(h, KD_CH_NENTRIES);
+	slots = kdg_chunk_field(h, KD_CH_SLOTS);
+	if (*n < 0 || dim < 0 || dim > KD_MAX_DIM || slots < 0 ||
+		kdg_chunk_field(h, KD_CH_TOTAL) < *n ||
+		*n > (len - KD_CHUNK_HEAD) / ((int64) slots * 8 + 4))
+		return false;
+	if (rows && *n > 0)
+	{
+		if (src->dim == 0)
+		{
+			src->dim = dim;
+			src->info.srid = kdg_chunk_field(h, KD_CH_SRID);
+			src->info.zm = kdg_chunk_field(h, KD_CH_ZM);
+			src->info.geotype = kdg_chunk_field(h, KD_CH_GEOTYPE);
+			src->stride = kdg_source_stride(src, dim);
+		}
+		if (dim == 0 || dim != src->dim || slots != src->stride)
+			return false;
+	}
+	else if (!rows && slots != 0)
+		return false;
+	return true;
+}
+
+/* Room in src for its n points. */
+static void
+kdg_chunks_room(KdSource *src, int64 n)
+{
+	src->n = n;
+	src->cap = Max(n, 1);
+	src->rows = MemoryContextAllocExtended(src->mcxt,
+										   sizeof(KdSlot) * Max(src->stride, 1) * src->cap,
+										   MCXT_ALLOC_HUGE);
+}
+
+/*
  * Count the entries of a server's chunks, chunks[c] of lens[c] bytes, for
  * src (a foreign leaf) and k; chunk_first[c] is set to the number of
  * entries before chunk c.  With rows (All-kNN) the entries are src's
@@ -71,49 +127,18 @@ kdg_answer_chunks_count(KdSource *src, int k, bool rows,
 
 	for (int c = 0; c < nchunks; c++)
 	{
-		const char *h = chunks[c];
 		int64		n;
-		int			dim;
-		int			slots;
 
-		if (lens[c] < KD_CHUNK_HEAD ||
-			(uint32) kdg_chunk_field(h, KD_CH_MAGIC) != KD_CHUNK_MAGIC ||
-			kdg_chunk_field(h, KD_CH_K) != k ||
-			kdg_chunk_field(h, KD_CH_EXTRA) != src->extra ||
-			(kdg_chunk_field(h, KD_CH_KEYED) != 0) != (src->keyattnum != InvalidAttrNumber))
-			return -1;
-		dim = kdg_chunk_field(h, KD_CH_DIM);
-		n = kdg_chunk_field(h, KD_CH_NENTRIES);
-		slots = kdg_chunk_field(h, KD_CH_SLOTS);
-		if (n < 0 || dim < 0 || dim > KD_MAX_DIM || slots < 0 ||
-			n > (lens[c] - KD_CHUNK_HEAD) / ((int64) slots * 8 + 4))
-			return -1;
-		if (rows && n > 0)
-		{
-			if (src->dim == 0)
-			{
-				src->dim = dim;
-				src->info.srid = kdg_chunk_field(h, KD_CH_SRID);
-				src->info.zm = kdg_chunk_field(h, KD_CH_ZM);
-				src->info.geotype = kdg_chunk_field(h, KD_CH_GEOTYPE);
-				src->stride = kdg_source_stride(src, dim);
-			}
-			if (dim == 0 || dim != src->dim || slots != src->stride)
-				return -1;
-		}
-		else if (!rows && slots != 0)
+		if (!kdg_chunk_head(src, k, rows, chunks[c], lens[c], &n))
 			return -1;
 		chunk_first[c] = total;
 		total += n;
 	}
+	for (int c = 0; c < nchunks; c++)
+		if (kdg_chunk_field(chunks[c], KD_CH_TOTAL) != total)
+			return -1;
 	if (rows)
-	{
-		src->n = total;
-		src->cap = Max(total, 1);
-		src->rows = MemoryContextAllocExtended(src->mcxt,
-											   sizeof(KdSlot) * Max(src->stride, 1) * src->cap,
-											   MCXT_ALLOC_HUGE);
-	}
+		kdg_chunks_room(src, total);
 	return total;
 }
 
@@ -240,6 +265,71 @@ kdg_answer_chunks_fill(KdSource *src, int k, const char *const *chunks,
 	KdChunkFill f = {src, k, chunks, lens, chunk_first, hits, count, NULL, false};
 
 	return kdg_chunks_fill(&f, nchunks);
+}
+
+/*
+ * Begin reading a foreign leaf's own All-kNN a chunk at a time: chunk (of
+ * len bytes; NULL when the server sent none) is its first, whose header
+ * gives the entries of them all, for which src gets room.  The chunk is
+ * kept, copied, until kdg_answer_stream_chunk fills it in place with the
+ * rest (the room for the neighbours is made once every leaf's count is
+ * known).  False when the chunk is out of shape.
+ */
+bool
+kdg_answer_stream_begin(KdChunkStream *s, KdSource *src, int k,
+						const char *chunk, int64 len)
+{
+	int64		n;
+
+	memset(s, 0, sizeof(KdChunkStream));
+	s->src = src;
+	s->k = k;
+	if (chunk == NULL)
+	{
+		kdg_chunks_room(src, 0);
+		return true;
+	}
+	if (!kdg_chunk_head(src, k, true, chunk, len, &n) || n == 0)
+		return false;
+	s->total = kdg_chunk_field(chunk, KD_CH_TOTAL);
+	kdg_chunks_room(src, s->total);
+	s->first = palloc(len);
+	memcpy(s->first, chunk, len);
+	s->first_len = len;
+	return true;
+}
+
+/*
+ * Fill the next chunk (of len bytes) of s's leaf in place: its entries
+ * follow those filled before.  Any thread may call it (no allocation, no
+ * error raised), one at a time for s.  False when the chunk is out of
+ * shape: another dimension or total than the first's, or more entries
+ * than the total.
+ */
+bool
+kdg_answer_stream_chunk(KdChunkStream *s, const char *chunk, int64 len)
+{
+	KdSource   *src = s->src;
+	const char *p = chunk + KD_CHUNK_HEAD;
+	const char *end = chunk + len;
+	int64		n;
+
+	if (src->dim == 0 ||
+		!kdg_chunk_head(src, s->k, true, chunk, len, &n) ||
+		kdg_chunk_field(chunk, KD_CH_TOTAL) != s->total ||
+		n > s->total - s->next)
+		return false;
+	for (int64 i = 0; i < n; i++, s->next++)
+	{
+		int			nn = kdg_chunk_entry(src, s->k, src->stride, &p, end,
+										 src->rows + s->next * src->stride,
+										 s->hits + s->next * s->k);
+
+		if (nn < 0)
+			return false;
+		s->count[s->next] = nn;
+	}
+	return p == end;
 }
 
 /*

@@ -132,12 +132,14 @@ kdg_remote_load(void)
 	kdg_pq.errorMessage = kdg_fdw_function(handle, "PQerrorMessage");
 	kdg_pq.getisnull = kdg_fdw_function(handle, "PQgetisnull");
 	kdg_pq.getlength = kdg_fdw_function(handle, "PQgetlength");
+	kdg_pq.getResult = kdg_fdw_function(handle, "PQgetResult");
 	kdg_pq.getvalue = kdg_fdw_function(handle, "PQgetvalue");
 	kdg_pq.isBusy = kdg_fdw_function(handle, "PQisBusy");
 	kdg_pq.nfields = kdg_fdw_function(handle, "PQnfields");
 	kdg_pq.ntuples = kdg_fdw_function(handle, "PQntuples");
 	kdg_pq.resultStatus = kdg_fdw_function(handle, "PQresultStatus");
 	kdg_pq.sendQueryParams = kdg_fdw_function(handle, "PQsendQueryParams");
+	kdg_pq.setSingleRowMode = kdg_fdw_function(handle, "PQsetSingleRowMode");
 	kdg_pq.socket = kdg_fdw_function(handle, "PQsocket");
 	/* last: it marks the others loaded */
 	fdw_get_connection = (KdGetConnection)
@@ -353,7 +355,7 @@ kdg_remote_drain_threads(const KdTable *t)
 			conns[n++] = r->conn;
 		}
 	}
-	readers = kdg_readers_start(conns, n);
+	readers = kdg_readers_start(conns, n, NULL, NULL);
 	PG_TRY();
 	{
 		while (kdg_readers_started(readers) &&
@@ -700,11 +702,12 @@ kdg_remote_chunks_answer(KdSource *src, int64 nq, int k)
 /*
  * Send a remote leaf's own All-kNN: fn (kd_all_knn_chunks, in the schema
  * of the function called) on its table, its points with their answers in
- * binary chunks (answer_chunks.c).
+ * binary chunks (answer_chunks.c); with stream, its result is read a chunk
+ * at a time (remote_stream.c).
  */
 void
 kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
-						bool include_self)
+						bool include_self, bool stream)
 {
 	KdRemote   *r = t->parts[leaf].remote;
 
@@ -714,6 +717,8 @@ kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn, int k,
 					  include_self ? "true" : "false");
 	r->chunks_sent = true;
 	kdg_remote_exec(r, NULL);
+	if (stream && !kdg_pq.setSingleRowMode(r->conn))
+		elog(ERROR, "could not read the answer of server \"%s\" row by row", r->server);
 }
 
 /*
@@ -749,4 +754,45 @@ kdg_remote_all_knn_fill(const KdTable *t, int leaf, int k, KdHit *hits,
 								r->nchunks, hits, count))
 		kdg_remote_chunks_error(r);
 	remote_release_chunks(r);
+}
+
+/* The connection of a foreign leaf. */
+struct pg_conn *
+kdg_remote_conn(const KdSource *leaf)
+{
+	return leaf->remote->conn;
+}
+
+/*
+ * Raise the error a foreign leaf's server returned for its call in flight
+ * (res, freed), as postgres_fdw does, naming the server in its context.
+ */
+void
+kdg_remote_raise(const KdSource *leaf, struct pg_result *res)
+{
+	KdRemote   *r = leaf->remote;
+	ErrorContextCallback context;
+
+	context.callback = remote_call_context;
+	context.arg = r;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+	fdw_report_error(ERROR, res, r->conn, true, r->sql);
+}
+
+/* Raise a foreign leaf's connection lost while read (lost), or its chunks out of shape. */
+void
+kdg_remote_raise_read(const KdSource *leaf, bool lost)
+{
+	if (lost)
+		kdg_remote_lost(leaf->remote);
+	leaf->remote->res_sql = leaf->remote->sql;
+	kdg_remote_chunks_error(leaf->remote);
+}
+
+/* Mark a foreign leaf's call as read to its end (no result is left). */
+void
+kdg_remote_read_done(const KdSource *leaf)
+{
+	leaf->remote->sql = NULL;
 }

@@ -21,6 +21,7 @@ typedef struct KdLibpq
 	char	   *(*errorMessage) (const PGconn *conn);
 	int			(*getisnull) (const PGresult *res, int tup_num, int field_num);
 	int			(*getlength) (const PGresult *res, int tup_num, int field_num);
+	PGresult   *(*getResult) (PGconn *conn);
 	char	   *(*getvalue) (const PGresult *res, int tup_num, int field_num);
 	int			(*isBusy) (PGconn *conn);
 	int			(*nfields) (const PGresult *res);
@@ -31,6 +32,7 @@ typedef struct KdLibpq
 									const char *const *paramValues,
 									const int *paramLengths,
 									const int *paramFormats, int resultFormat);
+	int			(*setSingleRowMode) (PGconn *conn);
 	int			(*socket) (const PGconn *conn);
 } KdLibpq;
 

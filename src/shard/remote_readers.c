@@ -56,12 +56,42 @@ struct KdReaders
 	int			nreaders;
 	PGconn	  **conns;
 	int			nconns;
+	KdReaderFn	fn;				/* what takes each result, or NULL */
+	void	  **args;			/* fn's argument for each connection */
 	int			failed;			/* a connection whose read failed, or -1 */
 	int			busy;			/* connections not complete yet */
 	bool		stop;			/* the backend asks the readers to end */
 };
 
-/* A reader thread: consume its connections' input until their results are complete. */
+/*
+ * One step of reading conn: take what its socket holds and, with fn, pass
+ * every result complete by then to fn(arg, res) (which frees it).
+ * Returns 1 when conn's results are complete (without fn) or all taken
+ * (with fn: libpq returned no more), 0 when more is to come, -1 when the
+ * connection failed and -2 when fn refused a result.  Calls only libpq and
+ * fn, so that a reader thread may run it.
+ */
+int
+kdg_reader_step(PGconn *conn, KdReaderFn fn, void *arg)
+{
+	if (!kdg_pq.consumeInput(conn))
+		return -1;
+	while (!kdg_pq.isBusy(conn))
+	{
+		PGresult   *res;
+
+		if (fn == NULL)
+			return 1;
+		res = kdg_pq.getResult(conn);
+		if (res == NULL)
+			return 1;
+		if (!fn(arg, res))
+			return -2;
+	}
+	return 0;
+}
+
+/* A reader thread: read its connections (kdg_reader_step) until they are done. */
 static void *
 kdg_reader_main(void *arg)
 {
@@ -77,11 +107,13 @@ kdg_reader_main(void *arg)
 
 		for (int i = 0; i < rd->nconns; i++)
 		{
-			PGconn	   *conn = rd->conns[i];
+			int			st;
 
 			if (done[i])
 				continue;
-			if (!kdg_pq.consumeInput(conn))
+			st = kdg_reader_step(rd->conns[i], set->fn,
+								 set->args ? set->args[rd->index[i]] : NULL);
+			if (st < 0)
 			{
 				int			failed = -1;
 
@@ -91,14 +123,14 @@ kdg_reader_main(void *arg)
 				SetLatch(MyLatch);
 				return NULL;
 			}
-			if (!kdg_pq.isBusy(conn))
+			if (st == 1)
 			{
 				done[i] = true;
 				left--;
 				__atomic_sub_fetch(&set->busy, 1, __ATOMIC_RELAXED);
 				continue;
 			}
-			fds[nfds].fd = kdg_pq.socket(conn);
+			fds[nfds].fd = kdg_pq.socket(rd->conns[i]);
 			fds[nfds].events = POLLIN;
 			fds[nfds].revents = 0;
 			nfds++;
@@ -112,11 +144,14 @@ kdg_reader_main(void *arg)
 
 /*
  * Start reading conns[0 .. n) on threads, connection i on reader
- * i % nreaders.  When a reader could not be started (kdg_readers_started
- * is false), the caller stops them all and reads the connections itself.
+ * i % nreaders: until each result is complete in libpq's buffers, or with
+ * fn, passing each result to fn(args[i], res) as it completes (fn runs on
+ * the reader threads: it may call libpq and plain C, nothing of the
+ * backend's).  When a reader could not be started (kdg_readers_started is
+ * false), the caller stops them all and reads the connections itself.
  */
 KdReaders *
-kdg_readers_start(PGconn **conns, int n)
+kdg_readers_start(PGconn **conns, int n, KdReaderFn fn, void **args)
 {
 	KdReaders  *set = palloc0(sizeof(KdReaders));
 	sigset_t	all;
@@ -124,6 +159,8 @@ kdg_readers_start(PGconn **conns, int n)
 
 	set->conns = conns;
 	set->nconns = n;
+	set->fn = fn;
+	set->args = args;
 	set->failed = -1;
 	set->busy = n;
 	set->nreaders = Min(n, KD_READER_THREADS);

@@ -21,6 +21,10 @@ extern void kdg_check_keys_unique(const KdTable *t);
 extern uint64 *kdg_table_refs(const KdTable *t);
 extern double *kdg_table_queries(const KdTable *t);
 
+struct pg_conn;					/* libpq's PGconn */
+struct pg_result;				/* libpq's PGresult */
+typedef struct KdChunkStream KdChunkStream;	/* answer_chunks.c */
+
 /* remote.c */
 extern void kdg_remote_open(KdSource *leaf);
 extern char *kdg_remote_kdgpu_schema(void);
@@ -38,22 +42,34 @@ extern void kdg_remote_drain(const KdTable *t, bool large);
 extern KdAnswer *kdg_remote_answer(const KdTable *t, int leaf, int64 nq,
 								   int k, bool batched, bool distance);
 extern void kdg_remote_all_knn_send(const KdTable *t, int leaf, const char *fn,
-									int k, bool include_self);
+									int k, bool include_self, bool stream);
+extern struct pg_conn *kdg_remote_conn(const KdSource *leaf);
+extern void kdg_remote_raise(const KdSource *leaf, struct pg_result *res);
+extern void kdg_remote_raise_read(const KdSource *leaf, bool lost);
+extern void kdg_remote_read_done(const KdSource *leaf);
 extern void kdg_remote_all_knn_points(const KdTable *t, int leaf, int k);
 extern void kdg_remote_all_knn_fill(const KdTable *t, int leaf, int k,
 									KdHit *hits, int *count);
 
+/* remote_stream.c */
+extern void kdg_remote_all_knn_heads(const KdTable *t, int k,
+									 KdChunkStream *streams);
+extern void kdg_remote_all_knn_stream(const KdTable *t, KdChunkStream *streams);
+
 /* remote_readers.c */
-struct pg_conn;					/* libpq's PGconn */
 typedef struct KdReaders KdReaders;
-extern KdReaders *kdg_readers_start(struct pg_conn **conns, int n);
+/* Takes a result read on a reader thread (and frees it); false refuses it. */
+typedef bool (*KdReaderFn) (void *arg, struct pg_result *res);
+extern int	kdg_reader_step(struct pg_conn *conn, KdReaderFn fn, void *arg);
+extern KdReaders *kdg_readers_start(struct pg_conn **conns, int n,
+									KdReaderFn fn, void **args);
 extern bool kdg_readers_started(const KdReaders *set);
 extern int	kdg_readers_busy(KdReaders *set, int *failed);
 extern void kdg_readers_stop(KdReaders *set);
 
 /* answer_chunks.c; the chunks are written by funcs/chunks_funcs.c */
-/* The first word of every chunk: "KDC1". */
-#define KD_CHUNK_MAGIC	0x4B444331
+/* The first word of every chunk: "KDC2". */
+#define KD_CHUNK_MAGIC	0x4B444332
 
 /* The header of a chunk, each field a big-endian int32. */
 typedef enum KdChunkField
@@ -68,6 +84,7 @@ typedef enum KdChunkField
 	KD_CH_GEOTYPE,
 	KD_CH_SLOTS,
 	KD_CH_NENTRIES,
+	KD_CH_TOTAL,				/* entries of every chunk of the answer */
 	KD_CH_FIELDS
 } KdChunkField;
 
@@ -83,6 +100,29 @@ extern bool kdg_answer_chunks_fill(KdSource *src, int k,
 								   const int64 *lens,
 								   const int64 *chunk_first, int nchunks,
 								   KdHit *hits, int *count);
+/*
+ * A foreign leaf's own All-kNN read a chunk at a time as it arrives:
+ * its points' slots go to src's rows, their neighbours to hits and count
+ * (point i's at hits[i * k ..]), from the reader threads.
+ */
+struct KdChunkStream
+{
+	KdSource   *src;
+	int			k;
+	KdHit	   *hits;
+	int		   *count;
+	int64		total;			/* the entries the chunks say they hold */
+	int64		next;			/* the next entry to fill */
+	char	   *first;			/* the first chunk, copied, until filled */
+	int64		first_len;
+	bool		ended;			/* the server said its result is complete */
+	bool		bad;			/* a chunk was out of shape */
+	struct pg_result *error;	/* the server's error result, for the backend */
+};
+extern bool kdg_answer_stream_begin(KdChunkStream *s, KdSource *src, int k,
+									const char *chunk, int64 len);
+extern bool kdg_answer_stream_chunk(KdChunkStream *s, const char *chunk,
+									int64 len);
 extern KdAnswer *kdg_answer_chunks_answer(KdSource *src, int k,
 										  const char *const *chunks,
 										  const int64 *lens, int nchunks,

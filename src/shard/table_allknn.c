@@ -6,7 +6,9 @@
  *
  * Every leaf first answers the All-kNN of its own points (a local leaf
  * through the engine, a foreign one on its server, which sends its points
- * and their answers in binary chunks: allknn_chunks.c, remote.c), which gives
+ * and their answers in binary chunks: chunks_funcs.c, remote.c, read as
+ * they arrive where every foreign leaf has a connection of its own:
+ * remote_stream.c), which gives
  * each point p its k-th distance d(p) within its own leaf (infinite when
  * the leaf has k points or fewer).  p's k nearest rows of the whole table
  * lie within d(p), so another leaf can hold one only if its bounding box
@@ -288,6 +290,21 @@ kdg_cross_plan(const KdTable *t, const KdGather *all, KdBox *boxes,
 }
 
 /*
+ * Whether no two of t's foreign leaves share a connection, so that every
+ * one's own All-kNN is in flight at once and can be read as it arrives.
+ */
+static bool
+kdg_remote_conns_apart(const KdTable *t)
+{
+	for (int p = 0; p < t->nparts; p++)
+		for (int q = p + 1; q < t->nparts; q++)
+			if (t->parts[p].remote && t->parts[q].remote &&
+				kdg_remote_conn(&t->parts[p]) == kdg_remote_conn(&t->parts[q]))
+				return false;
+	return true;
+}
+
+/*
  * Every point's k nearest rows of the table, exact; answer i belongs to the
  * table's i-th point, leaf after leaf (through ans->order for a plain
  * table, as kdg_search_all_knn gives it).  A foreign leaf's points are read
@@ -309,6 +326,9 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	char	   *schema = t->nremote ? kdg_remote_kdgpu_schema() : NULL;
 	char	   *fn = t->nremote ? psprintf("%s.kd_all_knn_chunks", schema) : NULL;
 	char	   *join = t->nremote ? psprintf("%s.kd_knn_join_chunks", schema) : NULL;
+	/* foreign leaves' answers read as they arrive, when all are sent at once */
+	bool		stream = t->nremote > 0 && kdg_remote_conns_apart(t);
+	KdChunkStream *streams = stream ? palloc0(sizeof(KdChunkStream) * np) : NULL;
 	KdSource   *lead = NULL;
 	int			full;
 	KdGather	all;
@@ -316,7 +336,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	int64		nqueries = 0;
 	int64		nasked = 0;
 	instr_time	start;
-	instr_time	read_at;		/* every leaf's own answers read */
+	instr_time	read_at;		/* every leaf's own answer read, or begun */
 	instr_time	merged_at;		/* in place, the cross queries planned */
 	instr_time	done_at;
 
@@ -327,22 +347,26 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	/* each leaf's own All-kNN, the foreign leaves' on their servers */
 	for (int p = 0; p < np; p++)
 		if (t->parts[p].remote && kdg_remote_can_send(t, p))
-			kdg_remote_all_knn_send(t, p, fn, k, include_self);
+			kdg_remote_all_knn_send(t, p, fn, k, include_self, stream);
 	for (int p = 0; p < np; p++)
 		if (t->parts[p].remote == NULL && t->parts[p].n > 0)
 		{
 			trees[p] = kdg_source_search_tree(&t->parts[p], t->parts[p].n, true);
 			own[p] = kdg_search_all_knn(&t->parts[p], trees[p], k, include_self);
 		}
-	if (t->nremote > 0)
+	if (stream)
+		kdg_remote_all_knn_heads(t, k, streams);
+	else if (t->nremote > 0)
+	{
 		kdg_remote_drain(t, true);
-	for (int p = 0; p < np; p++)
-		if (t->parts[p].remote)
-		{
-			if (!kdg_remote_in_flight(&t->parts[p]))
-				kdg_remote_all_knn_send(t, p, fn, k, include_self);
-			kdg_remote_all_knn_points(t, p, k);
-		}
+		for (int p = 0; p < np; p++)
+			if (t->parts[p].remote)
+			{
+				if (!kdg_remote_in_flight(&t->parts[p]))
+					kdg_remote_all_knn_send(t, p, fn, k, include_self, false);
+				kdg_remote_all_knn_points(t, p, k);
+			}
+	}
 	INSTR_TIME_SET_CURRENT(read_at);
 
 	/* the points, leaf after leaf, all of one dimension */
@@ -363,16 +387,26 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	t->head.dim = lead->dim;
 	t->head.info = lead->info;
 
-	/* each leaf's own answers in place, a foreign leaf's points with them */
+	/*
+	 * each leaf's own answers in place, a foreign leaf's points with them;
+	 * streamed ones (remote_stream.c) as the rest of their chunks arrive
+	 */
 	kdg_gather_init(&all, n, k);
 	for (int p = 0; p < np; p++)
-		if (t->parts[p].remote)
+		if (t->parts[p].remote && stream)
+		{
+			streams[p].hits = all.hits + first[p] * k;
+			streams[p].count = all.count + first[p];
+		}
+		else if (t->parts[p].remote)
 			kdg_remote_all_knn_fill(t, p, k, all.hits + first[p] * k, all.count + first[p]);
 		else if (t->parts[p].n > 0)
 		{
 			kdg_gather_own(&all, own[p], first[p], t->parts[p].n);
 			pfree(own[p]->hits);
 		}
+	if (stream)
+		kdg_remote_all_knn_stream(t, streams);
 	if (t->head.type == KD_TYPE_GEOGRAPHY || kdg_source_flat(lead))
 		boxes = NULL;
 	else
@@ -431,7 +465,7 @@ kdg_table_all_knn(KdTable *t, int k, bool include_self)
 	INSTR_TIME_SUBTRACT(merged_at, read_at);
 	INSTR_TIME_SUBTRACT(read_at, start);
 	elog(DEBUG1, "kdgpu: All-kNN over %d partitions: %lld of %lld points queried other partitions, %lld queries; "
-		 "own answers read in %.0f ms, put in place in %.0f ms, other partitions' answers in %.0f ms",
+		 "own answers read (or their first chunks, when streamed) in %.0f ms, put in place in %.0f ms, other partitions' answers in %.0f ms",
 		 np, (long long) nasked, (long long) n, (long long) nqueries,
 		 INSTR_TIME_GET_MILLISEC(read_at), INSTR_TIME_GET_MILLISEC(merged_at),
 		 INSTR_TIME_GET_MILLISEC(done_at));

@@ -167,6 +167,33 @@ same_rows("SELECT * FROM kd_knn_join('pts', ARRAY[point(50, 40), point(1, 2), po
 same_rows("SELECT * FROM kd_knn_join('pts', 'p', 'qpts'::regclass, 'q', 5, 'id', 'qid')",
 	"SELECT * FROM kd_knn_join('allpts', 'p', 'qpts'::regclass, 'q', 5, 'id', 'qid')",
 	'kd_knn_join over shards, queries from a table');
+# All-kNN over shards whose answers come in several chunks each (about
+# 21,000 points a chunk), read and filled as they arrive: equal to one
+# table's, and one chunk's worth on the third shard
+for my $i (0 .. 2)
+{
+	my $n = $i == 2 ? 700 : 30000;
+	$shards[$i]->safe_psql('postgres', qq{
+		CREATE TABLE many (id bigint PRIMARY KEY, p point);
+		INSERT INTO many SELECT $i * 1000000 + i, point(($i * 100) + (i::bigint * 7919 % 10007) / 100.0, (i::bigint * 104729 % 10009) / 100.0)
+		  FROM generate_series(1, $n) i;
+		CREATE INDEX ON many USING kdgpu (p);
+		VACUUM ANALYZE many;
+	});
+}
+$coord->safe_psql('postgres', q{
+	CREATE TABLE many (id bigint, p point) PARTITION BY RANGE (id);
+	CREATE FOREIGN TABLE many_s1 PARTITION OF many FOR VALUES FROM (0) TO (1000000) SERVER s1 OPTIONS (table_name 'many');
+	CREATE FOREIGN TABLE many_s2 PARTITION OF many FOR VALUES FROM (1000000) TO (2000000) SERVER s2 OPTIONS (table_name 'many');
+	CREATE FOREIGN TABLE many_s3 PARTITION OF many FOR VALUES FROM (2000000) TO (3000000) SERVER s3 OPTIONS (table_name 'many');
+});
+is($coord->safe_psql('postgres', q{
+	CREATE TABLE allmany AS SELECT id, p FROM many;
+	SELECT count(*) FROM (
+	  (SELECT * FROM kd_all_knn_arrays('many', 6, 'id') EXCEPT ALL SELECT * FROM kd_all_knn_arrays('allmany', 6, 'id'))
+	  UNION ALL
+	  (SELECT * FROM kd_all_knn_arrays('allmany', 6, 'id') EXCEPT ALL SELECT * FROM kd_all_knn_arrays('many', 6, 'id'))) d}),
+	'0', 'All-kNN over shards of several chunks each equals one table\'s (60,700 points)');
 same_rows("SELECT * FROM kd_range_join_parts('pts', ARRAY[point(50, 40), point(10, 10)], ARRAY[3.5, 2])",
 	"SELECT o::int, s.* FROM unnest(ARRAY[point(50, 40), point(10, 10)], ARRAY[3.5, 2]) WITH ORDINALITY u(q, r, o),
 	   LATERAL (SELECT tableoid::regclass, ctid, p <-> q, (row_number() OVER (ORDER BY p <-> q, tableoid, ctid))::int
