@@ -39,7 +39,7 @@ RESET enable_seqscan;
 -- the planner's row count of a function over a partitioned table never
 -- analyzed itself: its partitions' rows (their CREATE INDEX counted them),
 -- k per row for the pairs
-CREATE FUNCTION plan_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+CREATE FUNCTION parts_plan_rows(q text) RETURNS float8 LANGUAGE plpgsql AS $$
 DECLARE
 	j			json;
 BEGIN
@@ -47,8 +47,8 @@ BEGIN
 	RETURN (j -> 0 -> 'Plan' ->> 'Plan Rows')::float8;
 END $$;
 SELECT c.reltuples AS parent_reltuples,
-       plan_rows($q$SELECT * FROM kd_all_knn_arrays('grid', 2, 'id')$q$) = n AS arrays_rows_right,
-       plan_rows($q$SELECT * FROM kd_all_knn('grid', 2, 'id')$q$) = 2 * n AS pairs_rows_right
+       parts_plan_rows($q$SELECT * FROM kd_all_knn_arrays('grid', 2, 'id')$q$) = n AS arrays_rows_right,
+       parts_plan_rows($q$SELECT * FROM kd_all_knn('grid', 2, 'id')$q$) = 2 * n AS pairs_rows_right
 FROM pg_class c, (SELECT count(*) AS n FROM grid) g WHERE c.oid = 'grid'::regclass;
 
 -- kd_all_knn_chunks and kd_knn_join_chunks, what a shard answers a
@@ -134,5 +134,6 @@ DROP FUNCTION chunk_entries(bytea);
 DROP FUNCTION chunk_ref(bigint, bool);
 DROP FUNCTION chunk_i32(bytea, int);
 DROP FUNCTION chunk_i64(bytea, int);
+DROP FUNCTION parts_plan_rows(text);
 
 DROP TABLE grid;
