@@ -51,7 +51,6 @@
 #include "libpq/pqformat.h"
 #include "port/pg_bswap.h"
 #include "miscadmin.h"
-#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/wait_event.h"
 #include "utils/array.h"
@@ -358,20 +357,8 @@ kdg_remote_drain_threads(const KdTable *t)
 	readers = kdg_readers_start(conns, n, NULL, NULL);
 	PG_TRY();
 	{
-		while (kdg_readers_started(readers) &&
-			   kdg_readers_busy(readers, &failed) > 0 && failed < 0 &&
-			   !INTERRUPTS_PENDING_CONDITION())
-		{
-			int			rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_POSTMASTER_DEATH,
-									   100, PG_WAIT_EXTENSION);
-
-			ResetLatch(MyLatch);
-			if (rc & WL_POSTMASTER_DEATH)
-			{
-				kdg_readers_stop(readers);
-				proc_exit(1);
-			}
-		}
+		if (kdg_readers_started(readers))
+			(void) kdg_readers_wait(readers, &failed);
 	}
 	PG_FINALLY();
 	{

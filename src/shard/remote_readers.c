@@ -24,7 +24,9 @@
 #include <signal.h>
 
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
+#include "utils/wait_event.h"
 
 #include "shard/shard.h"
 #include "shard/remote_libpq.h"
@@ -209,6 +211,35 @@ kdg_readers_stop(KdReaders *set)
 			pthread_join(set->readers[r].thread, NULL);
 			set->readers[r].started = false;
 		}
+}
+
+/*
+ * Wait on the backend's latch while the readers work, until every
+ * connection is done, one failed (*failed), or an interrupt is pending
+ * (the caller stops the readers before it processes it, so that only the
+ * backend touches the connections then).  Returns the connections not
+ * done.  On postmaster death the readers are stopped and the backend
+ * exits, since exiting with them running would free what they read.
+ */
+int
+kdg_readers_wait(KdReaders *set, int *failed)
+{
+	int			busy;
+
+	while ((busy = kdg_readers_busy(set, failed)) > 0 && *failed < 0 &&
+		   !INTERRUPTS_PENDING_CONDITION())
+	{
+		int			rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_POSTMASTER_DEATH,
+								   100, PG_WAIT_EXTENSION);
+
+		ResetLatch(MyLatch);
+		if (rc & WL_POSTMASTER_DEATH)
+		{
+			kdg_readers_stop(set);
+			proc_exit(1);
+		}
+	}
+	return busy;
 }
 
 /* Whether every reader started. */

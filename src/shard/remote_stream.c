@@ -17,13 +17,12 @@
  * Used only when no two foreign leaves share a connection, so that every
  * leaf's call is in flight at once; otherwise table_allknn.c reads whole
  * answers in turns.  An interrupt stops the readers before it is
- * processed; a server's error, a lost connection or a chunk out of shape
+ * processed (kdg_readers_wait); a server's error, a lost connection or a chunk out of shape
  * is raised by the backend once they are stopped.
  */
 #include "postgres.h"
 
 #include "miscadmin.h"
-#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/wait_event.h"
 
@@ -32,6 +31,20 @@
 
 /* How long the backend waits on a connection's socket when it reads them itself. */
 #define KD_STREAM_POLL_MS 10
+
+/*
+ * The chunk of a single-row result (*value, *len); false when the row is
+ * not one value.  Any thread may call it.
+ */
+static bool
+kdg_stream_value(const PGresult *res, const char **value, int64 *len)
+{
+	if (kdg_pq.nfields(res) != 1 || kdg_pq.getisnull(res, 0, 0))
+		return false;
+	*value = kdg_pq.getvalue(res, 0, 0);
+	*len = kdg_pq.getlength(res, 0, 0);
+	return true;
+}
 
 /*
  * Read the first result of every foreign leaf's own All-kNN, sent with
@@ -46,6 +59,8 @@ kdg_remote_all_knn_heads(const KdTable *t, int k, KdChunkStream *streams)
 	{
 		KdSource   *src = &t->parts[p];
 		PGresult   *res;
+		const char *value;
+		int64		len;
 		bool		ok;
 
 		if (src->remote == NULL)
@@ -54,9 +69,8 @@ kdg_remote_all_knn_heads(const KdTable *t, int k, KdChunkStream *streams)
 		switch (kdg_pq.resultStatus(res))
 		{
 			case PGRES_SINGLE_TUPLE:
-				ok = kdg_pq.nfields(res) == 1 && !kdg_pq.getisnull(res, 0, 0) &&
-					kdg_answer_stream_begin(&streams[p], src, k, kdg_pq.getvalue(res, 0, 0),
-											kdg_pq.getlength(res, 0, 0));
+				ok = kdg_stream_value(res, &value, &len) &&
+					kdg_answer_stream_begin(&streams[p], src, k, value, len);
 				kdg_pq.clear(res);
 				if (!ok)
 					kdg_remote_raise_read(src, false);
@@ -78,14 +92,15 @@ static bool
 kdg_stream_result(void *arg, PGresult *res)
 {
 	KdChunkStream *s = arg;
+	const char *value;
+	int64		len;
 	bool		ok;
 
 	switch (kdg_pq.resultStatus(res))
 	{
 		case PGRES_SINGLE_TUPLE:
-			ok = kdg_pq.nfields(res) == 1 && !kdg_pq.getisnull(res, 0, 0) &&
-				kdg_answer_stream_chunk(s, kdg_pq.getvalue(res, 0, 0),
-										kdg_pq.getlength(res, 0, 0));
+			ok = kdg_stream_value(res, &value, &len) &&
+				kdg_answer_stream_chunk(s, value, len);
 			kdg_pq.clear(res);
 			s->bad = !ok;
 			return ok;
@@ -192,22 +207,12 @@ kdg_remote_all_knn_stream(const KdTable *t, KdChunkStream *streams)
 			kdg_readers_stop(readers);
 			failed = kdg_stream_read_here(conns, args, n);
 		}
-		else
+		else if (kdg_readers_wait(readers, &failed) > 0 && failed < 0)
 		{
-			while (kdg_readers_busy(readers, &failed) > 0 && failed < 0 &&
-				   !INTERRUPTS_PENDING_CONDITION())
-			{
-				(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-								 100, PG_WAIT_EXTENSION);
-				ResetLatch(MyLatch);
-			}
 			/* an interrupt: the connections back to the backend, which reads the rest */
-			if (failed < 0 && kdg_readers_busy(readers, &failed) > 0 && failed < 0)
-			{
-				kdg_readers_stop(readers);
-				CHECK_FOR_INTERRUPTS();
-				failed = kdg_stream_read_here(conns, args, n);
-			}
+			kdg_readers_stop(readers);
+			CHECK_FOR_INTERRUPTS();
+			failed = kdg_stream_read_here(conns, args, n);
 		}
 	}
 	PG_FINALLY();

@@ -65,6 +65,7 @@ extern KdReaders *kdg_readers_start(struct pg_conn **conns, int n,
 									KdReaderFn fn, void **args);
 extern bool kdg_readers_started(const KdReaders *set);
 extern int	kdg_readers_busy(KdReaders *set, int *failed);
+extern int	kdg_readers_wait(KdReaders *set, int *failed);
 extern void kdg_readers_stop(KdReaders *set);
 
 /* answer_chunks.c; the chunks are written by funcs/chunks_funcs.c */
