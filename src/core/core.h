@@ -34,6 +34,9 @@ extern void kdg_check_status(KdStatus status, const KdError *err,
 							const KdExec *exec, const char *what);
 extern KdTree *kdg_tree_new(void);
 
+/* large_alloc.c */
+extern void *kdg_alloc_large(MemoryContext cxt, Size size, bool zero);
+
 /* A large segment kept mapped between uses (kept_segment.c). */
 typedef struct KdgKeptSegment
 {

@@ -55,14 +55,16 @@ typedef struct KdChunkPlan
 	int64		entry;			/* its first entry */
 	int64		nentries;
 	Size		len;			/* of the bytea, header included */
-	bytea	   *chunk;
+	bytea	   *chunk;			/* in the batch's buffer */
 } KdChunkPlan;
 
 /*
  * What the chunk functions keep between calls: the answer, whether its
  * entries are the table's rows, where the next batch of chunks starts, and
  * the batch made (one chunk per engine thread, filled at once, returned one
- * per call).
+ * per call).  Every batch is written into one buffer, kept for the next
+ * batches (and grown when one needs more), since writing into memory just
+ * allocated is bound by mapping its pages.
  */
 typedef struct KdChunkState
 {
@@ -77,6 +79,8 @@ typedef struct KdChunkState
 	int			nbatch;
 	int			maxbatch;
 	int			next;			/* the next chunk of the batch to return */
+	char	   *buf;			/* the batch's chunks */
+	Size		bufsize;
 } KdChunkState;
 
 /*
@@ -168,13 +172,16 @@ kdg_chunks_slots(const KdChunkState *st)
 
 /*
  * Plan the next batch of st's chunks: each as many entries as fit
- * KD_CHUNK_BYTES (at least one), measured before they are written.
+ * KD_CHUNK_BYTES (at least one), measured before they are written, and
+ * placed in st's buffer (the chunks returned before are done with).
  */
 static void
 kdg_chunks_plan(KdChunkState *st)
 {
 	const KdTable *t = st->t;
 	Size		slots = kdg_chunks_slots(st) * sizeof(uint64);
+	Size		need = 0;
+	Size		at = 0;
 
 	st->nbatch = 0;
 	st->next = 0;
@@ -203,7 +210,19 @@ kdg_chunks_plan(KdChunkState *st)
 			st->entry++;
 			c->nentries++;
 		}
-		c->chunk = palloc(c->len);
+		need += MAXALIGN(c->len);
+	}
+	if (need > st->bufsize)
+	{
+		if (st->buf)
+			pfree(st->buf);
+		st->buf = kdg_alloc_large(CurrentMemoryContext, need, false);
+		st->bufsize = need;
+	}
+	for (int i = 0; i < st->nbatch; i++)
+	{
+		st->batch[i].chunk = (bytea *) (st->buf + at);
+		at += MAXALIGN(st->batch[i].len);
 	}
 }
 
@@ -311,13 +330,11 @@ chunks_hot_pages(KdChunkState *st, bool before)
  * The next chunk of st's entries as a bytea, NULL after the last.  Chunks
  * are made a batch at a time, written at once on the engine's threads,
  * since one thread writing a large All-kNN took longer than its search.
- * The chunk returned before is freed.
+ * A batch's chunks stay valid until the call after the batch's last.
  */
 static bytea *
 kdg_chunks_next(KdChunkState *st)
 {
-	if (st->next > 0)
-		pfree(st->batch[st->next - 1].chunk);
 	if (st->next == st->nbatch)
 	{
 		kdg_chunks_plan(st);

@@ -288,7 +288,7 @@ kdg_knn_answer(KdHit *hits, const int32 *count, int64 nq, int kk)
 	int64		total;
 
 	ans->nq = nq;
-	ans->offsets = palloc_extended(sizeof(int64) * (nq + 1), MCXT_ALLOC_HUGE);
+	ans->offsets = kdg_alloc_large(CurrentMemoryContext, sizeof(int64) * (nq + 1), false);
 	ans->offsets[0] = 0;
 	for (int64 q = 0; q < nq; q++)
 		ans->offsets[q + 1] = ans->offsets[q] + count[q];
@@ -297,7 +297,7 @@ kdg_knn_answer(KdHit *hits, const int32 *count, int64 nq, int kk)
 	{
 		KdAnswerCopy c = {hits, NULL, count, ans->offsets, kk};
 
-		c.to = palloc_extended(sizeof(KdHit) * Max(total, 1), MCXT_ALLOC_HUGE);
+		c.to = kdg_alloc_large(CurrentMemoryContext, sizeof(KdHit) * total, false);
 		kdg_parallel_for(nq, 4096, kdg_answer_copy_range, &c);
 		pfree(hits);
 		ans->hits = c.to;

@@ -312,8 +312,8 @@ kdg_search_knn(const KdSource *src, const KdgTree *tree, const double *queries,
 	if (nq == 0 || src->n == 0)
 		return kdg_empty_answer(nq);
 	kdg_check_answer_memory(nq, kk, "a kNN search");
-	raw = palloc_extended(sizeof(KdNeighbor) * nq * kk, MCXT_ALLOC_HUGE);
-	count = palloc_extended(sizeof(int32) * nq, MCXT_ALLOC_HUGE);
+	raw = kdg_alloc_large(CurrentMemoryContext, sizeof(KdNeighbor) * nq * kk, false);
+	count = kdg_alloc_large(CurrentMemoryContext, sizeof(int32) * nq, false);
 	tree = kdg_knn_raw(src, tree, kdg_engine_points(src, queries, nq), nq, kk,
 					   raw, count);
 	kdg_refine_knn(src, tree, raw, count, nq, k, kk, queries, NULL, src->n);
@@ -354,8 +354,8 @@ kdg_search_all_knn_slice(const KdSource *src, const KdgTree *tree, int k,
 			self[q] = (uint64) (from + q);
 	}
 	kdg_check_answer_memory(nq, kk, "All-kNN");
-	raw = palloc_extended(sizeof(KdNeighbor) * nq * kk, MCXT_ALLOC_HUGE);
-	count = palloc_extended(sizeof(int32) * nq, MCXT_ALLOC_HUGE);
+	raw = kdg_alloc_large(CurrentMemoryContext, sizeof(KdNeighbor) * nq * kk, false);
+	count = kdg_alloc_large(CurrentMemoryContext, sizeof(int32) * nq, false);
 	tree = kdg_knn_raw(src, tree, kdg_engine_points(src, queries, nq), nq, kk,
 					   raw, count);
 	kdg_refine_knn(src, tree, raw, count, nq, k, kk, queries, self,
@@ -420,8 +420,8 @@ kdg_search_all_knn(const KdSource *src, const KdgTree *gtree, int k,
 	if (n == 0)
 		return kdg_empty_answer(0);
 	kdg_check_answer_memory(n, kk, "All-kNN");
-	raw = palloc_extended(sizeof(KdNeighbor) * n * kk, MCXT_ALLOC_HUGE);
-	count = palloc_extended(sizeof(int32) * n, MCXT_ALLOC_HUGE);
+	raw = kdg_alloc_large(CurrentMemoryContext, sizeof(KdNeighbor) * n * kk, false);
+	count = kdg_alloc_large(CurrentMemoryContext, sizeof(int32) * n, false);
 	kdg_exec_for(&exec, gtree);
 	st = kde_all_knn(gtree->tree, kk, include_self, raw, count, &exec, &err);
 	if ((again = kdg_tree_to_retry(st, gtree, src, true)) != NULL)

@@ -105,9 +105,8 @@ kdg_chunks_room(KdSource *src, int64 n)
 {
 	src->n = n;
 	src->cap = Max(n, 1);
-	src->rows = MemoryContextAllocExtended(src->mcxt,
-										   sizeof(KdSlot) * Max(src->stride, 1) * src->cap,
-										   MCXT_ALLOC_HUGE);
+	src->rows = kdg_alloc_large(src->mcxt, sizeof(KdSlot) * Max(src->stride, 1) * src->cap,
+								false);
 }
 
 /*
@@ -371,7 +370,7 @@ kdg_answer_chunks_answer(KdSource *src, int k, const char *const *chunks,
 			ans->offsets[e + 1] = ans->offsets[e] + nn;
 		}
 	}
-	ans->hits = palloc_extended(sizeof(KdHit) * Max(ans->offsets[nq], 1), MCXT_ALLOC_HUGE);
+	ans->hits = kdg_alloc_large(CurrentMemoryContext, sizeof(KdHit) * ans->offsets[nq], false);
 	f.ans = ans;
 	if (!kdg_chunks_fill(&f, nchunks))
 		return NULL;
