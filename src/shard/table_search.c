@@ -66,51 +66,90 @@ kdg_hits_merge(const KdHit *a, int64 na, const KdHit *b, int64 nb,
 	return n;
 }
 
+/* What the threads of answer_merge share. */
+typedef struct KdAnswerMerge
+{
+	const KdAnswer *acc;
+	const KdAnswer *part;
+	int64		first;
+	int			limit;
+	KdAnswer   *out;
+} KdAnswerMerge;
+
+/* Query i's hits in acc (*a, *na) and in part (*b, *nb); none where it has none. */
+static inline void
+answer_merge_inputs(const KdAnswerMerge *m, int64 i, const KdHit **a, int64 *na,
+					const KdHit **b, int64 *nb)
+{
+	*na = 0;
+	*nb = 0;
+	*a = m->acc ? kdg_answer_hits(m->acc, i, na) : NULL;
+	*b = NULL;
+	if (i >= m->first && i < m->first + m->part->nq)
+		*b = kdg_answer_hits(m->part, i - m->first, nb);
+}
+
+/* kde_parallel_for body of answer_merge: merge queries begin .. end into place. */
+static void
+answer_merge_range(void *arg, int64_t begin, int64_t end)
+{
+	KdAnswerMerge *m = arg;
+
+	for (int64 i = begin; i < end; i++)
+	{
+		const KdHit *a;
+		const KdHit *b;
+		int64		na;
+		int64		nb;
+
+		answer_merge_inputs(m, i, &a, &na, &b, &nb);
+		kdg_hits_merge(a, na, b, nb, m->out->hits + m->out->offsets[i], m->limit);
+	}
+}
+
 /*
  * Merge part, the answers to queries first .. first + part->nq - 1, into
  * acc, the answers to all nq queries (NULL: none yet); keep at most limit
  * hits per query (no limit when limit < 0).  Returns a new answer in the
- * current memory context.
+ * current memory context; the queries are merged on the engine's threads.
  */
 static KdAnswer *
 answer_merge(const KdAnswer *acc, const KdAnswer *part, int64 first,
 			 int64 nq, int limit)
 {
 	KdAnswer   *out = palloc0(sizeof(KdAnswer));
+	KdAnswerMerge m = {acc, part, first, limit, out};
 	int64		total = 0;
 
 	out->nq = nq;
-	out->offsets = palloc_extended(sizeof(int64) * (nq + 1), MCXT_ALLOC_HUGE);
-	for (int64 pass = 0; pass < 2; pass++)
+	out->offsets = kdg_alloc_large(CurrentMemoryContext, sizeof(int64) * (nq + 1), false);
+	for (int64 i = 0; i < nq; i++)
 	{
-		for (int64 i = 0; i < nq; i++)
-		{
-			int64		na = 0;
-			int64		nb = 0;
-			const KdHit *a = acc ? kdg_answer_hits(acc, i, &na) : NULL;
-			const KdHit *b = NULL;
-			int64		n;
+		const KdHit *a;
+		const KdHit *b;
+		int64		na;
+		int64		nb;
 
-			if (i >= first && i < first + part->nq)
-				b = kdg_answer_hits(part, i - first, &nb);
-			if (pass == 1)
-			{
-				kdg_hits_merge(a, na, b, nb, out->hits + out->offsets[i], limit);
-				continue;
-			}
-			n = na + nb;
-			if (limit >= 0)
-				n = Min(n, limit);
-			out->offsets[i] = total;
-			total += n;
-		}
-		if (pass == 0)
-		{
-			out->offsets[nq] = total;
-			out->hits = palloc_extended(sizeof(KdHit) * Max(total, 1), MCXT_ALLOC_HUGE);
-		}
+		answer_merge_inputs(&m, i, &a, &na, &b, &nb);
+		out->offsets[i] = total;
+		total += limit >= 0 ? Min(na + nb, limit) : na + nb;
 	}
+	out->offsets[nq] = total;
+	out->hits = kdg_alloc_large(CurrentMemoryContext, sizeof(KdHit) * total, false);
+	kdg_parallel_for(nq, 4096, answer_merge_range, &m);
 	return out;
+}
+
+/* Free an answer's arrays and the answer itself. */
+static void
+answer_free(KdAnswer *ans)
+{
+	pfree(ans->offsets);
+	if (ans->hits)
+		pfree(ans->hits);
+	if (ans->order)
+		pfree(ans->order);
+	pfree(ans);
 }
 
 /* A search of one leaf whose answers it merges into acc (kdg_each_leaf). */
@@ -167,14 +206,21 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, bool flat_ok, void *arg,
 		kdg_remote_drain(t, nq >= KD_LARGE_ANSWER);
 	for (int p = 0; p < t->nparts; p++)
 	{
+		KdAnswer   *part;
+		KdAnswer   *merged;
+
 		if (t->parts[p].remote == NULL)
 			continue;
 		/* a partition whose server was busy with an earlier one's call */
 		if (!kdg_remote_in_flight(&t->parts[p]))
 			kdg_remote_send(t, p, t->rfn, t->rargs, &t->rparams, t->rbatched, t->rdistance,
 							t->rchunks);
-		acc = answer_merge(acc, kdg_remote_answer(t, p, nq, limit, t->rbatched, t->rdistance),
-							   0, nq, limit);
+		part = kdg_remote_answer(t, p, nq, limit, t->rbatched, t->rdistance);
+		merged = answer_merge(acc, part, 0, nq, limit);
+		if (acc)
+			answer_free(acc);
+		answer_free(part);
+		acc = merged;
 	}
 	return acc;
 }
