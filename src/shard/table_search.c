@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/memutils.h"
 
 #include "shard/shard.h"
@@ -172,7 +173,12 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, bool flat_ok, void *arg,
 			  int64 nq, int limit)
 {
 	KdAnswer   *acc = NULL;
+	instr_time	start;
+	instr_time	local_at;		/* the local leaves searched and merged */
+	instr_time	read_at;		/* every foreign leaf's answer read */
+	instr_time	done_at;
 
+	INSTR_TIME_SET_CURRENT(start);
 	for (int p = 0; p < t->nparts; p++)
 		if (t->parts[p].remote && kdg_remote_can_send(t, p))
 			kdg_remote_send(t, p, t->rfn, t->rargs, &t->rparams, t->rbatched, t->rdistance,
@@ -202,8 +208,10 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, bool flat_ok, void *arg,
 		memcpy(acc->hits, merged->hits, sizeof(KdHit) * merged->offsets[merged->nq]);
 		MemoryContextDelete(leafcxt);
 	}
+	INSTR_TIME_SET_CURRENT(local_at);
 	if (t->nremote > 0)
 		kdg_remote_drain(t, nq >= KD_LARGE_ANSWER);
+	INSTR_TIME_SET_CURRENT(read_at);
 	for (int p = 0; p < t->nparts; p++)
 	{
 		KdAnswer   *part;
@@ -221,6 +229,17 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, bool flat_ok, void *arg,
 			answer_free(acc);
 		answer_free(part);
 		acc = merged;
+	}
+	if (t->nremote > 0)
+	{
+		INSTR_TIME_SET_CURRENT(done_at);
+		INSTR_TIME_SUBTRACT(done_at, read_at);
+		INSTR_TIME_SUBTRACT(read_at, local_at);
+		INSTR_TIME_SUBTRACT(local_at, start);
+		elog(DEBUG1, "kdgpu: %lld queries over %d partitions: sent, and local ones searched, in %.0f ms, "
+			 "foreign ones' answers read in %.0f ms, decoded and merged in %.0f ms",
+			 (long long) nq, t->nparts, INSTR_TIME_GET_MILLISEC(local_at),
+			 INSTR_TIME_GET_MILLISEC(read_at), INSTR_TIME_GET_MILLISEC(done_at));
 	}
 	return acc;
 }
