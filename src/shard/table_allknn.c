@@ -202,9 +202,12 @@ typedef struct KdCrossPlan
 	const KdGather *all;
 	const int64 *first;
 	int64	  **idx;
-	int64	   *nidx;
 	bool		everywhere;		/* every point is asked of every leaf */
 	char	   *asked;			/* per point: asked of another leaf */
+	int			nseg;			/* segments of the points, per leaf asked */
+	int64	   *at;				/* per (leaf, segment): its points, then its
+								 * next place in idx[leaf] */
+	bool		write;			/* the second pass: fill idx and asked */
 } KdCrossPlan;
 
 /* kde_parallel_for body of kdg_leaf_boxes: leaves begin .. end. */
@@ -228,8 +231,11 @@ kdg_leaf_boxes(const KdTable *t, KdBox *boxes)
 }
 
 /*
- * kde_parallel_for body of kdg_cross_plan: for each leaf m of begin .. end,
- * the points of the other leaves whose ball reaches m's box, ascending.
+ * kde_parallel_for body of kdg_cross_plan: for each item begin .. end, a
+ * segment of the table's points for leaf m = item / nseg, the points of
+ * the segment in other leaves whose ball reaches m's box: counted in the
+ * first pass, put in idx[m] in the second (ascending, from the item's
+ * place).
  */
 static void
 kdg_cross_plan_range(void *arg, int64_t begin, int64_t end)
@@ -238,28 +244,42 @@ kdg_cross_plan_range(void *arg, int64_t begin, int64_t end)
 	const KdTable *t = c->t;
 	const KdGather *all = c->all;
 	int			k = all->k;
+	int64		n = c->first[t->nparts];
 
-	for (int64 m = begin; m < end; m++)
+	for (int64 item = begin; item < end; item++)
 	{
+		int			m = item / c->nseg;
+		int			s = item % c->nseg;
+		int64		hi = n * (s + 1) / c->nseg;
+		int			p = 0;
+
 		if (t->parts[m].n == 0)
 			continue;
-		for (int p = 0; p < t->nparts; p++)
+		for (int64 g = n * s / c->nseg; g < hi; g++)
 		{
-			if (p == m)
-				continue;
-			for (int64 i = 0; i < t->parts[p].n; i++)
-			{
-				int64		g = c->first[p] + i;
-				/* the k-th distance within its own leaf, when it has k */
-				double		r = all->count[g] == k ? all->hits[g * k + k - 1].dist : INFINITY;
+			double		r;
 
-				if (!c->everywhere &&
-					!kdg_ball_reaches(kdg_row_coords(&t->parts[p], i), t->head.dim,
-									  &c->boxes[m], r))
-					continue;
-				c->idx[m][c->nidx[m]++] = g;
-				__atomic_store_n(&c->asked[g], 1, __ATOMIC_RELAXED);
+			while (g >= c->first[p + 1])
+				p++;
+			if (p == m)
+			{
+				/* the leaf's own points: on to the next leaf */
+				g = c->first[p + 1] - 1;
+				continue;
 			}
+			/* the k-th distance within its own leaf, when it has k */
+			r = all->count[g] == k ? all->hits[g * k + k - 1].dist : INFINITY;
+			if (!c->everywhere &&
+				!kdg_ball_reaches(kdg_row_coords(&t->parts[p], g - c->first[p]),
+								  t->head.dim, &c->boxes[m], r))
+				continue;
+			if (!c->write)
+			{
+				c->at[item]++;
+				continue;
+			}
+			c->idx[m][c->at[item]++] = g;
+			__atomic_store_n(&c->asked[g], 1, __ATOMIC_RELAXED);
 		}
 	}
 }
@@ -268,24 +288,43 @@ kdg_cross_plan_range(void *arg, int64_t begin, int64_t end)
  * For each leaf m, the points of the other leaves that must be asked of it
  * (their own k-th distance reaches m's box, or all of them when there are
  * no boxes): idx[m][0 .. nidx[m]), in ascending order; *nasked is the
- * number of points asked of any.  The leaves are done at once on the
- * engine's threads.
+ * number of points asked of any.  The points are split into segments for
+ * each leaf, so that every engine thread has work however few the leaves,
+ * and each segment's points are counted, then placed.
  */
 static void
 kdg_cross_plan(const KdTable *t, const KdGather *all, KdBox *boxes,
 			   const int64 *first, int64 **idx, int64 *nidx, int64 *nasked)
 {
-	KdCrossPlan c = {t, boxes, all, first, idx, nidx, boxes == NULL};
-	int64		n = first[t->nparts];
+	int			np = t->nparts;
+	KdCrossPlan c = {t, boxes, all, first, idx, boxes == NULL};
+	int64		n = first[np];
+	int64		nitems;
 
+	c.nseg = Max(1, (4 * kdg_cpu_threads() + np - 1) / np);
+	nitems = (int64) np * c.nseg;
 	c.asked = kdg_alloc_large(CurrentMemoryContext, n, true);
-	for (int m = 0; m < t->nparts; m++)
-		if (t->parts[m].n > 0)
-			idx[m] = palloc_extended(sizeof(int64) * Max(n - t->parts[m].n, 1), MCXT_ALLOC_HUGE);
-	kdg_parallel_for(t->nparts, 1, kdg_cross_plan_range, &c);
+	c.at = palloc0_array(int64, nitems);
+	kdg_parallel_for(nitems, 1, kdg_cross_plan_range, &c);
+	for (int m = 0; m < np; m++)
+	{
+		nidx[m] = 0;
+		for (int s = 0; s < c.nseg; s++)
+		{
+			int64		count = c.at[(int64) m * c.nseg + s];
+
+			c.at[(int64) m * c.nseg + s] = nidx[m];
+			nidx[m] += count;
+		}
+		if (nidx[m] > 0)
+			idx[m] = kdg_alloc_large(CurrentMemoryContext, sizeof(int64) * nidx[m], false);
+	}
+	c.write = true;
+	kdg_parallel_for(nitems, 1, kdg_cross_plan_range, &c);
 	*nasked = 0;
 	for (int64 g = 0; g < n; g++)
 		*nasked += c.asked[g];
+	pfree(c.at);
 	pfree(c.asked);
 }
 
