@@ -199,8 +199,7 @@ kdg_table_read_all(KdTable *t)
 uint64 *
 kdg_table_refs(const KdTable *t)
 {
-	uint64	   *refs = palloc_extended(sizeof(uint64) * Max(t->head.n, 1),
-									   MCXT_ALLOC_HUGE);
+	uint64	   *refs = kdg_alloc_large(CurrentMemoryContext, sizeof(uint64) * t->head.n, false);
 	int64		n = 0;
 
 	for (int p = 0; p < t->nparts; p++)
