@@ -51,8 +51,6 @@
 #include "libpq/pqformat.h"
 #include "port/pg_bswap.h"
 #include "miscadmin.h"
-#include "storage/latch.h"
-#include "utils/wait_event.h"
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/builtins.h"
@@ -386,6 +384,7 @@ void
 kdg_remote_drain(const KdTable *t, bool large)
 {
 	ErrorContextCallback context;
+	PGconn	  **busy = palloc(sizeof(PGconn *) * Max(t->nparts, 1));
 
 	context.callback = remote_wait_context;
 	context.arg = (void *) t;
@@ -395,8 +394,6 @@ kdg_remote_drain(const KdTable *t, bool large)
 		kdg_remote_drain_threads(t);
 	for (;;)
 	{
-		WaitEventSet *set;
-		WaitEvent	event;
 		int			nbusy = 0;
 
 		for (int p = 0; p < t->nparts; p++)
@@ -407,25 +404,14 @@ kdg_remote_drain(const KdTable *t, bool large)
 				continue;
 			if (!kdg_pq.consumeInput(r->conn))
 				kdg_remote_lost(r);
-			nbusy += kdg_pq.isBusy(r->conn);
+			if (kdg_pq.isBusy(r->conn))
+				busy[nbusy++] = r->conn;
 		}
 		if (nbusy == 0)
 			break;
-		set = CreateWaitEventSet(CurrentMemoryContext, nbusy + 1);
-		AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
-		for (int p = 0; p < t->nparts; p++)
-		{
-			KdRemote   *r = t->parts[p].remote;
-
-			if (r && r->sql && kdg_pq.isBusy(r->conn))
-				AddWaitEventToSet(set, WL_SOCKET_READABLE, kdg_pq.socket(r->conn),
-								  NULL, NULL);
-		}
-		WaitEventSetWait(set, -1, &event, 1, PG_WAIT_EXTENSION);
-		FreeWaitEventSet(set);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		kdg_wait_readable(busy, nbusy);
 	}
+	pfree(busy);
 	error_context_stack = context.previous;
 }
 

@@ -242,6 +242,27 @@ kdg_readers_wait(KdReaders *set, int *failed)
 	return busy;
 }
 
+/*
+ * The backend's wait when it reads connections itself: until one of
+ * conns[0 .. n) has bytes to read or the latch is set, then process
+ * interrupts.  Exits on postmaster death.
+ */
+void
+kdg_wait_readable(PGconn **conns, int n)
+{
+	WaitEventSet *set = CreateWaitEventSet(CurrentMemoryContext, n + 2);
+	WaitEvent	event;
+
+	AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+	AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+	for (int i = 0; i < n; i++)
+		AddWaitEventToSet(set, WL_SOCKET_READABLE, kdg_pq.socket(conns[i]), NULL, NULL);
+	WaitEventSetWait(set, -1, &event, 1, PG_WAIT_EXTENSION);
+	FreeWaitEventSet(set);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
+
 /* Whether every reader started. */
 bool
 kdg_readers_started(const KdReaders *set)

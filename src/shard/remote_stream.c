@@ -23,14 +23,9 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
-#include "storage/latch.h"
-#include "utils/wait_event.h"
 
 #include "shard/shard.h"
 #include "shard/remote_libpq.h"
-
-/* How long the backend waits on a connection's socket when it reads them itself. */
-#define KD_STREAM_POLL_MS 10
 
 /*
  * The chunk of a single-row result (*value, *len); false when the row is
@@ -123,11 +118,11 @@ static int
 kdg_stream_read_here(PGconn **conns, void **args, int n)
 {
 	bool	   *done = palloc0(sizeof(bool) * n);
-	int			left = n;
+	PGconn	  **busy = palloc(sizeof(PGconn *) * n);
 
-	while (left > 0)
+	for (;;)
 	{
-		int			wait = -1;
+		int			nbusy = 0;
 
 		for (int i = 0; i < n; i++)
 		{
@@ -139,26 +134,15 @@ kdg_stream_read_here(PGconn **conns, void **args, int n)
 			if (st < 0)
 				return i;
 			if (st == 1)
-			{
 				done[i] = true;
-				left--;
-			}
-			else if (wait < 0)
-				wait = i;
+			else
+				busy[nbusy++] = conns[i];
 		}
-		if (wait >= 0)
-		{
-			int			rc = WaitLatchOrSocket(MyLatch,
-											   WL_LATCH_SET | WL_SOCKET_READABLE |
-											   WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-											   kdg_pq.socket(conns[wait]),
-											   KD_STREAM_POLL_MS, PG_WAIT_EXTENSION);
-
-			if (rc & WL_LATCH_SET)
-				ResetLatch(MyLatch);
-			CHECK_FOR_INTERRUPTS();
-		}
+		if (nbusy == 0)
+			break;
+		kdg_wait_readable(busy, nbusy);
 	}
+	pfree(busy);
 	pfree(done);
 	return -1;
 }
@@ -225,12 +209,20 @@ kdg_remote_all_knn_stream(const KdTable *t, KdChunkStream *streams)
 		KdChunkStream *s = args[i];
 		const KdSource *src = &t->parts[leaf[i]];
 
+		if (!s->error && !s->bad && i != failed)
+			continue;
+		/* this leaf's failure is raised: the later ones' results are freed */
+		for (int j = i + 1; j < n; j++)
+		{
+			KdChunkStream *later = args[j];
+
+			if (later->error)
+				kdg_pq.clear(later->error);
+			later->error = NULL;
+		}
 		if (s->error)
 			kdg_remote_raise(src, s->error);
-		if (s->bad)
-			kdg_remote_raise_read(src, false);
-		if (i == failed)
-			kdg_remote_raise_read(src, true);
+		kdg_remote_raise_read(src, !s->bad);
 	}
 	for (int p = 0; p < t->nparts; p++)
 		if (t->parts[p].remote)

@@ -66,6 +66,7 @@ extern KdReaders *kdg_readers_start(struct pg_conn **conns, int n,
 extern bool kdg_readers_started(const KdReaders *set);
 extern int	kdg_readers_busy(KdReaders *set, int *failed);
 extern int	kdg_readers_wait(KdReaders *set, int *failed);
+extern void kdg_wait_readable(struct pg_conn **conns, int n);
 extern void kdg_readers_stop(KdReaders *set);
 
 /* answer_chunks.c; the chunks are written by funcs/chunks_funcs.c */
