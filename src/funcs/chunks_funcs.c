@@ -331,6 +331,9 @@ chunks_hot_pages(KdChunkState *st, bool before)
  * are made a batch at a time, written at once on the engine's threads,
  * since one thread writing a large All-kNN took longer than its search.
  * A batch's chunks stay valid until the call after the batch's last.
+ * Each lies inside st's buffer, not in a chunk of memory of its own, so
+ * that nothing may free it: the executor frees no value a set-returning
+ * function returns.
  */
 static bytea *
 kdg_chunks_next(KdChunkState *st)

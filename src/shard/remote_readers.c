@@ -244,8 +244,9 @@ kdg_readers_wait(KdReaders *set, int *failed)
 
 /*
  * The backend's wait when it reads connections itself: until one of
- * conns[0 .. n) has bytes to read or the latch is set, then process
- * interrupts.  Exits on postmaster death.
+ * conns[0 .. n) has bytes to read, the latch is set or KD_READER_POLL_MS
+ * pass (bytes libpq holds decrypted do not make a socket readable), then
+ * process interrupts.  Exits on postmaster death.
  */
 void
 kdg_wait_readable(PGconn **conns, int n)
@@ -253,12 +254,21 @@ kdg_wait_readable(PGconn **conns, int n)
 	WaitEventSet *set = CreateWaitEventSet(CurrentMemoryContext, n + 2);
 	WaitEvent	event;
 
-	AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
-	AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
-	for (int i = 0; i < n; i++)
-		AddWaitEventToSet(set, WL_SOCKET_READABLE, kdg_pq.socket(conns[i]), NULL, NULL);
-	WaitEventSetWait(set, -1, &event, 1, PG_WAIT_EXTENSION);
-	FreeWaitEventSet(set);
+	/* a set is not a resource owner's: freed whatever happens */
+	PG_TRY();
+	{
+		AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+		if (IsUnderPostmaster)
+			AddWaitEventToSet(set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+		for (int i = 0; i < n; i++)
+			AddWaitEventToSet(set, WL_SOCKET_READABLE, kdg_pq.socket(conns[i]), NULL, NULL);
+		(void) WaitEventSetWait(set, KD_READER_POLL_MS, &event, 1, PG_WAIT_EXTENSION);
+	}
+	PG_FINALLY();
+	{
+		FreeWaitEventSet(set);
+	}
+	PG_END_TRY();
 	ResetLatch(MyLatch);
 	CHECK_FOR_INTERRUPTS();
 }

@@ -199,11 +199,22 @@ kdg_remote_all_knn_stream(const KdTable *t, KdChunkStream *streams)
 			failed = kdg_stream_read_here(conns, args, n);
 		}
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
+		/* the readers stopped, the error results kept so far are freed */
 		kdg_readers_stop(readers);
+		for (int i = 0; i < n; i++)
+		{
+			KdChunkStream *s = args[i];
+
+			if (s->error)
+				kdg_pq.clear(s->error);
+			s->error = NULL;
+		}
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	kdg_readers_stop(readers);
 	for (int i = 0; i < n; i++)
 	{
 		KdChunkStream *s = args[i];

@@ -22,8 +22,8 @@
 /* The buckets the keys are spread into (a power of two). */
 #define KD_KEY_BUCKETS 1024
 
-/* The rows of a leaf a thread takes at a time. */
-#define KD_KEY_BLOCK ((int64) 1 << 20)
+/* At least this many rows a block, a thread's share of a pass. */
+#define KD_KEY_BLOCK_MIN ((int64) 1 << 16)
 
 /*
  * kdg_sort_keys(keys, n): sort keys ascending, the comparison inlined
@@ -36,18 +36,17 @@
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-/* A block of a leaf's rows. */
-typedef struct KdKeyBlock
-{
-	const KdSource *src;
-	int64		begin;
-	int64		end;
-} KdKeyBlock;
-
-/* What the threads of kdg_check_keys_unique share. */
+/*
+ * What the threads of kdg_check_keys_unique share.  The rows are taken in
+ * nblocks blocks of the table's row numbers (leaf after leaf, a block may
+ * span leaves), a few per thread whatever the number of leaves.
+ */
 typedef struct KdKeyCheck
 {
-	KdKeyBlock *blocks;
+	const KdTable *t;
+	const int64 *first;			/* each leaf's first row number */
+	int64		n;
+	int64		nblocks;
 	int64	   *at;				/* per block and bucket: its next place */
 	uint64	   *keys;			/* the keys, bucket after bucket */
 	int64		bucket[KD_KEY_BUCKETS + 1]; /* where each bucket starts */
@@ -67,40 +66,48 @@ kdg_key_bucket(uint64 key)
 
 StaticAssertDecl(KD_KEY_BUCKETS == 1 << 10, "kdg_key_bucket takes 10 bits");
 
+/*
+ * With scatter false, count the keys of block b by bucket; with it, put
+ * them in their buckets' places.
+ */
+static void
+kdg_keys_block(KdKeyCheck *c, int64 b, bool scatter)
+{
+	int64	   *at = c->at + b * KD_KEY_BUCKETS;
+	int64		g = c->n * b / c->nblocks;
+	int64		end = c->n * (b + 1) / c->nblocks;
+	int			p = 0;
+
+	for (; g < end; g++)
+	{
+		uint64		key;
+		int			k;
+
+		while (g >= c->first[p + 1])
+			p++;
+		key = kdg_row_ref(&c->t->parts[p], g - c->first[p]);
+		k = kdg_key_bucket(key);
+		if (scatter)
+			c->keys[at[k]++] = key;
+		else
+			at[k]++;
+	}
+}
+
 /* kde_parallel_for body: count the keys of blocks begin .. end by bucket. */
 static void
 kdg_keys_count(void *arg, int64_t begin, int64_t end)
 {
-	KdKeyCheck *c = arg;
-
 	for (int64 b = begin; b < end; b++)
-	{
-		const KdKeyBlock *blk = &c->blocks[b];
-		int64	   *count = c->at + b * KD_KEY_BUCKETS;
-
-		for (int64 i = blk->begin; i < blk->end; i++)
-			count[kdg_key_bucket(kdg_row_ref(blk->src, i))]++;
-	}
+		kdg_keys_block(arg, b, false);
 }
 
 /* kde_parallel_for body: put the keys of blocks begin .. end in their buckets. */
 static void
 kdg_keys_scatter(void *arg, int64_t begin, int64_t end)
 {
-	KdKeyCheck *c = arg;
-
 	for (int64 b = begin; b < end; b++)
-	{
-		const KdKeyBlock *blk = &c->blocks[b];
-		int64	   *at = c->at + b * KD_KEY_BUCKETS;
-
-		for (int64 i = blk->begin; i < blk->end; i++)
-		{
-			uint64		key = kdg_row_ref(blk->src, i);
-
-			c->keys[at[kdg_key_bucket(key)]++] = key;
-		}
-	}
+		kdg_keys_block(arg, b, true);
 }
 
 /* kde_parallel_for body: sort buckets begin .. end and note a key held twice. */
@@ -130,26 +137,26 @@ void
 kdg_check_keys_unique(const KdTable *t)
 {
 	int64		n = t->head.n;
-	int64		nblocks = 0;
+	int64		nblocks;
 	int64		total = 0;
+	int64	   *first;
 	KdKeyCheck *c;
 	int			worst = -1;
 
 	/* rows taken from an index: a unique index on the key vouches */
 	if (t->head.keyattnum == InvalidAttrNumber || n < 2 || t->head.index_rows)
 		return;
+	first = palloc(sizeof(int64) * (t->nparts + 1));
+	first[0] = 0;
+	for (int p = 0; p < t->nparts; p++)
+		first[p + 1] = first[p] + t->parts[p].n;
+	Assert(first[t->nparts] == n);
+	nblocks = Max(1, Min(4 * kdg_cpu_threads(), n / KD_KEY_BLOCK_MIN));
 	c = palloc0(sizeof(KdKeyCheck));
-	for (int p = 0; p < t->nparts; p++)
-		nblocks += (t->parts[p].n + KD_KEY_BLOCK - 1) / KD_KEY_BLOCK;
-	c->blocks = palloc(sizeof(KdKeyBlock) * Max(nblocks, 1));
-	nblocks = 0;
-	for (int p = 0; p < t->nparts; p++)
-		for (int64 i = 0; i < t->parts[p].n; i += KD_KEY_BLOCK)
-		{
-			c->blocks[nblocks].src = &t->parts[p];
-			c->blocks[nblocks].begin = i;
-			c->blocks[nblocks++].end = Min(i + KD_KEY_BLOCK, t->parts[p].n);
-		}
+	c->t = t;
+	c->first = first;
+	c->n = n;
+	c->nblocks = nblocks;
 	c->at = palloc0_array(int64, nblocks * KD_KEY_BUCKETS);
 	kdg_parallel_for(nblocks, 1, kdg_keys_count, c);
 	/* each block's place in each bucket, buckets in order */
@@ -181,6 +188,6 @@ kdg_check_keys_unique(const KdTable *t)
 				 errhint("A key column must identify the row, as a primary key does.")));
 	pfree(c->keys);
 	pfree(c->at);
-	pfree(c->blocks);
 	pfree(c);
+	pfree(first);
 }

@@ -188,6 +188,7 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, bool flat_ok, void *arg,
 		MemoryContext leafcxt;
 		MemoryContext oldcxt;
 		KdAnswer   *merged;
+		KdAnswer   *prev = acc;
 
 		if (t->parts[p].n == 0)
 			continue;
@@ -207,6 +208,8 @@ kdg_each_leaf(const KdTable *t, KdLeafSearch search, bool flat_ok, void *arg,
 									MCXT_ALLOC_HUGE);
 		memcpy(acc->hits, merged->hits, sizeof(KdHit) * merged->offsets[merged->nq]);
 		MemoryContextDelete(leafcxt);
+		if (prev)
+			answer_free(prev);
 	}
 	INSTR_TIME_SET_CURRENT(local_at);
 	if (t->nremote > 0)
