@@ -436,7 +436,7 @@ typedef struct KdamRankedTree
 								 * last (KDAM_NO_TID) */
 } KdamRankedTree;
 
-/* A row's packed TID and its place, for sorting by TID (kdam_ranked.c). */
+/* A row's packed TID and its place, for sorting by TID (kdam_tid_sort.c). */
 typedef struct KdamTidNode
 {
 	uint64		tid;
@@ -451,8 +451,7 @@ typedef struct KdamLiveRows
 {
 	int64		n;
 	int			dim;
-	double	   *coords;			/* n * dim */
-	uint64	   *tids;			/* n */
+	KdSlot	   *rows;			/* n * (dim + 1): coordinates, then the TID */
 } KdamLiveRows;
 
 /* A tree loaded into memory, as the cache holds it. */
@@ -703,8 +702,10 @@ extern bool kdam_cache_gpu_forget(Oid indexrelid);
 extern void kdam_cache_refresh_service(Relation index);
 extern void kdam_cache_usage(int *trees, int *on_gpu, Size *gpu_bytes);
 
-/* kdam_ranked.c */
+/* kdam_tid_sort.c */
 extern void kdam_sort_tid_nodes(KdamTidNode *a, KdamTidNode *tmp, int64 n);
+
+/* kdam_ranked.c */
 extern KdamRankedTree *kdam_ranked_get(KdamTree *t);
 extern Size kdam_ranked_gpu_bytes(const KdamRankedTree *ranked);
 extern KdStatus kdam_ranked_share(KdamRankedTree *ranked, KdExec *exec,

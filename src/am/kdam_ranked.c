@@ -12,8 +12,7 @@
  * that a function can check in one pass that the tree holds exactly the
  * rows it read, in which case ranks and ordinals coincide.
  *
- * Ranks come from an LSD radix sort of (TID, node) pairs on the 48 bits of
- * a packed TID.  Rows VACUUM has marked dead have lost their TIDs: they
+ * Ranks come from a sort of (TID, node) pairs by TID (kdam_tid_sort.c).  Rows VACUUM has marked dead have lost their TIDs: they
  * rank after every other row, listed with KDAM_NO_TID, which no row read
  * has, so that a function counts them among the rows it does not hold
  * (tree_delta.c).  The ranked tree lives in the cache entry of its tree (it
@@ -26,44 +25,6 @@
 
 #include "kdam.h"
 #include "service/service.h"
-
-#define RADIX_BITS	16
-#define RADIX_SIZE	(1 << RADIX_BITS)
-
-/*
- * Sort n pairs by tid (48 significant bits); tmp has room for n pairs.  The
- * sorted pairs end in a.
- */
-void
-kdam_sort_tid_nodes(KdamTidNode *a, KdamTidNode *tmp, int64 n)
-{
-	int64	   *count = palloc(sizeof(int64) * RADIX_SIZE);
-
-	for (int shift = 0; shift < 48; shift += RADIX_BITS)
-	{
-		int64		sum = 0;
-		KdamTidNode *swap;
-
-		memset(count, 0, sizeof(int64) * RADIX_SIZE);
-		for (int64 i = 0; i < n; i++)
-			count[(a[i].tid >> shift) & (RADIX_SIZE - 1)]++;
-		for (int b = 0; b < RADIX_SIZE; b++)
-		{
-			int64		c = count[b];
-
-			count[b] = sum;
-			sum += c;
-		}
-		for (int64 i = 0; i < n; i++)
-			tmp[count[(a[i].tid >> shift) & (RADIX_SIZE - 1)]++] = a[i];
-		swap = a;
-		a = tmp;
-		tmp = swap;
-	}
-	/* three passes: the sorted pairs ended in the caller's tmp; copy back */
-	memcpy(tmp, a, sizeof(KdamTidNode) * n);
-	pfree(count);
-}
 
 /* Reset callback: free a ranked tree's device copy. */
 static void

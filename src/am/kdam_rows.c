@@ -6,7 +6,7 @@
  *
  * Every live tree of the forest is read (kdam_load_tree) and its rows that
  * VACUUM has not marked dead are kept, with their packed heap TIDs, then
- * sorted by TID with the radix sort of the ranked trees.  The caller reads
+ * sorted by TID on the engine's threads (kdam_tid_sort.c).  The caller reads
  * the forest's list under a share lock on the metapage, as scans do (a
  * switch to a new list frees the old one's pages at once), and holds a pin
  * on the metapage while the trees are read, the VACUUM interlock (kdam.h):
@@ -21,6 +21,34 @@
 
 #include "kdam.h"
 
+/* What the threads of kdam_read_live_rows share. */
+typedef struct KdamRowsPlace
+{
+	const KdamTidNode *pairs;	/* sorted */
+	const double *coords;		/* by node, cstride apart */
+	KdSlot	   *rows;
+	int			dim;
+	int			cstride;
+} KdamRowsPlace;
+
+/* kde_parallel_for body: rows begin .. end in TID order, in place. */
+static void
+rows_place(void *arg, int64_t begin, int64_t end)
+{
+	const KdamRowsPlace *p = arg;
+	int			stride = p->dim + 1;
+
+	for (int64 i = begin; i < end; i++)
+	{
+		KdSlot	   *row = p->rows + i * stride;
+		const double *c = p->coords + p->pairs[i].node * p->cstride;
+
+		for (int d = 0; d < p->dim; d++)
+			row[d].coord = c[d];
+		row[p->dim].tid = p->pairs[i].tid;
+	}
+}
+
 /*
  * Read the live rows of index's trees, as forest lists them, into out
  * (palloc'd in the current memory context), sorted by TID.
@@ -34,6 +62,7 @@ kdam_read_live_rows(Relation index, const KdamMetaPageData *meta,
 	double	   *coords;
 	KdamTidNode *pairs;
 	KdamTidNode *tmp;
+	KdamRowsPlace place;
 	int64		n = 0;
 
 	coords = palloc_extended(sizeof(double) * dim * cap, MCXT_ALLOC_HUGE);
@@ -67,17 +96,18 @@ kdam_read_live_rows(Relation index, const KdamMetaPageData *meta,
 	}
 	tmp = palloc_extended(sizeof(KdamTidNode) * Max(n, 1), MCXT_ALLOC_HUGE);
 	kdam_sort_tid_nodes(pairs, tmp, n);
+	pfree(tmp);
 	out->n = n;
 	out->dim = meta->dim;
-	out->tids = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
-	out->coords = palloc_extended(sizeof(double) * dim * Max(n, 1), MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < n; i++)
-	{
-		out->tids[i] = pairs[i].tid;
-		memcpy(out->coords + i * dim, coords + pairs[i].node * dim,
-			   sizeof(double) * meta->dim);
-	}
-	pfree(tmp);
+	out->rows = palloc_extended(sizeof(KdSlot) * (meta->dim + 1) * Max(n, 1),
+								MCXT_ALLOC_HUGE);
+	place.pairs = pairs;
+	place.coords = coords;
+	place.rows = out->rows;
+	place.dim = meta->dim;
+	place.cstride = dim;
+	if (n > 0)
+		kdg_parallel_for(n, 65536, rows_place, &place);
 	pfree(pairs);
 	pfree(coords);
 }

@@ -217,23 +217,11 @@ kdg_index_rows_read(Relation index, const KdamMetaPageData *meta,
 	KdgIndexRows *r = kdg_index_rows_new(index, meta->generation, src);
 	MemoryContext old = MemoryContextSwitchTo(r->cxt);
 	KdamLiveRows live;
-	int			stride = meta->dim + 1;
 
 	PG_TRY();
 	{
 		kdam_read_live_rows(index, meta, forest, &live);
-		r->rows = palloc_extended(sizeof(KdSlot) * stride * Max(live.n, 1),
-								  MCXT_ALLOC_HUGE);
-		for (int64 i = 0; i < live.n; i++)
-		{
-			KdSlot	   *row = r->rows + i * stride;
-
-			for (int d = 0; d < meta->dim; d++)
-				row[d].coord = live.coords[i * meta->dim + d];
-			row[meta->dim].tid = live.tids[i];
-		}
-		pfree(live.coords);
-		pfree(live.tids);
+		r->rows = live.rows;
 		r->n = live.n;
 		r->dim = meta->dim;
 		if (src->keyattnum != InvalidAttrNumber)
