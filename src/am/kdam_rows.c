@@ -6,7 +6,9 @@
  *
  * Every live tree of the forest is read (kdam_load_tree) and its rows that
  * VACUUM has not marked dead are kept, with their packed heap TIDs, then
- * sorted by TID on the engine's threads (kdam_tid_sort.c).  The caller reads
+ * sorted by TID (kdam_tid_sort.c) and laid out as rows; all but the pages'
+ * reading runs on the engine's threads, since a first call's reading of a
+ * large index was bound by these copies on one.  The caller reads
  * the forest's list under a share lock on the metapage, as scans do (a
  * switch to a new list frees the old one's pages at once), and holds a pin
  * on the metapage while the trees are read, the VACUUM interlock (kdam.h):
@@ -49,6 +51,91 @@ rows_place(void *arg, int64_t begin, int64_t end)
 	}
 }
 
+/* At least this many nodes a task of a tree's take. */
+#define KDAM_TAKE_BLOCK ((int64) 1 << 16)
+
+/* What the threads taking one tree's live rows share. */
+typedef struct KdamRowsTake
+{
+	const KdTree *tree;
+	int			dim;
+	int			cstride;		/* of coords */
+	double	   *coords;			/* the rows taken, in the order taken */
+	KdamTidNode *pairs;			/* and their TIDs and places */
+	int64		ntasks;
+	int64	   *at;				/* per task: its live rows, then its first place */
+} KdamRowsTake;
+
+/*
+ * With write false, count the live rows of task b of the tree; with it,
+ * take them into their places.
+ */
+static void
+take_task(KdamRowsTake *t, int64 b, bool write)
+{
+	const KdTree *tree = t->tree;
+	int64		at = write ? t->at[b] : 0;
+
+	for (int64 i = tree->n * b / t->ntasks; i < tree->n * (b + 1) / t->ntasks; i++)
+	{
+		if (tree->refs[i] == KDAM_DEAD_REF)
+			continue;
+		if (write)
+		{
+			memcpy(t->coords + at * t->cstride, tree->coords + i * t->dim,
+				   sizeof(double) * t->dim);
+			t->pairs[at].tid = tree->refs[i];
+			t->pairs[at].node = at;
+		}
+		at++;
+	}
+	if (!write)
+		t->at[b] = at;
+}
+
+/* kde_parallel_for body: count the live rows of tasks begin .. end. */
+static void
+take_count(void *arg, int64_t begin, int64_t end)
+{
+	for (int64 b = begin; b < end; b++)
+		take_task(arg, b, false);
+}
+
+/* kde_parallel_for body: take the live rows of tasks begin .. end. */
+static void
+take_write(void *arg, int64_t begin, int64_t end)
+{
+	for (int64 b = begin; b < end; b++)
+		take_task(arg, b, true);
+}
+
+/*
+ * Take the live rows of a loaded tree after the n taken (of at most cap),
+ * on the engine's threads; returns the new n.
+ */
+static int64
+take_tree(Relation index, KdamRowsTake *take, const KdTree *tree, int64 n,
+		  int64 cap)
+{
+	take->tree = tree;
+	take->ntasks = Max(1, Min(4 * kdg_cpu_threads(), tree->n / KDAM_TAKE_BLOCK));
+	take->at = palloc(sizeof(int64) * take->ntasks);
+	kdg_parallel_for(take->ntasks, 1, take_count, take);
+	for (int64 b = 0; b < take->ntasks; b++)
+	{
+		int64		live = take->at[b];
+
+		take->at[b] = n;
+		n += live;
+	}
+	if (n > cap)
+		elog(ERROR, "index \"%s\" holds more live tree rows than its metapage counts",
+			 RelationGetRelationName(index));
+	kdg_parallel_for(take->ntasks, 1, take_write, take);
+	pfree(take->at);
+	return n;
+}
+
 /*
  * Read the live rows of index's trees, as forest lists them, into out
  * (palloc'd in the current memory context), sorted by TID.
@@ -63,10 +150,15 @@ kdam_read_live_rows(Relation index, const KdamMetaPageData *meta,
 	KdamTidNode *pairs;
 	KdamTidNode *tmp;
 	KdamRowsPlace place;
+	KdamRowsTake take;
 	int64		n = 0;
 
 	coords = palloc_extended(sizeof(double) * dim * cap, MCXT_ALLOC_HUGE);
 	pairs = palloc_extended(sizeof(KdamTidNode) * cap, MCXT_ALLOC_HUGE);
+	take.dim = meta->dim;
+	take.cstride = dim;
+	take.coords = coords;
+	take.pairs = pairs;
 	for (int t = 0; t < forest->n; t++)
 	{
 		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
@@ -79,19 +171,8 @@ kdam_read_live_rows(Relation index, const KdamMetaPageData *meta,
 		CHECK_FOR_INTERRUPTS();
 		kdam_load_tree(index, meta, &forest->trees[t], &tree);
 		MemoryContextSwitchTo(old);
-		for (int64 i = 0; i < tree.tree.n; i++)
-		{
-			if (tree.tree.refs[i] == KDAM_DEAD_REF)
-				continue;
-			if (n == cap)
-				elog(ERROR, "index \"%s\" holds more live tree rows than its metapage counts",
-					 RelationGetRelationName(index));
-			memcpy(coords + n * dim, tree.tree.coords + i * meta->dim,
-				   sizeof(double) * meta->dim);
-			pairs[n].tid = tree.tree.refs[i];
-			pairs[n].node = n;
-			n++;
-		}
+		if (tree.tree.n > 0)
+			n = take_tree(index, &take, &tree.tree, n, cap);
 		MemoryContextDelete(cxt);
 	}
 	tmp = palloc_extended(sizeof(KdamTidNode) * Max(n, 1), MCXT_ALLOC_HUGE);

@@ -522,27 +522,62 @@ kdg_source_sort(KdSource *src)
 	src->unsorted = false;
 }
 
-/* A palloc'd copy of the source's coordinates, n * dim, in row order. */
+/* What the threads of kdg_source_coords and kdg_source_tids share. */
+typedef struct KdSourceCopy
+{
+	const KdSource *src;
+	double	   *coords;
+	uint64	   *tids;
+} KdSourceCopy;
+
+/* kde_parallel_for body: the coordinates of rows begin .. end. */
+static void
+source_coords_range(void *arg, int64_t begin, int64_t end)
+{
+	const KdSourceCopy *c = arg;
+	int			dim = c->src->dim;
+
+	for (int64 i = begin; i < end; i++)
+		memcpy(c->coords + i * dim, kdg_row_coords(c->src, i), sizeof(double) * dim);
+}
+
+/* kde_parallel_for body: the packed TIDs of rows begin .. end. */
+static void
+source_tids_range(void *arg, int64_t begin, int64_t end)
+{
+	const KdSourceCopy *c = arg;
+
+	for (int64 i = begin; i < end; i++)
+		c->tids[i] = kdg_row_tid(c->src, i);
+}
+
+/*
+ * A palloc'd copy of the source's coordinates, n * dim, in row order,
+ * copied on the engine's threads (a large copy into new memory is bound by
+ * mapping its pages).
+ */
 double *
 kdg_source_coords(const KdSource *src)
 {
-	double	   *coords = palloc_extended(sizeof(double) * src->dim * Max(src->n, 1),
-										 MCXT_ALLOC_HUGE);
+	KdSourceCopy c = {src, NULL, NULL};
 
-	for (int64 i = 0; i < src->n; i++)
-		memcpy(coords + i * src->dim, kdg_row_coords(src, i), sizeof(double) * src->dim);
-	return coords;
+	c.coords = palloc_extended(sizeof(double) * src->dim * Max(src->n, 1),
+							   MCXT_ALLOC_HUGE);
+	if (src->n > 0)
+		kdg_parallel_for(src->n, 65536, source_coords_range, &c);
+	return c.coords;
 }
 
 /* The packed TIDs of a source's rows, in ordinal order, palloc'd. */
 uint64 *
 kdg_source_tids(const KdSource *src)
 {
-	uint64	   *tids = palloc_extended(sizeof(uint64) * Max(src->n, 1), MCXT_ALLOC_HUGE);
+	KdSourceCopy c = {src, NULL, NULL};
 
-	for (int64 i = 0; i < src->n; i++)
-		tids[i] = kdg_row_tid(src, i);
-	return tids;
+	c.tids = palloc_extended(sizeof(uint64) * Max(src->n, 1), MCXT_ALLOC_HUGE);
+	if (src->n > 0)
+		kdg_parallel_for(src->n, 65536, source_tids_range, &c);
+	return c.tids;
 }
 
 /*

@@ -12,6 +12,16 @@
 
 #include "local/local.h"
 
+/* kde_parallel_for body: ordinals begin .. end, in place. */
+static void
+ordinals_range(void *arg, int64_t begin, int64_t end)
+{
+	uint64	   *ords = arg;
+
+	for (int64 i = begin; i < end; i++)
+		ords[i] = i;
+}
+
 /*
  * Build the tree over a source's points, refs being their ordinals; NULL
  * when there are none.  *used_gpu tells where it was built.
@@ -30,8 +40,7 @@ kdg_build_tree(const KdSource *src, bool *used_gpu)
 	tree = kdg_tree_new();
 	coords = kdg_source_coords(src);
 	ords = palloc_extended(sizeof(uint64) * src->n, MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < src->n; i++)
-		ords[i] = i;
+	kdg_parallel_for(src->n, 65536, ordinals_range, ords);
 	kdg_exec_prepare(&exec);
 	kdg_check_status(kde_build_in_place(coords, ords, src->n, src->dim, tree,
 									   &exec, &err),
