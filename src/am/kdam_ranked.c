@@ -12,10 +12,10 @@
  * that a function can check in one pass that the tree holds exactly the
  * rows it read, in which case ranks and ordinals coincide.
  *
- * Ranks come from a sort of (TID, node) pairs by TID (kdam_tid_sort.c).  Rows VACUUM has marked dead have lost their TIDs: they
- * rank after every other row, listed with KDAM_NO_TID, which no row read
- * has, so that a function counts them among the rows it does not hold
- * (tree_delta.c).  The ranked tree lives in the cache entry of its tree (it
+ * Ranks come from a sort of (TID, node) pairs by TID (kdam_tid_sort.c).
+ * Rows VACUUM has marked dead have lost their TIDs: they rank after every
+ * other row, listed with KDAM_NO_TID, which no row read has, so that a
+ * function counts them among the rows it does not hold (tree_delta.c).  The ranked tree lives in the cache entry of its tree (it
  * goes with it), and so does its device copy once kd_load has put one
  * there.
  */

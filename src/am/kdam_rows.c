@@ -6,15 +6,17 @@
  *
  * Every live tree of the forest is read (kdam_load_tree) and its rows that
  * VACUUM has not marked dead are kept, with their packed heap TIDs, then
- * sorted by TID (kdam_tid_sort.c) and laid out as rows; all but the pages'
- * reading runs on the engine's threads, since a first call's reading of a
- * large index was bound by these copies on one.  The caller reads
- * the forest's list under a share lock on the metapage, as scans do (a
- * switch to a new list frees the old one's pages at once), and holds a pin
- * on the metapage while the trees are read, the VACUUM interlock (kdam.h):
- * no tree it reads is freed and no reference marked dead meanwhile without
- * the metapage's generation changing, which the caller checks.  Pending, NULL and
- * outside rows are not trees' rows and are not read here.
+ * sorted by TID (kdam_tid_sort.c) and laid out as rows.  Taking the live
+ * rows out of each tree, the sort and the layout run on the engine's
+ * threads (the pages are read by the backend), since a first call's
+ * reading of a large index was bound by these copies on one.  The caller
+ * reads the forest's list under a share lock on the metapage, as scans do
+ * (a switch to a new list frees the old one's pages at once), and holds a
+ * pin on the metapage while the trees are read, the VACUUM interlock
+ * (kdam.h): no tree it reads is freed and no reference marked dead
+ * meanwhile without the metapage's generation changing, which the caller
+ * checks.  Pending, NULL and outside rows are not trees' rows and are not
+ * read here.
  */
 #include "postgres.h"
 

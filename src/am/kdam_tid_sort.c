@@ -6,13 +6,14 @@
  *
  * The pairs are spread into KDAM_TID_BUCKETS buckets by ranges of their
  * heap block number (a count pass and a scatter pass, a block of pairs per
- * task), and each bucket is then sorted on its own: the buckets follow the
+ * task), and each bucket is then sorted on its own by an LSD radix sort on
+ * the bits in which its TIDs differ from its least: the buckets follow the
  * order of the blocks, so the buckets one after the other are the pairs in
  * order.  A serial radix sort of every pair was a large part of a first
- * call's reading of a large index.  Pairs of one TID keep their order
- * (ties break by node, which the callers give in increasing order), so the
- * result is the same as a stable sort's.  The threads call nothing of
- * PostgreSQL.
+ * call's reading of a large index.  Every pass keeps the order of equal
+ * TIDs, so the result is the old stable sort's; a heap whose rows crowd a
+ * few blocks puts most pairs in one bucket, which then costs what the
+ * serial sort did.  The threads call nothing of PostgreSQL.
  */
 #include "postgres.h"
 
@@ -24,22 +25,14 @@
 /* At least this many pairs a task of a pass; fewer pairs sort serially. */
 #define KDAM_TID_BLOCK_MIN ((int64) 1 << 12)
 
-/*
- * kdam_sort_pairs(pairs, n): sort pairs by TID, then node (lib/sort_template.h).
- */
-#define ST_SORT kdam_sort_pairs
-#define ST_ELEMENT_TYPE KdamTidNode
-#define ST_COMPARE(a, b) ((a)->tid != (b)->tid ? \
-						  ((a)->tid > (b)->tid) - ((a)->tid < (b)->tid) : \
-						  ((a)->node > (b)->node) - ((a)->node < (b)->node))
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
+/* Bits of a digit of a bucket's radix sort. */
+#define KDAM_TID_DIGIT_BITS 11
+#define KDAM_TID_DIGITS (1 << KDAM_TID_DIGIT_BITS)
 
 /* What the threads of kdam_sort_tid_nodes share. */
 typedef struct KdamTidSort
 {
-	const KdamTidNode *in;
+	KdamTidNode *in;			/* the pairs, then the buckets' scratch */
 	KdamTidNode *out;			/* the pairs, bucket after bucket */
 	int64		n;
 	int64		nblocks;		/* tasks of a pass */
@@ -108,19 +101,72 @@ tid_scatter(void *arg, int64_t begin, int64_t end)
 		tid_task(arg, b, true);
 }
 
-/* kde_parallel_for body: sort buckets begin .. end. */
+/*
+ * Sort the n pairs at in by TID, keeping the order of equal TIDs, with an
+ * LSD radix sort on the bits in which their TIDs differ from the least of
+ * them; out has room for n pairs.  Returns in or out, whichever holds the
+ * sorted pairs.
+ */
+static KdamTidNode *
+radix_sort_run(KdamTidNode *in, KdamTidNode *out, int64 n)
+{
+	uint64		lo = PG_UINT64_MAX;
+	uint64		hi = 0;
+	int64		count[KDAM_TID_DIGITS];
+
+	for (int64 i = 0; i < n; i++)
+	{
+		lo = Min(lo, in[i].tid);
+		hi = Max(hi, in[i].tid);
+	}
+	for (int shift = 0; n > 1 && shift < 64 && ((hi - lo) >> shift) != 0;
+		 shift += KDAM_TID_DIGIT_BITS)
+	{
+		int64		sum = 0;
+		KdamTidNode *swap;
+
+		memset(count, 0, sizeof(count));
+		for (int64 i = 0; i < n; i++)
+			count[((in[i].tid - lo) >> shift) & (KDAM_TID_DIGITS - 1)]++;
+		for (int d = 0; d < KDAM_TID_DIGITS; d++)
+		{
+			int64		c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (int64 i = 0; i < n; i++)
+			out[count[((in[i].tid - lo) >> shift) & (KDAM_TID_DIGITS - 1)]++] = in[i];
+		swap = in;
+		in = out;
+		out = swap;
+	}
+	return in;
+}
+
+/*
+ * kde_parallel_for body: sort buckets begin .. end, each ending in its
+ * place in the caller's array.
+ */
 static void
 tid_sort_buckets(void *arg, int64_t begin, int64_t end)
 {
 	KdamTidSort *s = arg;
 
 	for (int64 k = begin; k < end; k++)
-		kdam_sort_pairs(s->out + s->bucket[k], s->bucket[k + 1] - s->bucket[k]);
+	{
+		int64		n = s->bucket[k + 1] - s->bucket[k];
+		KdamTidNode *place = s->in + s->bucket[k];
+		KdamTidNode *sorted = radix_sort_run(s->out + s->bucket[k], place, n);
+
+		if (sorted != place)
+			memcpy(place, sorted, sizeof(KdamTidNode) * n);
+	}
 }
 
 /*
- * Sort n pairs by TID (ties by node); tmp has room for n pairs.  The
- * sorted pairs end in a.
+ * Sort n pairs by TID, keeping the order of equal TIDs; tmp has room for n
+ * pairs.  The sorted pairs end in a.
  */
 void
 kdam_sort_tid_nodes(KdamTidNode *a, KdamTidNode *tmp, int64 n)
@@ -130,7 +176,10 @@ kdam_sort_tid_nodes(KdamTidNode *a, KdamTidNode *tmp, int64 n)
 
 	if (n < 2 * KDAM_TID_BLOCK_MIN)
 	{
-		kdam_sort_pairs(a, n);
+		KdamTidNode *sorted = radix_sort_run(a, tmp, n);
+
+		if (sorted != a)
+			memcpy(a, sorted, sizeof(KdamTidNode) * n);
 		return;
 	}
 	s = palloc0(sizeof(KdamTidSort));
@@ -160,7 +209,6 @@ kdam_sort_tid_nodes(KdamTidNode *a, KdamTidNode *tmp, int64 n)
 	Assert(total == n);
 	kdg_parallel_for(s->nblocks, 1, tid_scatter, s);
 	kdg_parallel_for(KDAM_TID_BUCKETS, 1, tid_sort_buckets, s);
-	kdg_parallel_copy(a, tmp, sizeof(KdamTidNode) * n);
 	pfree(s->at);
 	pfree(s->blockmax);
 	pfree(s);
